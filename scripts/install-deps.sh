@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install everything gorila needs on Debian 12 (run as root; idempotent).
+# Packages already present are left alone; apt-get update runs once.
+set -euo pipefail
+pkgs=(
+    build-essential pkg-config         # gcc, make
+    libopenmpi-dev openmpi-bin         # MPI
+    libopenblas-dev                    # BLAS (cblas_sgemm)
+    libyaml-dev                        # config loader
+    libcriterion-dev                   # unit tests
+    clang libclang-rt-14-dev           # libFuzzer target for the config loader
+    gnuplot-nox                        # plots of run metrics
+    python3                            # scripts/compare (table and plots)
+    procps                             # ps, for CPU-time checks in the MPI tests
+)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#pkgs[@]} packages already installed"
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]}; run this script as root (or with sudo)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"

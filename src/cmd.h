@@ -1,0 +1,23 @@
+/* cmd.h: the subcommands of the gorila binary. main.c parses only the
+ * subcommand word and hands the rest of argv (argv[0] = the subcommand's
+ * last word, e.g. "rollout") to one of these. Each returns the process exit
+ * status: 0 success, 1 failure at run time, 2 bad usage or bad input. */
+#ifndef GORILA_CMD_H
+#define GORILA_CMD_H
+
+#define EXIT_USAGE 2
+
+int cmd_env(int argc, char **argv);     /* gorila env list|rollout|replay ... */
+int cmd_config(int argc, char **argv);  /* gorila config check FILE ... */
+int cmd_train(int argc, char **argv);   /* gorila train CONFIG ... */
+int cmd_eval(int argc, char **argv);    /* gorila eval CHECKPOINT ... */
+int cmd_bench(int argc, char **argv);   /* gorila bench env|nn|... */
+
+/* gorila bench subcommands, each in its own file. */
+int bench_env(int argc, char **argv);
+int bench_nn(int argc, char **argv);
+
+/* Print "gorila: error: <msg>" to stderr and return EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

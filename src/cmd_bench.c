@@ -1,0 +1,15 @@
+/* cmd_bench.c: `gorila bench <what>` dispatch. Each benchmark prints a
+ * readable table, or one JSON object per line with --json, and never
+ * passes or fails on time. */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cmd_bench(int argc, char **argv) {
+    if (argc < 2) return usage_error("bench: expected one of: env, nn");
+    const char *what = argv[1];
+    if (!strcmp(what, "env")) return bench_env(argc - 1, argv + 1);
+    if (!strcmp(what, "nn")) return bench_nn(argc - 1, argv + 1);
+    return usage_error("bench: unknown benchmark \"%s\" (expected env or nn)", what);
+}

@@ -1,0 +1,38 @@
+/* layout.h: which rank plays which role.
+ *
+ * A distributed job has 1 + actors + replay_shards + learners + param_servers
+ * ranks, in this fixed order:
+ *
+ *   rank 0                      coordinator
+ *   1 .. A                      actors        0 .. A-1
+ *   A+1 .. A+S                  replay shards 0 .. S-1
+ *   A+S+1 .. A+S+L              learners      0 .. L-1
+ *   A+S+L+1 .. A+S+L+P          param servers 0 .. P-1
+ *
+ * A local run (run.mode: local) is one rank with ROLE_LOCAL.
+ */
+#ifndef GORILA_LAYOUT_H
+#define GORILA_LAYOUT_H
+
+#include "config.h"
+#include "ctx.h"
+
+typedef struct {
+    int size;                 /* ranks the job needs */
+    int first[ROLE_COUNT];    /* first rank of each role (-1 if none) */
+    int count[ROLE_COUNT];    /* ranks of each role */
+} Layout;
+
+/* Derive the layout from cfg->run.mode and cfg->roles. */
+void layout_init(Layout *lay, const Config *cfg);
+
+/* Role and index of a rank; rank must be in [0, lay->size). */
+void layout_role_of(const Layout *lay, int rank, Role *role, int *index);
+
+/* Rank of (role, index); index must be in [0, lay->count[role]). */
+int layout_rank_of(const Layout *lay, Role role, int index);
+
+/* Print "rank role index" rows, one per rank, to f. */
+void layout_print(const Layout *lay, FILE *f);
+
+#endif

@@ -1,0 +1,55 @@
+/* main.c: the gorila binary. Parses the subcommand and dispatches; every
+ * subcommand lives in its own cmd_*.c file. */
+#include "cmd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: gorila <command> [args]\n"
+    "\n"
+    "commands:\n"
+    "  train CONFIG [--set key=value]... [--resume RUN_DIR]\n"
+    "                        train: one process, or the distributed roles under mpirun\n"
+    "  eval CHECKPOINT [--episodes N] [--seed S]\n"
+    "                        greedy evaluation of a checkpoint\n"
+    "  env list              the bundled environments\n"
+    "  env rollout NAME [--episodes N] [--seed S]\n"
+    "                        random-policy episodes\n"
+    "  env replay NAME       step an environment from commands on stdin\n"
+    "  config check FILE [--set key=value]...\n"
+    "                        validate a config, print it and its rank layout\n"
+    "  bench env|nn [--json] benchmarks\n"
+    "  help                  this text\n"
+    "\n"
+    "Documentation: README.md and docs/ in the source tree.\n";
+
+int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gorila: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "env")) return cmd_env(argc - 1, argv + 1);
+    if (!strcmp(cmd, "config")) return cmd_config(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    fputs(usage, stderr);
+    return usage_error("unknown command \"%s\"", cmd);
+}
