@@ -27,13 +27,15 @@ LIB_SRC  := $(filter-out src/main.c src/fuzz_%.c,$(wildcard src/*.c envs/*.c age
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+MPI_TEST_SRC := $(wildcard tests/mpi_*.c)
+MPI_TESTS := $(MPI_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 GORILA   := $(BUILD)/gorila
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
 .PHONY: all test test-unit test-cli test-mpi test-asan fuzz run deps clean
-all: $(GORILA) $(UNIT)
+all: $(GORILA) $(UNIT) $(MPI_TESTS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -54,6 +56,11 @@ $(GORILA): $(BUILD)/obj/src/main.o $(LIBA)
 $(UNIT): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(TEST_LDLIBS) $(LDLIBS) -o $@
+
+# Multi-rank test programs (own main, TAP from rank 0), run by tests/mpi/*.sh.
+$(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/mpi_%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
 	tests/run-all $(BUILD) unit cli mpi
@@ -97,4 +104,4 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/obj/%.d) $(BUILD)/obj/src/main.d
