@@ -54,7 +54,10 @@ enum {
     TAG_CKPT_DONE,       /* ps -> coordinator: version = checkpoint id; aux = params version
                             saved; flags MSG_FAILED; count = message bytes. payload: error text */
     TAG_STOP,            /* coordinator -> all: aux = StopReason; no payload */
-    TAG_STOPPED,         /* all -> coordinator: payload: RoleMetrics (final) */
+    TAG_STOPPED,         /* all -> coordinator: payload: RoleMetrics (final). Learners also
+                            send it to every PS after their last GRAD: since MPI keeps the
+                            order of messages between two ranks, a PS that has seen it from
+                            every learner has applied every gradient there will be */
     TAG_EXIT,            /* coordinator -> all: leave the drain loop and finalize */
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100       /* reserved for ring_allreduce_sum */
@@ -67,7 +70,9 @@ enum {
     MSG_WANT_PARAMS = 1u << 1,  /* GRAD: answer with PARAMS after applying */
     MSG_HAS_TARGET = 1u << 2,   /* PARAMS carries the target slice too */
     MSG_NO_TARGET = 1u << 3,    /* PARAM_REQ / GRAD: never send the target */
-    MSG_FAILED = 1u << 4        /* CKPT_DONE: the shard could not write */
+    MSG_FAILED = 1u << 4,       /* CKPT_DONE: the shard could not write */
+    MSG_FINAL = 1u << 5         /* CKPT_REQ: the last checkpoint of the run: write it only
+                                   after every learner's STOPPED marker (all gradients in) */
 };
 
 typedef enum {
