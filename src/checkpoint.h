@@ -117,7 +117,8 @@ typedef struct {
 
 /* Open path and validate its header, section table and length (every check
  * except the sections' CRCs, which ckpt_read_section and ckpt_verify do).
- * Returns 0 with r open, or -1 with a message in err and r closed. */
+ * r is overwritten: close it first if it was open. Returns 0 with r open
+ * and r->meta filled, or -1 with a message in err and r closed. */
 int ckpt_open(CkptReader *r, const char *path, char *err);
 
 /* Close the file; safe on a zeroed or closed reader. */
