@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""gym_reference.py: replay fixtures for gorila's environments, computed by
+Gymnasium's own classic-control code.
+
+For each environment the script sets the internal state of Gymnasium's env
+(env.unwrapped.state), calls its real step(), and writes the commands and
+the answers in the format of `gorila env replay NAME`:
+
+    state v1 ... vk          (a command: set the state, new episode)
+    step A                   (a command: apply action index A)
+    #> obs...,reward,terminated,truncated,state...   (Gymnasium's answer)
+
+The answer lines start with '#', so a fixture file can be fed as it is to
+`gorila env replay NAME [ARGS]` (ARGS from its "# args:" header line), and
+the output compared with the "#> " lines. tests/test_env.c and
+tests/cli/env.sh do exactly that.
+
+Requirements: numpy, and either a real Gymnasium 1.x (`import gymnasium`)
+or a directory holding Gymnasium's classic_control sources plus stubs of
+the few gymnasium modules they import, named by GYM_REFERENCE_PATH (see
+docs/ENVIRONMENTS.md, "Regenerating the fixtures").
+
+What the script adds around Gymnasium's step(), and why:
+  - TimeLimit: a step counter per episode (reset by `state`); truncated is
+    set when it reaches the registered limit and the step did not
+    terminate (gorila's rule; Gymnasium's TimeLimit would also set it on a
+    terminating step, which no fixture contains).
+  - A `state` command also clears CartPole's steps_beyond_terminated, as
+    reset() would: it starts a new episode.
+  - Pendulum: action i is the float64 torque TORQUES[i], passed to step()
+    as np.array([torque], dtype=np.float64).
+  - numpy dispatches float64 sin/cos to SIMD code (SVML) on AVX-512
+    machines; those results differ from the C library's in the last bit
+    for most arguments, so Gymnasium itself is not bit-reproducible across
+    CPUs. By default the script disables that dispatch
+    (NPY_DISABLE_CPU_FEATURES) so numpy calls the C library, as it does on
+    any CPU without AVX-512, and checks that it did. --native-simd keeps
+    numpy's dispatch (to measure the difference).
+
+Usage:
+    GYM_REFERENCE_PATH=/tmp/gymref /usr/bin/python3 scripts/gym_reference.py \\
+        --out tests/data [--seed 1] [--only CartPole-v1] [--native-simd] \\
+        [--source "text recorded in the header"]
+"""
+
+import argparse
+import math
+import os
+import random
+import sys
+
+AVX512_FEATURES = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
+
+if "--native-simd" not in sys.argv:
+    os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", AVX512_FEATURES)
+if os.environ.get("GYM_REFERENCE_PATH"):
+    sys.path.insert(0, os.environ["GYM_REFERENCE_PATH"])
+
+import numpy as np  # noqa: E402
+
+import gymnasium  # noqa: E402
+from gymnasium.envs.classic_control.acrobot import AcrobotEnv  # noqa: E402
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv  # noqa: E402
+from gymnasium.envs.classic_control.mountain_car import MountainCarEnv  # noqa: E402
+from gymnasium.envs.classic_control.pendulum import PendulumEnv  # noqa: E402
+
+PENDULUM_TORQUES = [-2.0, 0.0, 2.0, -3.0, 3.5, 0.7, -1.3, 100.0]
+PI = math.pi
+
+
+def fmt(v):
+    return "%.17g" % float(v)
+
+
+def trig_mismatches(n=20000):
+    """How many float64 arguments numpy's sin/cos map differently from libm."""
+    r = random.Random(12345)
+    bad = 0
+    for _ in range(n):
+        x = r.uniform(-40.0, 40.0)
+        bad += np.sin(np.float64(x)) != math.sin(x)
+        bad += np.cos(np.float64(x)) != math.cos(x)
+    return int(bad), 2 * n
+
+
+def pow_differs(v):
+    """True when v**2 (C pow) is not v*v: the cases that catch a compiler
+    rewriting pow(v, 2) as a multiplication."""
+    return math.pow(v, 2.0) != v * v
+
+
+def find_pow_values(rng, lo, hi, count):
+    out = []
+    while len(out) < count:
+        v = rng.uniform(lo, hi)
+        if pow_differs(v):
+            out.append(v)
+    return out
+
+
+class Fixture:
+    """Runs one Gymnasium env and records commands and answers."""
+
+    def __init__(self, name, env, limit, get_state, set_state, act):
+        self.name = name
+        self.env = env
+        self.limit = limit
+        self.get_state = get_state
+        self.set_state = set_state
+        self.act = act  # action index -> argument of env.step
+        self.lines = []
+        self.t = 0
+        self.steps = 0
+
+    def comment(self, text):
+        self.lines.append("# " + text)
+
+    def state(self, values):
+        values = [float(v) for v in values]
+        self.set_state(self.env, values)
+        self.t = 0
+        self.lines.append("state " + " ".join(fmt(v) for v in values))
+
+    def step(self, a):
+        obs, reward, terminated, truncated, _ = self.env.step(self.act(a))
+        assert truncated is False
+        self.t += 1
+        truncated = self.t >= self.limit and not terminated
+        vals = [fmt(o) for o in np.asarray(obs, dtype=np.float32)]
+        vals += [fmt(reward), "1" if terminated else "0", "1" if truncated else "0"]
+        vals += [fmt(s) for s in self.get_state(self.env)]
+        self.lines.append("step %d" % a)
+        self.lines.append("#> " + ",".join(vals))
+        self.steps += 1
+        return terminated, truncated
+
+    def run(self, values, actions):
+        self.state(values)
+        for a in actions:
+            self.step(a)
+
+
+# ---------------------------------------------------------------- CartPole
+
+
+def cartpole(rng):
+    env = CartPoleEnv()
+
+    def set_state(e, v):
+        e.state = np.array(v, dtype=np.float64)
+        e.steps_beyond_terminated = None
+
+    f = Fixture("CartPole-v1", env, 500, lambda e: list(e.state), set_state, lambda a: a)
+    thr = 12 * 2 * math.pi / 360
+    acts = lambda n: [rng.randrange(2) for _ in range(n)]  # noqa: E731
+
+    f.comment("random states in the normal ranges, 1-5 steps each")
+    for _ in range(60):
+        s = [rng.uniform(-2.4, 2.4), rng.uniform(-2, 2), rng.uniform(-thr, thr), rng.uniform(-3, 3)]
+        f.run(s, acts(rng.randint(1, 5)))
+    f.comment("states beyond the normal ranges (angles beyond pi, large velocities)")
+    for _ in range(30):
+        s = [rng.uniform(-10, 10), rng.uniform(-50, 50), rng.uniform(-12, 12), rng.uniform(-50, 50)]
+        f.run(s, acts(rng.randint(1, 3)))
+    f.comment("edges of termination: x and theta land next to +-threshold; steps beyond termination earn 0")
+    for sign in (-1.0, 1.0):
+        for k in range(-3, 4):
+            v = rng.uniform(0.5, 2.0) * sign
+            x = 2.4 * sign - 0.02 * v
+            for _ in range(abs(k)):
+                x = math.nextafter(x, math.inf if k > 0 else -math.inf)
+            f.run([x, v, rng.uniform(-0.1, 0.1), rng.uniform(-0.5, 0.5)], acts(3))
+            w = rng.uniform(0.5, 2.0) * sign
+            th = thr * sign - 0.02 * w
+            for _ in range(abs(k)):
+                th = math.nextafter(th, math.inf if k > 0 else -math.inf)
+            f.run([rng.uniform(-1, 1), rng.uniform(-1, 1), th, w], acts(3))
+    f.comment("already beyond the thresholds: terminates at once")
+    for s in ([2.5, 0, 0, 0], [-2.5, 0, 0, 0], [0, 0, 0.3, 0], [0, 0, -0.3, 0], [2.4, 0, thr, 0]):
+        f.run(s, acts(2))
+    f.comment("a balanced 503-step episode (simple feedback policy): truncated from step 500 on")
+    f.state([0.01, -0.02, 0.03, 0.01])
+    for _ in range(503):
+        x, xd, th, thd = env.state
+        f.step(1 if th + 0.25 * thd + 0.02 * x + 0.05 * xd > 0 else 0)
+    return f
+
+
+# ------------------------------------------------------------- MountainCar
+
+
+def mountaincar(rng):
+    env = MountainCarEnv()
+
+    def set_state(e, v):
+        e.state = np.array(v, dtype=np.float64)
+
+    f = Fixture("MountainCar-v0", env, 200, lambda e: list(e.state), set_state, lambda a: a)
+    acts = lambda n: [rng.randrange(3) for _ in range(n)]  # noqa: E731
+
+    f.comment("random states in the normal ranges, 1-5 steps each")
+    for _ in range(60):
+        f.run([rng.uniform(-1.2, 0.6), rng.uniform(-0.07, 0.07)], acts(rng.randint(1, 5)))
+    f.comment("at and near the left wall: position clipped to -1.2, velocity zeroed")
+    for _ in range(15):
+        f.run([-1.2 + rng.uniform(0, 0.01), rng.uniform(-0.07, 0.0)], acts(3))
+    for a in range(3):
+        f.run([-1.2, 0.0], [a, a])
+        f.run([-1.2, -0.07], [a])
+    f.comment("at the goal: position >= 0.5 with velocity >= 0 terminates")
+    for _ in range(15):
+        v = rng.uniform(0.0, 0.07)
+        f.run([0.5 - v + rng.uniform(-0.003, 0.003), v], acts(2))
+    for s in ([0.5, 0.0], [0.49, 0.01], [0.55, -0.001], [0.6, 0.07], [0.599, 0.07]):
+        for a in range(3):
+            f.run(s, [a])
+    f.comment("beyond the ranges: clipped")
+    for _ in range(15):
+        f.run([rng.uniform(-3, 3), rng.uniform(-1, 1)], acts(2))
+    f.comment("a 202-step random episode from a reset-like start: truncated from step 200 on")
+    f.run([rng.uniform(-0.6, -0.4), 0.0], acts(202))
+    return f
+
+
+# ----------------------------------------------------------------- Acrobot
+
+
+def acrobot(rng):
+    env = AcrobotEnv()
+
+    def set_state(e, v):
+        e.state = np.array(v, dtype=np.float64)
+
+    f = Fixture("Acrobot-v1", env, 500, lambda e: list(e.state), set_state, lambda a: a)
+    acts = lambda n: [rng.randrange(3) for _ in range(n)]  # noqa: E731
+    v1, v2 = 4 * PI, 9 * PI
+
+    f.comment("random states in the normal ranges, 1-4 steps each")
+    for _ in range(50):
+        s = [rng.uniform(-PI, PI), rng.uniform(-PI, PI), rng.uniform(-v1, v1), rng.uniform(-v2, v2)]
+        f.run(s, acts(rng.randint(1, 4)))
+    f.comment("near the velocity bounds (+-4pi, +-9pi): bound() clips")
+    for _ in range(20):
+        s1, s2 = rng.choice((-1, 1)), rng.choice((-1, 1))
+        s = [rng.uniform(-PI, PI), rng.uniform(-PI, PI), s1 * (v1 - rng.uniform(0, 0.3)), s2 * (v2 - rng.uniform(0, 0.6))]
+        f.run(s, acts(2))
+    f.comment("beyond the ranges: angles wrapped, velocities bounded")
+    for _ in range(20):
+        s = [rng.uniform(-20, 20), rng.uniform(-20, 20), rng.uniform(-60, 60), rng.uniform(-60, 60)]
+        f.run(s, acts(2))
+    f.comment("angles at +-pi exactly")
+    for s in ([PI, -PI, 0.0, 0.0], [-PI, PI, 0.1, -0.1], [PI, PI, 1.0, 2.0]):
+        f.run(s, acts(2))
+    f.comment("near the goal height: -cos(t1) - cos(t1 + t2) around 1")
+    for _ in range(25):
+        s = [rng.uniform(1.8, PI) * rng.choice((-1, 1)), rng.uniform(-1.2, 1.2), rng.uniform(-2, 2), rng.uniform(-3, 3)]
+        f.run(s, acts(2))
+    f.comment("velocities whose square by pow() differs from v * v in the last bit")
+    for v in find_pow_values(rng, -12, 12, 10):
+        f.run([rng.uniform(-1, 1), rng.uniform(-1, 1), v, rng.uniform(-5, 5)], acts(1))
+        f.run([rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-5, 5), v], acts(1))
+    f.comment("a 120-step random episode from a reset-like (float32) start")
+    f.run([float(np.float32(rng.uniform(-0.1, 0.1))) for _ in range(4)], acts(120))
+    return f
+
+
+# ---------------------------------------------------------------- Pendulum
+
+
+def pendulum(rng):
+    env = PendulumEnv()
+
+    def set_state(e, v):
+        e.state = np.array(v, dtype=np.float64)
+
+    def act(a):
+        return np.array([PENDULUM_TORQUES[a]], dtype=np.float64)
+
+    f = Fixture("Pendulum-v1", env, 200, lambda e: list(e.state), set_state, act)
+    na = len(PENDULUM_TORQUES)
+    acts = lambda n: [rng.randrange(na) for _ in range(n)]  # noqa: E731
+
+    f.comment("random states in the normal ranges, every torque (incl. out-of-range ones, clipped)")
+    for a in range(na):
+        for _ in range(8):
+            f.run([rng.uniform(-PI, PI), rng.uniform(-8, 8)], [a])
+    f.comment("angles beyond pi and exactly at multiples of pi; speeds beyond +-8 (clipped)")
+    for th in (PI, -PI, 3 * PI, -3 * PI, 0.0, 2 * PI, -2 * PI, 100.0, -1000.5):
+        f.run([th, rng.uniform(-8, 8)], acts(1))
+    for _ in range(30):
+        f.run([rng.uniform(-60, 60), rng.uniform(-20, 20)], acts(rng.randint(1, 3)))
+    f.comment("speeds whose square by pow() differs from v * v in the last bit")
+    for v in find_pow_values(rng, -8, 8, 12):
+        f.run([rng.uniform(-PI, PI), v], acts(1))
+    f.comment("a 202-step random episode from a reset-like start: truncated from step 200 on")
+    f.run([rng.uniform(-PI, PI), rng.uniform(-1, 1)], acts(202))
+    return f
+
+
+BUILDERS = {
+    "CartPole-v1": (cartpole, ""),
+    "MountainCar-v0": (mountaincar, ""),
+    "Acrobot-v1": (acrobot, ""),
+    "Pendulum-v1": (pendulum, "--torques " + ",".join(fmt(t) for t in PENDULUM_TORQUES)),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="directory for NAME.replay files")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=sorted(BUILDERS), help="one environment only")
+    ap.add_argument("--native-simd", action="store_true", help="keep numpy's SIMD float64 sin/cos")
+    ap.add_argument("--source", default="", help="where the Gymnasium sources came from (recorded)")
+    args = ap.parse_args()
+
+    bad, probes = trig_mismatches()
+    if bad and not args.native_simd:
+        sys.exit(
+            "gym_reference: numpy's float64 sin/cos still differ from the C library's (%d of %d probes);"
+            " set NPY_DISABLE_CPU_FEATURES to the SIMD features numpy dispatches them to" % (bad, probes)
+        )
+    trig = "C library (numpy SIMD dispatch off)" if not bad else "numpy SIMD (%d of %d probes differ from libm)" % (bad, probes)
+    os.makedirs(args.out, exist_ok=True)
+    for name, (build, extra) in BUILDERS.items():
+        if args.only and name != args.only:
+            continue
+        f = build(random.Random("%s/%d" % (name, args.seed)))
+        path = os.path.join(args.out, name + (".simd" if args.native_simd else "") + ".replay")
+        with open(path, "w") as out:
+            out.write("# %s: transitions computed by Gymnasium's own step() code.\n" % name)
+            out.write("# generator: scripts/gym_reference.py --seed %d%s\n" % (args.seed, " --native-simd" if args.native_simd else ""))
+            out.write("# gymnasium: %s\n" % getattr(gymnasium, "__version__", "?"))
+            if args.source:
+                out.write("# source: %s\n" % args.source)
+            out.write("# python %s, numpy %s, float64 sin/cos: %s\n" % (sys.version.split()[0], np.__version__, trig))
+            out.write("# %d transitions; feed this file to `gorila env replay %s%s`;\n" % (f.steps, name, (" " + extra) if extra else ""))
+            out.write("# lines '#> ' hold Gymnasium's answer to the step above them.\n")
+            out.write("# args: %s\n" % extra)
+            out.write("\n".join(f.lines) + "\n")
+        print("%s: %d transitions -> %s" % (name, f.steps, path))
+
+
+if __name__ == "__main__":
+    main()
