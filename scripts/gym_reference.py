@@ -38,6 +38,7 @@ What the script adds around Gymnasium's step(), and why:
     numpy's dispatch (to measure the difference).
 
 Usage:
+    scripts/gym_reference.py --make-stub /tmp/gymref   # stubs + the files to fetch
     GYM_REFERENCE_PATH=/tmp/gymref /usr/bin/python3 scripts/gym_reference.py \\
         --out tests/data [--seed 1] [--only CartPole-v1] [--native-simd] \\
         [--source "text recorded in the header"]
@@ -48,21 +49,159 @@ import math
 import os
 import random
 import sys
+import warnings
 
 AVX512_FEATURES = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
 
+# Gymnasium revisions the committed fixtures were computed from (files under
+# gymnasium/envs/classic_control/ of Farama-Foundation/Gymnasium).
+GYM_SOURCES = {
+    "cartpole.py": "4b96acf53aad9d70eefdf76baf3d0c2f08608055",
+    "mountain_car.py": "5af90e379d069e4cba7c8db44d4135466f209183",
+    "acrobot.py": "9fa9225b4a12852c58b4e096535504026f9443ac",
+    "pendulum.py": "9e06113040677f69752ba6fcec5f6b3478084db3",
+    "utils.py": "5349c655b4d22711bfcbabd938ba5c7d0fadf423",
+}
+
+# Stand-ins for the few gymnasium modules those files import; enough to
+# construct the envs, reset them with a seed and call step(). Our code.
+STUB_FILES = {
+    "gymnasium/__init__.py": '''"""Stub gymnasium package (gorila scripts/gym_reference.py --make-stub):
+just what the classic_control env modules import. The env modules beside it
+are Gymnasium's own."""
+from gymnasium.core import Env
+from gymnasium import spaces, logger, error, utils
+
+__version__ = "stub package around Gymnasium's classic_control sources"
+''',
+    "gymnasium/core.py": '''from typing import Generic, TypeVar
+
+import numpy as np
+
+ObsType = TypeVar("ObsType")
+ActType = TypeVar("ActType")
+
+
+class Env(Generic[ObsType, ActType]):
+    """The seeding part of gymnasium.Env."""
+
+    metadata = {"render_modes": []}
+    render_mode = None
+    spec = None
+    _np_random = None
+
+    @property
+    def np_random(self):
+        if self._np_random is None:
+            self._np_random = _rng(None)
+        return self._np_random
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._np_random = _rng(seed)
+
+
+def _rng(seed):
+    # as gymnasium.utils.seeding.np_random
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+''',
+    "gymnasium/spaces.py": '''import numpy as np
+
+
+class Discrete:
+    def __init__(self, n, seed=None, start=0):
+        self.n, self.start = int(n), int(start)
+
+    def contains(self, x):
+        if isinstance(x, np.ndarray) and x.shape == ():
+            x = x.item()
+        return isinstance(x, (int, np.integer)) and self.start <= int(x) < self.start + self.n
+
+
+class Box:
+    def __init__(self, low, high, shape=None, dtype=np.float32, seed=None):
+        self.dtype = np.dtype(dtype)
+        self.low = np.broadcast_to(np.asarray(low, dtype=self.dtype), shape or np.shape(low))
+        self.high = np.broadcast_to(np.asarray(high, dtype=self.dtype), shape or np.shape(high))
+        self.shape = self.low.shape
+''',
+    "gymnasium/logger.py": '''import sys
+
+
+def warn(msg, *args, **kwargs):
+    print("gymnasium stub warning: %s" % msg, file=sys.stderr)
+''',
+    "gymnasium/error.py": '''class Error(Exception):
+    pass
+
+
+class DependencyNotInstalled(Error):
+    pass
+''',
+    "gymnasium/utils/__init__.py": "",
+    "gymnasium/vector/__init__.py": '''import enum
+
+
+class AutoresetMode(enum.Enum):
+    NEXT_STEP = "NextStep"
+    SAME_STEP = "SameStep"
+    DISABLED = "Disabled"
+
+
+class VectorEnv:
+    pass
+''',
+    "gymnasium/vector/utils/__init__.py": '''def batch_space(space, n=1):
+    return space
+''',
+    "gymnasium/envs/__init__.py": "",
+    "gymnasium/envs/classic_control/__init__.py": "",
+}
+
+
+def make_stub(root):
+    """Write the stub package under root and say which files to fetch."""
+    for rel, text in STUB_FILES.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    cc = os.path.join(root, "gymnasium", "envs", "classic_control")
+    print("stub package written under %s; now fetch Gymnasium's sources into %s:" % (root, cc))
+    for name, commit in GYM_SOURCES.items():
+        print("  curl -fsSLo %s/%s https://raw.githubusercontent.com/Farama-Foundation/Gymnasium/%s/"
+              "gymnasium/envs/classic_control/%s" % (cc, name, commit, name))
+
+
+if __name__ == "__main__" and "--make-stub" in sys.argv:
+    i = sys.argv.index("--make-stub")
+    if i + 1 >= len(sys.argv):
+        sys.exit("gym_reference: --make-stub needs a directory")
+    make_stub(sys.argv[i + 1])
+    sys.exit(0)
+
 if "--native-simd" not in sys.argv:
     os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", AVX512_FEATURES)
+    # numpy warns about listed features it does not dispatch to; harmless,
+    # and main() checks the outcome on probe arguments anyway.
+    warnings.filterwarnings("ignore", message="During parsing environment variable")
 if os.environ.get("GYM_REFERENCE_PATH"):
     sys.path.insert(0, os.environ["GYM_REFERENCE_PATH"])
 
 import numpy as np  # noqa: E402
 
-import gymnasium  # noqa: E402
-from gymnasium.envs.classic_control.acrobot import AcrobotEnv  # noqa: E402
-from gymnasium.envs.classic_control.cartpole import CartPoleEnv  # noqa: E402
-from gymnasium.envs.classic_control.mountain_car import MountainCarEnv  # noqa: E402
-from gymnasium.envs.classic_control.pendulum import PendulumEnv  # noqa: E402
+try:
+    import gymnasium
+    from gymnasium.envs.classic_control.acrobot import AcrobotEnv
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+    from gymnasium.envs.classic_control.mountain_car import MountainCarEnv
+    from gymnasium.envs.classic_control.pendulum import PendulumEnv
+except ImportError as e:
+    if "-h" not in sys.argv and "--help" not in sys.argv:
+        sys.exit(
+            "gym_reference: cannot import Gymnasium's classic_control envs (%s): install gymnasium,"
+            " or run --make-stub DIR, fetch the sources and set GYM_REFERENCE_PATH=DIR" % e
+        )
 
 PENDULUM_TORQUES = [-2.0, 0.0, 2.0, -3.0, 3.5, 0.7, -1.3, 100.0]
 PI = math.pi
@@ -312,6 +451,7 @@ def main():
     ap.add_argument("--only", choices=sorted(BUILDERS), help="one environment only")
     ap.add_argument("--native-simd", action="store_true", help="keep numpy's SIMD float64 sin/cos")
     ap.add_argument("--source", default="", help="where the Gymnasium sources came from (recorded)")
+    ap.add_argument("--make-stub", metavar="DIR", help="write the stub package under DIR and exit")
     args = ap.parse_args()
 
     bad, probes = trig_mismatches()
