@@ -67,8 +67,7 @@ static void dsdt(const double *y, double *dy) {
     double d1 = m1 * lc1_sq + m2 * (l1_sq + lc2_sq + 2 * l1 * lc2 * cos_theta2) + i1 + i2;
     double d2 = m2 * (lc2_sq + l1 * lc2 * cos_theta2) + i2;
     double phi2 = m2 * lc2 * g * cos(theta1 + theta2 - M_PI / 2.0);
-    double phi1 = -m2 * l1 * lc2 * pow(dtheta2, 2) * sin_theta2 -
-                  2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin_theta2 +
+    double phi1 = -m2 * l1 * lc2 * pow(dtheta2, 2) * sin_theta2 - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin_theta2 +
                   (m1 * lc1 + m2 * l1) * g * cos(theta1 - M_PI / 2) + phi2;
     double ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * pow(dtheta1, 2) * sin_theta2 - phi2) /
                       (m2 * lc2_sq + i2 - pow(d2, 2) / d1);

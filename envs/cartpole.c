@@ -22,9 +22,9 @@
 
 static const double gravity = 9.8;
 static const double masspole = 0.1;
-static const double total_mass = 0.1 + 1.0;       /* masspole + masscart (1.0) */
-static const double length = 0.5;                 /* half the pole's length */
-static const double polemass_length = 0.1 * 0.5;  /* masspole * length */
+static const double total_mass = 0.1 + 1.0;      /* masspole + masscart (1.0) */
+static const double length = 0.5;                /* half the pole's length */
+static const double polemass_length = 0.1 * 0.5; /* masspole * length */
 /* force = force_mag if action == 1 else -force_mag, as a table: a random
  * action would mispredict a branch half the time. */
 static const double force_of_action[2] = {-10.0, 10.0}; /* {-force_mag, force_mag} */
@@ -45,8 +45,8 @@ static EnvStep cartpole_dynamics(Env *e, int action) {
     double sintheta = sin(theta);
 
     double temp = (force + polemass_length * (theta_dot * theta_dot) * sintheta) / total_mass;
-    double thetaacc = (gravity * sintheta - costheta * temp) /
-                      (length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass));
+    double thetaacc =
+        (gravity * sintheta - costheta * temp) / (length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass));
     double xacc = temp - polemass_length * thetaacc * costheta / total_mass;
 
     x = x + tau * x_dot;
@@ -59,8 +59,8 @@ static EnvStep cartpole_dynamics(Env *e, int action) {
     s[3] = theta_dot;
 
     EnvStep r = {.reward = 1.0};
-    r.terminated = x < -x_threshold || x > x_threshold || theta < -theta_threshold_radians ||
-                   theta > theta_threshold_radians;
+    r.terminated =
+        x < -x_threshold || x > x_threshold || theta < -theta_threshold_radians || theta > theta_threshold_radians;
     if (r.terminated && e->terminated) r.reward = 0.0; /* a step beyond termination */
     return r;
 }

@@ -76,9 +76,7 @@ EnvStep env_step(Env *e, int action, float *obs) {
     return r;
 }
 
-void env_get_state(const Env *e, double *state) {
-    memcpy(state, e->state, (size_t)e->spec->state_dim * sizeof *state);
-}
+void env_get_state(const Env *e, double *state) { memcpy(state, e->state, (size_t)e->spec->state_dim * sizeof *state); }
 
 void env_set_state(Env *e, const double *state, float *obs) {
     memcpy(e->state, state, (size_t)e->spec->state_dim * sizeof *state);

@@ -9,10 +9,10 @@
 
 #include "env.h"
 
-extern const EnvSpec env_cartpole;     /* cartpole.c:    CartPole-v1 */
-extern const EnvSpec env_mountaincar;  /* mountaincar.c: MountainCar-v0 */
-extern const EnvSpec env_acrobot;      /* acrobot.c:     Acrobot-v1 */
-extern const EnvSpec env_pendulum;     /* pendulum.c:    Pendulum-v1 (discrete torque set) */
+extern const EnvSpec env_cartpole;    /* cartpole.c:    CartPole-v1 */
+extern const EnvSpec env_mountaincar; /* mountaincar.c: MountainCar-v0 */
+extern const EnvSpec env_acrobot;     /* acrobot.c:     Acrobot-v1 */
+extern const EnvSpec env_pendulum;    /* pendulum.c:    Pendulum-v1 (discrete torque set) */
 
 /* Pendulum's default discrete torque set, {-2, 0, 2}. */
 #define ENV_PENDULUM_DEFAULT_TORQUES 3

@@ -109,8 +109,7 @@ int bench_env(int argc, char **argv) {
         }
         if (!strcmp(flag, "--steps")) {
             long v;
-            if (parse_int_range(value, 1, 2000000000L, &v, err) < 0)
-                return usage_error("bench env: --steps: %s", err);
+            if (parse_int_range(value, 1, 2000000000L, &v, err) < 0) return usage_error("bench env: --steps: %s", err);
             steps = (uint64_t)v;
         } else {
             if (!env_find(value)) {
@@ -150,8 +149,7 @@ int bench_env(int argc, char **argv) {
             printf(",\"steps\":%llu,\"episodes\":%llu,\"seconds\":%.6f,\"steps_per_second\":%.1f",
                    (unsigned long long)r.steps, (unsigned long long)r.episodes, r.seconds, sps);
             if (has_ref)
-                printf(",\"gym_steps_per_second\":%.0f,\"speedup_vs_gym\":%.1f", GYM_CARTPOLE_STEPS_PER_SECOND,
-                       ratio);
+                printf(",\"gym_steps_per_second\":%.0f,\"speedup_vs_gym\":%.1f", GYM_CARTPOLE_STEPS_PER_SECOND, ratio);
             printf(",\"openblas_config\":");
             json_string(config);
             printf(",\"openblas_corename\":");

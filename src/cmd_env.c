@@ -27,6 +27,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,8 @@ static int parse_env_args(const char *what, int argc, char **argv, const char *c
         }
         if (!strcmp(flag, "--episodes")) {
             long v;
-            if (parse_int_range(value, 1, EPISODES_MAX, &v, err) < 0) return usage_error("%s: --episodes: %s", what, err);
+            if (parse_int_range(value, 1, EPISODES_MAX, &v, err) < 0)
+                return usage_error("%s: --episodes: %s", what, err);
             a->episodes = (uint64_t)v;
         } else if (!strcmp(flag, "--seed")) {
             if (parse_u64(value, &a->seed, err) < 0) return usage_error("%s: --seed: %s", what, err);
@@ -209,6 +211,20 @@ static int tokenize(char *line, char **tok, int max) {
     return n;
 }
 
+/* A bad line of replay input: flush the answers so far, then one line on
+ * stderr in the form compilers use, "gorila env replay: line N: ...". */
+static int line_error(long lineno, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int line_error(long lineno, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
 static void print_transition(const Env *e, const float *obs, EnvStep r) {
     const EnvSpec *s = e->spec;
     for (int i = 0; i < s->obs_dim; i++) printf("%.17g,", (double)obs[i]);
@@ -242,24 +258,21 @@ static int env_replay(int argc, char **argv) {
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
         char *tok[MAX_TOKENS + 1];
         int n = tokenize(p, tok, MAX_TOKENS);
-        if (n == 0) continue; /* a line of blanks and a stray \r */
+        if (n == 0) continue;                    /* a line of blanks and a stray \r */
         int nvals = n > MAX_TOKENS ? -1 : n - 1; /* -1: more than we count */
         if (!strcmp(tok[0], "state")) {
             double st[ENV_MAX_STATE];
             if (nvals != s->state_dim) {
-                fflush(stdout);
                 if (nvals < 0)
-                    rc = usage_error("%s: line %ld: state: expected %d values for %s, got more than %d", what,
-                                     lineno, s->state_dim, s->name, MAX_TOKENS - 1);
+                    rc = line_error(lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
+                                    MAX_TOKENS - 1);
                 else
-                    rc = usage_error("%s: line %ld: state: expected %d values for %s, got %d", what, lineno,
-                                     s->state_dim, s->name, nvals);
+                    rc = line_error(lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
                 break;
             }
             for (int i = 0; i < nvals; i++) {
                 if (parse_double(tok[i + 1], &st[i], err) < 0) {
-                    fflush(stdout);
-                    rc = usage_error("%s: line %ld: state: value %d: %s", what, lineno, i + 1, err);
+                    rc = line_error(lineno, "state: value %d: %s", i + 1, err);
                     break;
                 }
             }
@@ -269,31 +282,24 @@ static int env_replay(int argc, char **argv) {
         } else if (!strcmp(tok[0], "step")) {
             long act;
             if (nvals != 1) {
-                fflush(stdout);
                 if (nvals < 0)
-                    rc = usage_error("%s: line %ld: step: expected 1 action index, got more than %d values", what,
-                                     lineno, MAX_TOKENS - 1);
+                    rc = line_error(lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
                 else
-                    rc = usage_error("%s: line %ld: step: expected 1 action index, got %d values", what, lineno,
-                                     nvals);
+                    rc = line_error(lineno, "step: expected 1 action index, got %d values", nvals);
                 break;
             }
             if (parse_int_range(tok[1], 0, e.num_actions - 1, &act, err) < 0) {
-                fflush(stdout);
-                rc = usage_error("%s: line %ld: step: action for %s: %s", what, lineno, s->name, err);
+                rc = line_error(lineno, "step: action for %s: %s", s->name, err);
                 break;
             }
             if (!have_state) {
-                fflush(stdout);
-                rc = usage_error("%s: line %ld: step before any state command (set the state first)", what,
-                                 lineno);
+                rc = line_error(lineno, "step before any state command (set the state first)");
                 break;
             }
             EnvStep r = env_step(&e, (int)act, obs);
             print_transition(&e, obs, r);
         } else {
-            fflush(stdout);
-            rc = usage_error("%s: line %ld: unknown command \"%s\" (expected state or step)", what, lineno, tok[0]);
+            rc = line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
         }
     }
     if (!rc && ferror(stdin)) {

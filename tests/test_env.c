@@ -127,8 +127,8 @@ static FixtureStats run_fixture(const char *name) {
     fclose(f);
     cr_assert(!pending, "%s: last step has no answer", path);
     cr_assert_geq(st.transitions, 300, "%s: only %ld transitions", path, st.transitions);
-    fprintf(stderr, "# fixture %s: %ld transitions, %ld of %ld obs/state values bit-exact, max rel. error %.3g\n",
-            name, st.transitions, st.exact, st.values, st.max_error);
+    fprintf(stderr, "# fixture %s: %ld transitions, %ld of %ld obs/state values bit-exact, max rel. error %.3g\n", name,
+            st.transitions, st.exact, st.values, st.max_error);
 #ifdef __GLIBC__
     /* The fixtures were computed with glibc's libm: same functions, same
      * operations, so anything short of identical bits is a change in the
@@ -205,10 +205,10 @@ Test(env_time_limit, truncates_exactly_at_registered_limits) {
     const double car[2] = {-0.5, 0.0};
     const double acro[4] = {0.0, 0.0, 0.0, 0.0};
     const double pend[2] = {1.0, 0.0};
-    check_truncates_at_limit("CartPole-v1", cart, -1);    /* 500 */
-    check_truncates_at_limit("MountainCar-v0", car, 1);   /* 200: coasting in the valley */
-    check_truncates_at_limit("Acrobot-v1", acro, 1);      /* 500: hanging still */
-    check_truncates_at_limit("Pendulum-v1", pend, 1);     /* 200: never terminates */
+    check_truncates_at_limit("CartPole-v1", cart, -1);  /* 500 */
+    check_truncates_at_limit("MountainCar-v0", car, 1); /* 200: coasting in the valley */
+    check_truncates_at_limit("Acrobot-v1", acro, 1);    /* 500: hanging still */
+    check_truncates_at_limit("Pendulum-v1", pend, 1);   /* 200: never terminates */
 }
 
 Test(env_time_limit, terminated_step_at_the_limit_is_not_truncated) {

@@ -115,7 +115,7 @@ replay_bad() { # replay_bad NAME ENV INPUT NEEDLE
     expect_contains "replay $name: message" "$err" "$needle"
 }
 replay_bad "too few state values" CartPole-v1 '# comment\n\nstate 1 2 3\n' \
-    "env replay: line 3: state: expected 4 values for CartPole-v1, got 3"
+    "gorila env replay: line 3: state: expected 4 values for CartPole-v1, got 3"
 replay_bad "too many state values" MountainCar-v0 'state 1 2 3\n' \
     "line 1: state: expected 2 values for MountainCar-v0, got 3"
 replay_bad "non-numeric value" Acrobot-v1 'state 0 0 x 0\n' 'line 1: state: value 3: expected a number, got "x"'
