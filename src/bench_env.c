@@ -92,6 +92,11 @@ int bench_env(int argc, char **argv) {
         size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
         snprintf(flag, sizeof flag, "%.*s", (int)len, argv[i]);
         const char *value = eq ? eq + 1 : NULL;
+        if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
+            puts("usage: gorila bench env [--steps N] [--env NAME] [--json]\n"
+                 "steps/s of each environment (default N = 5000000 steps each); see docs/PERFORMANCE.md");
+            return 0;
+        }
         if (!strcmp(flag, "--json")) {
             if (value) return usage_error("bench env: --json takes no value");
             json = true;

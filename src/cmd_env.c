@@ -314,9 +314,33 @@ static int env_replay(int argc, char **argv) {
     return rc;
 }
 
+static const char env_usage[] =
+    "usage: gorila env list\n"
+    "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
+    "       gorila env replay NAME [--torques a,b,...] < commands\n"
+    "\n"
+    "replay reads one command per line (blank and # lines ignored):\n"
+    "  state v1 ... vk   set the float64 internal state, start a new episode\n"
+    "  step A            apply action A, print obs...,reward,terminated,truncated,state...\n"
+    "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
+    "See docs/ENVIRONMENTS.md.\n";
+
+static bool wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) return true;
+    return false;
+}
+
 int cmd_env(int argc, char **argv) {
     static const char *const subs[] = {"list", "rollout", "replay", NULL};
-    if (argc < 2) return usage_error("env: expected one of: list, rollout, replay");
+    if (wants_help(argc, argv)) {
+        fputs(env_usage, stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        fputs(env_usage, stderr);
+        return usage_error("env: expected one of: list, rollout, replay");
+    }
     const char *sub = argv[1];
     if (!strcmp(sub, "list")) return env_list(argc - 1, argv + 1);
     if (!strcmp(sub, "rollout")) return env_rollout(argc - 1, argv + 1);

@@ -71,6 +71,12 @@ bad "torques not finite" "expected a finite number" "$GORILA" env rollout Pendul
 bad "too many torques" "at most 32 torques" "$GORILA" env replay Pendulum-v1 \
     --torques "$(seq -s, 1 33)"
 bad "replay rejects --seed" 'unknown option "--seed"' "$GORILA" env replay CartPole-v1 --seed 1
+run_cmd "$GORILA" env --help
+expect_rc "env --help exits 0" 0
+expect_contains "env --help shows the replay commands" "$out" "state v1 ... vk"
+run_cmd "$GORILA" bench env --help
+expect_rc "bench env --help exits 0" 0
+expect_contains "bench env --help shows the flags" "$out" "--steps N"
 bad "env without subcommand" "expected one of: list, rollout, replay" "$GORILA" env
 bad "env unknown subcommand" 'unknown subcommand "lst" (did you mean list?)' "$GORILA" env lst
 
