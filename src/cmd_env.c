@@ -15,8 +15,9 @@
  *   step A            apply action index A; print one line
  *                     obs_1,...,obs_m,reward,terminated,truncated,state_1,...,state_k
  *                     (floats in %.17g, the float32 obs widened to double; flags 0/1)
- * Any malformed line stops the replay with "line N: ..." on stderr and exit
- * status 2; lines before it have been answered on stdout.
+ * Any malformed line stops the replay with one line on stderr,
+ * "gorila env replay: line N: ...", and exit status 2; the lines before it
+ * have been answered on stdout.
  *
  * Exit status: 0 success, 1 failure at run time (reading stdin), 2 bad usage
  * or bad input.
@@ -149,7 +150,6 @@ static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
 }
 
 static int env_list(int argc, char **argv) {
-    (void)argv;
     if (argc > 1) return usage_error("env list: takes no arguments, got \"%s\"", argv[1]);
     printf("%-16s %4s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
     for (int i = 0; i < env_registry_count; i++) {
