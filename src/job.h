@@ -35,6 +35,8 @@ typedef struct {
  * Returns the rank's exit status. */
 int job_run(Ctx *ctx, JobArgs *args);
 
+#define EXIT_USAGE_JOB 2 /* bad config, size or checkpoint: every rank exits with it */
+
 /* The role entry points, one per module. Each returns the exit status. */
 int coordinator_run(const Ctx *ctx, const JobArgs *args);
 int actor_run(const Ctx *ctx, const JobArgs *args);

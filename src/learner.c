@@ -25,6 +25,7 @@
 #include "allreduce.h"
 #include "model.h"
 #include "role.h"
+#include "snapshot.h"
 #include "util.h"
 
 #include <math.h>
@@ -52,6 +53,9 @@ typedef struct {
     uint64_t steps, target_version;
     SendBuf *reply;           /* (job size) learner 0's PARAMS replies, lazily set up */
     bool stop;
+    bool final_pending;       /* allreduce learner 0: final checkpoint asked for */
+    uint64_t final_id;
+    char final_dir[4097];
 } Learner;
 
 static void request_sample(Learner *l) {
@@ -120,6 +124,38 @@ static void serve_params(Learner *l, const Msg *m) {
     comm_send(&l->rb.comm, s, m->source, TAG_PARAMS, h, l->n * sizeof(float) * (with_target ? 2 : 1));
 }
 
+/* Learner 0 in allreduce mode writes the checkpoint (it holds the whole
+ * network, as the only parameter source). */
+static void write_ckpt(Learner *l, uint64_t id, const char *dir) {
+    char err[ERR_LEN];
+    SnapShard sh = {.index = 0, .off = 0, .len = l->n, .params = l->params, .target = l->target,
+                    .opt = &l->opt, .version = l->steps, .target_version = l->target_version};
+    int rc = snapshot_write_shard(l->rb.cfg, &l->rb.net, dir, &sh, err);
+    MsgHeader h = {0};
+    h.version = id;
+    h.aux = l->steps;
+    h.flags = rc ? MSG_FAILED : 0;
+    size_t len = rc ? strlen(err) : 0;
+    h.count = len;
+    comm_send_ctl(&l->rb.comm, 0, TAG_CKPT_DONE, h, err, len);
+}
+
+static void on_ckpt_req(Learner *l, const Msg *m) {
+    if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
+        DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
+    char dir[4097];
+    memcpy(dir, m->payload, m->bytes);
+    dir[m->bytes] = '\0';
+    if (m->h.flags & MSG_FINAL) {
+        /* Written when the learners have left the ring for good. */
+        l->final_pending = true;
+        l->final_id = m->h.version;
+        memcpy(l->final_dir, dir, m->bytes + 1);
+        return;
+    }
+    write_ckpt(l, m->h.version, dir);
+}
+
 static void handle(Learner *l, const Msg *m) {
     switch (m->tag) {
     case TAG_SAMPLE: on_sample(l, m); break;
@@ -129,6 +165,7 @@ static void handle(Learner *l, const Msg *m) {
             DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
         serve_params(l, m);
         break;
+    case TAG_CKPT_REQ: on_ckpt_req(l, m); break;
     case TAG_STOP: l->stop = true; break;
     default: DIE(l->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
     }
@@ -228,7 +265,15 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
         rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
         qnet_init_params(&l->rb.net, l->params, &init_rng);
         memcpy(l->target, l->params, l->n * sizeof(float));
-        if (args->start.resumed) DIE(ctx, "resume in allreduce mode is not supported yet");
+        if (args->start.resumed) {
+            /* Every learner loads the whole network: the copies start equal. */
+            char err[ERR_LEN];
+            SnapShard sh = {.off = 0, .len = l->n, .params = l->params, .target = l->target, .opt = &l->opt};
+            if (snapshot_read_slice(cfg, &l->rb.net, args->start.ckpt_dir, &sh, err) != 0) DIE(ctx, "%s", err);
+            l->steps = sh.version;
+            l->target_version = sh.target_version;
+            l->rb.m.params_version = l->steps;
+        }
     } else {
         l->gradbuf = xcalloc((size_t)l->rb.n_sources, sizeof *l->gradbuf);
         for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], l->rb.source_len[p] * sizeof(float));
@@ -266,6 +311,11 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
         }
         role_report(&l->rb, false);
     }
+    /* In allreduce mode the ring may end before this learner has seen its
+     * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
+     * any final checkpoint request is too. */
+    WAIT_UNTIL(l, false);
+    if (l->final_pending) write_ckpt(l, l->final_id, l->final_dir);
     /* Tell every PS that no gradient of ours follows (see proto.h). */
     l->rb.m.params_version = allreduce ? l->steps : l->rb.m.params_version;
     if (!allreduce) {

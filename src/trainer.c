@@ -7,6 +7,7 @@
 #include "replaybuf.h"
 #include "runlog.h"
 #include "signals.h"
+#include "snapshot.h"
 #include "util.h"
 
 #include <math.h>
@@ -49,6 +50,9 @@ typedef struct {
     double loss_sum;
     uint64_t loss_n;
     double epsilon;
+    /* checkpoints */
+    uint64_t ckpt_seq;
+    Rng *rngs;                   /* (2 + E) scratch for saving generator states */
 } Local;
 
 static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->t0; }
@@ -117,6 +121,63 @@ static void update(Local *L) {
     L->loss_n++;
 }
 
+/* Generators in checkpoint order: exploration, replay sampling, then one
+ * per environment. */
+static int gather_rngs(Local *L) {
+    L->rngs[0] = L->ac.rng;
+    L->rngs[1] = L->sample_rng;
+    for (int e = 0; e < L->ac.E; e++) L->rngs[2 + e] = L->ac.envs[e].rng;
+    return 2 + L->ac.E;
+}
+
+static void checkpoint(Local *L) {
+    char err[ERR_LEN], dir[SNAP_PATH_LEN];
+    const Config *cfg = L->cfg;
+    L->ckpt_seq++;
+    SnapShard sh = {
+        .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
+        .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
+        .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
+        .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
+    };
+    SnapManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
+                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1};
+    snprintf(man.mode, sizeof man.mode, "local");
+    if (snapshot_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || snapshot_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
+        snapshot_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
+        runlog_progress_done(&L->log);
+        fprintf(stderr, "gorila: warning: checkpoint failed: %s\n", err);
+    }
+}
+
+/* Continue from the newest checkpoint of run_dir: parameters, target,
+ * optimizer, counters, generators (and replay if it was saved). The
+ * environments start fresh episodes from their restored generators. */
+static int restore(Local *L, const char *run_dir, char *err) {
+    SnapManifest man;
+    if (snapshot_latest(run_dir, &man, err) != 0) return -1;
+    int n_rngs = 2 + L->ac.E;
+    SnapShard sh = {.index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target,
+                    .opt = &L->opt, .rngs = L->rngs, .n_rngs = n_rngs,
+                    .replay = L->cfg->checkpoint.save_replay ? &L->rb : NULL};
+    if (snapshot_read_slice(L->cfg, &L->net, man.dir, &sh, err) != 0) return -1;
+    L->ac.rng = L->rngs[0];
+    L->sample_rng = L->rngs[1];
+    for (int e = 0; e < L->ac.E; e++) {
+        L->ac.envs[e].rng = L->rngs[2 + e];
+        env_reset(&L->ac.envs[e], L->ac.obs + (size_t)e * (size_t)L->ac.O);
+    }
+    L->env_steps = sh.env_steps;
+    L->updates = sh.updates;
+    L->episodes = sh.episodes;
+    L->wall_offset = sh.wall_seconds;
+    L->ckpt_seq = man.seq;
+    L->ac.steps = L->env_steps;
+    log_info(NULL, "resumed from %s: %llu env steps, %llu updates, replay %zu transitions", man.dir,
+             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(&L->rb));
+    return 0;
+}
+
 static const char *stop_name(int reason) {
     switch (reason) {
     case 1: return "budget";
@@ -179,6 +240,7 @@ static void local_free(Local *L) {
     free(L->grad);
     free(L->td);
     free(L->ended);
+    free(L->rngs);
     optim_free(&L->opt);
     dqn_free(&L->dqn);
     replaybuf_free(&L->rb);
@@ -219,6 +281,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     model_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);
     model_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
+    L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
+    if (resume_dir && restore(L, resume_dir, err) != 0) goto fail;
     if (runlog_init(&L->log, cfg, resume_dir, NULL, 0, err) != 0) goto fail;
     printf("run directory: %s\n", L->log.dir);
     fflush(stdout);
@@ -229,7 +293,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
 
     int stop = 0;
     L->last_row_t = wall(L);
+    L->last_row_steps = L->env_steps;
+    L->last_row_updates = L->updates;
     double next_row = L->last_row_t + cfg->logging.interval_seconds;
+    double run_t0 = now_seconds();
+    double next_ckpt_time = cfg->checkpoint.every_seconds > 0 ? cfg->checkpoint.every_seconds : INFINITY;
+    uint64_t ck = cfg->checkpoint.every_updates;
+    uint64_t next_ckpt_updates = ck ? (L->updates / ck + 1) * ck : UINT64_MAX;
     while (!stop) {
         L->epsilon = model_epsilon(cfg, L->env_steps, 0, 1);
         L->chunk.n = 0;
@@ -268,7 +338,14 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             metrics_row(L, false);
             next_row = t + cfg->logging.interval_seconds;
         }
+        double run_t = now_seconds() - run_t0;
+        if (!stop && (signals_take_checkpoint() || run_t >= next_ckpt_time || L->updates >= next_ckpt_updates)) {
+            if (run_t >= next_ckpt_time) next_ckpt_time = run_t + cfg->checkpoint.every_seconds;
+            if (L->updates >= next_ckpt_updates) next_ckpt_updates = (L->updates / ck + 1) * ck;
+            checkpoint(L);
+        }
     }
+    checkpoint(L);
     /* A final evaluation of the final parameters, unless it just ran. */
     if (L->updates > 0 && L->last_eval_updates != L->updates && stop != 4) evaluate(L);
     metrics_row(L, true);
