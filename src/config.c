@@ -604,6 +604,10 @@ static int yaml_fail(const Load *L, const yaml_parser_t *p, const char *text, si
         size_t at_off = pos_offset(text, len, line, col);
         if (at_off < len && text[at_off] == '\t')
             return fail_at(L, line, col, NULL, "invalid YAML: found a tab; indent with spaces");
+        /* An override is one short value: positions inside it (libyaml ends
+         * every stream with a line break) would only confuse. */
+        if (p->context && L->assign)
+            return fail_at(L, line, col, NULL, "invalid YAML: %s (%s)", p->problem, p->context);
         if (p->context)
             return fail_at(L, line, col, NULL, "invalid YAML: %s (%s at line %d, column %d)", p->problem,
                            p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
@@ -1139,50 +1143,82 @@ static int load_text(Load *L, const char *text, size_t len) {
 
 /* ---- validation ------------------------------------------------------------- */
 
-/* Where a key's value came from, as a message prefix: "FILE:L:C: path",
- * "--set path=value: path" or "FILE: path". */
 static void key_value_text(const Config *cfg, int id, char *buf, size_t cap);
 
-__attribute__((format(printf, 5, 6))) static int fail_key(const Config *cfg, int id, const char *path, char *err,
+/* One validation: the config, the --set texts that built it (to quote them
+ * as typed), and the defaults (to say "the default" only when it is true). */
+typedef struct {
+    const Config *cfg;
+    const char *const *sets;
+    int n_sets;
+    Config defaults;
+    char *err;
+} Check;
+
+/* The --set text that assigned key id, shown, or its value written out when
+ * that text is not at hand (config_set after config_load, code). buf holds
+ * ERR_LEN bytes. */
+static void set_text(const Check *C, int id, char *buf) {
+    const ConfigOrigin *o = &C->cfg->origin[id];
+    char path[64], val[SHOW_LEN];
+    snprintf(path, sizeof path, "%s.%s=", keys[id].section, keys[id].name);
+    if (C->sets && o->line >= 1 && o->line <= C->n_sets && !strncmp(C->sets[o->line - 1], path, strlen(path))) {
+        const char *a = C->sets[o->line - 1];
+        show_text(a, strlen(a), false, buf);
+        return;
+    }
+    key_value_text(C->cfg, id, val, sizeof val);
+    snprintf(buf, ERR_LEN, "%s%s", path, val);
+}
+
+/* Report at key id: "FILE:L:C: path: msg" when the file set it, "--set
+ * k=v: path: msg" when an override did, "FILE: path: msg" for a default. */
+__attribute__((format(printf, 4, 5))) static int fail_key(const Check *C, int id, const char *path,
                                                           const char *fmt, ...) {
-    char msg[ERR_LEN], val[SHOW_LEN];
+    char msg[ERR_LEN], set[ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const ConfigOrigin *o = &cfg->origin[id];
-    const char *src = cfg->source[0] ? cfg->source : "config";
-    if (o->from == CFG_FROM_FILE) return errf(err, "%s:%d:%d: %s: %s", src, o->line, o->col, path, msg);
+    const ConfigOrigin *o = &C->cfg->origin[id];
+    const char *src = C->cfg->source[0] ? C->cfg->source : "config";
+    if (o->from == CFG_FROM_FILE) return errf(C->err, "%s:%d:%d: %s: %s", src, o->line, o->col, path, msg);
     if (o->from == CFG_FROM_SET) {
-        key_value_text(cfg, id, val, sizeof val);
-        return errf(err, "--set %s.%s=%s: %s: %s", keys[id].section, keys[id].name, val, path, msg);
+        set_text(C, id, set);
+        return errf(C->err, "--set %s: %s: %s", set, path, msg);
     }
-    return errf(err, "%s: %s: %s", src, path, msg);
+    return errf(C->err, "%s: %s: %s", src, path, msg);
 }
 
 /* Check the stored value of one key (config_validate re-checks what the
  * parser checked, for configs built or changed in code). */
-static int check_key(const Config *cfg, int id, char *err) {
+static int check_key(const Check *C, int id) {
+    const Config *cfg = C->cfg;
     const Key *k = &keys[id];
     char path[PATH_LEN], r[80], num[40], msg[ERR_LEN];
     snprintf(path, sizeof path, "%s.%s", k->section, k->name);
     switch (k->type) {
-    case T_INT:
+    case T_INT: {
+        int v = get_int(cfg, k);
+        if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
+            return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d", k->ilo, k->ihi,
+                            v);
+        return 0;
+    }
     case T_U64: {
-        int64_t iv = k->type == T_INT ? get_int(cfg, k) : 0;
-        uint64_t v = k->type == T_U64 ? get_u64(cfg, k) : (uint64_t)iv;
-        if (iv < 0 || v < k->ilo || v > k->ihi)
-            return fail_key(cfg, id, path, err, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %" PRId64,
-                            k->ilo, k->ihi, k->type == T_INT ? iv : (int64_t)v);
+        uint64_t v = get_u64(cfg, k);
+        if (v < k->ilo || v > k->ihi)
+            return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %" PRIu64, k->ilo,
+                            k->ihi, v);
         return 0;
     }
     case T_F64: {
         double v = get_f64(cfg, k);
         fmt_range(k, r, sizeof r);
         fmt_f64(v, num, sizeof num);
-        if (!isfinite(v)) return fail_key(cfg, id, path, err, "expected a finite number in %s, got %s", r, num);
+        if (!isfinite(v)) return fail_key(C, id, path, "expected a finite number in %s, got %s", r, num);
         if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
-            return fail_key(cfg, id, path, err, "expected a number in %s, got %s%s", r, num, k->hint ? k->hint : "");
+            return fail_key(C, id, path, "expected a number in %s, got %s%s", r, num, k->hint ? k->hint : "");
         return 0;
     }
     case T_BOOL:
@@ -1190,22 +1226,21 @@ static int check_key(const Config *cfg, int id, char *err) {
     case T_STR: {
         const char *s = cat(cfg, k);
         size_t len = strnlen(s, k->cap);
-        if (len == k->cap) return fail_key(cfg, id, path, err, "expected a string of at most %zu bytes", k->cap - 1);
-        if (k->rule(s, len, msg)) return fail_key(cfg, id, path, err, "%s", msg);
+        if (len == k->cap) return fail_key(C, id, path, "expected a string of at most %zu bytes", k->cap - 1);
+        if (k->rule(s, len, msg)) return fail_key(C, id, path, "%s", msg);
         return 0;
     }
     case T_ENUM: {
         int v = get_int(cfg, k), n = 0;
         while (k->names[n]) n++;
-        if (v < 0 || v >= n) return fail_key(cfg, id, path, err, "expected a %s value, got %d", path, v);
+        if (v < 0 || v >= n) return fail_key(C, id, path, "expected a %s value, got the number %d", path, v);
         return 0;
     }
     case T_INTS:
     case T_F64S: {
         int count = get_count(cfg, k);
         if (count < 1 || count > (int)k->cap)
-            return fail_key(cfg, id, path, err, "expected a list of 1 to %zu %s, got %d of them", k->cap, k->what,
-                            count);
+            return fail_key(C, id, path, "expected a list of 1 to %zu %s, got %d of them", k->cap, k->what, count);
         for (int i = 0; i < count; i++) {
             char sub[PATH_LEN + 16];
             snprintf(sub, sizeof sub, "%s[%d]", path, i);
@@ -1213,19 +1248,19 @@ static int check_key(const Config *cfg, int id, char *err) {
                 int v;
                 memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
                 if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
-                    return fail_key(cfg, id, sub, err, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d",
-                                    k->ilo, k->ihi, v);
+                    return fail_key(C, id, sub, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d", k->ilo,
+                                    k->ihi, v);
             } else {
                 const double *a = cat(cfg, k);
                 fmt_range(k, r, sizeof r);
                 fmt_f64(a[i], num, sizeof num);
                 if (!isfinite(a[i]) || a[i] < k->flo || a[i] > k->fhi)
-                    return fail_key(cfg, id, sub, err, "expected a finite number in %s, got %s%s", r, num,
+                    return fail_key(C, id, sub, "expected a finite number in %s, got %s%s", r, num,
                                     k->hint ? k->hint : "");
                 for (int j = 0; j < i; j++)
                     if (a[j] == a[i])
-                        return fail_key(cfg, id, sub, err, "expected distinct %s, got %s again (as %s[%d])",
-                                        k->what, num, path, j);
+                        return fail_key(C, id, sub, "expected distinct %s, got %s again (as %s[%d])", k->what, num,
+                                        path, j);
             }
         }
         return 0;
@@ -1234,8 +1269,8 @@ static int check_key(const Config *cfg, int id, char *err) {
     return 0;
 }
 
-/* Of the keys of a rule that failed, the one to point at: the first set in
- * the file, else the first set by --set, else the first. */
+/* Of the keys of a rule that failed, the one to point at: the first the
+ * file set, else the first an override set, else the first. */
 static int pick(const Config *cfg, const int *ids, int n) {
     for (int from = CFG_FROM_FILE; from <= CFG_FROM_SET; from++)
         for (int i = 0; i < n; i++)
@@ -1243,11 +1278,15 @@ static int pick(const Config *cfg, const int *ids, int n) {
     return ids[0];
 }
 
+static bool same_value(const Config *a, const Config *b, int id);
+
 /* ", the default" or ", from --set" after a value in parentheses; with
- * alone, " (the default)" or " (from --set)". Empty for a value of the file. */
-static const char *origin_note(const Config *cfg, int id, bool alone) {
-    switch (cfg->origin[id].from) {
+ * alone, " (the default)" or " (from --set)". Empty for a value the file
+ * set, or one changed in code. */
+static const char *origin_note(const Check *C, int id, bool alone) {
+    switch (C->cfg->origin[id].from) {
     case CFG_FROM_DEFAULT:
+        if (!same_value(C->cfg, &C->defaults, id)) return "";
         return alone ? " (the default)" : ", the default";
     case CFG_FROM_SET:
         return alone ? " (from --set)" : ", from --set";
@@ -1257,28 +1296,24 @@ static const char *origin_note(const Config *cfg, int id, bool alone) {
 }
 
 /* A rule over several keys failed: report it at the key pick() chooses. */
-__attribute__((format(printf, 5, 6))) static int fail_rule(const Config *cfg, const int *ids, int n, char *err,
-                                                           const char *fmt, ...) {
+__attribute__((format(printf, 4, 5))) static int fail_rule(const Check *C, const int *ids, int n, const char *fmt,
+                                                           ...) {
     char msg[ERR_LEN], path[PATH_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int id = pick(cfg, ids, n);
+    int id = pick(C->cfg, ids, n);
     snprintf(path, sizeof path, "%s.%s", keys[id].section, keys[id].name);
-    return fail_key(cfg, id, path, err, "%s", msg);
+    return fail_key(C, id, path, "%s", msg);
 }
 
-static bool torques_are_default(const Config *cfg) {
-    if (cfg->env.n_torques != 3) return false;
-    for (int i = 0; i < 3; i++)
-        if (cfg->env.torques[i] != default_torques[i]) return false;
-    return true;
-}
-
-int config_validate(const Config *cfg, char *err) {
+/* Every key's range, then the rules that tie keys together. */
+static int validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
+    Check C = {.cfg = cfg, .sets = sets, .n_sets = n_sets, .err = err};
+    config_defaults(&C.defaults);
     for (int id = 0; id < N_KEYS; id++)
-        if (check_key(cfg, id, err)) return -1;
+        if (check_key(&C, id)) return -1;
 
     char a[40], b[40];
     int k_torques = key_id("env", "torques"), k_env = key_id("env", "name");
@@ -1287,61 +1322,64 @@ int config_validate(const Config *cfg, char *err) {
     int k_batch = key_id("replay", "batch_size"), k_min = key_id("replay", "min_size");
     int k_start = key_id("explore", "start"), k_end = key_id("explore", "end");
 
+    /* A torque set for CartPole would be silently ignored: refuse it, even
+     * when it equals the default set. */
     if (strcmp(cfg->env.name, "Pendulum-v1") &&
-        (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !torques_are_default(cfg))) {
+        (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !same_value(cfg, &C.defaults, k_torques))) {
         const int ids[] = {k_torques, k_env};
-        return fail_rule(cfg, ids, 2, err, "only Pendulum-v1 takes env.torques, but env.name is %s%s",
-                         cfg->env.name, origin_note(cfg, k_env, true));
+        return fail_rule(&C, ids, 2, "only Pendulum-v1 takes env.torques, but env.name is %s%s", cfg->env.name,
+                         origin_note(&C, k_env, true));
     }
     if (cfg->sync.mode == SYNC_ALLREDUCE && cfg->roles.param_servers > 0) {
         const int ids[] = {k_ps, k_mode};
-        return fail_rule(cfg, ids, 2, err,
+        return fail_rule(&C, ids, 2,
                          "sync.mode allreduce%s uses no parameter servers, but roles.param_servers is %d%s; "
                          "set roles.param_servers: 0",
-                         origin_note(cfg, k_mode, true), cfg->roles.param_servers, origin_note(cfg, k_ps, true));
+                         origin_note(&C, k_mode, true), cfg->roles.param_servers, origin_note(&C, k_ps, true));
     }
     if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->roles.param_servers == 0) {
         const int ids[] = {k_ps, k_mode};
-        return fail_rule(cfg, ids, 2, err,
+        return fail_rule(&C, ids, 2,
                          "sync.mode %s%s needs parameter servers, but roles.param_servers is 0%s; "
                          "add one or use sync.mode: allreduce",
-                         config_sync_name(cfg->sync.mode), origin_note(cfg, k_mode, true),
-                         origin_note(cfg, k_ps, true));
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
     }
     if (cfg->replay.min_size < (uint64_t)cfg->replay.batch_size) {
         const int ids[] = {k_min, k_batch};
-        return fail_rule(cfg, ids, 2, err,
+        return fail_rule(&C, ids, 2,
                          "replay.min_size (%" PRIu64 "%s) must be at least replay.batch_size (%d%s): "
                          "learning cannot start before a batch can be sampled",
-                         cfg->replay.min_size, origin_note(cfg, k_min, false), cfg->replay.batch_size,
-                         origin_note(cfg, k_batch, false));
+                         cfg->replay.min_size, origin_note(&C, k_min, false), cfg->replay.batch_size,
+                         origin_note(&C, k_batch, false));
     }
     if (cfg->replay.min_size > cfg->replay.capacity) {
         const int ids[] = {k_min, k_cap};
-        return fail_rule(cfg, ids, 2, err,
+        return fail_rule(&C, ids, 2,
                          "replay.min_size (%" PRIu64 "%s) must be at most replay.capacity (%" PRIu64 "%s): "
                          "the buffer could never hold enough transitions to start learning",
-                         cfg->replay.min_size, origin_note(cfg, k_min, false), cfg->replay.capacity,
-                         origin_note(cfg, k_cap, false));
+                         cfg->replay.min_size, origin_note(&C, k_min, false), cfg->replay.capacity,
+                         origin_note(&C, k_cap, false));
     }
     uint64_t need = (uint64_t)cfg->roles.replay_shards * (uint64_t)cfg->replay.batch_size;
     if (cfg->replay.capacity < need) {
         const int ids[] = {k_cap, k_shards, k_batch};
-        return fail_rule(cfg, ids, 3, err,
+        return fail_rule(&C, ids, 3,
                          "replay.capacity (%" PRIu64 "%s) must be at least roles.replay_shards * replay.batch_size "
                          "(%d * %d = %" PRIu64 "): every shard must hold a full batch",
-                         cfg->replay.capacity, origin_note(cfg, k_cap, false), cfg->roles.replay_shards,
+                         cfg->replay.capacity, origin_note(&C, k_cap, false), cfg->roles.replay_shards,
                          cfg->replay.batch_size, need);
     }
     if (cfg->explore.end > cfg->explore.start) {
         const int ids[] = {k_end, k_start};
         fmt_f64(cfg->explore.end, a, sizeof a);
         fmt_f64(cfg->explore.start, b, sizeof b);
-        return fail_rule(cfg, ids, 2, err, "explore.end (%s%s) must be at most explore.start (%s%s)", a,
-                         origin_note(cfg, k_end, false), b, origin_note(cfg, k_start, false));
+        return fail_rule(&C, ids, 2, "explore.end (%s%s) must be at most explore.start (%s%s)", a,
+                         origin_note(&C, k_end, false), b, origin_note(&C, k_start, false));
     }
     return 0;
 }
+
+int config_validate(const Config *cfg, char *err) { return validate(cfg, NULL, 0, err); }
 
 /* ---- overrides -------------------------------------------------------------- */
 
@@ -1370,8 +1408,9 @@ static int path_id(const char *path, char *tail, size_t cap) {
     return -1;
 }
 
-/* Apply one "key.path=value" to cfg without the final validation. */
-static int apply_set(Config *cfg, const char *assignment, char *err) {
+/* Apply one "key.path=value" to cfg without the final validation; index
+ * (from 1) says which of the caller's overrides it is. */
+static int apply_set(Config *cfg, const char *assignment, int index, char *err) {
     char shown[SHOW_LEN], path[PATH_LEN], sh[SHOW_LEN], tail[ERR_LEN], msg[ERR_LEN];
     Load L = {.cfg = cfg, .err = err, .assign = show_text(assignment, strlen(assignment), false, shown)};
     const char *eq = strchr(assignment, '=');
@@ -1408,13 +1447,14 @@ static int apply_set(Config *cfg, const char *assignment, char *err) {
     tree_free(&L.t);
     if (rc) return -1;
     cfg->origin[id].from = CFG_FROM_SET;
-    cfg->origin[id].line = cfg->origin[id].col = 0;
+    cfg->origin[id].line = index;
+    cfg->origin[id].col = 0;
     return 0;
 }
 
 int config_set(Config *cfg, const char *assignment, char *err) {
-    if (apply_set(cfg, assignment, err)) return -1;
-    return config_validate(cfg, err);
+    if (apply_set(cfg, assignment, 1, err)) return -1;
+    return validate(cfg, &assignment, 1, err);
 }
 
 /* ---- loading ------------------------------------------------------------------ */
@@ -1495,9 +1535,9 @@ int config_load(Config *cfg, const char *path, const char *const *sets, int n_se
     free(text);
     if (rc) return -1;
     for (int i = 0; i < n_sets; i++)
-        if (apply_set(cfg, sets[i], err)) return -1;
+        if (apply_set(cfg, sets[i], i + 1, err)) return -1;
     if (name_from_stem(cfg, path, err)) return -1;
-    return config_validate(cfg, err);
+    return validate(cfg, sets, n_sets, err);
 }
 
 int config_load_string(Config *cfg, const char *name, const char *text, size_t len, char *err) {
@@ -1601,39 +1641,40 @@ void config_write(const Config *cfg, FILE *f) {
     }
 }
 
-bool config_same(const Config *a, const Config *b) {
-    for (int id = 0; id < N_KEYS; id++) {
-        const Key *k = &keys[id];
-        size_t bytes;
-        switch (k->type) {
-        case T_INT:
-        case T_ENUM:
-            bytes = sizeof(int);
-            break;
-        case T_U64:
-            bytes = sizeof(uint64_t);
-            break;
-        case T_F64:
-            bytes = sizeof(double);
-            break;
-        case T_BOOL:
-            bytes = sizeof(bool);
-            break;
-        case T_STR:
-            if (strncmp(cat(a, k), cat(b, k), k->cap)) return false;
-            continue;
-        case T_INTS:
-        case T_F64S: {
-            int n = get_count(a, k);
-            if (n != get_count(b, k)) return false;
-            if (n < 0 || n > (int)k->cap) n = (int)k->cap;
-            bytes = (size_t)n * (k->type == T_INTS ? sizeof(int) : sizeof(double));
-            break;
-        }
-        default:
-            return false;
-        }
-        if (memcmp(cat(a, k), cat(b, k), bytes)) return false;
+/* Key id holds the same value in a and b (numbers bit for bit). */
+static bool same_value(const Config *a, const Config *b, int id) {
+    const Key *k = &keys[id];
+    size_t bytes = 0;
+    switch (k->type) {
+    case T_INT:
+    case T_ENUM:
+        bytes = sizeof(int);
+        break;
+    case T_U64:
+        bytes = sizeof(uint64_t);
+        break;
+    case T_F64:
+        bytes = sizeof(double);
+        break;
+    case T_BOOL:
+        bytes = sizeof(bool);
+        break;
+    case T_STR:
+        return !strncmp(cat(a, k), cat(b, k), k->cap);
+    case T_INTS:
+    case T_F64S: {
+        int n = get_count(a, k);
+        if (n != get_count(b, k)) return false;
+        if (n < 0 || n > (int)k->cap) n = (int)k->cap;
+        bytes = (size_t)n * (k->type == T_INTS ? sizeof(int) : sizeof(double));
+        break;
     }
+    }
+    return !memcmp(cat(a, k), cat(b, k), bytes);
+}
+
+bool config_same(const Config *a, const Config *b) {
+    for (int id = 0; id < N_KEYS; id++)
+        if (!same_value(a, b, id)) return false;
     return true;
 }

@@ -42,7 +42,8 @@ typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode
 typedef enum { CFG_FROM_DEFAULT = 0, CFG_FROM_FILE, CFG_FROM_SET } ConfigFrom;
 typedef struct {
     ConfigFrom from;
-    int line, col;                 /* 1-based position of the key (CFG_FROM_FILE only) */
+    int line, col;                 /* FILE: 1-based position of the key; SET: line = which
+                                      override (from 1) in the call that applied it */
 } ConfigOrigin;
 
 typedef struct {
