@@ -84,6 +84,14 @@ bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key 
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
     config check configs/cartpole.yaml --set roles.actors
 
+# docs/CONFIG.md documents every key config check prints (pendulum has them all).
+run_cmd "$GORILA" config check configs/pendulum.yaml
+undocumented=$(awk '/^[a-z_]+:$/ { sec = substr($1, 1, length($1) - 1) } /^  [a-z_0-9]+:/ { print sec "." substr($1, 1, length($1) - 1) }' <<<"$out" |
+    while read -r key; do grep -qF "\`$key\`" docs/CONFIG.md || echo "$key"; done)
+expect_eq "every key is in docs/CONFIG.md" "$undocumented" ""
+keys=$(grep -c '^  [a-z_0-9]*:' <<<"$out")
+expect_eq "pendulum's effective config lists all 69 keys" "$keys" "69"
+
 run_cmd "$GORILA" config check --help
 expect_rc "--help exits 0" 0
 expect_contains "--help shows usage" "$out" "usage: gorila config check FILE"
