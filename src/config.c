@@ -512,7 +512,7 @@ static int prescan(const char *text, size_t len, size_t *off, char *msg) {
             *off = i;
             return errf(msg, "expected UTF-8 text, found the byte 0x%02x, which is not valid UTF-8", s[i]);
         }
-        if (!printable(cp) && !(cp == 0xFEFF && i == 0)) {
+        if (!printable(cp)) {
             *off = i;
             return errf(msg, "expected printable text, found the control character U+%04" PRIX32, cp);
         }
@@ -582,11 +582,6 @@ __attribute__((format(printf, 5, 6))) static int fail_at(const Load *L, int line
     if (L->assign) return errf(L->err, "--set %s: %s: %s", L->assign, path ? path : L->set_path, msg);
     if (path) return errf(L->err, "%s:%d:%d: %s: %s", L->file, line, col, path, msg);
     return errf(L->err, "%s:%d:%d: %s", L->file, line, col, msg);
-}
-
-static int fail_node(const Load *L, const Node *n, const char *path, const char *fmt, const char *a,
-                     const char *b) {
-    return fail_at(L, n->line, n->col, path, fmt, a, b);
 }
 
 static int yaml_fail(const Load *L, const yaml_parser_t *p, const char *text, size_t len) {
@@ -801,7 +796,7 @@ static int parse_uint(const Load *L, const Key *k, const Node *n, const char *pa
     bool neg, over;
     uint64_t v;
     if (!plain(n) || is_null(L, n) || scan_int(sval(L, n), n->len, &neg, &v, &over) != 0)
-        return fail_node(L, n, path, "expected %s, got %s", int_kind(k->ilo), describe(L, n, d));
+        return fail_at(L, n->line, n->col, path, "expected %s, got %s", int_kind(k->ilo), describe(L, n, d));
     if ((neg && v != 0) || over || v < k->ilo || v > k->ihi)
         return fail_at(L, n->line, n->col, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %s", k->ilo,
                        k->ihi, show(sval(L, n), n->len, sh));
@@ -861,17 +856,17 @@ static int assign(Load *L, int id, const Node *n, const char *path) {
         bool v;
         if (plain(n) && !strcmp(sval(L, n), "true")) v = true;
         else if (plain(n) && !strcmp(sval(L, n), "false")) v = false;
-        else return fail_node(L, n, path, "expected true or false, got %s%s", describe(L, n, d), "");
+        else return fail_at(L, n->line, n->col, path, "expected true or false, got %s", describe(L, n, d));
         memcpy(at(cfg, k), &v, sizeof v);
         return 0;
     }
     case T_STR: {
         if (n->kind != N_SCALAR || is_null(L, n))
-            return fail_node(L, n, path, "expected a string, got %s%s", describe(L, n, d), "");
+            return fail_at(L, n->line, n->col, path, "expected a string, got %s", describe(L, n, d));
         const char *s = sval(L, n);
         if (strlen(s) != n->len)
-            return fail_node(L, n, path, "expected a string without NUL characters, got \"%s\"%s",
-                             show(s, n->len, sh), "");
+            return fail_at(L, n->line, n->col, path, "expected a string without NUL characters, got \"%s\"",
+                           show(s, n->len, sh));
         if (k->rule(s, n->len, msg)) return fail_at(L, n->line, n->col, path, "%s", msg);
         memset(at(cfg, k), 0, k->cap);
         memcpy(at(cfg, k), s, n->len); /* the rule bounds len below k->cap */
@@ -1038,8 +1033,8 @@ static void unknown_tail(const char *section, const char *word, bool full, char 
 static int key_text(const Load *L, const Node *k, const char *parent, const char **raw, char *shown) {
     char d[SHOW_LEN + 32];
     if (k->kind != N_SCALAR || is_null(L, k))
-        return fail_node(L, k, parent, parent ? "expected a key name, got %s%s" : "expected a section name, got %s%s",
-                         describe(L, k, d), "");
+        return fail_at(L, k->line, k->col, parent, "expected a %s name, got %s", parent ? "key" : "section",
+                       describe(L, k, d));
     *raw = sval(L, k);
     show(*raw, k->len, shown);
     return 0;
@@ -1066,7 +1061,7 @@ static int walk_section(Load *L, int sec, size_t vi) {
     if (v->kind != N_MAP) {
         char what[64];
         snprintf(what, sizeof what, "a mapping of %s keys", section);
-        return fail_node(L, v, section, "expected %s, got %s", what, describe(L, v, d));
+        return fail_at(L, v->line, v->col, section, "expected %s, got %s", what, describe(L, v, d));
     }
     for (size_t ki = vi + 1; ki < v->end;) {
         const Node *k = &t->v[ki];
@@ -1097,8 +1092,8 @@ static int walk_root(Load *L) {
     const Node *r = &t->v[0];
     char d[SHOW_LEN + 32], tail[ERR_LEN];
     if (r->kind != N_MAP)
-        return fail_node(L, r, NULL, "expected a mapping of sections (run:, env:, ...) at the top level, got %s%s",
-                         describe(L, r, d), "");
+        return fail_at(L, r->line, r->col, NULL,
+                       "expected a mapping of sections (run:, env:, ...) at the top level, got %s", describe(L, r, d));
     int first_line[N_SECTIONS] = {0};
     for (size_t ki = 1; ki < r->end;) {
         const Node *k = &t->v[ki];
@@ -1132,7 +1127,8 @@ static int load_text(Load *L, const char *text, size_t len) {
     int rc = build_tree(L, text, len, &docs);
     if (rc == 0 && docs == 0) {
         bool blank = true;
-        for (size_t i = bom_len(text, len); i < len && blank; i++) blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
+        for (size_t i = bom_len(text, len); i < len && blank; i++)
+            blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
         rc = fail_at(L, 1, 1, NULL, "expected a mapping of sections (run:, env:, ...), got %s",
                      blank ? "an empty file" : "only comments");
     }
