@@ -82,7 +82,7 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := src/config.c src/util.c src/ctx.c
+FUZZ_SRC := src/config.c src/util.c src/ctx.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: src/fuzz_config.c $(FUZZ_SRC) src/config.h src/util.h
 	@mkdir -p $(dir $@)
