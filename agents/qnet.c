@@ -352,7 +352,7 @@ void qnet_argmax(const float *q, int B, int A, int32_t *out) {
         const float *r = q + (size_t)i * A;
         int best = 0;
         for (int a = 1; a < A; a++)
-            if (r[a] > r[best]) best = a;
+            if (isnan(r[best]) ? !isnan(r[a]) : r[a] > r[best]) best = a;
         out[i] = best;
     }
 }

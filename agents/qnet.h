@@ -39,7 +39,7 @@
 #define QNET_MAX_HIDDEN 8
 #define QNET_MAX_LINEAR (QNET_MAX_HIDDEN + 1)
 #define QNET_MAX_VIEWS (2 * QNET_MAX_LINEAR + 2)
-#define QNET_NAME_LEN 24
+#define QNET_NAME_LEN 32
 
 /* What the trainer maps its config onto. */
 typedef struct {
@@ -121,9 +121,8 @@ void qnet_forward_ref(const QNet *net, const float *params, const float *obs, in
 void qnet_backward_ref(const QNet *net, const float *params, const float *obs, const float *dq,
                        int B, float *grad, QNetWork *w);
 
-/* out[i] = argmax_a q[i, a] for B rows; ties go to the lowest index; a NaN
- * never wins over a number (it is only chosen if it is in column 0 and
- * nothing compares greater). q: (B, A), out: (B). */
+/* out[i] = argmax_a q[i, a] for B rows; ties go to the lowest index; NaN
+ * loses to any number (an all-NaN row gives 0). q: (B, A), out: (B). */
 void qnet_argmax(const float *q, int B, int A, int32_t *out);
 
 /* FLOPs (multiply and add counted separately) of a forward over B rows and
