@@ -13,6 +13,8 @@
  *   Adam     m = beta1 m + (1 - beta1) g                    (PyTorch Adam,
  *            v = beta2 v + (1 - beta2) g g                   no weight decay)
  *            p -= (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ *            computed as a_t m / (sqrt(v) + eps_t), a_t = lr sqrt(1 - beta2^t)
+ *            / (1 - beta1^t), eps_t = eps sqrt(1 - beta2^t) (Kingma & Ba)
  *   RMSProp  ms = alpha ms + (1 - alpha) g g
  *            mg = alpha mg + (1 - alpha) g                  (centered only)
  *            s  = sqrt(ms - mg mg + eps)   centered, or sqrt(ms + eps)

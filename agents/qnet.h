@@ -7,21 +7,20 @@
  * allreduce blocks are plain contiguous ranges of it. Gradients, optimizer
  * moments and the target network use the same layout.
  *
- * Layout, in this order (row-major (rows, cols) matrices, PyTorch
- * nn.Linear's (out, in) convention, so a view maps onto a state_dict):
+ * Layout, in this order (row-major matrices; a linear layer computes
+ * y = x W + b with W stored (in, out), the JAX/Flax and Keras kernel
+ * convention; PyTorch's nn.Linear.weight is the transpose, W^T (out, in)):
  *
- *   hidden.0.weight   (H0, O)         hidden.0.bias   (H0)
- *   hidden.1.weight   (H1, H0)        hidden.1.bias   (H1)
+ *   hidden.0.weight   (O, H0)         hidden.0.bias   (H0)
+ *   hidden.1.weight   (H0, H1)        hidden.1.bias   (H1)
  *   ...
- *   head.weight       (A, Hlast)      head.bias       (A)        plain head
- * or, with dueling:
- *   head.adv.weight   (A, Hlast)      head.value.weight (1, Hlast)
- *   head.adv.bias     (A)             head.value.bias   (1)
+ *   head.weight       (Hlast, K)      head.bias       (K)
  *
- * With dueling the advantage and value rows are adjacent, so the head is one
- * (A+1, Hlast) linear layer whose last output is V, and
- *   Q(s, a) = V(s) + Adv(s, a) - mean_a' Adv(s, a').
- * With no hidden layers Hlast = O (a linear Q-function).
+ * K = A for the plain head. With dueling K = A + 1: columns 0 .. A-1 (and
+ * bias entries 0 .. A-1) are the advantage stream, column A the value
+ * stream, and Q(s, a) = V(s) + Adv(s, a) - mean_a' Adv(s, a').
+ * With no hidden layers Hlast = O (a linear Q-function). Each layer's
+ * weights and bias are adjacent, so layer l owns one contiguous range.
  *
  * Shape letters: B batch, O obs_dim, A actions, H hidden width.
  * Every function here is deterministic: the same inputs give bit-identical
@@ -38,7 +37,7 @@
 
 #define QNET_MAX_HIDDEN 8
 #define QNET_MAX_LINEAR (QNET_MAX_HIDDEN + 1)
-#define QNET_MAX_VIEWS (2 * QNET_MAX_LINEAR + 2)
+#define QNET_MAX_VIEWS (2 * QNET_MAX_LINEAR)
 #define QNET_NAME_LEN 32
 
 /* What the trainer maps its config onto. */
@@ -56,7 +55,7 @@ typedef struct {
     size_t offset, rows, cols;
 } QNetView;
 
-/* One linear layer y = x W^T + b: W at w_off (out, in), b at b_off (out). */
+/* One linear layer y = x W + b: W at w_off (in, out), b at b_off (out). */
 typedef struct {
     int in, out;
     size_t w_off, b_off;
@@ -79,7 +78,7 @@ typedef struct {
     float *act[QNET_MAX_HIDDEN];  /* (max_batch, H_l) post-ReLU outputs */
     float *head;                  /* (max_batch, A or A+1) head output */
     float *dbuf[2];               /* (max_batch, max_width) backward deltas */
-    float *wt;                    /* (max_width * max_width) transposed weights */
+    float *zeros;                 /* (max_width) zeros, padding for the first layer */
     float *mem;                   /* the one allocation behind the views */
 } QNetWork;
 

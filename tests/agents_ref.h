@@ -1,6 +1,6 @@
 /* agents_ref.h: double-precision references shared by test_qnet.c and
  * test_dqn.c. Written from the definitions in qnet.h and dqn.h (layout
- * offsets, ReLU MLP, dueling combination, Huber), independently of the
+ * offsets, W (in, out), ReLU MLP, dueling combination, Huber), independently of the
  * float kernels, so finite differences on them are accurate to ~1e-9. */
 #ifndef GORILA_TESTS_AGENTS_REF_H
 #define GORILA_TESTS_AGENTS_REF_H
@@ -21,7 +21,7 @@ static inline void ref_q_row(const QNet *net, const double *theta, const float *
         const QNetLinear *lin = &net->lin[l];
         for (int j = 0; j < lin->out; j++) {
             double s = theta[lin->b_off + (size_t)j];
-            for (int k = 0; k < lin->in; k++) s += theta[lin->w_off + (size_t)j * lin->in + k] * buf[cur][k];
+            for (int k = 0; k < lin->in; k++) s += theta[lin->w_off + (size_t)k * lin->out + j] * buf[cur][k];
             buf[1 - cur][j] = (l < L - 1 && s < 0) ? 0.0 : s;
         }
         cur = 1 - cur;

@@ -17,9 +17,10 @@
 
 /* ------------------------------------------------- the hand-worked network
  *
- * O = 2, A = 3, no hidden layer: Q(s) = W s + b, params = [W (3, 2), b (3)].
- *   online W = [[1, 0], [0, 1], [0.5, 0.5]], b = 0
- *   target W = [[0, 1], [1, 0], [0, 0]],     b = [0, 0, 0.25]
+ * O = 2, A = 3, no hidden layer: Q(s) = s W + b, params = [W (2, 3), b (3)];
+ * written by action (column of W), Q_a(s) = s . W[:, a] + b_a:
+ *   online  W[:, a] = (1, 0), (0, 1), (0.5, 0.5)   b = 0
+ *   target  W[:, a] = (0, 1), (1, 0), (0, 0)       b = (0, 0, 0.25)
  *
  * row  obs       a  next_obs  r     disc  weight
  *  0   (1, 0)    2  (2, 1)    0.5   0.9   1
@@ -38,8 +39,9 @@
  *   double:  (1 * 0.405 + 2 * 2.5 + 0.5 * 0.125) / 3 = 5.4675 / 3 = 1.8225
  *   vanilla: (1 * 1.3 + 2 * 2.5 + 0.5 * 0.031878125) / 3 = 2.1053130208
  * dL/dQ(obs_i, a_i) = weight * clamp(td) / 3, double: (-0.3, 2/3, 1/12);
- * for a linear Q, dW[a] = sum over rows taking a of dq * obs, db[a] = sum dq:
- *   dW = [[1/24, 1/12], [0, 4/3], [-0.3, 0]], db = [1/12, 2/3, -0.3]
+ * for a linear Q, dW[:, a] = sum over rows taking a of dq * obs, db[a] = sum dq:
+ *   dW[:, a] = (1/24, 1/12), (0, 4/3), (-0.3, 0); db = (1/12, 2/3, -0.3)
+ * so in (in, out) storage grad = [1/24, 0, -0.3, 1/12, 4/3, 0, 1/12, 2/3, -0.3].
  */
 typedef struct {
     QNet net;
@@ -54,7 +56,7 @@ static void tiny_init(Tiny *t) {
     char err[ERR_LEN];
     cr_assert_eq(qnet_init(&t->net, &s, err), 0);
     cr_assert_eq(t->net.n_params, 9);
-    const float on[9] = {1, 0, 0, 1, 0.5f, 0.5f, 0, 0, 0}, tg[9] = {0, 1, 1, 0, 0, 0, 0, 0, 0.25f};
+    const float on[9] = {1, 0, 0.5f, 0, 1, 0.5f, 0, 0, 0}, tg[9] = {0, 1, 0, 1, 0, 0, 0, 0, 0.25f};
     const float obs[6] = {1, 0, 0, 2, 0.5f, 1}, nobs[6] = {2, 1, INFINITY, 0, 0, 0};
     const float r[3] = {0.5f, -1, 0}, disc[3] = {0.9f, 0, 0.99f}, w[3] = {1, 2, 0.5f};
     const int32_t a[3] = {2, 1, 0};
@@ -87,7 +89,7 @@ Test(dqn, double_dqn_targets_loss_and_gradient_by_hand) {
         cr_assert_float_eq(td[i], fabsf(tdw[i]), 1e-6, "|td|[%d]", i);
     }
     cr_assert_float_eq(loss, 1.8225, 1e-6, "loss %.9g", loss);
-    const float want[9] = {1.0f / 24, 1.0f / 12, 0, 4.0f / 3, -0.3f, 0, 1.0f / 12, 2.0f / 3, -0.3f};
+    const float want[9] = {1.0f / 24, 0, -0.3f, 1.0f / 12, 4.0f / 3, 0, 1.0f / 12, 2.0f / 3, -0.3f};
     for (int k = 0; k < 9; k++) cr_assert_float_eq(grad[k], want[k], 1e-6, "grad[%d] = %.9g", k, grad[k]);
     dqn_free(&d);
 }
@@ -106,7 +108,7 @@ Test(dqn, vanilla_targets_use_the_target_networks_argmax) {
     for (int i = 0; i < 3; i++) cr_assert_float_eq(d.y[i], y[i], 1e-6, "y[%d] = %.9g", i, d.y[i]);
     cr_assert_float_eq(loss, 2.1053130208, 1e-6, "loss %.9g", loss);
     /* row 0 is now in the linear region: dq = -1 / 3 on action 2 */
-    cr_assert_float_eq(grad[4], -1.0f / 3, 1e-6);
+    cr_assert_float_eq(grad[2], -1.0f / 3, 1e-6); /* W[0, 2] += dq * obs_0[0] */
     cr_assert_float_eq(grad[8], -1.0f / 3, 1e-6);
     dqn_free(&d);
 }

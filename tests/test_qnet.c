@@ -56,7 +56,7 @@ Test(qnet, layout_order_and_sizes_for_4_64_64_2) {
     cr_assert_eq(net.n_params, (size_t)(64 * 4 + 64 + 64 * 64 + 64 + 2 * 64 + 2));
     const char *names[] = {"hidden.0.weight", "hidden.0.bias", "hidden.1.weight", "hidden.1.bias", "head.weight",
                            "head.bias"};
-    const size_t rows[] = {64, 64, 64, 64, 2, 2}, cols[] = {4, 1, 64, 1, 64, 1};
+    const size_t rows[] = {4, 64, 64, 64, 64, 2}, cols[] = {64, 1, 64, 1, 2, 1}; /* W is (in, out) */
     cr_assert_eq(net.n_views, 6);
     size_t next = 0;
     for (int i = 0; i < 6; i++) {
@@ -71,18 +71,43 @@ Test(qnet, layout_order_and_sizes_for_4_64_64_2) {
     cr_assert_null(qnet_view(&net, "nope"));
 }
 
-Test(qnet, dueling_head_is_one_block_with_value_last) {
+Test(qnet, dueling_head_has_the_value_in_its_last_column) {
     int h[1] = {8};
     QNet net = make_net(3, 4, true, 1, h);
-    const QNetView *aw = qnet_view(&net, "head.adv.weight"), *vw = qnet_view(&net, "head.value.weight"),
-                   *ab = qnet_view(&net, "head.adv.bias"), *vb = qnet_view(&net, "head.value.bias");
-    cr_assert(aw && vw && ab && vb);
-    cr_assert_eq(vw->offset, aw->offset + 4 * 8);
-    cr_assert_eq(ab->offset, vw->offset + 8);
-    cr_assert_eq(vb->offset, ab->offset + 4);
-    cr_assert_eq(vb->offset + 1, net.n_params);
-    cr_assert_eq(net.lin[1].out, 5);
-    cr_assert_eq(net.n_params, (size_t)(8 * 3 + 8 + 5 * 8 + 5));
+    const QNetView *w = qnet_view(&net, "head.weight"), *b = qnet_view(&net, "head.bias");
+    cr_assert(w && b);
+    cr_assert_eq(w->rows, 8);
+    cr_assert_eq(w->cols, 5);
+    cr_assert_eq(b->offset, w->offset + 8 * 5);
+    cr_assert_eq(b->offset + 5, net.n_params);
+    cr_assert_eq(net.n_params, (size_t)(3 * 8 + 8 + 8 * 5 + 5));
+    /* Zero weights, advantage biases (1, 2, 3, 6) (mean 3), value bias 10:
+     * Q = 10 + adv - 3 = (8, 9, 10, 13) whatever the input. */
+    float p[3 * 8 + 8 + 8 * 5 + 5] = {0}, obs[3] = {0.5f, -1, 2}, q[4];
+    const float hb[5] = {1, 2, 3, 6, 10};
+    memcpy(p + b->offset, hb, sizeof hb);
+    QNetWork wk;
+    qnet_work_init(&wk, &net, 1);
+    qnet_forward(&net, p, obs, 1, q, &wk);
+    const float want[4] = {8, 9, 10, 13};
+    for (int a = 0; a < 4; a++) cr_assert_eq(q[a], want[a], "q[%d] = %g", a, q[a]);
+    qnet_work_free(&wk);
+}
+
+/* A hand-worked two-layer net: W0 (2, 2) = [[1, -1], [2, 1]] (in, out),
+ * b0 = (0, -1); W1 (2, 1) = [[3], [-2]], b1 = 0.5. For x = (1, 1):
+ * z0 = (1 + 2, -1 + 1) + (0, -1) = (3, -1) -> relu (3, 0); q = 9 + 0.5. */
+Test(qnet, forward_by_hand_shows_the_in_out_orientation) {
+    int h[1] = {2};
+    QNet net = make_net(2, 1, false, 1, h);
+    const float p[9] = {1, -1, 2, 1, 0, -1, 3, -2, 0.5f};
+    cr_assert_eq(net.n_params, 9);
+    float x[2] = {1, 1}, q;
+    QNetWork w;
+    qnet_work_init(&w, &net, 1);
+    qnet_forward(&net, p, x, 1, &q, &w);
+    cr_assert_eq(q, 9.5f);
+    qnet_work_free(&w);
 }
 
 Test(qnet, init_rejects_bad_shapes) {
