@@ -139,39 +139,53 @@ static void check_batch(const QNetWork *w, int B, const char *who) {
 
 /* ---------------------------------------------------------------- kernels */
 
+/* One row of the tiny-input layer, four inputs at a time:
+ * z = (first ? b : z) + x0 w0 + x1 w1 + x2 w2 + x3 w3, then ReLU if last.
+ * Inlined with constant first/last, so each variant is one clean loop. */
+static inline void small_row(float *restrict z, const float *restrict b, const float *restrict w0,
+                             const float *restrict w1, const float *restrict w2, const float *restrict w3,
+                             float x0, float x1, float x2, float x3, int out, bool first, bool last) {
+    for (int j = 0; j < out; j++) {
+        float v = (first ? b[j] : z[j]) + x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
+        z[j] = last && v < 0.0f ? 0.0f : v;
+    }
+}
+
 /* z (B, out) = relu(x (B, in) W + b) for tiny in (<= SMALL_IN), W (in, out).
- * Each pass runs along contiguous outputs and takes four inputs; a row of z
- * is written once when in <= 4 (CartPole, Pendulum, MountainCar), else once
- * per four inputs. Missing inputs of the last group read the zero row
- * `zeros` (out) with x = 0. The sum order per output is b + x0 w0 + x1 w1
- * + ..., the reference's; the padding adds +0 terms, which can change only
- * the sign of an exact zero. */
+ * Passes over groups of four inputs; in each, the weight rows are fixed and
+ * each row of z is one loop along contiguous outputs, so a row of z is
+ * written once when in <= 4 (CartPole, Pendulum, MountainCar). A short last
+ * group reads the zero row `zeros` (out) with x = 0. The sum order per
+ * output is b + x0 w0 + x1 w1 + ..., the reference's; the padding adds +0
+ * terms, which can change only the sign of an exact zero. */
 AGENTS_HOT
 static void linear_small_relu(const float *restrict x, int B, int in, int out, const float *restrict W,
                               const float *restrict b, const float *restrict zeros, float *restrict z) {
-    for (int i = 0; i < B; i++) {
-        const float *xi = x + (size_t)i * in;
-        float *restrict zi = z + (size_t)i * out;
-        for (int k = 0; k < in; k += 4) {
-            const float *w[4];
-            float xk[4];
-            for (int t = 0; t < 4; t++) {
-                w[t] = k + t < in ? W + (size_t)(k + t) * out : zeros;
-                xk[t] = k + t < in ? xi[k + t] : 0.0f;
-            }
-            const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
-            float x0 = xk[0], x1 = xk[1], x2 = xk[2], x3 = xk[3];
-            const float *src = k == 0 ? b : zi;
-            if (k + 4 < in) {
-                for (int j = 0; j < out; j++) zi[j] = src[j] + x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
-            } else {
-                for (int j = 0; j < out; j++) {
-                    float v = src[j] + x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
-                    zi[j] = v < 0.0f ? 0.0f : v;
-                }
-            }
+    for (int k = 0; k < in; k += 4) {
+        int nt = in - k < 4 ? in - k : 4;
+        const float *w0 = W + (size_t)k * out;
+        const float *w1 = nt > 1 ? w0 + out : zeros, *w2 = nt > 2 ? w0 + 2 * (size_t)out : zeros,
+                    *w3 = nt > 3 ? w0 + 3 * (size_t)out : zeros;
+        bool first = k == 0, last = k + 4 >= in;
+        for (int i = 0; i < B; i++) {
+            const float *xi = x + (size_t)i * in + k;
+            float x0 = xi[0], x1 = nt > 1 ? xi[1] : 0.0f, x2 = nt > 2 ? xi[2] : 0.0f, x3 = nt > 3 ? xi[3] : 0.0f;
+            float *zi = z + (size_t)i * out;
+            if (first && last)
+                small_row(zi, b, w0, w1, w2, w3, x0, x1, x2, x3, out, true, true);
+            else if (first)
+                small_row(zi, b, w0, w1, w2, w3, x0, x1, x2, x3, out, true, false);
+            else if (last)
+                small_row(zi, b, w0, w1, w2, w3, x0, x1, x2, x3, out, false, true);
+            else
+                small_row(zi, b, w0, w1, w2, w3, x0, x1, x2, x3, out, false, false);
         }
     }
+}
+
+/* z (B, out) = b in every row. */
+static void fill_rows(float *restrict z, int B, int out, const float *restrict b) {
+    for (int i = 0; i < B; i++) memcpy(z + (size_t)i * out, b, (size_t)out * sizeof(float));
 }
 
 /* z (B, out) += b, then ReLU if relu. NaN passes through the ReLU. */
@@ -241,26 +255,29 @@ void qnet_forward(const QNet *net, const float *params, const float *obs, int B,
     check_batch(w, B, "qnet_forward");
     const float *x = obs;
     int L = net->n_linear;
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < L - 1; l++) {
         const QNetLinear *lin = &net->lin[l];
         const float *W = params + lin->w_off, *b = params + lin->b_off;
-        bool hidden = l < L - 1;
-        float *z = hidden ? w->act[l] : w->head;
-        if (hidden && l == 0 && lin->in <= SMALL_IN) {
+        float *z = w->act[l];
+        if (l == 0 && lin->in <= SMALL_IN) {
             linear_small_relu(x, B, lin->in, lin->out, W, b, w->zeros, z);
         } else {
             /* z (B, out) = x (B, in) . W (in, out) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, lin->out, lin->in, 1.0f, x, lin->in, W,
                         lin->out, 0.0f, z, lin->out);
-            bias_act(z, B, lin->out, b, hidden);
+            bias_act(z, B, lin->out, b, true);
         }
         x = z;
     }
-    int A = net->spec.n_actions;
-    if (net->spec.dueling)
-        dueling_combine(w->head, B, A, q);
-    else
-        memcpy(q, w->head, (size_t)B * (size_t)A * sizeof(float));
+    /* The head starts from its bias and lets sgemm accumulate onto it
+     * (beta = 1): no zero fill inside OpenBLAS, no separate bias pass, and
+     * without dueling it lands straight in q. */
+    const QNetLinear *lin = &net->lin[L - 1];
+    float *z = net->spec.dueling ? w->head : q;
+    fill_rows(z, B, lin->out, params + lin->b_off);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, lin->out, lin->in, 1.0f, x, lin->in,
+                params + lin->w_off, lin->out, 1.0f, z, lin->out);
+    if (net->spec.dueling) dueling_combine(w->head, B, net->spec.n_actions, q);
 }
 
 void qnet_backward(const QNet *net, const float *params, const float *obs, const float *dq, int B,
