@@ -1,8 +1,224 @@
-/* bench_nn.c: placeholder until its issue lands. */
+/* bench_nn.c: `gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]`
+ *
+ * Times one full DQN update as the learner does it: target forward on s',
+ * online forward on s and s' (one pass over 2B rows; s only with
+ * --no-double), Huber loss, backward, Adam step over all parameters, for
+ * 4-64-64-2 and 4-256-256-2 at batch 32, 64 and 256.
+ *
+ * Each configuration runs for S seconds (default 1) split into 5 windows
+ * after a warm-up; updates/s is the best window (the machines are shared;
+ * the best window is the least disturbed one). GFLOP/s counts the matmul
+ * FLOPs of an update, 2 * in * out per layer per row (qnet_forward_flops,
+ * qnet_backward_flops):
+ *   forward rows: B (target) + 2B (online; B with --no-double)
+ *   backward:     weight gradients of every layer and input gradients of
+ *                 all but the first, over B rows
+ * so for 4-H-H-2 with double DQN: 2 * (4H + H^2 + 2H) * 3B
+ *                                + 2 * (4H + 2 (H^2 + 2H)) * B.
+ * Bias, ReLU, loss and Adam work is not counted (it is small and not
+ * matmul). The sgemm peak is measured in the same run: single-precision
+ * square products of size 128, 256, 512 and 1024 with the same thread
+ * count, best of 3 windows each, best size wins.
+ *
+ * OpenBLAS runs single-threaded by default (one rank per core). Nothing
+ * here passes or fails on time.
+ */
 #include "cmd.h"
 
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "dqn.h"
+#include "optim.h"
+#include "qnet.h"
+#include "rng.h"
+#include "util.h"
+
+#define WINDOWS 5
+
+typedef struct {
+    int hidden;          /* both hidden layers */
+    int batch;
+    double pytorch_ups;  /* PyTorch 1.13 on one core of the dev machines, as given
+                          * to us (its DQN variant is not recorded; see
+                          * docs/PERFORMANCE.md); 0: no reference */
+} NnCase;
+
+static const NnCase cases[] = {
+    {64, 32, 0},   {64, 64, 3400},   {64, 256, 0},
+    {256, 32, 0},  {256, 64, 0},     {256, 256, 670},
+};
+
+static double sgemm_gflops(int n, double seconds) {
+    size_t nn = (size_t)n * (size_t)n;
+    float *a = xmalloc_aligned(3 * nn * sizeof(float)), *b = a + nn, *c = b + nn;
+    Rng r;
+    rng_seed(&r, 1, RNG_STREAM_TOOL);
+    for (size_t i = 0; i < 2 * nn; i++) a[i] = rng_uniform_f(&r) - 0.5f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    double best = 0;
+    for (int w = 0; w < 3; w++) {
+        long it = 0;
+        double t0 = now_seconds(), t;
+        do {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+            it++;
+            t = now_seconds() - t0;
+        } while (t < seconds);
+        double g = 2.0 * n * (double)nn * (double)it / t / 1e9;
+        if (g > best) best = g;
+    }
+    free(a);
+    return best;
+}
+
+typedef struct {
+    double ups, flops;
+} NnResult;
+
+static NnResult run_case(const NnCase *c, bool double_dqn, double seconds) {
+    char err[ERR_LEN];
+    QNetSpec spec = {.obs_dim = 4, .n_actions = 2, .n_hidden = 2, .hidden = {c->hidden, c->hidden}};
+    QNet net;
+    if (qnet_init(&net, &spec, err)) DIE(NULL, "%s", err);
+    int B = c->batch, O = spec.obs_dim;
+    float *online = xmalloc_aligned(net.n_params * sizeof(float));
+    float *target = xmalloc_aligned(net.n_params * sizeof(float));
+    float *grad = xmalloc_aligned(net.n_params * sizeof(float));
+    Rng r;
+    rng_seed(&r, 1, RNG_STREAM_TOOL);
+    qnet_init_params(&net, online, &r);
+    memcpy(target, online, net.n_params * sizeof(float));
+
+    float *fb = xmalloc((size_t)B * (2 * (size_t)O + 4) * sizeof(float));
+    Batch b = {.n = B, .obs_dim = O, .obs = fb, .next_obs = fb + (size_t)B * O,
+               .reward = fb + 2 * (size_t)B * O, .discount = fb + 2 * (size_t)B * O + B,
+               .weight = fb + 2 * (size_t)B * O + 2 * (size_t)B, .action = xmalloc((size_t)B * sizeof(int32_t))};
+    float *td = fb + 2 * (size_t)B * O + 3 * (size_t)B;
+    for (size_t i = 0; i < 2 * (size_t)B * O; i++) b.obs[i] = (float)rng_uniform_range(&r, -1, 1);
+    for (int i = 0; i < B; i++) {
+        b.action[i] = (int32_t)rng_below(&r, 2);
+        b.reward[i] = 1.0f;
+        b.discount[i] = rng_below(&r, 10) ? 0.99f : 0.0f;
+        b.weight[i] = 1.0f;
+    }
+    Dqn d;
+    dqn_init(&d, &net, B);
+    DqnParams dp = {.double_dqn = double_dqn, .huber_delta = 1.0f};
+    OptimParams op = optim_defaults(OPTIM_ADAM);
+    op.lr = 1e-4f;
+    Optim opt;
+    optim_init(&opt, &op, net.n_params);
+
+    double warm_until = now_seconds() + seconds / 10;
+    while (now_seconds() < warm_until) {
+        dqn_loss_grad(&d, &net, &dp, online, target, &b, grad, td);
+        optim_step(&opt, online, grad);
+    }
+    double best = 0;
+    for (int w = 0; w < WINDOWS; w++) {
+        long it = 0;
+        double t0 = now_seconds(), t;
+        do {
+            dqn_loss_grad(&d, &net, &dp, online, target, &b, grad, td);
+            optim_step(&opt, online, grad);
+            it++;
+            t = now_seconds() - t0;
+        } while (t < seconds / WINDOWS);
+        if (it / t > best) best = it / t;
+    }
+    NnResult res = {best, qnet_forward_flops(&net, B) + qnet_forward_flops(&net, double_dqn ? 2 * B : B) +
+                              qnet_backward_flops(&net, B)};
+    optim_free(&opt);
+    dqn_free(&d);
+    free(b.action);
+    free(fb);
+    free(grad);
+    free(target);
+    free(online);
+    return res;
+}
+
+static const char *env_or_unset(const char *name) {
+    const char *v = getenv(name);
+    return v ? v : "(unset)";
+}
+
 int bench_nn(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return usage_error("bench nn: not implemented yet");
+    char err[ERR_LEN];
+    bool json = false, double_dqn = true;
+    double seconds = 1.0;
+    long threads = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--no-double")) {
+            double_dqn = false;
+        } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+            if (parse_double(argv[++i], &seconds, err) || seconds <= 0 || seconds > 3600)
+                return usage_error("bench nn: --seconds: expected a number in (0, 3600], got \"%s\"", argv[i]);
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            if (parse_int_range(argv[++i], 1, 256, &threads, err))
+                return usage_error("bench nn: --threads: %s", err);
+        } else {
+            return usage_error("bench nn: unknown argument \"%s\" (expected --json, --seconds S, --threads N, "
+                               "--no-double)",
+                               argv[i]);
+        }
+    }
+    openblas_set_num_threads((int)threads);
+    const char *cfg = openblas_get_config(), *core = openblas_get_corename();
+    const char *env_core = env_or_unset("OPENBLAS_CORETYPE"), *env_thr = env_or_unset("OPENBLAS_NUM_THREADS");
+
+    static const int sizes[] = {128, 256, 512, 1024};
+    double peak = 0;
+    int peak_n = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        double g = sgemm_gflops(sizes[k], seconds / 10 < 0.05 ? 0.05 : seconds / 10);
+        if (g > peak) peak = g, peak_n = sizes[k];
+    }
+    if (json) {
+        printf("{\"bench\":\"openblas\",\"config\":\"%s\",\"corename\":\"%s\",\"OPENBLAS_CORETYPE\":\"%s\","
+               "\"OPENBLAS_NUM_THREADS\":\"%s\",\"threads\":%ld}\n",
+               cfg, core, env_core, env_thr, threads);
+        printf("{\"bench\":\"sgemm_peak\",\"gflops\":%.2f,\"n\":%d,\"threads\":%ld}\n", peak, peak_n, threads);
+    } else {
+        printf("OpenBLAS: %s (core %s); OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s; using %ld thread%s\n", cfg,
+               core, env_core, env_thr, threads, threads == 1 ? "" : "s");
+        printf("sgemm peak: %.1f GFLOP/s (square n=%d, best of 128..1024)\n", peak, peak_n);
+        printf("DQN update (%s DQN, Huber, backward, Adam), %g s per row, best of %d windows\n",
+               double_dqn ? "double" : "vanilla", seconds, WINDOWS);
+        printf("%-12s %5s %10s %12s %9s %8s %9s %8s\n", "network", "batch", "MFLOP/upd", "updates/s", "GFLOP/s", "%peak",
+               "PyTorch", "ratio");
+    }
+    fflush(stdout);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const NnCase *c = &cases[k];
+        NnResult r = run_case(c, double_dqn, seconds);
+        double gflops = r.flops * r.ups / 1e9;
+        double pyt = c->pytorch_ups;
+        if (json) {
+            printf("{\"bench\":\"nn\",\"obs_dim\":4,\"hidden\":[%d,%d],\"actions\":2,\"batch\":%d,"
+                   "\"double_dqn\":%s,\"updates_per_second\":%.1f,\"flops_per_update\":%.0f,\"gflops\":%.2f,"
+                   "\"pct_of_sgemm_peak\":%.1f",
+                   c->hidden, c->hidden, c->batch, double_dqn ? "true" : "false", r.ups, r.flops, gflops,
+                   100 * gflops / peak);
+            if (pyt > 0) printf(",\"pytorch_updates_per_second\":%.0f,\"vs_pytorch\":%.2f", pyt, r.ups / pyt);
+            printf("}\n");
+        } else {
+            char name[32], pt[16] = "-", ratio[16] = "-";
+            snprintf(name, sizeof name, "4-%d-%d-2", c->hidden, c->hidden);
+            if (pyt > 0) {
+                snprintf(pt, sizeof pt, "%.0f", pyt);
+                snprintf(ratio, sizeof ratio, "%.2fx", r.ups / pyt);
+            }
+            printf("%-12s %5d %10.2f %12.0f %9.1f %7.1f%% %9s %8s\n", name, c->batch, r.flops / 1e6, r.ups, gflops,
+                   100 * gflops / peak, pt, ratio);
+        }
+        fflush(stdout);
+    }
+    return 0;
 }
