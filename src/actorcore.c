@@ -2,6 +2,7 @@
 #include "actorcore.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void actorcore_env_options(const Config *cfg, EnvOptions *opt) {

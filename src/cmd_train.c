@@ -161,7 +161,12 @@ int cmd_train(int argc, char **argv) {
     if (lay.size == 1) {
         rc = trainer_run(cfg, a.resume);
     } else {
-        JobArgs ja = {cfg, &lay, a.resume};
+        JobArgs ja;
+        memset(&ja, 0, sizeof ja);
+        ja.cfg = cfg;
+        ja.lay = &lay;
+        ja.resume_dir = a.resume;
+        ja.learners = MPI_COMM_NULL;
         rc = job_run(&ctx, &ja);
     }
     free(cfg);

@@ -68,7 +68,7 @@ static const char *const progress_modes[] = {"auto", "always", "never", NULL};
 
 /* Enums are stored through an int-sized copy. */
 _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int) &&
-                   sizeof(ReplayKind) == sizeof(int) && sizeof(OptimKind) == sizeof(int) &&
+                   sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
                    sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
                    sizeof(ProgressMode) == sizeof(int),
                "enums are copied as int");
@@ -340,7 +340,7 @@ static const char *enum_name(const char *const *names, int v) {
     return "?";
 }
 const char *config_sync_name(SyncMode m) { return enum_name(sync_modes, (int)m); }
-const char *config_optim_name(OptimKind k) { return enum_name(optim_kinds, (int)k); }
+const char *config_optim_name(CfgOptim k) { return enum_name(optim_kinds, (int)k); }
 const char *config_replay_name(ReplayKind k) { return enum_name(replay_kinds, (int)k); }
 
 /* ---- text helpers ------------------------------------------------------ */

@@ -32,7 +32,7 @@
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
 typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
 typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
-typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } OptimKind;
+typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
@@ -111,7 +111,7 @@ typedef struct {
         double tau;                /* agent.tau: soft update rate */
     } agent;
     struct {
-        OptimKind kind;            /* optimizer.kind: adam | rmsprop | sgd */
+        CfgOptim kind;             /* optimizer.kind: adam | rmsprop | sgd */
         double lr;                 /* optimizer.lr */
         double beta1, beta2;       /* optimizer.beta1, optimizer.beta2 (adam) */
         double eps;                /* optimizer.eps (adam, rmsprop) */
@@ -177,7 +177,7 @@ bool config_same(const Config *a, const Config *b);
 
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
-const char *config_optim_name(OptimKind k);
+const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);
 
 #endif

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episodes, char *err) {

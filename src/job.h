@@ -17,7 +17,7 @@ typedef struct {
     int32_t resumed;
     uint64_t env_steps, updates, episodes;
     double wall_seconds;      /* run time before this start */
-    char ckpt_dir[512];       /* checkpoint directory to load (resumed) */
+    char ckpt_dir[1024];      /* checkpoint directory to load (resumed) */
     char run_dir[512];        /* run directory (the coordinator's) */
 } JobStart;
 

@@ -3,6 +3,7 @@
 #include "explore.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int model_qnet(const Config *cfg, QNet *net, char *err) {
@@ -25,7 +26,8 @@ void model_dqn_params(const Config *cfg, DqnParams *p) {
 }
 
 void model_optim_params(const Config *cfg, OptimParams *p) {
-    *p = optim_defaults(cfg->optimizer.kind);
+    OptimKind k = cfg->optimizer.kind == OPT_SGD ? OPTIM_SGD : cfg->optimizer.kind == OPT_RMSPROP ? OPTIM_RMSPROP : OPTIM_ADAM;
+    *p = optim_defaults(k);
     p->lr = (float)cfg->optimizer.lr;
     p->momentum = (float)cfg->optimizer.momentum;
     p->beta1 = (float)cfg->optimizer.beta1;

@@ -22,6 +22,7 @@
 #include "role.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {

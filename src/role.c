@@ -4,6 +4,7 @@
 #include "params.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {

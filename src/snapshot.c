@@ -50,7 +50,8 @@ static void fill_net(const Config *cfg, const QNet *net, CkptMeta *m) {
     for (int i = 0; i < net->spec.n_hidden; i++) m->net.hidden[i] = (uint32_t)net->spec.hidden[i];
     m->net.dueling = net->spec.dueling;
     m->net.n_params = net->n_params;
-    snprintf(m->env, sizeof m->env, "%s", cfg->env.name);
+    /* Registered env names are far shorter than CKPT_ENV_LEN. */
+    if (snprintf(m->env, sizeof m->env, "%s", cfg->env.name) >= (int)sizeof m->env) m->env[sizeof m->env - 1] = '\0';
 }
 
 int snapshot_write_shard(const Config *cfg, const QNet *net, const char *dir, const SnapShard *sh, char *err) {
@@ -165,9 +166,8 @@ static void prune(const char *base, int keep) {
         if (!dd) continue;
         while ((e = readdir(dd))) {
             if (e->d_name[0] == '.') continue;
-            char f[SNAP_PATH_LEN + 64];
-            snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
-            unlink(f);
+            char f[SNAP_PATH_LEN + 300];
+            if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f) unlink(f);
         }
         closedir(dd);
         rmdir(dir);

@@ -8,6 +8,7 @@
 #include "runlog.h"
 #include "signals.h"
 #include "snapshot.h"
+#include "ctx.h"
 #include "util.h"
 
 #include <math.h>
