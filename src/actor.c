@@ -15,7 +15,8 @@
  *
  * Budget: the job's remaining run.max_env_steps are split evenly over the
  * actors (the first R mod A get one more); an actor that has used its share
- * flushes its last chunk, reports done and idles until STOP. With
+ * sends its last chunk flagged MSG_LAST (so its replay shard knows no more
+ * is coming from it), reports done and idles until STOP. With
  * actor.envs > 1 an actor may overshoot its share by up to envs - 1 steps.
  */
 #include "actorcore.h"
@@ -74,17 +75,15 @@ static void on_params(Actor *a, const Msg *m) {
     a->rb.m.params_version = a->version;
 }
 
-static void send_chunk(Actor *a) {
-    if (a->chunk.n == 0) return;
+static void send_chunk(Actor *a, bool last) {
+    if (a->chunk.n == 0 && !last) return;
     size_t n = (size_t)a->chunk.n, O = (size_t)a->ac.O;
     SendBuf *s = &a->exp[a->next_buf];
     a->next_buf = (a->next_buf + 1) % ACTOR_CREDITS;
     ExpLayout l = proto_exp_layout(n, O, 0);
     uint8_t *p = sendbuf_payload(s);
-    if (!comm_send_done(&a->rb.comm, s)) {
-        /* The ack came back, so replay received it; completion is imminent. */
-        while (!comm_send_done(&a->rb.comm, s)) comm_idle(&a->rb.comm);
-    }
+    /* The ack came back, so replay received it; completion is imminent. */
+    comm_wait_send(&a->rb.comm, s);
     memcpy(p + l.obs, a->chunk.obs, n * O * sizeof(float));
     memcpy(p + l.next_obs, a->chunk.next_obs, n * O * sizeof(float));
     memcpy(p + l.action, a->chunk.action, n * sizeof(int32_t));
@@ -94,6 +93,7 @@ static void send_chunk(Actor *a) {
     h.count = n;
     h.version = a->version;
     h.aux = (uint64_t)a->rb.ctx->index;
+    h.flags = last ? MSG_LAST : 0;
     comm_send(&a->rb.comm, s, a->replay_rank, TAG_EXPERIENCE, h, l.bytes);
     a->credits_used++;
     a->chunk.n = 0;
@@ -130,9 +130,12 @@ static bool act(Actor *a) {
         a->rb.m.episodes++;
         if (a->n_episodes == PROTO_MAX_EPISODES) send_episodes(a);
     }
-    if (a->chunk.n >= cfg->actor.chunk) send_chunk(a);
+    if (a->chunk.n >= cfg->actor.chunk) send_chunk(a, false);
     if (a->quota && a->ac.steps >= a->quota) {
-        send_chunk(a);
+        /* The last chunk says so, even when empty (after the credit check
+         * above a buffer is free for it). */
+        if (a->credits_used >= ACTOR_CREDITS) comm_wait_send(&a->rb.comm, &a->exp[a->next_buf]);
+        send_chunk(a, true);
         send_episodes(a);
         a->done = true;
         a->rb.m.done = 1;

@@ -2,9 +2,11 @@
 #include "comm.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MPI_CHECK(ctx, call)                                                                   \
     do {                                                                                       \
@@ -41,6 +43,56 @@ void sendbuf_free(SendBuf *s) {
     s->cap = 0;
 }
 
+/* One semaphore per node-local rank in a shared window (see comm.h). */
+#define BELL_STRIDE 64 /* bytes per bell: a cache line, sem_t is 32 */
+static void bells_init(Comm *c) {
+    const Ctx *ctx = c->ctx;
+    c->bell_win = MPI_WIN_NULL;
+    const char *env = getenv("COMM_DOORBELLS");
+    int want = !(env && !strcmp(env, "0"));
+    MPI_Comm node;
+    MPI_CHECK(ctx, MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int n_node = 0, me = 0;
+    MPI_Comm_size(node, &n_node);
+    MPI_Comm_rank(node, &me);
+    /* Every rank of the node must agree, or none uses bells. */
+    MPI_CHECK(ctx, MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, node));
+    if (want) {
+        void *base = NULL;
+        MPI_Aint bytes = me == 0 ? (MPI_Aint)n_node * BELL_STRIDE : 0;
+        MPI_CHECK(ctx, MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &base, &c->bell_win));
+        MPI_Aint size;
+        int disp;
+        MPI_CHECK(ctx, MPI_Win_shared_query(c->bell_win, 0, &size, &disp, &base));
+        c->bells = base;
+        if (me == 0)
+            for (int i = 0; i < n_node; i++)
+                if (sem_init((sem_t *)((char *)base + (size_t)i * BELL_STRIDE), 1, 0) != 0)
+                    DIE(ctx, "sem_init: %s", strerror(errno));
+        MPI_CHECK(ctx, MPI_Barrier(node));
+        /* world rank -> bell index, -1 for ranks on other nodes */
+        MPI_Group wg, ng;
+        MPI_Comm_group(ctx->comm, &wg);
+        MPI_Comm_group(node, &ng);
+        int size_w = ctx->size;
+        int *world = xmalloc((size_t)size_w * sizeof(int));
+        c->bell_of = xmalloc((size_t)size_w * sizeof(int));
+        for (int i = 0; i < size_w; i++) world[i] = i;
+        MPI_Group_translate_ranks(wg, size_w, world, ng, c->bell_of);
+        for (int i = 0; i < size_w; i++)
+            if (c->bell_of[i] == MPI_UNDEFINED) c->bell_of[i] = -1;
+        free(world);
+        MPI_Group_free(&wg);
+        MPI_Group_free(&ng);
+    }
+    MPI_Comm_free(&node);
+}
+
+static sem_t *bell(const Comm *c, int rank) {
+    if (!c->bells || c->bell_of[rank] < 0) return NULL;
+    return (sem_t *)((char *)c->bells + (size_t)c->bell_of[rank] * BELL_STRIDE);
+}
+
 void comm_init(Comm *c, const Ctx *ctx, const Layout *lay, const CommLimits *lim) {
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
@@ -50,6 +102,7 @@ void comm_init(Comm *c, const Ctx *ctx, const Layout *lay, const CommLimits *lim
     c->inbox = xmalloc_aligned(sizeof(MsgHeader) + c->inbox_cap);
     for (int i = 0; i < COMM_CTL_SLOTS; i++) sendbuf_init(&c->ctl[i], COMM_CTL_BYTES - sizeof(MsgHeader));
     c->idle_delay = COMM_IDLE_MIN;
+    bells_init(c);
 }
 
 void comm_free(Comm *c) {
@@ -62,6 +115,10 @@ void comm_free(Comm *c) {
     }
     free(c->inbox);
     c->inbox = NULL;
+    if (c->bell_win != MPI_WIN_NULL) MPI_Win_free(&c->bell_win);
+    c->bells = NULL;
+    free(c->bell_of);
+    c->bell_of = NULL;
 }
 
 bool comm_send_done(Comm *c, SendBuf *s) {
@@ -79,10 +136,22 @@ static void count_sent(Comm *c, int tag, size_t bytes) {
     }
 }
 
+void comm_wait_send(Comm *c, SendBuf *s) {
+    /* Our own send completes without a bell (the peer's progress finishes
+     * it), so plain short sleeps here, whatever the idle backoff is. */
+    double delay = COMM_IDLE_MIN, t0 = 0;
+    while (!comm_send_done(c, s)) {
+        if (t0 == 0) t0 = now_seconds();
+        sleep_seconds(delay);
+        delay = delay * 2 > COMM_IDLE_MAX ? COMM_IDLE_MAX : delay * 2;
+    }
+    if (t0 != 0) c->wait_seconds += now_seconds() - t0;
+}
+
 void comm_send(Comm *c, SendBuf *s, int dest, int tag, MsgHeader h, size_t payload_bytes) {
     if (payload_bytes > s->cap)
         DIE(c->ctx, "%s message of %zu bytes exceeds its buffer (%zu)", proto_tag_name(tag), payload_bytes, s->cap);
-    while (!comm_send_done(c, s)) comm_idle(c);
+    comm_wait_send(c, s);
     h.tag = (uint32_t)tag;
     memcpy(s->buf, &h, sizeof h);
     size_t bytes = sizeof h + payload_bytes;
@@ -90,6 +159,11 @@ void comm_send(Comm *c, SendBuf *s, int dest, int tag, MsgHeader h, size_t paylo
     MPI_CHECK(c->ctx, MPI_Isend(s->buf, (int)bytes, MPI_BYTE, dest, tag, c->ctx->comm, &s->req));
     s->pending = true;
     count_sent(c, tag, bytes);
+    sem_t *b = bell(c, dest);
+    if (b) {
+        sem_post(b);
+        c->bells_rung++;
+    }
 }
 
 void comm_send_ctl(Comm *c, int dest, int tag, MsgHeader h, const void *payload, size_t payload_bytes) {
@@ -115,7 +189,8 @@ static size_t expected_bytes(const Comm *c, const MsgHeader *h, const char **why
     const CommLimits *L = &c->lim;
     switch (h->tag) {
     case TAG_EXPERIENCE:
-        if (h->count == 0 || h->count > L->max_chunk) return *why = "transition count out of range", (size_t)-1;
+        if ((h->count == 0 && !(h->flags & MSG_LAST)) || h->count > L->max_chunk)
+            return *why = "transition count out of range", (size_t)-1;
         return proto_exp_layout(h->count, L->obs_dim, (h->flags & MSG_HAS_PRIORITY) != 0).bytes;
     case TAG_SAMPLE_REQ:
         if (h->count == 0 || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
@@ -208,10 +283,30 @@ bool comm_poll(Comm *c, Msg *m) {
 
 void comm_idle(Comm *c) {
     double t0 = now_seconds();
-    sleep_seconds(c->idle_delay);
+    sem_t *mine = c->bells ? bell(c, c->ctx->rank) : NULL;
+    if (mine) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long ns = ts.tv_nsec + (long)(c->idle_delay * 1e9);
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        if (sem_timedwait(mine, &ts) == 0) {
+            /* Rung: swallow the other rings too; whatever they announced is
+             * visible to the next poll, and later rings post again. */
+            while (sem_trywait(mine) == 0) {
+            }
+            c->wakeups++;
+            c->idle_delay = COMM_IDLE_MIN;
+            c->wait_seconds += now_seconds() - t0;
+            return;
+        }
+    } else {
+        sleep_seconds(c->idle_delay);
+    }
     c->wait_seconds += now_seconds() - t0;
     c->idle_delay *= 2;
-    if (c->idle_delay > COMM_IDLE_MAX) c->idle_delay = COMM_IDLE_MAX;
+    double max = c->bells ? COMM_IDLE_MAX_BELL : COMM_IDLE_MAX;
+    if (c->idle_delay > max) c->idle_delay = max;
 }
 
 bool comm_drain(Comm *c, SendBuf **bufs, int n, const int *keep, int n_keep, Msg *m) {

@@ -5,9 +5,19 @@
  * on the progress engine, so a waiting rank eats a whole core; with more
  * ranks than cores (the normal case on small machines) the spinners starve
  * the ranks doing real work. gorila therefore never blocks inside MPI during
- * a run: every wait is a loop of MPI_Iprobe / MPI_Test calls with a short
- * nanosleep that backs off from COMM_IDLE_MIN to COMM_IDLE_MAX and drops
- * back to the minimum as soon as something arrives (comm_idle).
+ * a run: every wait is a loop of MPI_Iprobe / MPI_Test calls between which
+ * the rank sleeps (comm_idle).
+ *
+ * Doorbells. Sleeping alone trades latency for CPU: a rank that sleeps
+ * 1 ms between polls adds up to 1 ms to every message it waits for, and a
+ * synchronous parameter-server round has several such hops. So ranks on the
+ * same node share one POSIX semaphore each, in memory from
+ * MPI_Win_allocate_shared: every send to a rank on the node posts the
+ * receiver's semaphore after MPI_Isend, and comm_idle sleeps in
+ * sem_timedwait on its own. A waiting rank uses no CPU and still wakes
+ * within microseconds of a message. The timeout (backing off from
+ * COMM_IDLE_MIN to COMM_IDLE_MAX) covers what rings no bell: messages from
+ * other nodes, completion of our own large sends, and the roles' timers.
  *
  * Receiving. comm_poll takes at most one message of any tag from any rank
  * into the Comm's inbox and validates it (tag repeated in the header, size
@@ -23,6 +33,7 @@
 #ifndef GORILA_COMM_H
 #define GORILA_COMM_H
 
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +43,8 @@
 #include "proto.h"
 
 #define COMM_IDLE_MIN 20e-6   /* first sleep of a wait, seconds */
-#define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait, seconds */
+#define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait without doorbells, seconds */
+#define COMM_IDLE_MAX_BELL 5e-3 /* longest sleep with doorbells (they wake us earlier) */
 #define COMM_CTL_SLOTS 64
 #define COMM_CTL_BYTES (8192 + sizeof(MsgHeader))
 
@@ -68,14 +80,21 @@ typedef struct {
     SendBuf ctl[COMM_CTL_SLOTS];
     double idle_delay;   /* current backoff */
     double wait_seconds; /* total time spent in comm_idle */
+    /* doorbells (NULL bells: none, e.g. COMM_DOORBELLS=0) */
+    MPI_Win bell_win;
+    sem_t *bells;        /* one per node-local rank, in shared memory */
+    int *bell_of;        /* (world size) index in bells, -1 off this node */
+    uint64_t bells_rung, wakeups;
     uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
     uint64_t msgs_recv[TAG_COUNT], bytes_recv[TAG_COUNT];
 } Comm;
 
-/* Set up buffers sized from lim (proto_max_payload). ctx and lay are kept
- * (not owned). */
+/* Set up buffers sized from lim (proto_max_payload) and the doorbells.
+ * Collective over ctx->comm (every rank calls it once at start). ctx and
+ * lay are kept (not owned). Doorbells are skipped when the environment sets
+ * COMM_DOORBELLS=0 (then every wait is a timed sleep). */
 void comm_init(Comm *c, const Ctx *ctx, const Layout *lay, const CommLimits *lim);
-/* Completes or cancels pending sends, frees buffers. */
+/* Cancels pending sends, frees buffers. Collective (the shared window). */
 void comm_free(Comm *c);
 
 void sendbuf_init(SendBuf *s, size_t payload_cap);
@@ -85,6 +104,9 @@ static inline void *sendbuf_payload(SendBuf *s) { return s->buf + sizeof(MsgHead
 /* True when the buffer can be reused (its last send completed). Drives
  * MPI progress. */
 bool comm_send_done(Comm *c, SendBuf *s);
+
+/* Wait (sleeping, never spinning) until the buffer's last send completed. */
+void comm_wait_send(Comm *c, SendBuf *s);
 
 /* Send header h (h->tag is set from tag) and payload_bytes of s's payload
  * to dest. If s still has a send in flight, first waits for it (idle

@@ -111,7 +111,7 @@ static void serve_params(Learner *l, const Msg *m) {
     if (!l->reply) l->reply = xcalloc((size_t)l->rb.lay->size, sizeof *l->reply);
     SendBuf *s = &l->reply[m->source];
     if (!s->buf) sendbuf_init(s, 2 * l->n * sizeof(float));
-    while (!comm_send_done(&l->rb.comm, s)) comm_idle(&l->rb.comm);
+    comm_wait_send(&l->rb.comm, s);
     bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != l->target_version;
     float *p = sendbuf_payload(s);
     memcpy(p, l->params, l->n * sizeof(float));
@@ -199,7 +199,7 @@ static void pull_params(Learner *l, bool want_target) {
 static void push_grad(Learner *l, bool want_params) {
     for (int p = 0; p < l->rb.n_sources; p++) {
         SendBuf *s = &l->gradbuf[p];
-        while (!comm_send_done(&l->rb.comm, s)) comm_idle(&l->rb.comm);
+        comm_wait_send(&l->rb.comm, s);
         memcpy(sendbuf_payload(s), l->grad + l->rb.source_off[p], l->rb.source_len[p] * sizeof(float));
         MsgHeader h = {0};
         h.count = l->rb.source_len[p];

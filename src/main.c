@@ -2,9 +2,13 @@
  * subcommand lives in its own cmd_*.c file. */
 #include "cmd.h"
 
+#include <stdbool.h>
+
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: gorila <command> [args]\n"
@@ -44,6 +48,17 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         fputs(usage, stdout);
         return 0;
+    }
+    /* OpenBLAS starts its worker threads when the library loads, sized from
+     * OPENBLAS_NUM_THREADS (default: every core), and they spin for a while
+     * after each call. gorila runs one rank per core and asks for
+     * run.blas_threads explicitly, so start the commands that use BLAS
+     * again with a single thread unless the user chose a number. */
+    bool blas = !strcmp(cmd, "train") || !strcmp(cmd, "eval") || !strcmp(cmd, "bench");
+    if (blas && !getenv("OPENBLAS_NUM_THREADS")) {
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execv("/proc/self/exe", argv);
+        /* exec failed: carry on with OpenBLAS's own threads */
     }
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);

@@ -55,7 +55,7 @@ typedef struct {
 static SendBuf *reply_buf(PS *s, int rank) {
     SendBuf *b = &s->reply[rank];
     if (!b->buf) sendbuf_init(b, 2 * s->len * sizeof(float));
-    while (!comm_send_done(&s->rb.comm, b)) comm_idle(&s->rb.comm);
+    comm_wait_send(&s->rb.comm, b);
     return b;
 }
 

@@ -71,8 +71,10 @@ enum {
     MSG_HAS_TARGET = 1u << 2,   /* PARAMS carries the target slice too */
     MSG_NO_TARGET = 1u << 3,    /* PARAM_REQ / GRAD: never send the target */
     MSG_FAILED = 1u << 4,       /* CKPT_DONE: the shard could not write */
-    MSG_FINAL = 1u << 5         /* CKPT_REQ: the last checkpoint of the run: write it only
+    MSG_FINAL = 1u << 5,        /* CKPT_REQ: the last checkpoint of the run: write it only
                                    after every learner's STOPPED marker (all gradients in) */
+    MSG_LAST = 1u << 6          /* EXPERIENCE: the actor's last chunk (its env-step share is
+                                   used up); may carry 0 transitions */
 };
 
 typedef enum {

@@ -88,7 +88,7 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
 static void serve(Replay *r, int l) {
     int B = r->req_batch[l];
     SendBuf *s = &r->out[l];
-    while (!comm_send_done(&r->rb.comm, s)) comm_idle(&r->rb.comm);
+    comm_wait_send(&r->rb.comm, s);
     SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->buf.obs_dim);
     uint8_t *p = sendbuf_payload(s);
     Batch view = {

@@ -11,6 +11,7 @@
 #include "ctx.h"
 #include "util.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +258,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     Local *L = xcalloc(1, sizeof *L);
     L->cfg = cfg;
     L->t0 = now_seconds();
+    openblas_set_num_threads(cfg->run.blas_threads);
     if (model_qnet(cfg, &L->net, err) != 0) goto fail;
     size_t n = L->net.n_params;
     const EnvSpec *spec = env_find(cfg->env.name);
