@@ -27,13 +27,15 @@ LIB_SRC  := $(filter-out src/main.c src/fuzz_%.c,$(wildcard src/*.c envs/*.c age
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+MPI_TEST_SRC := $(wildcard tests/mpi_*.c)
+MPI_TESTS := $(MPI_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 GORILA   := $(BUILD)/gorila
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
 .PHONY: all test test-unit test-cli test-mpi test-asan fuzz run deps clean
-all: $(GORILA) $(UNIT)
+all: $(GORILA) $(UNIT) $(MPI_TESTS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -64,6 +66,11 @@ $(UNIT): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(TEST_LDLIBS) $(LDLIBS) -o $@
 
+# Multi-rank test programs (own main, TAP from rank 0), run by tests/mpi/*.sh.
+$(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/mpi_%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 test: all
 	tests/run-all $(BUILD) unit cli mpi
 
@@ -84,7 +91,7 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := src/config.c src/util.c src/ctx.c
+FUZZ_SRC := src/config.c src/util.c src/ctx.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: src/fuzz_config.c $(FUZZ_SRC) src/config.h src/util.h
 	@mkdir -p $(dir $@)
@@ -106,4 +113,4 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/obj/%.d) $(BUILD)/obj/src/main.d

@@ -57,6 +57,8 @@ struct Env {
     const EnvSpec *spec;
     double state[ENV_MAX_STATE];
     int t;                             /* steps since reset / set_state */
+    bool terminated;                   /* a step of this episode has terminated: Gymnasium's
+                                        * CartPole pays 0 for steps beyond termination */
     int max_steps;
     int num_actions;
     double torques[ENV_MAX_ACTIONS];   /* Pendulum discrete torques */

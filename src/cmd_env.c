@@ -1,8 +1,351 @@
-/* cmd_env.c: placeholder until its issue lands. */
+/* cmd_env.c: `gorila env list|rollout|replay`, the command-line face of the
+ * bundled environments (envs/env.h).
+ *
+ *   env list                       table of name, sizes, time limit, threshold
+ *   env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]
+ *                                  random-policy episodes: return and length of
+ *                                  each, then total steps and steps/s
+ *   env replay NAME [--torques a,b,...]
+ *                                  step the environment from commands on stdin
+ *                                  (protocol below and in docs/ENVIRONMENTS.md)
+ *
+ * Replay protocol, one command per line (blank lines and # lines ignored):
+ *   state v1 ... vk   set the internal state (k = state_dim float64 values)
+ *                     and start a new episode (time-limit counter at zero)
+ *   step A            apply action index A; print one line
+ *                     obs_1,...,obs_m,reward,terminated,truncated,state_1,...,state_k
+ *                     (floats in %.17g, the float32 obs widened to double; flags 0/1)
+ * Any malformed line stops the replay with one line on stderr,
+ * "gorila env replay: line N: ...", and exit status 2; the lines before it
+ * have been answered on stdout.
+ *
+ * Exit status: 0 success, 1 failure at run time (reading stdin), 2 bad usage
+ * or bad input.
+ */
 #include "cmd.h"
+#include "env.h"
+#include "rng.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EPISODES_DEFAULT = 5, EPISODES_MAX = 100000000 };
+
+/* Print the bad name, a did-you-mean if one is close, and the valid names. */
+static int unknown_env(const char *what, const char *name) {
+    const char *names[16];
+    char list[256] = "";
+    int n = env_registry_count < 15 ? env_registry_count : 15;
+    for (int i = 0; i < n; i++) {
+        names[i] = env_registry[i]->name;
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+    }
+    names[n] = NULL;
+    const char *close = did_you_mean(name, names);
+    if (close)
+        return usage_error("%s: unknown environment \"%s\" (did you mean %s?); valid names: %s", what, name, close,
+                           list);
+    return usage_error("%s: unknown environment \"%s\"; valid names: %s", what, name, list);
+}
+
+/* Parse "a,b,c" into opt->torques. Returns 0, or -1 with a message in err. */
+static int parse_torques(const char *s, EnvOptions *opt, char *err) {
+    char buf[1024];
+    if (strlen(s) >= sizeof buf) return errf(err, "torque list is too long");
+    strcpy(buf, s);
+    int n = 0;
+    char *p = buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (n == ENV_MAX_ACTIONS) return errf(err, "at most %d torques, got more", ENV_MAX_ACTIONS);
+        if (parse_double(p, &opt->torques[n], err) < 0) return err_prefix(err, "torque %d", n + 1);
+        n++;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    opt->n_torques = n;
+    return 0;
+}
+
+/* Options shared by rollout and replay. */
+typedef struct {
+    const char *name;
+    uint64_t episodes;
+    uint64_t seed;
+    const char *torques;
+} EnvArgs;
+
+/* Parse `NAME [--flag value | --flag=value]...` for subcommand `what`.
+ * allowed: NULL-terminated flag names this subcommand accepts. */
+static int parse_env_args(const char *what, int argc, char **argv, const char *const *allowed, EnvArgs *a) {
+    char err[ERR_LEN];
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0) {
+            if (a->name) return usage_error("%s: unexpected argument \"%s\"", what, arg);
+            a->name = arg;
+            continue;
+        }
+        char flag[64];
+        const char *value = NULL;
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (len >= sizeof flag) len = sizeof flag - 1;
+        memcpy(flag, arg, len);
+        flag[len] = '\0';
+        int known = 0;
+        for (int k = 0; allowed[k]; k++) known |= !strcmp(allowed[k], flag);
+        if (!known) {
+            const char *close = did_you_mean(flag, allowed);
+            char list[256] = "";
+            for (int k = 0; allowed[k]; k++) {
+                if (k) strncat(list, ", ", sizeof list - strlen(list) - 1);
+                strncat(list, allowed[k], sizeof list - strlen(list) - 1);
+            }
+            if (close) return usage_error("%s: unknown option \"%s\" (did you mean %s?)", what, flag, close);
+            return usage_error("%s: unknown option \"%s\" (expected %s)", what, flag, list);
+        }
+        if (eq) {
+            value = eq + 1;
+        } else {
+            if (i + 1 >= argc) return usage_error("%s: %s needs a value", what, flag);
+            value = argv[++i];
+        }
+        if (!strcmp(flag, "--episodes")) {
+            long v;
+            if (parse_int_range(value, 1, EPISODES_MAX, &v, err) < 0)
+                return usage_error("%s: --episodes: %s", what, err);
+            a->episodes = (uint64_t)v;
+        } else if (!strcmp(flag, "--seed")) {
+            if (parse_u64(value, &a->seed, err) < 0) return usage_error("%s: --seed: %s", what, err);
+        } else if (!strcmp(flag, "--torques")) {
+            a->torques = value;
+        }
+    }
+    if (!a->name) return usage_error("%s: expected an environment name (see `gorila env list`)", what);
+    return 0;
+}
+
+/* Look up a->name and initialise e with a's torques. Returns 0 or EXIT_USAGE
+ * (message printed). */
+static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
+    const EnvSpec *spec = env_find(a->name);
+    if (!spec) return unknown_env(what, a->name);
+    EnvOptions opt;
+    memset(&opt, 0, sizeof opt);
+    char err[ERR_LEN];
+    if (a->torques) {
+        if (strcmp(spec->name, "Pendulum-v1") != 0)
+            return usage_error("%s: --torques applies to Pendulum-v1 only, not %s", what, spec->name);
+        if (parse_torques(a->torques, &opt, err) < 0) return usage_error("%s: --torques: %s", what, err);
+    }
+    if (env_init(e, spec, &opt, seed, RNG_STREAM_ENV, err) < 0) return usage_error("%s: %s", what, err);
+    return 0;
+}
+
+static int env_list(int argc, char **argv) {
+    if (argc > 1) return usage_error("env list: takes no arguments, got \"%s\"", argv[1]);
+    printf("%-16s %4s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
+    for (int i = 0; i < env_registry_count; i++) {
+        const EnvSpec *s = env_registry[i];
+        printf("%-16s %4d %8d %11d %17g\n", s->name, s->obs_dim, s->num_actions, s->max_episode_steps,
+               s->reward_threshold);
+    }
+    printf("\nPendulum-v1: actions are the discrete torques {-2, 0, 2} (--torques to change);\n"
+           "Gymnasium registers no reward threshold for it, -200 is gorila's \"solved\" bar.\n");
+    return 0;
+}
+
+static int env_rollout(int argc, char **argv) {
+    static const char *const allowed[] = {"--episodes", "--seed", "--torques", NULL};
+    EnvArgs a = {.episodes = EPISODES_DEFAULT};
+    int rc = parse_env_args("env rollout", argc, argv, allowed, &a);
+    if (rc) return rc;
+    Env e;
+    rc = make_env("env rollout", &a, a.seed, &e);
+    if (rc) return rc;
+    Rng policy;
+    rng_seed(&policy, a.seed, RNG_STREAM_TOOL);
+
+    printf("%s: %llu episodes, seed %llu, uniform random policy over %d actions\n", e.spec->name,
+           (unsigned long long)a.episodes, (unsigned long long)a.seed, e.num_actions);
+    printf("%8s %14s %8s %s\n", "episode", "return", "length", "end");
+    float obs[ENV_MAX_OBS];
+    uint64_t total = 0;
+    double t0 = now_seconds();
+    for (uint64_t ep = 1; ep <= a.episodes; ep++) {
+        env_reset(&e, obs);
+        double ret = 0;
+        long len = 0;
+        EnvStep r;
+        do {
+            int act = (int)rng_below(&policy, (uint64_t)e.num_actions);
+            r = env_step(&e, act, obs);
+            ret += r.reward;
+            len++;
+        } while (!r.terminated && !r.truncated);
+        total += (uint64_t)len;
+        printf("%8llu %14.6f %8ld %s\n", (unsigned long long)ep, ret, len, r.terminated ? "terminated" : "truncated");
+    }
+    double secs = now_seconds() - t0;
+    printf("total steps: %llu\n", (unsigned long long)total);
+    printf("steps/s: %.4g\n", secs > 0 ? (double)total / secs : 0.0);
+    return 0;
+}
+
+/* Split line into whitespace-separated tokens (in place). Returns the count,
+ * or max + 1 when there are more than max. */
+static int tokenize(char *line, char **tok, int max) {
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == max) return max + 1;
+        tok[n++] = t;
+    }
+    return n;
+}
+
+/* A bad line of replay input: flush the answers so far, then one line on
+ * stderr in the form compilers use, "gorila env replay: line N: ...". */
+static int line_error(long lineno, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int line_error(long lineno, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+static void print_transition(const Env *e, const float *obs, EnvStep r) {
+    const EnvSpec *s = e->spec;
+    for (int i = 0; i < s->obs_dim; i++) printf("%.17g,", (double)obs[i]);
+    printf("%.17g,%d,%d", r.reward, r.terminated ? 1 : 0, r.truncated ? 1 : 0);
+    for (int i = 0; i < s->state_dim; i++) printf(",%.17g", e->state[i]);
+    putchar('\n');
+}
+
+static int env_replay(int argc, char **argv) {
+    static const char *const allowed[] = {"--torques", NULL};
+    const char *what = "env replay";
+    EnvArgs a = {0};
+    int rc = parse_env_args(what, argc, argv, allowed, &a);
+    if (rc) return rc;
+    Env e;
+    rc = make_env(what, &a, 0, &e);
+    if (rc) return rc;
+    const EnvSpec *s = e.spec;
+
+    enum { MAX_TOKENS = ENV_MAX_STATE + 2 };
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    bool have_state = false;
+    float obs[ENV_MAX_OBS];
+    char err[ERR_LEN];
+    rc = 0;
+    while (rc == 0 && getline(&line, &cap, stdin) >= 0) {
+        lineno++;
+        char *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
+        char *tok[MAX_TOKENS + 1];
+        int n = tokenize(p, tok, MAX_TOKENS);
+        if (n == 0) continue;                    /* a line of blanks and a stray \r */
+        int nvals = n > MAX_TOKENS ? -1 : n - 1; /* -1: more than we count */
+        if (!strcmp(tok[0], "state")) {
+            double st[ENV_MAX_STATE];
+            if (nvals != s->state_dim) {
+                if (nvals < 0)
+                    rc = line_error(lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
+                                    MAX_TOKENS - 1);
+                else
+                    rc = line_error(lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
+                break;
+            }
+            for (int i = 0; i < nvals; i++) {
+                if (parse_double(tok[i + 1], &st[i], err) < 0) {
+                    rc = line_error(lineno, "state: value %d: %s", i + 1, err);
+                    break;
+                }
+            }
+            if (rc) break;
+            env_set_state(&e, st, obs);
+            have_state = true;
+        } else if (!strcmp(tok[0], "step")) {
+            long act;
+            if (nvals != 1) {
+                if (nvals < 0)
+                    rc = line_error(lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
+                else
+                    rc = line_error(lineno, "step: expected 1 action index, got %d values", nvals);
+                break;
+            }
+            if (parse_int_range(tok[1], 0, e.num_actions - 1, &act, err) < 0) {
+                rc = line_error(lineno, "step: action for %s: %s", s->name, err);
+                break;
+            }
+            if (!have_state) {
+                rc = line_error(lineno, "step before any state command (set the state first)");
+                break;
+            }
+            EnvStep r = env_step(&e, (int)act, obs);
+            print_transition(&e, obs, r);
+        } else {
+            rc = line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
+        }
+    }
+    if (!rc && ferror(stdin)) {
+        fprintf(stderr, "gorila: error: %s: reading stdin: %s\n", what, strerror(errno));
+        rc = 1;
+    }
+    free(line);
+    if (fflush(stdout) != 0 && !rc) {
+        fprintf(stderr, "gorila: error: %s: writing stdout: %s\n", what, strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
+
+static const char env_usage[] =
+    "usage: gorila env list\n"
+    "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
+    "       gorila env replay NAME [--torques a,b,...] < commands\n"
+    "\n"
+    "replay reads one command per line (blank and # lines ignored):\n"
+    "  state v1 ... vk   set the float64 internal state, start a new episode\n"
+    "  step A            apply action A, print obs...,reward,terminated,truncated,state...\n"
+    "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
+    "See docs/ENVIRONMENTS.md.\n";
+
+static bool wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) return true;
+    return false;
+}
 
 int cmd_env(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return usage_error("env: not implemented yet");
+    static const char *const subs[] = {"list", "rollout", "replay", NULL};
+    if (wants_help(argc, argv)) {
+        fputs(env_usage, stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        fputs(env_usage, stderr);
+        return usage_error("env: expected one of: list, rollout, replay");
+    }
+    const char *sub = argv[1];
+    if (!strcmp(sub, "list")) return env_list(argc - 1, argv + 1);
+    if (!strcmp(sub, "rollout")) return env_rollout(argc - 1, argv + 1);
+    if (!strcmp(sub, "replay")) return env_replay(argc - 1, argv + 1);
+    const char *close = did_you_mean(sub, subs);
+    if (close) return usage_error("env: unknown subcommand \"%s\" (did you mean %s?)", sub, close);
+    return usage_error("env: unknown subcommand \"%s\" (expected list, rollout or replay)", sub);
 }

@@ -27,14 +27,24 @@
 #define CFG_MAX_FILE_BYTES (1 << 20)
 #define CFG_MAX_DEPTH 16          /* YAML nesting depth */
 #define CFG_MAX_SETS 64           /* --set arguments */
+#define CFG_MAX_KEYS 96           /* room in Config.origin for every schema key */
 
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
 typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
 typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
-typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } OptimKind;
+typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
+
+/* Where a key's value came from: bookkeeping for error messages, so that a
+ * check of two keys can point at the one the file set. */
+typedef enum { CFG_FROM_DEFAULT = 0, CFG_FROM_FILE, CFG_FROM_SET } ConfigFrom;
+typedef struct {
+    ConfigFrom from;
+    int line, col;                 /* FILE: 1-based position of the key; SET: line = which
+                                      override (from 1) in the call that applied it */
+} ConfigOrigin;
 
 typedef struct {
     struct {
@@ -101,7 +111,7 @@ typedef struct {
         double tau;                /* agent.tau: soft update rate */
     } agent;
     struct {
-        OptimKind kind;            /* optimizer.kind: adam | rmsprop | sgd */
+        CfgOptim kind;             /* optimizer.kind: adam | rmsprop | sgd */
         double lr;                 /* optimizer.lr */
         double beta1, beta2;       /* optimizer.beta1, optimizer.beta2 (adam) */
         double eps;                /* optimizer.eps (adam, rmsprop) */
@@ -134,6 +144,9 @@ typedef struct {
         bool trace;                /* logging.trace: write trace.json */
     } logging;
     char source[CFG_PATH_LEN];     /* file the config came from (not a key) */
+    /* Private to config.c, not settings: origin[i] tells where the value of
+     * key i of config.c's key table came from. */
+    ConfigOrigin origin[CFG_MAX_KEYS];
 } Config;
 
 /* Fill *cfg with the default of every field. */
@@ -158,9 +171,13 @@ int config_validate(const Config *cfg, char *err);
 /* Write the effective config as YAML that config_load accepts back. */
 void config_write(const Config *cfg, FILE *f);
 
+/* True when a and b hold the same value for every key (numbers compared bit
+ * for bit); source and origin are ignored. */
+bool config_same(const Config *a, const Config *b);
+
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
-const char *config_optim_name(OptimKind k);
+const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);
 
 #endif

@@ -1,0 +1,53 @@
+/* evaluator.h: greedy evaluation of a parameter vector (no MPI).
+ *
+ * Runs eval.episodes episodes with the greedy policy (argmax Q, no
+ * exploration). Episode k always starts from the environment seeded with
+ * (eval.seed, RNG_STREAM_EVAL_ENV + k), so every evaluation of a run, and of
+ * runs with the same eval.seed, faces the same start states: differences
+ * between evaluations come from the parameters alone. Up to
+ * EVAL_MAX_PARALLEL episodes run in lockstep with one batched forward per
+ * step. Used by the single-process trainer, the coordinator and
+ * `gorila eval`.
+ */
+#ifndef GORILA_EVALUATOR_H
+#define GORILA_EVALUATOR_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "env.h"
+#include "qnet.h"
+
+#define EVAL_MAX_PARALLEL 128
+
+typedef struct {
+    int episodes;
+    double mean, std, min, max;
+    uint64_t env_steps;     /* steps the evaluation took */
+    double seconds;
+} EvalResult;
+
+typedef struct {
+    const QNet *net;
+    const EnvSpec *spec;
+    EnvOptions opt;
+    uint64_t seed;
+    int episodes, P, O, A;
+    Env *envs;              /* (P) */
+    int *episode_of;        /* (P) episode each slot runs, -1 when idle */
+    float *obs;             /* (P, O) observations of the active slots, packed */
+    float *q;               /* (P, A) */
+    int32_t *act;           /* (P) */
+    int *slot_of_row;       /* (P) */
+    double *returns;        /* (episodes) */
+    QNetWork work;
+} Evaluator;
+
+/* episodes <= 0 means cfg->eval.episodes. Returns 0 or -1 with err. */
+int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episodes, char *err);
+void evaluator_free(Evaluator *ev);
+
+/* Evaluate params (n_params). */
+void evaluator_run(Evaluator *ev, const float *params, EvalResult *res);
+
+#endif

@@ -1,0 +1,72 @@
+/* job.c: see job.h. */
+#include "job.h"
+#include "signals.h"
+#include "snapshot.h"
+#include "util.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+/* Rank 0: where a resumed job starts. Fills s; s->ok = 0 with err on failure. */
+static void load_start(const JobArgs *args, JobStart *s, char *err) {
+    memset(s, 0, sizeof *s);
+    s->ok = 1;
+    if (!args->resume_dir) return;
+    SnapManifest m;
+    if (snapshot_latest(args->resume_dir, &m, err) != 0) {
+        s->ok = 0;
+        return;
+    }
+    s->resumed = 1;
+    s->env_steps = m.env_steps;
+    s->updates = m.updates;
+    s->episodes = m.episodes;
+    s->wall_seconds = m.wall_seconds;
+    snprintf(s->ckpt_dir, sizeof s->ckpt_dir, "%s", m.dir);
+    snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir);
+}
+
+int job_run(Ctx *ctx, JobArgs *args) {
+    const Layout *lay = args->lay;
+    layout_role_of(lay, ctx->rank, &ctx->role, &ctx->index);
+    ctx->count = lay->count[ctx->role];
+    ctx->t0 = now_seconds();
+    /* Waits sleep 20 us .. 1 ms (comm.h); the default 50 us timer slack
+     * would stretch the short ones several times over. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    openblas_set_num_threads(args->cfg->run.blas_threads);
+    signals_install();
+    /* Start-up collectives (short, before any role loop): where to start,
+     * and the learners' own communicator for the ring allreduce. */
+    char err[ERR_LEN] = "";
+    if (ctx->rank == 0) load_start(args, &args->start, err);
+    MPI_Bcast(&args->start, sizeof args->start, MPI_BYTE, 0, ctx->comm);
+    if (!args->start.ok) {
+        if (ctx->rank == 0) fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
+        return EXIT_USAGE_JOB;
+    }
+    MPI_Comm_split(ctx->comm, ctx->role == ROLE_LEARNER ? 1 : MPI_UNDEFINED, ctx->rank, &args->learners);
+    if (ctx->rank == 0) {
+        printf("job: %d ranks in fixed order: coordinator, actors, replay shards, learners, parameter servers\n",
+               lay->size);
+        layout_print(lay, stdout);
+        if (args->start.resumed)
+            printf("resuming from %s: %llu env steps, %llu updates\n", args->start.ckpt_dir,
+                   (unsigned long long)args->start.env_steps, (unsigned long long)args->start.updates);
+        fflush(stdout);
+    }
+    int rc;
+    switch (ctx->role) {
+    case ROLE_COORD: rc = coordinator_run(ctx, args); break;
+    case ROLE_ACTOR: rc = actor_run(ctx, args); break;
+    case ROLE_REPLAY: rc = replay_run(ctx, args); break;
+    case ROLE_LEARNER: rc = learner_run(ctx, args); break;
+    case ROLE_PS: rc = ps_run(ctx, args); break;
+    default: DIE(ctx, "rank %d has no distributed role", ctx->rank);
+    }
+    if (args->learners != MPI_COMM_NULL) MPI_Comm_free(&args->learners);
+    return rc;
+}

@@ -1,0 +1,241 @@
+/* replaybuf.c: see replaybuf.h.
+ *
+ * Slot arithmetic. The oldest transition sits in slot
+ *   oldest = (head + capacity - size) % capacity
+ * (0 while filling, head once full) and the transition in slot s has
+ * logical position (s - oldest) mod capacity, 0 = oldest, so its id is
+ *   total - size + ((s + capacity - oldest) % capacity).
+ * Nothing per slot is stored for ids: they follow from (head, size, total),
+ * which is what serialization saves.
+ */
+#include "replaybuf.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Serialized header: see docs/CHECKPOINT.md, "Replay section". */
+static const char SER_MAGIC[8] = {'G', 'R', 'L', 'R', 'E', 'P', 'L', 'Y'};
+enum { SER_VERSION = 1, SER_HEADER_BYTES = 40 };
+
+void replaybuf_init(ReplayBuf *rb, size_t capacity, int obs_dim) {
+    assert(capacity >= 1 && obs_dim >= 1);
+    memset(rb, 0, sizeof *rb);
+    size_t O = (size_t)obs_dim;
+    if (O > SIZE_MAX / 16 / capacity)
+        DIE(NULL, "replay capacity %zu x obs_dim %d overflows the address space", capacity, obs_dim);
+    /* One block, every view starting on a 64-byte boundary. */
+    size_t obs_bytes = round_up(capacity * O * sizeof(float), 64);
+    size_t col_bytes = round_up(capacity * sizeof(float), 64);
+    char *p = xmalloc_aligned(2 * obs_bytes + 3 * col_bytes);
+    rb->block = p;
+    rb->obs = (float *)p;
+    p += obs_bytes;
+    rb->next_obs = (float *)p;
+    p += obs_bytes;
+    rb->action = (int32_t *)p;
+    p += col_bytes;
+    rb->reward = (float *)p;
+    p += col_bytes;
+    rb->discount = (float *)p;
+    rb->capacity = capacity;
+    rb->obs_dim = obs_dim;
+}
+
+void replaybuf_free(ReplayBuf *rb) {
+    free(rb->block);
+    memset(rb, 0, sizeof *rb);
+}
+
+size_t replaybuf_add(ReplayBuf *rb, const float *obs, int32_t action, float reward, const float *next_obs,
+                     float discount) {
+    size_t O = (size_t)rb->obs_dim, s = rb->head;
+    memcpy(rb->obs + s * O, obs, O * sizeof(float));
+    memcpy(rb->next_obs + s * O, next_obs, O * sizeof(float));
+    rb->action[s] = action;
+    rb->reward[s] = reward;
+    rb->discount[s] = discount;
+    rb->head = s + 1 == rb->capacity ? 0 : s + 1;
+    if (rb->size < rb->capacity) rb->size++;
+    rb->total++;
+    return s;
+}
+
+/* Copy n rows of every array from src rows [from, from + n) into slots
+ * [dst, dst + n) of the ring; the caller guarantees dst + n <= capacity. */
+static void put_rows(ReplayBuf *rb, size_t dst, const Batch *src, size_t from, size_t n) {
+    size_t O = (size_t)rb->obs_dim;
+    memcpy(rb->obs + dst * O, src->obs + from * O, n * O * sizeof(float));
+    memcpy(rb->next_obs + dst * O, src->next_obs + from * O, n * O * sizeof(float));
+    memcpy(rb->action + dst, src->action + from, n * sizeof(int32_t));
+    memcpy(rb->reward + dst, src->reward + from, n * sizeof(float));
+    memcpy(rb->discount + dst, src->discount + from, n * sizeof(float));
+}
+
+size_t replaybuf_add_batch(ReplayBuf *rb, const Batch *chunk) {
+    assert(chunk->n >= 0 && chunk->obs_dim == rb->obs_dim);
+    size_t n = (size_t)chunk->n, cap = rb->capacity, first = rb->head;
+    if (n == 0) return first;
+    /* Rows that a later row of the same chunk would overwrite are skipped. */
+    size_t skip = n > cap ? n - cap : 0, keep = n - skip;
+    size_t dst = (first + skip) % cap;
+    size_t run = keep < cap - dst ? keep : cap - dst;
+    put_rows(rb, dst, chunk, skip, run);
+    if (keep > run) put_rows(rb, 0, chunk, skip + run, keep - run);
+    rb->head = (first + n) % cap;
+    rb->size = rb->size + keep < cap ? rb->size + keep : cap;
+    rb->total += n;
+    return first;
+}
+
+void replaybuf_gather(const ReplayBuf *rb, const size_t *slots, int B, Batch *out) {
+    assert(B >= 0 && out->obs_dim == rb->obs_dim);
+    size_t O = (size_t)rb->obs_dim;
+    for (int i = 0; i < B; i++) {
+        size_t s = slots[i], r = (size_t)i;
+        assert(s < rb->size);
+        memcpy(out->obs + r * O, rb->obs + s * O, O * sizeof(float));
+        memcpy(out->next_obs + r * O, rb->next_obs + s * O, O * sizeof(float));
+        out->action[r] = rb->action[s];
+        out->reward[r] = rb->reward[s];
+        out->discount[r] = rb->discount[s];
+    }
+    out->n = B;
+}
+
+void replaybuf_sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids) {
+    assert(rb->size > 0 && "sampling from an empty replay buffer");
+    assert(B > 0 && "sampling a batch of no rows");
+    assert(out->obs_dim == rb->obs_dim);
+    size_t O = (size_t)rb->obs_dim;
+    /* A large buffer does not fit in cache, so each row costs several cache
+     * misses. Draw a group of slots first and prefetch all their lines,
+     * then copy: the misses of a group overlap instead of queueing. */
+    enum { GROUP = 16 };
+    size_t s[GROUP];
+    for (int g = 0; g < B; g += GROUP) {
+        int m = B - g < GROUP ? B - g : GROUP;
+        for (int j = 0; j < m; j++) {
+            s[j] = (size_t)rng_below(rng, rb->size);
+            __builtin_prefetch(rb->obs + s[j] * O);
+            __builtin_prefetch(rb->next_obs + s[j] * O);
+            __builtin_prefetch(rb->action + s[j]);
+            __builtin_prefetch(rb->reward + s[j]);
+            __builtin_prefetch(rb->discount + s[j]);
+        }
+        for (int j = 0; j < m; j++) {
+            size_t r = (size_t)(g + j), k = s[j];
+            memcpy(out->obs + r * O, rb->obs + k * O, O * sizeof(float));
+            memcpy(out->next_obs + r * O, rb->next_obs + k * O, O * sizeof(float));
+            out->action[r] = rb->action[k];
+            out->reward[r] = rb->reward[k];
+            out->discount[r] = rb->discount[k];
+            if (out->weight) out->weight[r] = 1.0f;
+            if (slots) slots[r] = k;
+            if (ids) ids[r] = replaybuf_slot_id(rb, k);
+        }
+    }
+    out->n = B;
+}
+
+uint64_t replaybuf_slot_id(const ReplayBuf *rb, size_t slot) {
+    assert(slot < rb->size);
+    size_t cap = rb->capacity, oldest = (rb->head + cap - rb->size) % cap;
+    return rb->total - rb->size + (slot + cap - oldest) % cap;
+}
+
+bool replaybuf_holds(const ReplayBuf *rb, size_t slot, uint64_t id) {
+    return slot < rb->size && replaybuf_slot_id(rb, slot) == id;
+}
+
+/* ---- serialization ----------------------------------------------------- */
+
+/* Bytes of one serialized transition: obs and next_obs, then the three
+ * scalars. */
+static size_t row_bytes(size_t O) { return 2 * O * sizeof(float) + sizeof(int32_t) + 2 * sizeof(float); }
+
+size_t replaybuf_serial_bytes(const ReplayBuf *rb) {
+    return SER_HEADER_BYTES + rb->size * row_bytes((size_t)rb->obs_dim);
+}
+
+static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get_u32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Append the logical range [0, size) of one ring array (elem bytes per
+ * slot) at *p: oldest first, so two runs once the ring has wrapped. */
+static void put_logical(const ReplayBuf *rb, unsigned char **p, const void *arr, size_t elem) {
+    const unsigned char *a = arr;
+    size_t cap = rb->capacity, oldest = (rb->head + cap - rb->size) % cap;
+    size_t run = rb->size < cap - oldest ? rb->size : cap - oldest;
+    memcpy(*p, a + oldest * elem, run * elem);
+    memcpy(*p + run * elem, a, (rb->size - run) * elem);
+    *p += rb->size * elem;
+}
+
+void replaybuf_serialize(const ReplayBuf *rb, void *buf) {
+    unsigned char *p = buf;
+    size_t O = (size_t)rb->obs_dim;
+    memcpy(p, SER_MAGIC, 8);
+    put_u32(p + 8, SER_VERSION);
+    put_u32(p + 12, (uint32_t)rb->obs_dim);
+    put_u64(p + 16, rb->capacity);
+    put_u64(p + 24, rb->size);
+    put_u64(p + 32, rb->total);
+    p += SER_HEADER_BYTES;
+    put_logical(rb, &p, rb->obs, O * sizeof(float));
+    put_logical(rb, &p, rb->action, sizeof(int32_t));
+    put_logical(rb, &p, rb->reward, sizeof(float));
+    put_logical(rb, &p, rb->next_obs, O * sizeof(float));
+    put_logical(rb, &p, rb->discount, sizeof(float));
+}
+
+int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err) {
+    const unsigned char *p = buf;
+    if (bytes < SER_HEADER_BYTES)
+        return errf(err, "replay data is %zu bytes, shorter than its %d-byte header", bytes, SER_HEADER_BYTES);
+    if (memcmp(p, SER_MAGIC, 8) != 0) return errf(err, "not replay buffer data (bad magic)");
+    uint32_t version = get_u32(p + 8), obs_dim = get_u32(p + 12);
+    uint64_t size = get_u64(p + 24), total = get_u64(p + 32);
+    if (version != SER_VERSION)
+        return errf(err, "replay data has format version %u, this build reads version %d", version, SER_VERSION);
+    if (obs_dim != (uint32_t)rb->obs_dim)
+        return errf(err, "replay data holds observations of %u floats, the buffer expects %d", obs_dim, rb->obs_dim);
+    size_t O = (size_t)rb->obs_dim, rb_bytes = row_bytes(O);
+    if (size > (SIZE_MAX - SER_HEADER_BYTES) / rb_bytes || SER_HEADER_BYTES + size * rb_bytes != bytes)
+        return errf(err, "replay data is %zu bytes, but its header says %llu transitions of %zu bytes (+%d)",
+                    bytes, (unsigned long long)size, rb_bytes, SER_HEADER_BYTES);
+    if (total < size)
+        return errf(err, "replay data holds %llu transitions but counts only %llu inserted",
+                    (unsigned long long)size, (unsigned long long)total);
+
+    /* Keep the newest `keep` of the `size` transitions, compacted into
+     * slots 0 .. keep-1 (the invariant of replaybuf.h). */
+    size_t n = (size_t)size, keep = n < rb->capacity ? n : rb->capacity, skip = n - keep;
+    const unsigned char *obs = p + SER_HEADER_BYTES;
+    const unsigned char *action = obs + n * O * sizeof(float);
+    const unsigned char *reward = action + n * sizeof(int32_t);
+    const unsigned char *next_obs = reward + n * sizeof(float);
+    const unsigned char *discount = next_obs + n * O * sizeof(float);
+    memcpy(rb->obs, obs + skip * O * sizeof(float), keep * O * sizeof(float));
+    memcpy(rb->action, action + skip * sizeof(int32_t), keep * sizeof(int32_t));
+    memcpy(rb->reward, reward + skip * sizeof(float), keep * sizeof(float));
+    memcpy(rb->next_obs, next_obs + skip * O * sizeof(float), keep * O * sizeof(float));
+    memcpy(rb->discount, discount + skip * sizeof(float), keep * sizeof(float));
+    rb->size = keep;
+    rb->head = keep % rb->capacity;
+    rb->total = total;
+    if (dropped) *dropped = skip;
+    return 0;
+}

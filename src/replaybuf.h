@@ -1,0 +1,120 @@
+/* replaybuf.h: transition storage of one replay shard (no MPI).
+ *
+ * A struct-of-arrays ring of `capacity` transitions (obs, action, reward,
+ * next_obs, discount; see agents/batch.h for what reward and discount mean),
+ * preallocated in replaybuf_init as one block with named views. Inserts
+ * overwrite the oldest transition once the ring is full (FIFO). Sampling is
+ * uniform with replacement from a caller-owned Rng into a caller-owned
+ * Batch. Nothing allocates after init.
+ *
+ * Slots and ids. A slot is a row of the ring (0 .. capacity-1); the same
+ * slot holds a new transition after every `capacity` inserts. Every
+ * transition also has an id, its insertion number (the first transition
+ * ever inserted has id 0, ids never repeat). Samplers hand out (slot, id)
+ * pairs; replaybuf_holds(rb, slot, id) later says whether the slot still
+ * holds that transition, so that a priority update arriving after the slot
+ * was overwritten can be ignored (and counted) instead of landing on the
+ * wrong transition. A sum-tree for prioritized replay indexes the same
+ * slots and sits beside this storage.
+ *
+ * Invariant: while size < capacity the occupied slots are exactly
+ * 0 .. size-1 and head == size (a buffer only fills from empty or is
+ * restored compacted); once full, every slot is occupied and head is the
+ * slot of the oldest transition, the next one to be overwritten.
+ *
+ * Who talks to it: the replay role (inserts actor chunks, samples batches
+ * for learners), the single-process trainer, and checkpoints through
+ * replaybuf_serialize / replaybuf_restore.
+ */
+#ifndef GORILA_REPLAYBUF_H
+#define GORILA_REPLAYBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "rng.h"
+
+typedef struct {
+    size_t capacity;  /* rows in the ring */
+    int obs_dim;      /* O */
+    size_t size;      /* rows holding a transition, <= capacity */
+    size_t head;      /* slot the next insert writes */
+    uint64_t total;   /* transitions ever inserted; the next insert gets this id */
+    float *obs;       /* (capacity, O)  views into block */
+    int32_t *action;  /* (capacity) */
+    float *reward;    /* (capacity) */
+    float *next_obs;  /* (capacity, O) */
+    float *discount;  /* (capacity) */
+    void *block;      /* the one allocation behind the views */
+} ReplayBuf;
+
+/* Allocate an empty buffer of capacity >= 1 transitions of obs_dim >= 1
+ * floats. Dies (xmalloc) if the memory is not there. */
+void replaybuf_init(ReplayBuf *rb, size_t capacity, int obs_dim);
+
+/* Release the memory; safe on a zeroed struct and twice. */
+void replaybuf_free(ReplayBuf *rb);
+
+/* Insert one transition (copied; obs, next_obs: (O)). Returns the slot it
+ * went to. O(O). */
+size_t replaybuf_add(ReplayBuf *rb, const float *obs, int32_t action, float reward, const float *next_obs,
+                     float discount);
+
+/* Insert the chunk's rows 0 .. chunk->n-1 in order (chunk->obs_dim must equal
+ * the buffer's; chunk->weight is ignored). Row i goes to slot
+ * (first + i) % capacity where `first` is the return value (the head before
+ * the insert) and gets id total_before + i. When chunk->n > capacity only
+ * the last `capacity` rows survive, exactly as if they had been inserted
+ * one by one. At most two memcpy per array. */
+size_t replaybuf_add_batch(ReplayBuf *rb, const Batch *chunk);
+
+/* Draw B >= 1 slots uniformly with replacement (rng_below(rng, size) each,
+ * in row order) from a non-empty buffer and copy those transitions into
+ * out rows 0 .. B-1: out->n = B, out->obs_dim must equal the buffer's, the
+ * arrays of out have room for B rows, out->weight (if not NULL) gets 1.
+ * slots and ids: (B) each, filled with the sampled slot and the id of the
+ * transition in it; either may be NULL. An empty buffer or B <= 0 is the
+ * caller's bug (assert). */
+void replaybuf_sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids);
+
+/* Copy the transitions in slots[0 .. B-1] (each < size) into out rows
+ * 0 .. B-1 (out->n = B; weight untouched). The building block of every
+ * sampler: the uniform one above and a prioritized one that picks slots
+ * from a sum-tree. */
+void replaybuf_gather(const ReplayBuf *rb, const size_t *slots, int B, Batch *out);
+
+/* Id of the transition in an occupied slot (slot < size). */
+uint64_t replaybuf_slot_id(const ReplayBuf *rb, size_t slot);
+
+/* True when slot is occupied and still holds transition `id`, false when
+ * it has been overwritten since (or never held it). */
+bool replaybuf_holds(const ReplayBuf *rb, size_t slot, uint64_t id);
+
+static inline size_t replaybuf_size(const ReplayBuf *rb) { return rb->size; }
+static inline size_t replaybuf_capacity(const ReplayBuf *rb) { return rb->capacity; }
+static inline uint64_t replaybuf_total(const ReplayBuf *rb) { return rb->total; }
+
+/* Serialization (for optional replay checkpoints). The byte layout is
+ * documented in docs/CHECKPOINT.md ("Replay section"): a 40-byte header
+ * (magic, version, obs_dim, capacity, size, total) and then the contents in
+ * logical order, oldest first, in the machine's byte order.
+ *
+ * replaybuf_serial_bytes: the exact size replaybuf_serialize writes.
+ * replaybuf_serialize: write the whole state into buf (serial_bytes bytes,
+ *   caller-owned, any alignment).
+ * replaybuf_restore: replace the state of an initialised buffer with the one
+ *   in buf[0 .. bytes). The obs_dim must match; the capacity need not:
+ *   into a smaller buffer only the newest `capacity` transitions are kept
+ *   (*dropped, if not NULL, gets how many were left out, so the caller can
+ *   log it); into a larger one all are kept and there is room to grow. The
+ *   total (and so every kept transition's id) is restored as written.
+ *   Returns 0, or -1 with a message in err (not replay data, version, obs_dim
+ *   mismatch, a size that does not match the byte count) and the buffer
+ *   left unchanged. */
+size_t replaybuf_serial_bytes(const ReplayBuf *rb);
+void replaybuf_serialize(const ReplayBuf *rb, void *buf);
+int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err);
+
+#endif

@@ -1,0 +1,53 @@
+/* role.h: what every role of a distributed job shares: its Comm, its
+ * counters, the periodic METRICS report, where parameters come from, and
+ * the orderly shutdown (drain, STOPPED, wait for EXIT).
+ *
+ * Shutdown, as seen from one non-coordinator rank:
+ *   1. TAG_STOP arrives: stop producing messages.
+ *   2. role_shutdown: complete every own send while receiving and
+ *      discarding whatever still arrives (so no peer stays blocked on a
+ *      message to us), then send STOPPED with the final counters;
+ *   3. keep receiving and discarding until TAG_EXIT, then return to
+ *      MPI_Finalize. Every message a peer sent us before EXIT has been
+ *      matched or is buffered, so nobody hangs in MPI_Finalize.
+ */
+#ifndef GORILA_ROLE_H
+#define GORILA_ROLE_H
+
+#include "comm.h"
+#include "config.h"
+#include "job.h"
+#include "qnet.h"
+
+#define ROLE_METRICS_PERIOD 0.25 /* seconds between METRICS reports */
+#define ROLE_MAX_SOURCES 256     /* parameter sources (PS shards) */
+
+typedef struct {
+    const Ctx *ctx;
+    const Config *cfg;
+    const Layout *lay;
+    Comm comm;
+    RoleMetrics m;
+    QNet net;
+    double t_start, next_metrics;
+    /* where parameters come from: PS shards, or learner 0 in allreduce mode */
+    int n_sources;
+    int source_rank[ROLE_MAX_SOURCES];
+    size_t source_off[ROLE_MAX_SOURCES], source_len[ROLE_MAX_SOURCES];
+} RoleBase;
+
+/* Network, Comm and parameter sources for this rank. Dies on a config the
+ * validator should have refused. */
+void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args);
+void role_free(RoleBase *rb);
+
+/* Index of the parameter source whose rank is `rank`, or -1. */
+int role_source_index(const RoleBase *rb, int rank);
+
+/* Send METRICS to the coordinator if the period elapsed (or force). */
+void role_report(RoleBase *rb, bool force);
+
+/* Steps 2 and 3 of the shutdown above; bufs are the role's own SendBufs. */
+void role_shutdown(RoleBase *rb, SendBuf **bufs, int n);
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tests/cli/config.sh: `gorila config check` (src/cmd_config.c).
+. "$(dirname "$0")/../lib.sh"
+
+# A good config with an uneven layout: 1 + 3 + 2 + 2 + 3 = 11 ranks.
+run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.actors=3 --set roles.replay_shards=2 \
+    --set roles.learners=2 --set roles.param_servers=3
+expect_rc "check: valid config exits 0" 0
+expect_eq "check: nothing on stderr" "$err" ""
+expect_eq "check: last line is the rank count" "$(tail -n 1 <<<"$out")" "ranks: 11"
+layout=$(sed -n '/^rank  role/,/^ranks:/p' <<<"$out")
+want="rank  role         index
+   0  coordinator  0/1
+   1  actor        0/3
+   2  actor        1/3
+   3  actor        2/3
+   4  replay       0/2
+   5  replay       1/2
+   6  learner      0/2
+   7  learner      1/2
+   8  ps           0/3
+   9  ps           1/3
+  10  ps           2/3
+ranks: 11"
+expect_eq "check: one layout row per rank, in role order" "$layout" "$want"
+expect_contains "check: prints the effective config" "$out" "  name: \"cartpole\""
+expect_contains "check: overrides show in the config" "$out" "  actors: 3"
+
+# The printed config is itself a valid config that gives the same output.
+sed -n '1,/^$/p' <<<"$out" >"$TEST_TMP/cartpole.yaml"
+first=$out
+run_cmd "$GORILA" config check "$TEST_TMP/cartpole.yaml"
+expect_rc "check: its own output loads back" 0
+expect_eq "check: and prints the same again" "$out" "$first"
+
+# A local run needs one rank.
+run_cmd "$GORILA" config check configs/local/pendulum.yaml
+expect_rc "check: local config exits 0" 0
+expect_eq "check: local run is one rank" "$(sed -n '/^rank  role/,$p' <<<"$out")" "rank  role         index
+   0  local        0/1
+ranks: 1"
+expect_contains "check: pendulum torques printed" "$out" "  torques: [-2, -1, 0, 1, 2]"
+
+# --set, in both spellings, with a flow sequence and a switch to allreduce.
+run_cmd "$GORILA" config check configs/acrobot.yaml --set 'network.hidden=[128,128]' \
+    --set=sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=4
+expect_rc "--set: valid overrides exit 0" 0
+expect_contains "--set: list value" "$out" "  hidden: [128, 128]"
+expect_contains "--set: --set=k=v spelling" "$out" "  mode: allreduce"
+expect_eq "--set: allreduce layout has no ps" "$(tail -n 1 <<<"$out")" "ranks: 7"
+
+# Each kind of bad argument: exit 2, one clear line on stderr, nothing on stdout.
+bad_args() {
+    local name=$1 want=$2
+    shift 2
+    run_cmd "$GORILA" "$@"
+    expect_rc "$name: exits 2" 2
+    expect_eq "$name: message" "$err" "gorila: error: $want"
+    expect_eq "$name: nothing on stdout" "$out" ""
+}
+bad_args "no subcommand" "config: expected a subcommand: check" config
+bad_args "unknown subcommand" "config: unknown subcommand \"chek\" (expected check)" config chek configs/cartpole.yaml
+bad_args "missing FILE" "config check: missing FILE (usage: gorila config check FILE [--set k=v]...)" config check
+bad_args "unknown flag" "config check: unknown option \"--frobnicate\" (see gorila config check --help)" \
+    config check configs/cartpole.yaml --frobnicate
+bad_args "--set without value" "config check: --set needs a key.path=value argument" \
+    config check configs/cartpole.yaml --set
+bad_args "two files" "config check: expected one FILE, got \"configs/cartpole.yaml\" and \"configs/acrobot.yaml\"" \
+    config check configs/cartpole.yaml configs/acrobot.yaml
+bad_args "missing file" "nope.yaml: cannot open config: No such file or directory" config check nope.yaml
+bad_args "directory" "configs: expected a YAML file, got a directory" config check configs
+
+# A bad file: its one error line on stderr, exit 2.
+bad_args "bad file" \
+    "tests/bad_configs/unknown_key_suggest.yaml:4:3: roles.lerners: unknown key (did you mean \"learners\"?)" \
+    config check tests/bad_configs/unknown_key_suggest.yaml
+bad_args "bad combination" \
+    "tests/bad_configs/combo_capacity_shards.yaml:4:3: replay.capacity: replay.capacity (1000) must be at least roles.replay_shards * replay.batch_size (8 * 128 = 1024): every shard must hold a full batch" \
+    config check tests/bad_configs/combo_capacity_shards.yaml
+bad_args "bad --set" "--set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0" \
+    config check configs/cartpole.yaml --set roles.actors=0
+bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
+    config check configs/cartpole.yaml --set roles.lerners=2
+bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
+    config check configs/cartpole.yaml --set roles.actors
+
+# docs/CONFIG.md documents every key config check prints (pendulum has them all).
+run_cmd "$GORILA" config check configs/pendulum.yaml
+undocumented=$(awk '/^[a-z_]+:$/ { sec = substr($1, 1, length($1) - 1) } /^  [a-z_0-9]+:/ { print sec "." substr($1, 1, length($1) - 1) }' <<<"$out" |
+    while read -r key; do grep -qF "\`$key\`" docs/CONFIG.md || echo "$key"; done)
+expect_eq "every key is in docs/CONFIG.md" "$undocumented" ""
+keys=$(grep -c '^  [a-z_0-9]*:' <<<"$out")
+expect_eq "pendulum's effective config lists all 69 keys" "$keys" "69"
+
+run_cmd "$GORILA" config check --help
+expect_rc "--help exits 0" 0
+expect_contains "--help shows usage" "$out" "usage: gorila config check FILE"
+
+done_testing

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tests/cli/env.sh: `gorila env list|rollout|replay` and `gorila bench env`
+# through the real binary: output shape, determinism, the replay protocol
+# against Gymnasium's fixtures (tests/data/*.replay), every error path.
+source "$(dirname "$0")/../lib.sh"
+data="$(dirname "$0")/../data"
+
+# ---- env list
+run_cmd "$GORILA" env list
+expect_rc "env list exits 0" 0
+for row in "CartPole-v1 4 2 500 475" "MountainCar-v0 2 3 200 -110" "Acrobot-v1 6 3 500 -100" \
+    "Pendulum-v1 3 3 200 -200"; do
+    got=$(awk -v n="${row%% *}" '$1 == n {print $1, $2, $3, $4, $5}' <<<"$out")
+    expect_eq "env list row ${row%% *}" "$got" "$row"
+done
+expect_contains "env list header" "$out" "reward_threshold"
+expect_contains "env list explains Pendulum's threshold" "$out" "Gymnasium registers no reward threshold"
+run_cmd "$GORILA" env list extra
+expect_rc "env list rejects arguments" 2
+
+# ---- env rollout
+strip_rate() { grep -v '^steps/s:' <<<"$1"; }
+run_cmd "$GORILA" env rollout CartPole-v1 --episodes 4 --seed 11
+expect_rc "rollout exits 0" 0
+first=$out
+expect_eq "rollout prints one row per episode" "$(grep -cE '^ +[0-9]+ ' <<<"$out")" 4
+sum=$(awk '$1 ~ /^[0-9]+$/ && NF == 4 {s += $3} END {print s}' <<<"$out")
+expect_eq "rollout total steps is the sum of lengths" "$(sed -n 's/^total steps: //p' <<<"$out")" "$sum"
+expect_contains "rollout reports steps/s" "$out" "steps/s:"
+run_cmd "$GORILA" env rollout CartPole-v1 --seed=11 --episodes=4
+expect_eq "rollout: same seed, same episodes" "$(strip_rate "$out")" "$(strip_rate "$first")"
+run_cmd "$GORILA" env rollout CartPole-v1 --episodes 4 --seed 12
+check "rollout: another seed, other episodes" test "$(strip_rate "$out")" != "$(strip_rate "$first")"
+run_cmd "$GORILA" env rollout Pendulum-v1 --episodes 2 --seed 3
+expect_rc "Pendulum rollout exits 0" 0
+expect_eq "Pendulum episodes are truncated at 200" "$(awk '$1 ~ /^[0-9]+$/ && NF == 4 {print $3, $4}' <<<"$out" | sort -u)" "200 truncated"
+run_cmd "$GORILA" env rollout Pendulum-v1 --episodes 1 --torques -2,-1,0,1,2
+expect_contains "Pendulum rollout with 5 torques" "$out" "over 5 actions"
+for n in MountainCar-v0 Acrobot-v1; do
+    run_cmd "$GORILA" env rollout "$n" --episodes 1 --seed 1
+    expect_rc "rollout $n exits 0" 0
+done
+
+# ---- bad arguments
+bad() { # bad NAME NEEDLE CMD...: exit status 2 and NEEDLE on stderr
+    local name=$1 needle=$2
+    shift 2
+    run_cmd "$@"
+    expect_rc "$name: exit status 2" 2
+    expect_contains "$name: message" "$err" "$needle"
+}
+bad "rollout without a name" "expected an environment name" "$GORILA" env rollout
+bad "rollout --episodes 0" "--episodes: expected an integer in [1," "$GORILA" env rollout CartPole-v1 --episodes 0
+bad "rollout --episodes abc" "--episodes: expected an integer" "$GORILA" env rollout CartPole-v1 --episodes abc
+bad "rollout --seed -1" "--seed: expected a non-negative integer" "$GORILA" env rollout CartPole-v1 --seed -1
+bad "rollout --seed without value" "--seed needs a value" "$GORILA" env rollout CartPole-v1 --seed
+bad "rollout unknown flag" 'unknown option "--episode" (did you mean --episodes?)' \
+    "$GORILA" env rollout CartPole-v1 --episode 3
+bad "rollout unknown flag, no near name" 'unknown option "--fast" (expected --episodes, --seed, --torques)' \
+    "$GORILA" env rollout CartPole-v1 --fast
+bad "rollout two names" 'unexpected argument "Acrobot-v1"' "$GORILA" env rollout CartPole-v1 Acrobot-v1
+bad "unknown env, close" 'unknown environment "CartPol-v1" (did you mean CartPole-v1?)' \
+    "$GORILA" env rollout CartPol-v1
+bad "unknown env lists the names" "valid names: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1" \
+    "$GORILA" env rollout Breakout-v5
+bad "replay unknown env" 'unknown environment "pendulum"' "$GORILA" env replay pendulum
+bad "torques on CartPole" "--torques applies to Pendulum-v1 only" "$GORILA" env replay CartPole-v1 --torques 1,2
+bad "torques not numbers" "--torques: torque 2: expected a number" "$GORILA" env replay Pendulum-v1 --torques 1,x
+bad "torques empty entry" "--torques: torque 2" "$GORILA" env replay Pendulum-v1 --torques 1,,2
+bad "torques not finite" "expected a finite number" "$GORILA" env rollout Pendulum-v1 --torques 1,inf
+bad "too many torques" "at most 32 torques" "$GORILA" env replay Pendulum-v1 \
+    --torques "$(seq -s, 1 33)"
+bad "replay rejects --seed" 'unknown option "--seed"' "$GORILA" env replay CartPole-v1 --seed 1
+run_cmd "$GORILA" env --help
+expect_rc "env --help exits 0" 0
+expect_contains "env --help shows the replay commands" "$out" "state v1 ... vk"
+run_cmd "$GORILA" bench env --help
+expect_rc "bench env --help exits 0" 0
+expect_contains "bench env --help shows the flags" "$out" "--steps N"
+bad "env without subcommand" "expected one of: list, rollout, replay" "$GORILA" env
+bad "env unknown subcommand" 'unknown subcommand "lst" (did you mean list?)' "$GORILA" env lst
+
+# ---- replay against Gymnasium's fixtures
+# compare GOT WANT: same number of lines; flags and rewards equal; every
+# other value within 1e-9 (relative to max(1, |v|)). Prints "lines exact".
+compare() {
+    awk -F, 'NR == FNR {want[FNR] = $0; nw = FNR; next}
+        {
+            n++; split(want[FNR], w, ",")
+            if (NF != length(w)) { print "line " FNR ": " NF " fields, want " length(w); bad++; next }
+            if ($0 == want[FNR]) exact++
+            for (i = 1; i <= NF; i++) {
+                d = $i - w[i]; if (d < 0) d = -d
+                m = w[i] < 0 ? -w[i] : w[i]; if (m < 1) m = 1
+                if (d / m > 1e-9) { print "line " FNR " field " i ": " $i " vs " w[i]; bad++ }
+            }
+        }
+        END { if (n != nw) { print "got " n " lines, want " nw; bad++ } print n, exact + 0; exit bad > 0 }' "$2" "$1"
+}
+for f in "$data"/*.replay; do
+    name=$(basename "$f" .replay)
+    args=$(sed -n 's/^# args: *//p' "$f")
+    # shellcheck disable=SC2086
+    "$GORILA" env replay "$name" $args <"$f" >"$TEST_TMP/replay.out" 2>"$TEST_TMP/replay.err"
+    rc=$?
+    expect_eq "replay $name fixture exits 0" "$rc" 0
+    sed -n 's/^#> //p' "$f" >"$TEST_TMP/replay.want"
+    if res=$(compare "$TEST_TMP/replay.out" "$TEST_TMP/replay.want"); then
+        ok "replay $name matches Gymnasium within 1e-9 ($(awk '{print $2 " of " $1}' <<<"$res" | tail -1) lines identical)"
+    else
+        not_ok "replay $name matches Gymnasium within 1e-9"
+        head -5 <<<"$res" | sed 's/^/# /'
+    fi
+done
+
+# ---- replay protocol errors (line numbers count every line)
+replay_bad() { # replay_bad NAME ENV INPUT NEEDLE
+    local name=$1 env=$2 input=$3 needle=$4
+    run_cmd bash -c 'printf "%b" "$1" | "$2" env replay "$3"' _ "$input" "$GORILA" "$env"
+    expect_rc "replay $name: exit status 2" 2
+    expect_contains "replay $name: message" "$err" "$needle"
+}
+replay_bad "too few state values" CartPole-v1 '# comment\n\nstate 1 2 3\n' \
+    "gorila env replay: line 3: state: expected 4 values for CartPole-v1, got 3"
+replay_bad "too many state values" MountainCar-v0 'state 1 2 3\n' \
+    "line 1: state: expected 2 values for MountainCar-v0, got 3"
+replay_bad "non-numeric value" Acrobot-v1 'state 0 0 x 0\n' 'line 1: state: value 3: expected a number, got "x"'
+replay_bad "non-finite value" Pendulum-v1 'state 0 nan\n' 'line 1: state: value 2: expected a finite number, got "nan"'
+replay_bad "infinite value" Pendulum-v1 'state 1e999 0\n' "line 1: state: value 1: expected a finite number"
+replay_bad "step before state" CartPole-v1 '\n  # indented comment\nstep 0\n' "line 3: step before any state command"
+replay_bad "action out of range" CartPole-v1 'state 0 0 0 0\nstep 0\nstep 2\n' \
+    "line 3: step: action for CartPole-v1: expected an integer in [0, 1], got 2"
+replay_bad "negative action" MountainCar-v0 'state 0 0\nstep -1\n' "line 2: step: action for MountainCar-v0"
+replay_bad "action not a number" Acrobot-v1 'state 0 0 0 0\nstep one\n' 'expected an integer, got "one"'
+replay_bad "step without action" Acrobot-v1 'state 0 0 0 0\nstep\n' "line 2: step: expected 1 action index, got 0"
+replay_bad "step with two actions" Acrobot-v1 'state 0 0 0 0\nstep 1 2\n' "line 2: step: expected 1 action index, got 2"
+replay_bad "unknown command" CartPole-v1 'state 0 0 0 0\nreset\n' 'line 2: unknown command "reset" (expected state or step)'
+replay_bad "Pendulum action past the torque set" Pendulum-v1 'state 0 0\nstep 3\n' "expected an integer in [0, 2], got 3"
+
+run_cmd bash -c 'printf "state 0 0 0.3 0\nstep 1\nstep 1\nbogus\n" | "$1" env replay CartPole-v1' _ "$GORILA"
+expect_rc "replay stops at the bad line" 2
+expect_eq "replay answered the lines before the bad one" "$(wc -l <<<"$out")" 2
+expect_eq "replay output has obs,reward,flags,state" "$(head -1 <<<"$out" | awk -F, '{print NF, $5, $6, $7}')" "11 1 1 0"
+expect_eq "CartPole: a step beyond termination earns 0" "$(sed -n 2p <<<"$out" | cut -d, -f5-6)" "0,1"
+
+run_cmd bash -c 'printf "state 0.5 0.01\r\n\t\r\nstep 1\r\n" | "$1" env replay MountainCar-v0' _ "$GORILA"
+expect_rc "replay accepts CRLF and blank lines" 0
+
+# truncation through the binary: 200 steps of Pendulum, flag only on the last
+run_cmd bash -c '{ echo "state 0 0"; for i in $(seq 200); do echo "step 1"; done; } | "$1" env replay Pendulum-v1' _ "$GORILA"
+expect_eq "replay: truncated exactly at step 200" "$(awk -F, '$6 == 1 {print NR}' <<<"$out")" "200"
+
+# ---- bench env
+run_cmd "$GORILA" bench env --steps 20000 --json
+expect_rc "bench env --json exits 0" 0
+expect_eq "bench env --json: one line per environment" "$(wc -l <<<"$out")" 4
+if command -v python3 >/dev/null; then
+    keys=$(python3 -c '
+import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    assert o["bench"] == "env", o
+    assert isinstance(o["steps_per_second"], (int, float)) and o["steps_per_second"] > 0, o
+    assert o["steps"] == 20000, o
+    for k in ("episodes", "seconds", "openblas_config", "openblas_corename", "openblas_coretype", "openblas_num_threads"):
+        assert k in o, (k, o)
+    print(o["env"], "speedup_vs_gym" in o)
+' <<<"$out" 2>&1)
+    expect_eq "bench env --json lines parse with the expected keys" "$keys" \
+        "$(printf 'CartPole-v1 True\nMountainCar-v0 False\nAcrobot-v1 False\nPendulum-v1 False')"
+else
+    ok "bench env --json parses # SKIP python3 not found"
+fi
+run_cmd "$GORILA" bench env --steps 10000 --env Acrobot-v1
+expect_rc "bench env table exits 0" 0
+expect_contains "bench env prints the OpenBLAS configuration" "$out" "OpenBLAS: "
+expect_contains "bench env prints OPENBLAS_NUM_THREADS" "$out" "OPENBLAS_NUM_THREADS="
+expect_eq "bench env --env runs one environment" "$(grep -cE '^[A-Za-z]+-v[0-9] ' <<<"$out")" 1
+bad "bench env --steps 0" "--steps: expected an integer in [1," "$GORILA" bench env --steps 0
+bad "bench env --steps missing" "--steps needs a value" "$GORILA" bench env --steps
+bad "bench env unknown flag" 'unknown option "--step" (did you mean --steps?)' "$GORILA" bench env --step 5
+bad "bench env unknown env" 'unknown environment "Pong"' "$GORILA" bench env --env Pong
+
+done_testing
