@@ -61,7 +61,8 @@ int dqn_check(const DqnParams *p, char *err);
 /* The loss above for batch b; writes grad (n_params, overwritten) with the
  * gradient with respect to online, and td_abs (B) with |td_i| if non-NULL.
  * online and target: (n_params) flat parameters (they may be the same
- * array). Returns the loss. Dies when b->n is not in [1, max_batch], when
+ * array). Every array of b must be set (weight all 1 for uniform replay).
+ * d's buffers are reused: one Dqn per thread. Returns the loss. Dies when b->n is not in [1, max_batch], when
  * b->obs_dim differs from the network's, or when an action is out of range:
  * those are bugs upstream. */
 double dqn_loss_grad(Dqn *d, const QNet *net, const DqnParams *p, const float *online, const float *target,

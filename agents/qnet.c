@@ -5,7 +5,8 @@
  *                      in is tiny (layer 0 of a classic-control net has
  *                      in = O = 4, where sgemm spends its time packing)
  *   H = relu(Z + b)    one fused pass over Z (hidden layers)
- *   head = Z + b       (last layer), then the dueling combination if any.
+ *   head = b + X W     the last layer: sgemm accumulates onto rows of b,
+ *                      then the dueling combination if any.
  * Backward walks the layers in reverse with d = dL/dZ_l (B, out):
  *   dW = X^T d         cblas_sgemm (Trans, NoTrans)
  *   db = sum_rows d    accumulated in the same pass that applies the ReLU mask

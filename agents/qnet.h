@@ -76,7 +76,7 @@ typedef struct {
 typedef struct {
     int max_batch;
     float *act[QNET_MAX_HIDDEN];  /* (max_batch, H_l) post-ReLU outputs */
-    float *head;                  /* (max_batch, A or A+1) head output */
+    float *head;                  /* (max_batch, A+1) dueling head output */
     float *dbuf[2];               /* (max_batch, max_width) backward deltas */
     float *zeros;                 /* (max_width) zeros, padding for the first layer */
     float *mem;                   /* the one allocation behind the views */

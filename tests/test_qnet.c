@@ -24,7 +24,8 @@ static QNet make_net(int O, int A, bool dueling, int n_hidden, const int *hidden
 
 /* Shapes for the numeric tests: plain and dueling, batch 1, no hidden layer,
  * three hidden layers, an input wider than the loop kernel's limit (so layer
- * 0 takes the sgemm path), a single action. */
+ * 0 takes the sgemm path), a single action, and inputs of 2, 3, 4, 5, 6 and
+ * 9 for every pass variant of the loop kernel (first, middle, last, short). */
 typedef struct {
     int O, A;
     bool dueling;
@@ -36,6 +37,7 @@ static const Shape shapes[] = {
     {4, 2, false, 2, {16, 16}, 7},  {4, 3, true, 2, {16, 12}, 5},  {4, 2, false, 2, {8, 8}, 1},
     {4, 2, true, 2, {8, 8}, 1},     {3, 4, false, 0, {0}, 6},      {20, 2, true, 1, {9}, 4},
     {5, 3, false, 3, {7, 6, 5}, 3}, {2, 1, true, 3, {3, 4, 5}, 2}, {6, 5, true, 1, {33}, 9},
+    {9, 2, false, 2, {5, 4}, 3},
 };
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
