@@ -18,9 +18,13 @@
  *   left waiting for a neighbour that stopped.
  *
  * Prefetch: as soon as a batch arrives the request for the next one goes
- * out (shards in round-robin order, starting at the learner's index), so
- * sampling overlaps the gradient computation. One request is in flight at
- * a time.
+ * out, so sampling overlaps the gradient computation. One request is in
+ * flight at a time. Shards are visited in smooth weighted round-robin, each
+ * weighted by the number of actors feeding it (actor a feeds shard a mod S),
+ * so that every shard is sampled in proportion to what it receives and the
+ * shards' samples-per-insert limiters (replay.c) hold all actors to the
+ * same pace even when S does not divide A. Learner i starts i steps into
+ * the sequence, so learners do not all hit the same shard at once.
  */
 #include "allreduce.h"
 #include "model.h"
@@ -42,7 +46,8 @@ typedef struct {
     Batch cur, next;
     bool next_ready, req_out;
     uint64_t req_seq;
-    int S, first_replay, next_shard;
+    int S, first_replay;
+    int *rr_weight, *rr_current, rr_total;  /* (S) smooth weighted round-robin */
     /* parameter-server mode */
     SendBuf *gradbuf;         /* (n_sources) */
     uint64_t *version;        /* (n_sources) params version held per slice */
@@ -59,9 +64,20 @@ typedef struct {
     char final_dir[4097];
 } Learner;
 
+/* Next shard: smooth weighted round-robin (each step every shard gains its
+ * weight, the richest is picked and pays the total). */
+static int next_shard(Learner *l) {
+    int best = 0;
+    for (int s = 0; s < l->S; s++) {
+        l->rr_current[s] += l->rr_weight[s];
+        if (l->rr_current[s] > l->rr_current[best]) best = s;
+    }
+    l->rr_current[best] -= l->rr_total;
+    return best;
+}
+
 static void request_sample(Learner *l) {
-    int shard = l->next_shard;
-    l->next_shard = (l->next_shard + 1) % l->S;
+    int shard = next_shard(l);
     MsgHeader h = {0};
     h.count = (uint64_t)l->rb.cfg->replay.batch_size;
     h.version = ++l->req_seq;
@@ -251,7 +267,14 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     model_batch_init(&l->next, B, O);
     l->S = args->lay->count[ROLE_REPLAY];
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
-    l->next_shard = ctx->index % l->S;
+    l->rr_weight = xcalloc((size_t)l->S, sizeof(int));
+    l->rr_current = xcalloc((size_t)l->S, sizeof(int));
+    int A = args->lay->count[ROLE_ACTOR];
+    for (int s = 0; s < l->S; s++) {
+        l->rr_weight[s] = A / l->S + (s < A % l->S);
+        l->rr_total += l->rr_weight[s];
+    }
+    for (int k = 0; k < ctx->index; k++) next_shard(l);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
     l->version = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
     l->tversion = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
@@ -335,6 +358,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < k; i++) sendbuf_free(bufs[i]);
     free(bufs);
     free(l->reply);
+    free(l->rr_weight);
+    free(l->rr_current);
     free(l->gradbuf);
     free(l->version);
     free(l->tversion);

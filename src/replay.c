@@ -16,6 +16,10 @@
  * conditions overlap since slack >= B), so the limiter cannot deadlock.
  * Blocked chunks and requests wait in small queues (at most 2 chunks per
  * actor, 1 request per learner) and are retried after every message.
+ * Once every actor of the shard has sent its last chunk (MSG_LAST: its
+ * env-step share is used up) no insert can ever pay the debt back, so the
+ * shard serves without the limiter rather than leave a learner waiting for
+ * ever while other shards' actors finish their shares.
  */
 #include "model.h"
 #include "replaybuf.h"
@@ -43,6 +47,7 @@ typedef struct {
     uint64_t *req_seq;      /* (L) its sequence number */
     PendingChunk *pend;     /* FIFO of blocked chunks */
     int n_pend, cap_pend;
+    int my_actors, actors_finished;
     size_t chunk_bytes;
 } Replay;
 
@@ -57,7 +62,9 @@ static bool can_insert(const Replay *r) {
     return r->rb.m.inserted < r->min_size || debt(r) <= slack(r, r->rb.cfg->replay.batch_size);
 }
 static bool can_sample(const Replay *r, int B) {
-    return r->rb.m.inserted >= r->min_size && replaybuf_size(&r->buf) > 0 && debt(r) - B >= -slack(r, B);
+    if (replaybuf_size(&r->buf) == 0) return false;
+    if (r->actors_finished == r->my_actors) return true;
+    return r->rb.m.inserted >= r->min_size && debt(r) - B >= -slack(r, B);
 }
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
@@ -77,7 +84,8 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
         if (chunk.action[i] < 0 || chunk.action[i] >= r->rb.net.spec.n_actions)
             DIE(r->rb.ctx, "EXPERIENCE from rank %d has action %d outside [0, %d)", source, chunk.action[i],
                 r->rb.net.spec.n_actions);
-    replaybuf_add_batch(&r->buf, &chunk);
+    if (h->flags & MSG_LAST) r->actors_finished++;
+    if (n) replaybuf_add_batch(&r->buf, &chunk);
     r->rb.m.inserted += n;
     r->rb.m.replay_size = replaybuf_size(&r->buf);
     MsgHeader ack = {0};
@@ -175,6 +183,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->req_batch = xcalloc((size_t)r->L, sizeof(int));
     r->req_seq = xcalloc((size_t)r->L, sizeof(uint64_t));
     int my_actors = A / S + (ctx->index < A % S);
+    r->my_actors = my_actors;
     r->cap_pend = 2 * my_actors + 2;
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
