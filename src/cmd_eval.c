@@ -1,10 +1,14 @@
-/* cmd_eval.c: `gorila eval CHECKPOINT [--episodes N] [--seed S] [--json]`.
+/* cmd_eval.c: `gorila eval CHECKPOINT [--episodes N] [--seed S] [--json]
+ * [--export FILE]`.
  *
  * CHECKPOINT is a run directory (its newest checkpoint is used) or one
  * checkpoint directory (runs/x/checkpoints/ckpt-000003). The network and
  * environment come from the run's config.yaml and are checked against the
  * checkpoint files; the parameters are assembled from every shard file.
- * Prints the mean and standard deviation of the greedy return. */
+ * Prints the mean and standard deviation of the greedy return. --export
+ * also writes the assembled flat parameters (n_params float32 in this
+ * machine's byte order, agents/qnet.h layout) to FILE, for use elsewhere
+ * and for bit-for-bit comparisons of checkpoints. */
 #include "cmd.h"
 #include "config.h"
 #include "evaluator.h"
@@ -13,7 +17,7 @@
 #include "util.h"
 
 #include <cblas.h>
-#include <libgen.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +30,21 @@ static bool is_file(const char *dir, const char *name) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static bool write_params(const char *path, const float *p, size_t n, char *err) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return errf(err, "cannot write %s: %s", path, strerror(errno)), false;
+    bool ok = fwrite(p, sizeof(float), n, f) == n;
+    ok &= fclose(f) == 0;
+    if (!ok) errf(err, "cannot write %s: %s", path, strerror(errno));
+    return ok;
+}
+
 int cmd_eval(int argc, char **argv) {
     const char *target = NULL;
     long episodes = 0;
     uint64_t seed = 0;
     bool have_seed = false, json = false;
+    const char *export_path = NULL;
     char err[ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -43,10 +57,14 @@ int cmd_eval(int argc, char **argv) {
                 if (parse_u64(v, &seed, err)) return usage_error("eval: --seed: %s", err);
                 have_seed = true;
             }
+        } else if (!strcmp(s, "--export")) {
+            if (i + 1 >= argc) return usage_error("eval: --export needs a file name");
+            export_path = argv[++i];
         } else if (!strcmp(s, "--json")) {
             json = true;
         } else if (s[0] == '-') {
-            return usage_error("eval: unknown option %s (usage: gorila eval CHECKPOINT [--episodes N] [--seed S] [--json])", s);
+            return usage_error("eval: unknown option %s (usage: gorila eval CHECKPOINT [--episodes N] [--seed S] "
+                               "[--json] [--export FILE])", s);
         } else if (!target) {
             target = s;
         } else {
@@ -89,6 +107,8 @@ int cmd_eval(int argc, char **argv) {
     Evaluator ev;
     memset(&ev, 0, sizeof ev);
     if (snapshot_read_slice(cfg, &net, man.dir, &sh, err) || evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
+        rc = usage_error("eval: %s", err);
+    } else if (export_path && !write_params(export_path, params, net.n_params, err)) {
         rc = usage_error("eval: %s", err);
     } else {
         EvalResult r;

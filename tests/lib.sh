@@ -62,3 +62,12 @@ done_testing() {
     echo "1..$tap_n"
     [ "$tap_fail" -eq 0 ]
 }
+
+# expect_fail NAME: the last run_cmd failed by itself (non-zero status, and
+# not killed by the timeout guard: 124, or 137 after --kill-after).
+expect_fail() {
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then ok "$1 (exit status $rc)"; else
+        not_ok "$1 (exit status $rc)"
+        echo "# stderr: ${err:0:500}"
+    fi
+}

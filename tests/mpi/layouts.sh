@@ -1,0 +1,71 @@
+# Real mpirun jobs: every sync mode on an even and an uneven layout, each run
+# to its env-step budget and shut down cleanly. The uneven layout (3 actors,
+# 2 replay shards, 2 learners, 3 parameter servers) cuts the 386 parameters
+# of the [16, 16] network into shards of 129, 129 and 128.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+
+UNEVEN=(--set roles.actors=3 --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3)
+
+check_job() { # NAME MODE PS LEARNERS
+    local name=$1 mode=$2 P=$3 L=$4 s="$RUN/summary.json"
+    expect_rc "$name: exit status 0" 0
+    if [ ! -f "$s" ]; then not_ok "$name: summary.json written"; return; fi
+    expect_eq "$name: mode" "$(jget "$s" mode)" "$mode"
+    expect_eq "$name: env steps = budget" "$(jget "$s" env_steps)" 3000
+    expect_eq "$name: stopped by budget" "$(jget "$s" stop_reason)" budget
+    local u g
+    u=$(jget "$s" updates)
+    g=$(jsum "$s" learner gradients)
+    check "$name: learned ($u updates, $g gradients)" [ "$u" -gt 50 ]
+    expect_eq "$name: every learner reported" "$(jcount "$s" learner)" "$L"
+    expect_eq "$name: every parameter server reported" "$(jcount "$s" ps)" "$P"
+    if [ "$P" -gt 0 ]; then
+        local applied drops
+        applied=$(jsum "$s" ps updates)
+        drops=$(jsum "$s" ps drops)
+        # Every gradient reached every shard and was applied or dropped
+        # (ps_sync applies one mean per round of L gradients; the round in
+        # progress at the stop may hold up to L-1 that are never applied).
+        if [ "$mode" = ps_sync ]; then
+            local r=$((applied / P))
+            check "$name: rounds x learners <= gradients < (rounds + 1) x learners ($r x $L, $g)" \
+                [ $((r * L)) -le "$g" -a "$g" -lt $(((r + 1) * L)) ]
+        else
+            expect_eq "$name: applied + dropped = gradients x shards" $((applied + drops)) $((g * P))
+        fi
+        expect_eq "$name: manifest lists $P shards" "$(manifest shards)" "$P"
+    fi
+    check "$name: final checkpoint" [ -s "$RUN/checkpoints/latest" ]
+    local rows
+    rows=$(wc -l <"$RUN/eval.csv")
+    check "$name: evaluations recorded ($((rows - 1)))" [ "$rows" -ge 2 ]
+}
+
+job even-sync
+check_job even-sync ps_sync 1 1
+grep -q "rank  role" <<<"$out" && ok "even-sync: rank layout printed at start" || not_ok "even-sync: rank layout printed"
+
+for mode in ps_sync ps_async; do
+    job "uneven-$mode" "${UNEVEN[@]}" --set sync.mode=$mode
+    check_job "uneven-$mode" $mode 3 2
+done
+
+# Bounded staleness 0: two learners racing must see some gradients dropped.
+job uneven-bounded "${UNEVEN[@]}" --set sync.mode=ps_bounded --set sync.staleness=0
+check_job uneven-bounded ps_bounded 3 2
+d=$(jget "$RUN/summary.json" stale_gradients_dropped)
+check "uneven-bounded: stale gradients dropped and counted ($d)" [ "${d:-0}" -gt 0 ]
+
+job allreduce --set sync.mode=allreduce --set roles.param_servers=0 --set roles.actors=3 \
+    --set roles.replay_shards=2 --set roles.learners=3
+check_job allreduce allreduce 0 3
+expect_eq "allreduce: manifest lists 1 shard (learner 0)" "$(manifest shards)" 1
+
+# Idle ranks sleep: the coordinator, which only listens, must not burn a
+# core (a busy-waiting rank shows CPU time close to its wall time).
+job idle --set run.max_env_steps=20000
+w=$(jget "$RUN/summary.json" wall_seconds)
+c=$(jsum "$RUN/summary.json" coordinator cpu_seconds)
+check "idle coordinator CPU $c s of $w s wall stays under half" awk -v c="$c" -v w="$w" 'BEGIN { exit !(c < 0.5 * w) }'
+done_testing

@@ -1,0 +1,120 @@
+# Checkpoints, restarts and signals with real mpirun jobs:
+#  - a killed actor ends the job with a non-zero status (never a hang) and
+#    a restart resumes from the last checkpoint with its counters, even with
+#    another number of actors and replay shards;
+#  - scripts/launch --max-restarts restarts a failed job by itself;
+#  - resume equality: the parameters, target and optimizer state after a
+#    resume are those saved, bit for bit, also when re-sharded over another
+#    number of parameter servers;
+#  - SIGUSR1 checkpoints and keeps going; SIGTERM stops cleanly.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+cd "$TEST_ROOT" || exit 1
+
+# start_bg NAME ARGS...: launch in the background; $BG is the launcher's pid.
+start_bg() {
+    local name=$1
+    shift
+    RUN="$RUNS/$name"
+    rm -rf "$RUN"
+    "$TEST_ROOT/scripts/launch" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
+        >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+    BG=$!
+}
+# wait_for SECONDS CMD...: poll until CMD succeeds; false after SECONDS.
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.1
+    done
+}
+# rank_pid NAME RANK: pid of the given MPI rank of run NAME.
+rank_pid() {
+    local p
+    for p in $(pgrep -f "run.name=$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    done
+}
+finished() { ! kill -0 "$BG" 2>/dev/null; }
+have_ckpt() { [ -s "$RUN/checkpoints/latest" ]; }
+
+# --- a killed actor ---------------------------------------------------------
+start_bg killed --set run.max_env_steps=2000000 --set checkpoint.every_seconds=0.3
+if wait_for 60 have_ckpt; then ok "killed: a checkpoint is written while running"; else not_ok "killed: checkpoint"; fi
+actor=$(rank_pid killed 1)
+check "killed: found the actor's process ($actor)" [ -n "$actor" ]
+kill -9 "$actor" 2>/dev/null
+if wait_for 60 finished; then ok "killed: the job ends (no hang)"; else
+    not_ok "killed: the job ends (no hang)"
+    kill -9 "$BG"
+fi
+wait "$BG"
+rc=$?
+check "killed: launcher exits non-zero ($rc)" [ "$rc" -ne 0 ]
+steps=$(manifest env_steps)
+updates=$(manifest updates)
+check "killed: the checkpoint has counters ($steps env steps, $updates updates)" [ "${updates:-0}" -gt 0 ]
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" \
+    --set run.max_env_steps=$((steps + 2000)) --set roles.actors=2 --set roles.replay_shards=2
+expect_rc "killed: resumed with 2 actors and 2 replay shards" 0
+expect_contains "killed: resumes with the checkpoint's counters" "$out" \
+    "$steps env steps, $updates updates"
+expect_eq "killed: summary says resumed" "$(jget "$RUN/summary.json" resumed)" true
+expect_eq "killed: runs on to the new budget" "$(jget "$RUN/summary.json" env_steps)" $((steps + 2000))
+u2=$(jget "$RUN/summary.json" updates)
+check "killed: updates continue from the checkpoint ($updates -> $u2)" [ "$u2" -gt "$updates" ]
+
+# --- --max-restarts ---------------------------------------------------------
+start_bg restarts --set run.max_env_steps=40000 --set checkpoint.every_seconds=0.3 --max-restarts 1
+wait_for 60 have_ckpt
+kill -9 "$(rank_pid restarts 1)" 2>/dev/null
+wait_for 120 finished || kill -9 "$BG"
+wait "$BG"
+expect_eq "max-restarts: the job completes after one restart (exit status)" "$?" 0
+expect_contains "max-restarts: launcher restarted it" "$(cat "$TEST_TMP/restarts.err")" "restart 1 of 1 from"
+expect_eq "max-restarts: budget reached" "$(jget "$RUN/summary.json" env_steps)" 40000
+
+# --- resume equality ----------------------------------------------------------
+job equal --set roles.actors=3 --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
+expect_rc "equal: first run" 0
+c1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
+steps=$(manifest env_steps)
+"$GORILA" eval "$c1" --episodes 1 --export "$TEST_TMP/equal-1.bin" >/dev/null
+# No env steps left: the resumed job loads, does nothing, and saves again.
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps="$steps"
+expect_rc "equal: resume with nothing left to do" 0
+c2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
+check "equal: a new checkpoint was written" [ "$c1" != "$c2" ]
+for p in 0 1 2; do
+    # Everything after the 256-byte header: section table, parameters,
+    # target and optimizer state (the header has the new wall time).
+    if cmp -s <(tail -c +257 "$c1/ps-$p.ckpt") <(tail -c +257 "$c2/ps-$p.ckpt"); then
+        ok "equal: shard $p identical after resume, bit for bit"
+    else not_ok "equal: shard $p identical after resume"; fi
+done
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps="$steps" \
+    --set roles.param_servers=2
+expect_rc "equal: resume re-sharded over 2 parameter servers" 0
+c3="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
+expect_eq "equal: re-sharded checkpoint has 2 shards" "$(ls "$c3"/ps-*.ckpt | wc -l)" 2
+"$GORILA" eval "$c3" --episodes 1 --export "$TEST_TMP/equal-3.bin" >/dev/null
+if cmp -s "$TEST_TMP/equal-1.bin" "$TEST_TMP/equal-3.bin"; then ok "equal: re-sharded parameters equal the saved ones"; else
+    not_ok "equal: re-sharded parameters equal the saved ones"; fi
+
+# --- signals --------------------------------------------------------------------
+start_bg signals --set run.max_env_steps=5000000
+wait_for 60 grep -q "run directory" "$TEST_TMP/signals.out"
+sleep 1
+kill -USR1 "$BG"
+if wait_for 30 have_ckpt; then ok "SIGUSR1: checkpoint written while the job goes on"; else not_ok "SIGUSR1: checkpoint"; fi
+check "SIGUSR1: job still running" kill -0 "$BG"
+kill -TERM "$BG"
+wait_for 60 finished || kill -9 "$BG"
+wait "$BG"
+expect_eq "SIGTERM: clean exit" "$?" 0
+expect_eq "SIGTERM: stop reason" "$(jget "$RUN/summary.json" stop_reason)" signal
+n=$(ls -d "$RUN"/checkpoints/ckpt-* | wc -l)
+check "SIGTERM: final checkpoint after the SIGUSR1 one ($n)" [ "$n" -ge 2 ]
+done_testing
