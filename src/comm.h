@@ -15,9 +15,9 @@
  * MPI_Win_allocate_shared: every send to a rank on the node posts the
  * receiver's semaphore after MPI_Isend, and comm_idle sleeps in
  * sem_timedwait on its own. A waiting rank uses no CPU and still wakes
- * within microseconds of a message. The timeout (backing off from
- * COMM_IDLE_MIN to COMM_IDLE_MAX) covers what rings no bell: messages from
- * other nodes, completion of our own large sends, and the roles' timers.
+ * within microseconds of a message. The timeout (COMM_IDLE_BELL) covers
+ * what rings no bell: messages from other nodes and the roles' timers.
+ * Without doorbells, sleeps back off from COMM_IDLE_MIN to COMM_IDLE_MAX.
  *
  * Receiving. comm_poll takes at most one message of any tag from any rank
  * into the Comm's inbox and validates it (tag repeated in the header, size
@@ -44,7 +44,7 @@
 
 #define COMM_IDLE_MIN 20e-6   /* first sleep of a wait, seconds */
 #define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait without doorbells, seconds */
-#define COMM_IDLE_MAX_BELL 5e-3 /* longest sleep with doorbells (they wake us earlier) */
+#define COMM_IDLE_BELL 1e-3   /* every sleep with doorbells (they wake us earlier) */
 #define COMM_CTL_SLOTS 64
 #define COMM_CTL_BYTES (8192 + sizeof(MsgHeader))
 
@@ -125,8 +125,8 @@ bool comm_poll(Comm *c, Msg *m);
 /* Sleep for the current backoff and lengthen it (counted as waiting). Call
  * when a loop iteration found nothing to do. */
 void comm_idle(Comm *c);
-/* Back to the shortest sleep (call after doing work). */
-static inline void comm_busy(Comm *c) { c->idle_delay = COMM_IDLE_MIN; }
+/* Reset the backoff (call after doing work). */
+void comm_busy(Comm *c);
 
 /* Wait (polling, sleeping) until every send of the role's own buffers in
  * bufs[0..n) and the control pool completed, receiving and discarding

@@ -119,6 +119,7 @@ static const Key keys[] = {
     F_CC("run", "max_seconds", run.max_seconds, 0, 1e7),
     BOOL("run", "stop_when_solved", run.stop_when_solved),
     INT("run", "blas_threads", run.blas_threads, 1, 64),
+    BOOL("run", "pin_cores", run.pin_cores),
 
     STR("env", "name", env.name, rule_env_name),
     INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000),
@@ -257,6 +258,7 @@ void config_defaults(Config *cfg) {
     cfg->run.max_seconds = 0;
     cfg->run.stop_when_solved = true;
     cfg->run.blas_threads = 1;
+    cfg->run.pin_cores = true;
 
     snprintf(cfg->env.name, sizeof cfg->env.name, "CartPole-v1");
     cfg->env.max_episode_steps = 0;

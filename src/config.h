@@ -57,6 +57,8 @@ typedef struct {
         double max_seconds;        /* run.max_seconds: wall-time limit; 0 = none */
         bool stop_when_solved;     /* run.stop_when_solved */
         int blas_threads;          /* run.blas_threads: OpenBLAS threads per rank, default 1 */
+        bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the
+                                      ranks that talk most to the same core (job.c) */
     } run;
     struct {
         char name[CFG_NAME_LEN];   /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1 */

@@ -1,11 +1,15 @@
 /* job.c: see job.h. */
 #include "job.h"
+#include "placement.h"
 #include "signals.h"
 #include "snapshot.h"
 #include "util.h"
 
 #include <cblas.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -29,6 +33,50 @@ static void load_start(const JobArgs *args, JobStart *s, char *err) {
     snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir);
 }
 
+/* Pin this rank per placement.h when its node has more ranks than cores
+ * and nobody bound the ranks already. Collective over ctx->comm. Rank 0
+ * of each node logs the placement. */
+static void pin(const Ctx *ctx, const JobArgs *args) {
+    MPI_Comm node;
+    MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int n_node = 0, me = 0;
+    MPI_Comm_size(node, &n_node);
+    MPI_Comm_rank(node, &me);
+    int *ranks = malloc((size_t)n_node * sizeof(int));
+    MPI_Allgather(&ctx->rank, 1, MPI_INT, ranks, 1, MPI_INT, node);
+    MPI_Comm_free(&node);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    bool free_to_move = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) == online;
+    int n_cpus = CPU_COUNT(&mask);
+    if (!args->cfg->run.pin_cores || !free_to_move || n_node <= n_cpus) {
+        free(ranks);
+        return;
+    }
+    int cpus[CPU_SETSIZE], k = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < n_cpus; c++)
+        if (CPU_ISSET(c, &mask)) cpus[k++] = c;
+    int *core = malloc((size_t)n_node * sizeof(int));
+    placement_assign(args->lay, ranks, n_node, cpus, n_cpus, core);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(core[me], &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) log_info(ctx, "could not pin to core %d", core[me]);
+    if (me == 0) {
+        char line[1024];
+        int n = snprintf(line, sizeof line, "%d ranks on %d cores, pinned (run.pin_cores):", n_node, n_cpus);
+        for (int c = 0; c < n_cpus && n < (int)sizeof line - 32; c++) {
+            n += snprintf(line + n, sizeof line - (size_t)n, "  core %d: ranks", cpus[c]);
+            for (int i = 0; i < n_node && n < (int)sizeof line - 16; i++)
+                if (core[i] == cpus[c]) n += snprintf(line + n, sizeof line - (size_t)n, " %d", ranks[i]);
+        }
+        log_info(ctx, "%s", line);
+    }
+    free(core);
+    free(ranks);
+}
+
 int job_run(Ctx *ctx, JobArgs *args) {
     const Layout *lay = args->lay;
     layout_role_of(lay, ctx->rank, &ctx->role, &ctx->index);
@@ -49,6 +97,7 @@ int job_run(Ctx *ctx, JobArgs *args) {
         return EXIT_USAGE_JOB;
     }
     MPI_Comm_split(ctx->comm, ctx->role == ROLE_LEARNER ? 1 : MPI_UNDEFINED, ctx->rank, &args->learners);
+    pin(ctx, args);
     if (ctx->rank == 0) {
         printf("job: %d ranks in fixed order: coordinator, actors, replay shards, learners, parameter servers\n",
                lay->size);

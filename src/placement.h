@@ -1,0 +1,31 @@
+/* placement.h: which core each rank of an oversubscribed node runs on.
+ *
+ * When a node has more ranks than cores, where the scheduler puts them
+ * matters more than anything else about speed: the ranks wake each other
+ * for every message, and waking a rank on another core of a virtual machine
+ * costs an inter-processor interrupt and often a halted vCPU (measured on
+ * the 2-core machines: the default 5-rank CartPole job ran its 30,000 env
+ * steps in 1.7-1.9 s with the ranks free to move, 1.0-1.2 s with the learner
+ * and its parameter server sharing a core; separating them brought it back
+ * to 1.7 s). So ranks that hand work to each other in turn share a core:
+ *
+ *   one group per learner l:      learner l + PS shards p with p mod L == l
+ *   one group per replay shard s: replay s + actors a with a mod S == s
+ *                                 (the coordinator joins the first)
+ *
+ * and groups are dealt to the node's cores round-robin, learner groups
+ * first. Only ranks on the node count. Pure function, no MPI: job.c gathers
+ * the node's ranks and applies the result with sched_setaffinity.
+ */
+#ifndef GORILA_PLACEMENT_H
+#define GORILA_PLACEMENT_H
+
+#include "layout.h"
+
+/* node_ranks: the world ranks on this node (n_node of them); cpus: the
+ * core ids to use (n_cpus). Writes core_of[i] for node_ranks[i]: the core
+ * id to pin to. */
+void placement_assign(const Layout *lay, const int *node_ranks, int n_node, const int *cpus, int n_cpus,
+                      int *core_of);
+
+#endif
