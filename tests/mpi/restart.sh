@@ -41,7 +41,7 @@ finished() { ! kill -0 "$BG" 2>/dev/null; }
 have_ckpt() { [ -s "$RUN/checkpoints/latest" ]; }
 
 # --- a killed actor ---------------------------------------------------------
-start_bg killed --set run.max_env_steps=2000000 --set checkpoint.every_seconds=0.3
+start_bg killed --set run.max_env_steps=0 --set run.max_seconds=60 --set checkpoint.every_seconds=0.3
 if wait_for 60 have_ckpt; then ok "killed: a checkpoint is written while running"; else not_ok "killed: checkpoint"; fi
 actor=$(rank_pid killed 1)
 check "killed: found the actor's process ($actor)" [ -n "$actor" ]
@@ -67,14 +67,18 @@ u2=$(jget "$RUN/summary.json" updates)
 check "killed: updates continue from the checkpoint ($updates -> $u2)" [ "$u2" -gt "$updates" ]
 
 # --- --max-restarts ---------------------------------------------------------
-start_bg restarts --set run.max_env_steps=40000 --set checkpoint.every_seconds=0.3 --max-restarts 1
+# A time budget, not a step budget: the job must still be running when the
+# actor is killed, however fast the machine is (run.max_seconds counts the
+# run's whole time, across restarts).
+start_bg restarts --set run.max_env_steps=0 --set run.max_seconds=3 --set checkpoint.every_seconds=0.3 --max-restarts 1
 wait_for 60 have_ckpt
 kill -9 "$(rank_pid restarts 1)" 2>/dev/null
 wait_for 120 finished || kill -9 "$BG"
 wait "$BG"
 expect_eq "max-restarts: the job completes after one restart (exit status)" "$?" 0
 expect_contains "max-restarts: launcher restarted it" "$(cat "$TEST_TMP/restarts.err")" "restart 1 of 1 from"
-expect_eq "max-restarts: budget reached" "$(jget "$RUN/summary.json" env_steps)" 40000
+expect_eq "max-restarts: ran to its time limit" "$(jget "$RUN/summary.json" stop_reason)" time
+expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resumed)" true
 
 # --- resume equality ----------------------------------------------------------
 job equal --set roles.actors=3 --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
@@ -104,7 +108,7 @@ if cmp -s "$TEST_TMP/equal-1.bin" "$TEST_TMP/equal-3.bin"; then ok "equal: re-sh
     not_ok "equal: re-sharded parameters equal the saved ones"; fi
 
 # --- signals --------------------------------------------------------------------
-start_bg signals --set run.max_env_steps=5000000
+start_bg signals --set run.max_env_steps=0 --set run.max_seconds=60
 wait_for 60 grep -q "run directory" "$TEST_TMP/signals.out"
 sleep 1
 kill -USR1 "$BG"
