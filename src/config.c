@@ -1367,6 +1367,15 @@ static int validate(const Config *cfg, const char *const *sets, int n_sets, char
                          cfg->replay.capacity, origin_note(&C, k_cap, false), cfg->roles.replay_shards,
                          cfg->replay.batch_size, need);
     }
+    int k_actors = key_id("roles", "actors");
+    if (cfg->run.mode == RUN_DISTRIBUTED && cfg->roles.replay_shards > cfg->roles.actors) {
+        const int ids[] = {k_shards, k_actors};
+        return fail_rule(&C, ids, 2,
+                         "roles.replay_shards (%d%s) must be at most roles.actors (%d%s): actor a feeds shard "
+                         "a mod replay_shards, so a shard without an actor would never fill",
+                         cfg->roles.replay_shards, origin_note(&C, k_shards, false), cfg->roles.actors,
+                         origin_note(&C, k_actors, false));
+    }
     if (cfg->explore.end > cfg->explore.start) {
         const int ids[] = {k_end, k_start};
         fmt_f64(cfg->explore.end, a, sizeof a);

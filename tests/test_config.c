@@ -108,6 +108,9 @@ static const BadCase bad_cases[] = {
     {"combo_capacity_shards.yaml",
      ":4:3: replay.capacity: replay.capacity (1000) must be at least roles.replay_shards * replay.batch_size "
      "(8 * 128 = 1024): every shard must hold a full batch"},
+    {"combo_shards_actors.yaml", ":3:3: roles.replay_shards: roles.replay_shards (3) must be at most roles.actors "
+                                 "(2): actor a feeds shard a mod replay_shards, so a shard without an actor would "
+                                 "never fill"},
     {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
     {"torques_cartpole.yaml", ":3:3: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1"},
 };
@@ -518,15 +521,15 @@ Test(config_set, rule_broken_by_an_override_points_at_the_file_key) {
 Test(config_set, config_set_on_a_loaded_config) {
     Config c;
     char err[ERR_LEN];
-    cr_assert_eq(config_load(&c, "configs/cartpole.yaml", NULL, 0, err), 0, "%s", err);
+    cr_assert_eq(config_load(&c, "tests/configs/set-base.yaml", NULL, 0, err), 0, "%s", err);
     cr_assert_eq(config_set(&c, "agent.gamma=0.95", err), 0, "%s", err);
     cr_assert_eq(c.agent.gamma, 0.95);
     cr_assert_eq(config_set(&c, "agent.gamma=2", err), -1);
     cr_assert_str_eq(err, "--set agent.gamma=2: agent.gamma: expected a number in [0, 1], got 2");
-    /* The rule points at the key the file set (batch_size, line 49 of
-     * cartpole.yaml), and the message says the other came from --set. */
+    /* The rule points at the key the file set (batch_size, line 6 of
+     * set-base.yaml), and the message says the other came from --set. */
     cr_assert_eq(config_set(&c, "replay.min_size=100", err), -1);
-    cr_assert_str_eq(err, "configs/cartpole.yaml:49:3: replay.batch_size: replay.min_size (100, from --set) must be "
+    cr_assert_str_eq(err, "tests/configs/set-base.yaml:6:3: replay.batch_size: replay.min_size (100, from --set) must be "
                           "at least replay.batch_size (512): learning cannot start before a batch can be sampled");
 }
 

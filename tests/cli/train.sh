@@ -1,0 +1,76 @@
+# gorila train (local) and gorila eval, through the real binary: the run
+# directory and its files, resume with the same counters, evaluation of a
+# checkpoint, and every bad argument.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT" || exit 1
+RUNS="$TEST_TMP/cli-runs"
+rm -rf "$RUNS"
+small=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.max_env_steps=3000
+    --set network.hidden=[16] --set eval.episodes=5 --set eval.every_updates=500 --set logging.progress=never)
+
+run_cmd "$GORILA" train "${small[@]}" --set run.name=t1
+expect_rc "local train: exit status 0" 0
+R="$RUNS/t1"
+expect_contains "local train: prints the run directory" "$out" "run directory: $R"
+for f in config.yaml metrics.csv episodes.csv eval.csv summary.json checkpoints/latest; do
+    check "local train: writes $f" [ -s "$R/$f" ]
+done
+expect_eq "metrics.csv header" "$(head -1 "$R/metrics.csv")" \
+    "wall_seconds,env_steps,updates,env_steps_per_second,updates_per_second,mean_train_return,last_eval_return,epsilon,loss"
+expect_eq "eval.csv header" "$(head -1 "$R/eval.csv")" \
+    "wall_seconds,env_steps,updates,episodes,mean_return,std_return,min_return,max_return,solved"
+for k in solved solved_at_env_steps solved_at_seconds env_steps updates wall_seconds last_eval_mean_return \
+    best_eval_mean_return env_steps_per_second updates_per_second mode; do
+    expect_contains "summary.json has $k" "$(cat "$R/summary.json")" "\"$k\":"
+done
+expect_contains "summary mode is local" "$(cat "$R/summary.json")" '"mode": "local"'
+expect_contains "summary env steps = budget" "$(cat "$R/summary.json")" '"env_steps": 3000,'
+n_ep=$(($(wc -l <"$R/episodes.csv") - 1))
+check "episodes.csv has the training episodes ($n_ep)" [ "$n_ep" -gt 20 ]
+run_cmd "$GORILA" config check "$R/config.yaml"
+expect_rc "the saved config.yaml loads back" 0
+
+# The same config again goes to a new directory, never over the old one.
+run_cmd "$GORILA" train "${small[@]}" --set run.name=t1
+expect_contains "a second run gets its own directory" "$out" "run directory: $RUNS/t1-2"
+cmp -s <(grep -v wall "$R/eval.csv" | cut -d, -f2-) <(grep -v wall "$RUNS/t1-2/eval.csv" | cut -d, -f2-) &&
+    ok "same seed, same evaluations" || not_ok "same seed, same evaluations"
+
+# Resume: counters continue from the checkpoint.
+run_cmd "$GORILA" train --resume "$R" --set run.max_env_steps=5000
+expect_rc "resume: exit status 0" 0
+expect_contains "resume: continues from the checkpoint's counters" "$err" "resumed from $R/checkpoints/ckpt-"
+expect_contains "resume: runs to the new budget" "$(cat "$R/summary.json")" '"env_steps": 5000,'
+check "resume: appends to metrics.csv" [ "$(grep -c '^wall_seconds' "$R/metrics.csv")" -eq 1 ]
+
+# Evaluate the checkpoint.
+run_cmd "$GORILA" eval "$R" --episodes 7 --json
+expect_rc "eval: exit status 0" 0
+expect_contains "eval: JSON line" "$out" '"episodes": 7'
+run_cmd "$GORILA" eval "$R/checkpoints/$(cat "$R/checkpoints/latest")" --episodes 3
+expect_contains "eval of one checkpoint directory" "$out" "3 greedy episodes"
+run_cmd "$GORILA" eval "$R" --episodes 3 --export "$TEST_TMP/params.bin"
+check "eval --export writes n_params floats (16-unit net: 4*16+16+16*2+2 = 114)" \
+    [ "$(stat -c %s "$TEST_TMP/params.bin")" -eq $((114 * 4)) ]
+
+# Bad arguments: a clear message and exit status 2.
+while IFS='|' read -r args want; do
+    # shellcheck disable=SC2086
+    run_cmd "$GORILA" $args
+    expect_rc "bad arguments ($args): exit 2" 2
+    expect_contains "bad arguments ($args): message" "$err" "$want"
+done <<EOF2
+train|train: missing CONFIG
+train configs/local/cartpole.yaml --bogus|train: unknown option --bogus
+train configs/local/cartpole.yaml configs/local/acrobot.yaml|more than one config given
+train configs/local/cartpole.yaml --set|--set needs key.path=value
+train configs/local/cartpole.yaml --resume $R|give either CONFIG or --resume
+train --resume $TEST_TMP/nope|--resume $TEST_TMP/nope: not a run directory
+train configs/local/cartpole.yaml --set run.seed=-1|run.seed
+eval|eval: missing CHECKPOINT
+eval $TEST_TMP/nope|is not a directory
+eval $R --episodes 0|--episodes: expected an integer in [1, 100000], got 0
+eval $R --frobnicate|eval: unknown option --frobnicate
+eval $TEST_TMP|no checkpoint in
+EOF2
+done_testing
