@@ -59,6 +59,12 @@ static void setup(Fixture *f, const char *name) {
     cr_assert_eq(mkdir(f->run, 0777), 0);
 }
 
+static void teardown(Fixture *f) {
+    free(f->params);
+    free(f->target);
+    optim_free(&f->opt);
+}
+
 /* Write the fixture as P shards of checkpoint seq; commit. */
 static void write_shards(Fixture *f, int P, uint64_t seq, char *dir) {
     char err[ERR_LEN];
@@ -114,6 +120,7 @@ Test(snapshot, any_shard_count_reads_back_what_any_other_wrote) {
             free(t);
         }
     }
+    teardown(&f);
 }
 
 Test(snapshot, latest_names_the_newest_and_old_ones_are_pruned) {
@@ -136,6 +143,7 @@ Test(snapshot, latest_names_the_newest_and_old_ones_are_pruned) {
     cr_assert_eq(stat(path, &st), 0, "keep = 2 keeps the previous one");
     snprintf(path, sizeof path, "%s/checkpoints/ckpt-000002", f.run);
     cr_assert_neq(stat(path, &st), 0, "keep = 2 removes older ones");
+    teardown(&f);
 }
 
 Test(snapshot, refuses_damage_and_mismatch) {
@@ -180,4 +188,5 @@ Test(snapshot, refuses_damage_and_mismatch) {
     fclose(fp);
     cr_assert_eq(snapshot_read_manifest(dir, &m, err), -1);
     cr_assert(strstr(err, "checksum mismatch") != NULL, "%s", err);
+    teardown(&f);
 }
