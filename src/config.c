@@ -288,7 +288,7 @@ void config_defaults(Config *cfg) {
     cfg->replay.beta_steps = 0;
     cfg->replay.epsilon = 1e-6;
     cfg->replay.samples_per_insert = 0;
-    cfg->replay.spi_tolerance = 0.1;
+    cfg->replay.spi_tolerance = 0.01;
 
     cfg->network.n_hidden = 2;
     cfg->network.hidden[0] = 64;

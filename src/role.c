@@ -39,6 +39,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     rb->m.index = ctx->index;
     rb->t_start = now_seconds();
     rb->next_metrics = rb->t_start;
+    rb->metrics_period = ctx->role == ROLE_ACTOR ? ACTOR_METRICS_PERIOD : ROLE_METRICS_PERIOD;
 }
 
 void role_free(RoleBase *rb) { comm_free(&rb->comm); }
@@ -59,7 +60,7 @@ static void fill(RoleBase *rb) {
 void role_report(RoleBase *rb, bool force) {
     double t = now_seconds();
     if (!force && t < rb->next_metrics) return;
-    rb->next_metrics = t + ROLE_METRICS_PERIOD;
+    rb->next_metrics = t + rb->metrics_period;
     fill(rb);
     MsgHeader h = {0};
     comm_send_ctl(&rb->comm, 0, TAG_METRICS, h, &rb->m, sizeof rb->m);

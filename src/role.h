@@ -20,6 +20,8 @@
 #include "qnet.h"
 
 #define ROLE_METRICS_PERIOD 0.25 /* seconds between METRICS reports */
+#define ACTOR_METRICS_PERIOD 0.02 /* actors: the coordinator's env-step count (budget,
+                                     solved_at_env_steps) is at most this stale */
 #define ROLE_MAX_SOURCES 256     /* parameter sources (PS shards) */
 
 typedef struct {
@@ -29,7 +31,7 @@ typedef struct {
     Comm comm;
     RoleMetrics m;
     QNet net;
-    double t_start, next_metrics;
+    double t_start, next_metrics, metrics_period;
     /* where parameters come from: PS shards, or learner 0 in allreduce mode */
     int n_sources;
     int source_rank[ROLE_MAX_SOURCES];

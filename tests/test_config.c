@@ -219,7 +219,7 @@ Test(config_defaults, every_default_matches_the_documented_value) {
               c.replay.min_size == 1000);
     cr_expect(c.replay.alpha == 0.6 && c.replay.beta == 0.4 && c.replay.beta_final == 1.0 &&
               c.replay.beta_steps == 0 && c.replay.epsilon == 1e-6 && c.replay.samples_per_insert == 0 &&
-              c.replay.spi_tolerance == 0.1);
+              c.replay.spi_tolerance == 0.01);
     cr_expect(c.network.n_hidden == 2 && c.network.hidden[0] == 64 && c.network.hidden[1] == 64 &&
               !c.network.dueling);
     cr_expect(c.agent.gamma == 0.99 && c.agent.n_step == 1 && c.agent.double_dqn && c.agent.huber_delta == 1.0 &&
