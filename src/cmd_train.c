@@ -131,6 +131,12 @@ int cmd_train(int argc, char **argv) {
         return rc;
     }
 
+    /* Shared-memory messages up to 32 KiB go eagerly through the FIFOs
+     * instead of the rendezvous + process_vm_readv path: a learner's GRAD
+     * and PARAMS of a 64-64 CartPole network are 18 KiB each, and the
+     * default job ran ~10% faster (measured, interleaved runs). A user's
+     * own setting wins. */
+    setenv("OMPI_MCA_btl_vader_eager_limit", "32768", 0);
     MPI_Init(&argc, &argv);
     Ctx ctx;
     ctx_init_tool(&ctx);
