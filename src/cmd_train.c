@@ -139,12 +139,7 @@ int cmd_train(int argc, char **argv) {
     setenv("OMPI_MCA_btl_vader_eager_limit", "32768", 0);
     MPI_Init(&argc, &argv);
     Ctx ctx;
-    ctx_init_tool(&ctx);
-    ctx.mpi = true;
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
-    MPI_Comm_dup(MPI_COMM_WORLD, &ctx.comm);
-    MPI_Comm_set_errhandler(ctx.comm, MPI_ERRORS_RETURN);
+    ctx_init_mpi(&ctx);
     int ok = load(&a, cfg, err) == 0;
     if (ok) {
         layout_init(&lay, cfg);

@@ -43,8 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RECENT 100
-
 typedef enum { PH_RUN, PH_STOP_WORKERS, PH_FINAL, PH_STOP_SERVERS, PH_DONE } Phase;
 
 typedef struct {
@@ -61,15 +59,10 @@ typedef struct {
     bool *stopped;            /* (size) STOPPED received */
     double t0, wall_offset;
     uint64_t env_steps, updates, episodes;
-    double recent[RECENT];
-    int n_recent, recent_next;
+    RecentReturns recent;
     /* evaluation */
     uint64_t next_eval_at;
-    int evaluations;
-    double last_eval, best_eval, threshold;
-    bool solved;
-    uint64_t solved_at_steps;
-    double solved_at_seconds;
+    EvalTrack eval;
     /* checkpoints */
     bool ckpt_busy, ckpt_final;
     uint64_t ckpt_seq;
@@ -131,30 +124,13 @@ static void on_episodes(Coord *c, const Msg *m) {
         /* Job-wide env steps at the end of the episode, estimated as the
          * job total at the time the report arrives. */
         runlog_episode(&c->log, wall(c), c->env_steps, r[i].actor, r[i].ret, r[i].length);
-        c->recent[c->recent_next] = r[i].ret;
-        c->recent_next = (c->recent_next + 1) % RECENT;
-        if (c->n_recent < RECENT) c->n_recent++;
+        recent_add(&c->recent, r[i].ret);
         c->episodes++;
     }
 }
 
-static double recent_mean(const Coord *c) {
-    if (!c->n_recent) return NAN;
-    double s = 0;
-    for (int i = 0; i < c->n_recent; i++) s += c->recent[i];
-    return s / c->n_recent;
-}
-
 static void record_eval(Coord *c, const EvalResult *r) {
-    c->evaluations++;
-    c->last_eval = r->mean;
-    if (c->evaluations == 1 || r->mean > c->best_eval) c->best_eval = r->mean;
-    bool solved_now = r->mean >= c->threshold;
-    if (solved_now && !c->solved) {
-        c->solved = true;
-        c->solved_at_steps = c->env_steps;
-        c->solved_at_seconds = wall(c);
-    }
+    bool solved_now = evaltrack_record(&c->eval, r->mean, c->env_steps, wall(c));
     EvalRow row = {wall(c), c->env_steps, c->eval_version, r->episodes, r->mean, r->std, r->min, r->max, solved_now};
     runlog_eval(&c->log, &row);
 }
@@ -272,8 +248,8 @@ static void metrics_row(Coord *c, bool force_progress) {
         .updates = c->updates,
         .env_steps_per_second = dt > 0 ? (double)(c->env_steps - c->last_row_steps) / dt : NAN,
         .updates_per_second = dt > 0 ? (double)(c->updates - c->last_row_updates) / dt : NAN,
-        .mean_train_return = recent_mean(c),
-        .last_eval_return = c->evaluations ? c->last_eval : NAN,
+        .mean_train_return = recent_mean(&c->recent),
+        .last_eval_return = c->eval.last,
         .epsilon = eps,
         .loss = loss_n > c->last_loss_n ? (loss_sum - c->last_loss_sum) / (double)(loss_n - c->last_loss_n) : NAN,
     };
@@ -288,8 +264,7 @@ static void metrics_row(Coord *c, bool force_progress) {
     runlog_progress(&c->log, t, force_progress,
                     "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
                     t, (unsigned long long)c->env_steps, row.env_steps_per_second, (unsigned long long)c->updates,
-                    row.updates_per_second, eps, row.mean_train_return, row.last_eval_return,
-                    c->evaluations ? c->best_eval : NAN);
+                    row.updates_per_second, eps, row.mean_train_return, row.last_eval_return, c->eval.best);
     c->last_row_t = t;
     c->last_row_steps = c->env_steps;
     c->last_row_updates = c->updates;
@@ -352,38 +327,18 @@ static int write_summary(Coord *c) {
     }
     double t = wall(c);
     const Config *cfg = c->rb.cfg;
+    double run_t = t - c->wall_offset;
+    RunSummary sum = {
+        .mode = config_sync_name(cfg->sync.mode), .env = cfg->env.name, .stop_reason = stop_name(c->stop_reason),
+        .seed = cfg->run.seed, .env_steps = c->env_steps, .updates = c->updates,
+        .episodes = c->args->start.episodes + c->episodes, .wall_seconds = t, .eval = &c->eval,
+        .run_seconds = run_t, .run_env_steps = c->env_steps - c->args->start.env_steps,
+        .run_updates = c->updates - c->args->start.updates, .resumed = c->args->start.resumed,
+    };
     JsonW j;
     json_init(&j, f, true);
     json_begin_object(&j, NULL);
-    json_str(&j, "mode", config_sync_name(cfg->sync.mode));
-    json_str(&j, "env", cfg->env.name);
-    json_u64(&j, "seed", cfg->run.seed);
-    json_bool(&j, "solved", c->solved);
-    if (c->solved) {
-        json_u64(&j, "solved_at_env_steps", c->solved_at_steps);
-        json_num(&j, "solved_at_seconds", c->solved_at_seconds);
-    } else {
-        json_null(&j, "solved_at_env_steps");
-        json_null(&j, "solved_at_seconds");
-    }
-    json_u64(&j, "env_steps", c->env_steps);
-    json_u64(&j, "updates", c->updates);
-    json_u64(&j, "episodes", c->args->start.episodes + c->episodes);
-    json_num(&j, "wall_seconds", t);
-    if (c->evaluations) {
-        json_num(&j, "last_eval_mean_return", c->last_eval);
-        json_num(&j, "best_eval_mean_return", c->best_eval);
-    } else {
-        json_null(&j, "last_eval_mean_return");
-        json_null(&j, "best_eval_mean_return");
-    }
-    json_num(&j, "reward_threshold", c->threshold);
-    json_u64(&j, "evaluations", (uint64_t)c->evaluations);
-    double run_t = t - c->wall_offset;
-    json_num(&j, "env_steps_per_second", run_t > 0 ? (double)(c->env_steps - c->args->start.env_steps) / run_t : 0);
-    json_num(&j, "updates_per_second", run_t > 0 ? (double)(c->updates - c->args->start.updates) / run_t : 0);
-    json_str(&j, "stop_reason", stop_name(c->stop_reason));
-    json_bool(&j, "resumed", c->args->start.resumed);
+    runlog_summary_fields(&j, &sum);
     /* Traffic: total bytes sent by every rank, by message type, and per update. */
     uint64_t total = 0, by[TAG_COUNT] = {0}, drops = 0;
     for (int r = 0; r < c->lay->size; r++) {
@@ -472,7 +427,7 @@ static void begin_stop(Coord *c, int reason) {
 /* Final evaluation from the final checkpoint (all sources have written it). */
 static void final_eval(Coord *c) {
     if (!c->final_ckpt_ok || c->stop_reason == STOP_SIGNAL) return;
-    if (c->evaluations && c->eval_version == c->updates) return;
+    if (c->eval.evaluations && c->eval_version == c->updates) return;
     char err[ERR_LEN];
     SnapShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params};
     float *tgt = xmalloc(c->rb.net.n_params * sizeof(float));
@@ -521,7 +476,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     fflush(stdout);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
     c->eval_params = xmalloc_aligned(c->rb.net.n_params * sizeof(float));
-    c->threshold = env_find(cfg->env.name)->reward_threshold;
+    evaltrack_init(&c->eval, env_find(cfg->env.name)->reward_threshold);
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
     for (int r = 0; r < c->lay->size; r++) {
@@ -563,7 +518,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
                 if (c->updates >= c->next_ckpt_updates) c->next_ckpt_updates = (c->updates / ck + 1) * ck;
                 start_ckpt(c, false);
             }
-            if (c->solved && cfg->run.stop_when_solved) begin_stop(c, STOP_SOLVED);
+            if (c->eval.solved && cfg->run.stop_when_solved) begin_stop(c, STOP_SOLVED);
             else if (signals_stop_requested()) begin_stop(c, STOP_SIGNAL);
             else if (cfg->run.max_env_steps && all_actors_done(c)) begin_stop(c, STOP_BUDGET);
             else if (cfg->run.max_updates && c->updates >= cfg->run.max_updates) begin_stop(c, STOP_BUDGET);
@@ -593,8 +548,8 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     comm_fill_metrics(&c->rb.comm, &c->last[0]);
     int rc = write_summary(c) == 0 ? 0 : 1;
     printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f (%s)\n", cfg->env.name,
-           c->solved ? "solved" : "not solved", (unsigned long long)c->env_steps, (unsigned long long)c->updates,
-           wall(c), c->last_eval, c->best_eval, stop_name(c->stop_reason));
+           c->eval.solved ? "solved" : "not solved", (unsigned long long)c->env_steps, (unsigned long long)c->updates,
+           wall(c), c->eval.last, c->eval.best, stop_name(c->stop_reason));
     printf("run directory: %s\n", c->log.dir);
     fflush(stdout);
     MsgHeader h = {0};

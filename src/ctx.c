@@ -24,6 +24,15 @@ void ctx_init_tool(Ctx *ctx) {
     ctx->comm = MPI_COMM_NULL;
 }
 
+void ctx_init_mpi(Ctx *ctx) {
+    ctx_init_tool(ctx);
+    ctx->mpi = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ctx->size);
+    MPI_Comm_dup(MPI_COMM_WORLD, &ctx->comm);
+    MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
+}
+
 void log_info(const Ctx *ctx, const char *fmt, ...) {
     char msg[1024];
     va_list ap;

@@ -35,6 +35,12 @@ const char *role_name(Role r);
 /* Context for a CLI tool (no MPI). */
 void ctx_init_tool(Ctx *ctx);
 
+/* Context for a process of an MPI job, after MPI_Init: rank and size in
+ * MPI_COMM_WORLD, and ctx->comm a duplicate of it with MPI_ERRORS_RETURN
+ * (so MPI errors reach our own messages). The role is ROLE_TOOL until the
+ * job assigns one. Free ctx->comm with MPI_Comm_free before MPI_Finalize. */
+void ctx_init_mpi(Ctx *ctx);
+
 /* Informational line on stderr: "[  12.3s rank 3 learner 0/2] msg". */
 void log_info(const Ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -196,3 +196,63 @@ void runlog_progress_done(RunLog *rl) {
     }
     rl->progress_len = 0;
 }
+
+void recent_add(RecentReturns *r, double ret) {
+    r->ret[r->next] = ret;
+    r->next = (r->next + 1) % RUNLOG_RECENT;
+    if (r->n < RUNLOG_RECENT) r->n++;
+}
+
+double recent_mean(const RecentReturns *r) {
+    if (r->n == 0) return NAN;
+    double s = 0;
+    for (int i = 0; i < r->n; i++) s += r->ret[i];
+    return s / r->n;
+}
+
+void evaltrack_init(EvalTrack *t, double threshold) {
+    memset(t, 0, sizeof *t);
+    t->threshold = threshold;
+    t->last = t->best = NAN;
+}
+
+bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, double wall_seconds) {
+    t->evaluations++;
+    t->last = mean;
+    if (t->evaluations == 1 || mean > t->best) t->best = mean;
+    bool solved_now = mean >= t->threshold;
+    if (solved_now && !t->solved) {
+        t->solved = true;
+        t->solved_at_env_steps = env_steps;
+        t->solved_at_seconds = wall_seconds;
+    }
+    return solved_now;
+}
+
+void runlog_summary_fields(JsonW *j, const RunSummary *s) {
+    const EvalTrack *e = s->eval;
+    json_str(j, "mode", s->mode);
+    json_str(j, "env", s->env);
+    json_u64(j, "seed", s->seed);
+    json_bool(j, "solved", e->solved);
+    if (e->solved) {
+        json_u64(j, "solved_at_env_steps", e->solved_at_env_steps);
+        json_num(j, "solved_at_seconds", e->solved_at_seconds);
+    } else {
+        json_null(j, "solved_at_env_steps");
+        json_null(j, "solved_at_seconds");
+    }
+    json_u64(j, "env_steps", s->env_steps);
+    json_u64(j, "updates", s->updates);
+    json_u64(j, "episodes", s->episodes);
+    json_num(j, "wall_seconds", s->wall_seconds);
+    json_num(j, "last_eval_mean_return", e->last); /* null before any evaluation */
+    json_num(j, "best_eval_mean_return", e->best);
+    json_num(j, "reward_threshold", e->threshold);
+    json_u64(j, "evaluations", (uint64_t)e->evaluations);
+    double t = s->run_seconds;
+    json_num(j, "env_steps_per_second", t > 0 ? (double)s->run_env_steps / t : 0);
+    json_num(j, "updates_per_second", t > 0 ? (double)s->run_updates / t : 0);
+    json_str(j, "stop_reason", s->stop_reason);
+    json_bool(j, "resumed", s->resumed);
+}

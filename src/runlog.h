@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "json.h"
 
 #define RUNLOG_PATH_LEN 512
 #define RUNLOG_MAX_EXTRA 48
@@ -53,6 +54,43 @@ typedef struct {
     double progress_every, progress_last;
     int progress_len;             /* length of the last in-place line */
 } RunLog;
+
+/* The mean training return over the last RUNLOG_RECENT episodes. */
+#define RUNLOG_RECENT 100
+typedef struct {
+    double ret[RUNLOG_RECENT];
+    int n, next;
+} RecentReturns;
+void recent_add(RecentReturns *r, double ret);
+double recent_mean(const RecentReturns *r); /* NaN before the first episode */
+
+/* Greedy evaluations of a run: last, best, and when it was first solved. */
+typedef struct {
+    double threshold;          /* the env's reward threshold */
+    int evaluations;
+    double last, best;         /* NaN before the first evaluation */
+    bool solved;
+    uint64_t solved_at_env_steps;
+    double solved_at_seconds;
+} EvalTrack;
+void evaltrack_init(EvalTrack *t, double threshold);
+/* Record one evaluation's mean; returns whether it reached the threshold. */
+bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, double wall_seconds);
+
+/* The keys every summary.json has (local and distributed alike). */
+typedef struct {
+    const char *mode, *env, *stop_reason;
+    uint64_t seed, env_steps, updates, episodes;
+    double wall_seconds;          /* the whole run, across resumes */
+    const EvalTrack *eval;
+    /* this process's share, for the rates (a resumed run counts only
+     * what it did itself) */
+    double run_seconds;
+    uint64_t run_env_steps, run_updates;
+    bool resumed;
+} RunSummary;
+/* Write the keys of s as members of the JSON object open in j. */
+void runlog_summary_fields(JsonW *j, const RunSummary *s);
 
 /* Create (or, with resume, reopen) the run directory. A fresh run takes
  * <out_dir>/<name>; if that exists, <name>-2, <name>-3, ... so runs are

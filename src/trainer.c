@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RECENT 100 /* training episodes in the "mean training return" */
-
 typedef struct {
     const Config *cfg;
     QNet net;
@@ -36,16 +34,10 @@ typedef struct {
     /* counters */
     uint64_t env_steps, updates, episodes, pending_train;
     double t0, wall_offset;      /* wall_offset: seconds of earlier runs (resume) */
-    /* recent returns */
-    double recent[RECENT];
-    int n_recent, recent_next;
-    /* evaluation */
-    int evaluations;
-    double last_eval, best_eval, threshold;
-    bool solved;
-    uint64_t solved_at_steps;
-    double solved_at_seconds;
+    RecentReturns recent;
+    EvalTrack eval;
     uint64_t last_eval_updates;
+    uint64_t start_env_steps, start_updates;  /* at this process's start (resume) */
     /* metrics interval */
     double last_row_t;
     uint64_t last_row_steps, last_row_updates;
@@ -59,26 +51,11 @@ typedef struct {
 
 static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->t0; }
 
-static double recent_mean(const Local *L) {
-    if (L->n_recent == 0) return NAN;
-    double s = 0;
-    for (int i = 0; i < L->n_recent; i++) s += L->recent[i];
-    return s / L->n_recent;
-}
-
 static void evaluate(Local *L) {
     EvalResult r;
     evaluator_run(&L->ev, L->params, &r);
-    L->evaluations++;
-    L->last_eval = r.mean;
     L->last_eval_updates = L->updates;
-    if (L->evaluations == 1 || r.mean > L->best_eval) L->best_eval = r.mean;
-    bool solved_now = r.mean >= L->threshold;
-    if (solved_now && !L->solved) {
-        L->solved = true;
-        L->solved_at_steps = L->env_steps;
-        L->solved_at_seconds = wall(L);
-    }
+    bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, wall(L));
     EvalRow row = {wall(L), L->env_steps, L->updates, r.episodes, r.mean, r.std, r.min, r.max, solved_now};
     runlog_eval(&L->log, &row);
 }
@@ -92,8 +69,8 @@ static void metrics_row(Local *L, bool force_progress) {
         .updates = L->updates,
         .env_steps_per_second = dt > 0 ? (double)(L->env_steps - L->last_row_steps) / dt : NAN,
         .updates_per_second = dt > 0 ? (double)(L->updates - L->last_row_updates) / dt : NAN,
-        .mean_train_return = recent_mean(L),
-        .last_eval_return = L->evaluations ? L->last_eval : NAN,
+        .mean_train_return = recent_mean(&L->recent),
+        .last_eval_return = L->eval.last,
         .epsilon = L->epsilon,
         .loss = L->loss_n ? L->loss_sum / (double)L->loss_n : NAN,
     };
@@ -103,7 +80,7 @@ static void metrics_row(Local *L, bool force_progress) {
                     "(best %.1f)",
                     t, (unsigned long long)L->env_steps, row.env_steps_per_second,
                     (unsigned long long)L->updates, row.updates_per_second, L->epsilon, row.mean_train_return,
-                    row.last_eval_return, L->evaluations ? L->best_eval : NAN);
+                    row.last_eval_return, L->eval.best);
     L->last_row_t = t;
     L->last_row_steps = L->env_steps;
     L->last_row_updates = L->updates;
@@ -175,6 +152,8 @@ static int restore(Local *L, const char *run_dir, char *err) {
     L->wall_offset = sh.wall_seconds;
     L->ckpt_seq = man.seq;
     L->ac.steps = L->env_steps;
+    L->start_env_steps = L->env_steps;
+    L->start_updates = L->updates;
     log_info(NULL, "resumed from %s: %llu env steps, %llu updates, replay %zu transitions", man.dir,
              (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(&L->rb));
     return 0;
@@ -198,36 +177,16 @@ static int write_summary(Local *L, const char *stop) {
         return -1;
     }
     double t = wall(L);
+    RunSummary sum = {
+        .mode = "local", .env = L->cfg->env.name, .stop_reason = stop, .seed = L->cfg->run.seed,
+        .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = t,
+        .eval = &L->eval, .run_seconds = t - L->wall_offset, .run_env_steps = L->env_steps - L->start_env_steps,
+        .run_updates = L->updates - L->start_updates, .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
+    };
     JsonW j;
     json_init(&j, f, true);
     json_begin_object(&j, NULL);
-    json_str(&j, "mode", "local");
-    json_str(&j, "env", L->cfg->env.name);
-    json_u64(&j, "seed", L->cfg->run.seed);
-    json_bool(&j, "solved", L->solved);
-    if (L->solved) {
-        json_u64(&j, "solved_at_env_steps", L->solved_at_steps);
-        json_num(&j, "solved_at_seconds", L->solved_at_seconds);
-    } else {
-        json_null(&j, "solved_at_env_steps");
-        json_null(&j, "solved_at_seconds");
-    }
-    json_u64(&j, "env_steps", L->env_steps);
-    json_u64(&j, "updates", L->updates);
-    json_u64(&j, "episodes", L->episodes);
-    json_num(&j, "wall_seconds", t);
-    if (L->evaluations) {
-        json_num(&j, "last_eval_mean_return", L->last_eval);
-        json_num(&j, "best_eval_mean_return", L->best_eval);
-    } else {
-        json_null(&j, "last_eval_mean_return");
-        json_null(&j, "best_eval_mean_return");
-    }
-    json_num(&j, "reward_threshold", L->threshold);
-    json_u64(&j, "evaluations", (uint64_t)L->evaluations);
-    json_num(&j, "env_steps_per_second", t > 0 ? (double)L->env_steps / t : 0);
-    json_num(&j, "updates_per_second", t > 0 ? (double)L->updates / t : 0);
-    json_str(&j, "stop_reason", stop);
+    runlog_summary_fields(&j, &sum);
     json_end_object(&j);
     if (runlog_summary_commit(&L->log, f, err) != 0) {
         fprintf(stderr, "gorila: error: %s\n", err);
@@ -262,7 +221,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     if (model_qnet(cfg, &L->net, err) != 0) goto fail;
     size_t n = L->net.n_params;
     const EnvSpec *spec = env_find(cfg->env.name);
-    L->threshold = spec->reward_threshold;
+    evaltrack_init(&L->eval, spec->reward_threshold);
     L->params = xmalloc_aligned(n * sizeof(float));
     L->target = xmalloc_aligned(n * sizeof(float));
     L->grad = xmalloc_aligned(n * sizeof(float));
@@ -312,9 +271,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         L->env_steps += (uint64_t)L->ac.E;
         for (int i = 0; i < n_ended; i++) {
             runlog_episode(&L->log, wall(L), L->env_steps, 0, L->ended[i].ret, L->ended[i].length);
-            L->recent[L->recent_next] = L->ended[i].ret;
-            L->recent_next = (L->recent_next + 1) % RECENT;
-            if (L->n_recent < RECENT) L->n_recent++;
+            recent_add(&L->recent, L->ended[i].ret);
             L->episodes++;
         }
         if (replaybuf_size(&L->rb) >= cfg->replay.min_size) {
@@ -325,13 +282,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
                     update(L);
                     if (cfg->eval.every_updates && L->updates % cfg->eval.every_updates == 0) {
                         evaluate(L);
-                        if (L->solved && cfg->run.stop_when_solved) break;
+                        if (L->eval.solved && cfg->run.stop_when_solved) break;
                     }
                 }
-                if (L->solved && cfg->run.stop_when_solved) break;
+                if (L->eval.solved && cfg->run.stop_when_solved) break;
             }
         }
-        if (L->solved && cfg->run.stop_when_solved) stop = 2;
+        if (L->eval.solved && cfg->run.stop_when_solved) stop = 2;
         else if (cfg->run.max_env_steps && L->env_steps >= cfg->run.max_env_steps) stop = 1;
         else if (cfg->run.max_updates && L->updates >= cfg->run.max_updates) stop = 1;
         else if (cfg->run.max_seconds > 0 && wall(L) >= cfg->run.max_seconds) stop = 3;
@@ -355,8 +312,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     runlog_progress_done(&L->log);
     int rc = write_summary(L, stop_name(stop)) == 0 ? 0 : 1;
     printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f%s\n", cfg->env.name,
-           L->solved ? "solved" : "not solved", (unsigned long long)L->env_steps, (unsigned long long)L->updates,
-           wall(L), L->last_eval, L->best_eval, stop == 4 ? " (interrupted)" : "");
+           L->eval.solved ? "solved" : "not solved", (unsigned long long)L->env_steps, (unsigned long long)L->updates,
+           wall(L), L->eval.last, L->eval.best, stop == 4 ? " (interrupted)" : "");
     printf("run directory: %s\n", L->log.dir);
     local_free(L);
     free(L);

@@ -30,12 +30,8 @@ static void report(int rank, int ok, const char *fmt, size_t n, int p) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     Ctx ctx;
-    ctx_init_tool(&ctx);
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
-    ctx.mpi = true;
+    ctx_init_mpi(&ctx);
     ctx.role = ROLE_LEARNER;
-    ctx.comm = MPI_COMM_WORLD;
     int p = ctx.size, r = ctx.rank;
     size_t sizes[] = {0, 1, (size_t)(p - 1), (size_t)p, (size_t)p + 1, 2 * (size_t)p + 1, 100003};
     int ns = (int)(sizeof sizes / sizeof sizes[0]);
@@ -80,6 +76,7 @@ int main(int argc, char **argv) {
         free(all);
     }
     if (r == 0) printf("1..%d\n", n_test);
+    MPI_Comm_free(&ctx.comm);
     MPI_Finalize();
     return n_fail ? 1 : 0;
 }

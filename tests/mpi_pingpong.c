@@ -17,11 +17,7 @@ int main(int argc, char **argv) {
     int core = argc > 2 ? atoi(argv[2]) : 0;
     if (bytes < 4) bytes = 4;
     Ctx ctx;
-    ctx_init_tool(&ctx);
-    ctx.mpi = true;
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
-    MPI_Comm_dup(MPI_COMM_WORLD, &ctx.comm);
+    ctx_init_mpi(&ctx);
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(ctx.rank == 0 ? 0 : core, &set);

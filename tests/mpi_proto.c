@@ -15,12 +15,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     const char *what = argc > 1 ? argv[1] : "good";
     Ctx ctx;
-    ctx_init_tool(&ctx);
-    ctx.mpi = true;
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
-    MPI_Comm_dup(MPI_COMM_WORLD, &ctx.comm);
-    MPI_Comm_set_errhandler(ctx.comm, MPI_ERRORS_RETURN);
+    ctx_init_mpi(&ctx);
     ctx.role = ctx.rank == 0 ? ROLE_PS : ROLE_LEARNER;
     /* A layout of 2 ranks: 0 and 1 play whatever roles the test says. */
     Layout lay = {.size = 2};
