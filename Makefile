@@ -35,6 +35,9 @@ UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
 .PHONY: all test test-unit test-cli test-mpi test-asan fuzz run deps clean
+# Keep intermediate objects (the mpi_* test objects are built through a
+# chain of pattern rules): no "rm ..." after the test summary line.
+.SECONDARY:
 all: $(GORILA) $(UNIT) $(MPI_TESTS)
 
 $(BUILD)/obj/%.o: %.c
@@ -105,7 +108,7 @@ $(BUILD)/fuzz_config: src/fuzz_config.c $(FUZZ_SRC) src/config.h src/util.h
 	fi
 
 run: all
-	scripts/launch configs/cartpole.yaml --set run.max_env_steps=30000
+	scripts/launch configs/cartpole.yaml
 
 deps:
 	scripts/install-deps.sh
