@@ -75,18 +75,6 @@ enum {
 _Static_assert(OFF_HEADER_CRC + 4 == CKPT_HEADER_BYTES, "header layout");
 _Static_assert(OFF_RESERVED + 8 * CKPT_N_RESERVED == OFF_PAD1, "header layout");
 
-static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 const char *ckpt_section_name(uint32_t id) {
     switch (id) {
@@ -193,51 +181,51 @@ static int check_table(const CkptMeta *m, const uint32_t *ids, const uint64_t *b
 static void encode_header(unsigned char *h, const CkptMeta *m, uint32_t n_sections, uint32_t table_crc) {
     memset(h, 0, CKPT_HEADER_BYTES);
     memcpy(h + OFF_MAGIC, MAGIC, 8);
-    put_u32(h + OFF_VERSION, CKPT_VERSION);
-    put_u32(h + OFF_ENDIAN, ENDIAN_MARK);
-    put_u32(h + OFF_HEADER_BYTES, CKPT_HEADER_BYTES);
-    put_u32(h + OFF_N_SECTIONS, n_sections);
-    put_u32(h + OFF_TABLE_CRC, table_crc);
-    put_u32(h + OFF_OBS_DIM, m->net.obs_dim);
-    put_u32(h + OFF_NUM_ACTIONS, m->net.num_actions);
-    put_u32(h + OFF_N_HIDDEN, m->net.n_hidden);
-    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) put_u32(h + OFF_HIDDEN + 4 * i, m->net.hidden[i]);
-    put_u32(h + OFF_DUELING, m->net.dueling);
-    put_u32(h + OFF_OPTIMIZER, m->optimizer);
-    put_u32(h + OFF_OPTIM_SLOTS, m->optim_slots);
-    put_u64(h + OFF_N_PARAMS, m->net.n_params);
-    put_u64(h + OFF_SLICE_OFFSET, m->slice_offset);
-    put_u64(h + OFF_SLICE_COUNT, m->slice_count);
+    store_u32(h + OFF_VERSION, CKPT_VERSION);
+    store_u32(h + OFF_ENDIAN, ENDIAN_MARK);
+    store_u32(h + OFF_HEADER_BYTES, CKPT_HEADER_BYTES);
+    store_u32(h + OFF_N_SECTIONS, n_sections);
+    store_u32(h + OFF_TABLE_CRC, table_crc);
+    store_u32(h + OFF_OBS_DIM, m->net.obs_dim);
+    store_u32(h + OFF_NUM_ACTIONS, m->net.num_actions);
+    store_u32(h + OFF_N_HIDDEN, m->net.n_hidden);
+    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) store_u32(h + OFF_HIDDEN + 4 * i, m->net.hidden[i]);
+    store_u32(h + OFF_DUELING, m->net.dueling);
+    store_u32(h + OFF_OPTIMIZER, m->optimizer);
+    store_u32(h + OFF_OPTIM_SLOTS, m->optim_slots);
+    store_u64(h + OFF_N_PARAMS, m->net.n_params);
+    store_u64(h + OFF_SLICE_OFFSET, m->slice_offset);
+    store_u64(h + OFF_SLICE_COUNT, m->slice_count);
     /* The name and zeros after it: no stray bytes from the caller's struct. */
     memcpy(h + OFF_ENV, m->env, strnlen(m->env, CKPT_ENV_LEN - 1));
-    put_u64(h + OFF_ENV_STEPS, m->env_steps);
-    put_u64(h + OFF_UPDATES, m->updates);
-    put_u64(h + OFF_EPISODES, m->episodes);
-    put_u64(h + OFF_PARAM_VERSION, m->param_version);
+    store_u64(h + OFF_ENV_STEPS, m->env_steps);
+    store_u64(h + OFF_UPDATES, m->updates);
+    store_u64(h + OFF_EPISODES, m->episodes);
+    store_u64(h + OFF_PARAM_VERSION, m->param_version);
     memcpy(h + OFF_WALL_SECONDS, &m->wall_seconds, 8);
-    for (int i = 0; i < CKPT_N_RESERVED; i++) put_u64(h + OFF_RESERVED + 8 * i, m->reserved[i]);
-    put_u32(h + OFF_HEADER_CRC, crc32c(h, OFF_HEADER_CRC));
+    for (int i = 0; i < CKPT_N_RESERVED; i++) store_u64(h + OFF_RESERVED + 8 * i, m->reserved[i]);
+    store_u32(h + OFF_HEADER_CRC, crc32c(h, OFF_HEADER_CRC));
 }
 
 static void decode_header(const unsigned char *h, CkptMeta *m) {
     memset(m, 0, sizeof *m);
-    m->net.obs_dim = get_u32(h + OFF_OBS_DIM);
-    m->net.num_actions = get_u32(h + OFF_NUM_ACTIONS);
-    m->net.n_hidden = get_u32(h + OFF_N_HIDDEN);
-    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) m->net.hidden[i] = get_u32(h + OFF_HIDDEN + 4 * i);
-    m->net.dueling = get_u32(h + OFF_DUELING);
-    m->optimizer = get_u32(h + OFF_OPTIMIZER);
-    m->optim_slots = get_u32(h + OFF_OPTIM_SLOTS);
-    m->net.n_params = get_u64(h + OFF_N_PARAMS);
-    m->slice_offset = get_u64(h + OFF_SLICE_OFFSET);
-    m->slice_count = get_u64(h + OFF_SLICE_COUNT);
+    m->net.obs_dim = load_u32(h + OFF_OBS_DIM);
+    m->net.num_actions = load_u32(h + OFF_NUM_ACTIONS);
+    m->net.n_hidden = load_u32(h + OFF_N_HIDDEN);
+    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) m->net.hidden[i] = load_u32(h + OFF_HIDDEN + 4 * i);
+    m->net.dueling = load_u32(h + OFF_DUELING);
+    m->optimizer = load_u32(h + OFF_OPTIMIZER);
+    m->optim_slots = load_u32(h + OFF_OPTIM_SLOTS);
+    m->net.n_params = load_u64(h + OFF_N_PARAMS);
+    m->slice_offset = load_u64(h + OFF_SLICE_OFFSET);
+    m->slice_count = load_u64(h + OFF_SLICE_COUNT);
     memcpy(m->env, h + OFF_ENV, CKPT_ENV_LEN);
-    m->env_steps = get_u64(h + OFF_ENV_STEPS);
-    m->updates = get_u64(h + OFF_UPDATES);
-    m->episodes = get_u64(h + OFF_EPISODES);
-    m->param_version = get_u64(h + OFF_PARAM_VERSION);
+    m->env_steps = load_u64(h + OFF_ENV_STEPS);
+    m->updates = load_u64(h + OFF_UPDATES);
+    m->episodes = load_u64(h + OFF_EPISODES);
+    m->param_version = load_u64(h + OFF_PARAM_VERSION);
     memcpy(&m->wall_seconds, h + OFF_WALL_SECONDS, 8);
-    for (int i = 0; i < CKPT_N_RESERVED; i++) m->reserved[i] = get_u64(h + OFF_RESERVED + 8 * i);
+    for (int i = 0; i < CKPT_N_RESERVED; i++) m->reserved[i] = load_u64(h + OFF_RESERVED + 8 * i);
 }
 
 /* ---- writing ----------------------------------------------------------- */
@@ -292,9 +280,9 @@ int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sectio
     unsigned char *table = head + CKPT_HEADER_BYTES;
     for (size_t i = 0; i < n_sections; i++) {
         unsigned char *e = table + ENTRY_BYTES * i;
-        put_u32(e, sections[i].id);
-        put_u32(e + 4, crc32c(sections[i].data, sections[i].bytes));
-        put_u64(e + 8, sections[i].bytes);
+        store_u32(e, sections[i].id);
+        store_u32(e + 4, crc32c(sections[i].data, sections[i].bytes));
+        store_u64(e + 8, sections[i].bytes);
     }
     size_t table_bytes = ENTRY_BYTES * n_sections;
     encode_header(head, meta, (uint32_t)n_sections, crc32c(table, table_bytes));
@@ -414,7 +402,7 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
         return open_fail(r);
     }
     if (got < STABLE_PREFIX) goto truncated_header;
-    uint32_t mark = get_u32(h + OFF_ENDIAN);
+    uint32_t mark = load_u32(h + OFF_ENDIAN);
     if (mark == ENDIAN_SWAPPED) {
         errf(err, "%s: written on a machine of the other byte order (endianness marker reads 0x%08x, expected 0x%08x)",
              path, mark, ENDIAN_MARK);
@@ -424,20 +412,20 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
         errf(err, "%s: corrupt header: endianness marker is 0x%08x, expected 0x%08x", path, mark, ENDIAN_MARK);
         return open_fail(r);
     }
-    uint32_t version = get_u32(h + OFF_VERSION);
+    uint32_t version = load_u32(h + OFF_VERSION);
     if (version != CKPT_VERSION) {
         errf(err, "%s: unsupported checkpoint format version %u (this build supports version %d)", path, version,
              CKPT_VERSION);
         return open_fail(r);
     }
-    uint32_t header_bytes = get_u32(h + OFF_HEADER_BYTES);
+    uint32_t header_bytes = load_u32(h + OFF_HEADER_BYTES);
     if (header_bytes != CKPT_HEADER_BYTES) {
         errf(err, "%s: corrupt header: header size is %u bytes, format version %d has %d", path, header_bytes,
              CKPT_VERSION, CKPT_HEADER_BYTES);
         return open_fail(r);
     }
     if (got < CKPT_HEADER_BYTES) goto truncated_header;
-    uint32_t stored = get_u32(h + OFF_HEADER_CRC), computed = crc32c(h, OFF_HEADER_CRC);
+    uint32_t stored = load_u32(h + OFF_HEADER_CRC), computed = crc32c(h, OFF_HEADER_CRC);
     if (stored != computed) {
         errf(err, "%s: header CRC mismatch (stored 0x%08x, computed 0x%08x): the header is corrupt", path, stored,
              computed);
@@ -450,7 +438,7 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
     }
 
     /* Section table. */
-    uint32_t n = get_u32(h + OFF_N_SECTIONS);
+    uint32_t n = load_u32(h + OFF_N_SECTIONS);
     if (n < 1 || n > CKPT_MAX_SECTIONS) {
         errf(err, "%s: invalid header: %u sections, a checkpoint has 1 .. %d", path, n, CKPT_MAX_SECTIONS);
         return open_fail(r);
@@ -470,7 +458,7 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
         errf(err, "%s: cannot read the section table: %s", path, strerror(e));
         return open_fail(r);
     }
-    stored = get_u32(h + OFF_TABLE_CRC);
+    stored = load_u32(h + OFF_TABLE_CRC);
     computed = crc32c(table, table_bytes);
     if (stored != computed) {
         errf(err, "%s: section table CRC mismatch (stored 0x%08x, computed 0x%08x): the table is corrupt", path,
@@ -483,9 +471,9 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *e = table + ENTRY_BYTES * i;
         CkptEntry *en = &r->entry[i];
-        en->id = ids[i] = get_u32(e);
-        en->crc = get_u32(e + 4);
-        en->bytes = lens[i] = get_u64(e + 8);
+        en->id = ids[i] = load_u32(e);
+        en->crc = load_u32(e + 4);
+        en->bytes = lens[i] = load_u64(e + 8);
         en->offset = offset;
         offset = offset + en->bytes < offset ? UINT64_MAX : offset + en->bytes;
     }

@@ -160,18 +160,6 @@ size_t replaybuf_serial_bytes(const ReplayBuf *rb) {
     return SER_HEADER_BYTES + rb->size * row_bytes((size_t)rb->obs_dim);
 }
 
-static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 /* Append the logical range [0, size) of one ring array (elem bytes per
  * slot) at *p: oldest first, so two runs once the ring has wrapped. */
@@ -188,11 +176,11 @@ void replaybuf_serialize(const ReplayBuf *rb, void *buf) {
     unsigned char *p = buf;
     size_t O = (size_t)rb->obs_dim;
     memcpy(p, SER_MAGIC, 8);
-    put_u32(p + 8, SER_VERSION);
-    put_u32(p + 12, (uint32_t)rb->obs_dim);
-    put_u64(p + 16, rb->capacity);
-    put_u64(p + 24, rb->size);
-    put_u64(p + 32, rb->total);
+    store_u32(p + 8, SER_VERSION);
+    store_u32(p + 12, (uint32_t)rb->obs_dim);
+    store_u64(p + 16, rb->capacity);
+    store_u64(p + 24, rb->size);
+    store_u64(p + 32, rb->total);
     p += SER_HEADER_BYTES;
     put_logical(rb, &p, rb->obs, O * sizeof(float));
     put_logical(rb, &p, rb->action, sizeof(int32_t));
@@ -206,8 +194,8 @@ int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *drop
     if (bytes < SER_HEADER_BYTES)
         return errf(err, "replay data is %zu bytes, shorter than its %d-byte header", bytes, SER_HEADER_BYTES);
     if (memcmp(p, SER_MAGIC, 8) != 0) return errf(err, "not replay buffer data (bad magic)");
-    uint32_t version = get_u32(p + 8), obs_dim = get_u32(p + 12);
-    uint64_t size = get_u64(p + 24), total = get_u64(p + 32);
+    uint32_t version = load_u32(p + 8), obs_dim = load_u32(p + 12);
+    uint64_t size = load_u64(p + 24), total = load_u64(p + 32);
     if (version != SER_VERSION)
         return errf(err, "replay data has format version %u, this build reads version %d", version, SER_VERSION);
     if (obs_dim != (uint32_t)rb->obs_dim)

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ERR_LEN 512
 
@@ -63,6 +64,21 @@ int parse_double(const char *s, double *out, char *err);
 /* Closest candidate to `word` by edit distance, or NULL when none is close
  * enough to be a plausible typo. candidates is NULL-terminated. */
 const char *did_you_mean(const char *word, const char *const *candidates);
+
+/* Unaligned integers in this machine's byte order, for serialized formats
+ * (checkpoint files, replay contents). */
+static inline void store_u32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void store_u64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint32_t load_u32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t load_u64(const void *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 /* Round up to a multiple of a (a > 0). */
 static inline size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
