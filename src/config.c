@@ -1367,6 +1367,16 @@ static int validate(const Config *cfg, const char *const *sets, int n_sets, char
                          cfg->replay.capacity, origin_note(&C, k_cap, false), cfg->roles.replay_shards,
                          cfg->replay.batch_size, need);
     }
+    /* Keys of the schema whose feature is not built yet: refuse them rather
+     * than accept and ignore them. */
+    if (cfg->replay.kind == REPLAY_PRIORITIZED) {
+        const int ids[] = {key_id("replay", "kind")};
+        return fail_rule(&C, ids, 1, "prioritized replay is not available in this version of gorila (uniform only)");
+    }
+    if (cfg->logging.trace) {
+        const int ids[] = {key_id("logging", "trace")};
+        return fail_rule(&C, ids, 1, "trace.json output is not available in this version of gorila");
+    }
     int k_actors = key_id("roles", "actors");
     if (cfg->run.mode == RUN_DISTRIBUTED && cfg->roles.replay_shards > cfg->roles.actors) {
         const int ids[] = {k_shards, k_actors};

@@ -111,6 +111,9 @@ static const BadCase bad_cases[] = {
     {"combo_shards_actors.yaml", ":3:3: roles.replay_shards: roles.replay_shards (3) must be at most roles.actors "
                                  "(2): actor a feeds shard a mod replay_shards, so a shard without an actor would "
                                  "never fill"},
+    {"not_built_prioritized.yaml",
+     ":2:3: replay.kind: prioritized replay is not available in this version of gorila (uniform only)"},
+    {"not_built_trace.yaml", ":2:3: logging.trace: trace.json output is not available in this version of gorila"},
     {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
     {"torques_cartpole.yaml", ":3:3: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1"},
 };
