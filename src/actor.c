@@ -130,12 +130,13 @@ static bool act(Actor *a) {
         a->rb.m.episodes++;
         if (a->n_episodes == PROTO_MAX_EPISODES) send_episodes(a);
     }
-    if (a->chunk.n >= cfg->actor.chunk) send_chunk(a, false);
-    if (a->quota && a->ac.steps >= a->quota) {
-        /* The last chunk says so, even when empty (after the credit check
-         * above a buffer is free for it). */
-        if (a->credits_used >= ACTOR_CREDITS) comm_wait_send(&a->rb.comm, &a->exp[a->next_buf]);
-        send_chunk(a, true);
+    /* The chunk that goes out when the share is used up carries the last
+     * flag itself (even if short or empty): a separate flagged message
+     * would be a third chunk in flight, beyond the credits replay sized
+     * its queue for. The chunk buffer holds chunk + envs * n_step rows. */
+    bool last = a->quota && a->ac.steps >= a->quota;
+    if (last || a->chunk.n >= cfg->actor.chunk) send_chunk(a, last);
+    if (last) {
         send_episodes(a);
         a->done = true;
         a->rb.m.done = 1;
@@ -165,10 +166,13 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     if (cfg->run.max_env_steps) {
         uint64_t left = cfg->run.max_env_steps > a->start_steps ? cfg->run.max_env_steps - a->start_steps : 0;
         a->quota = left / (uint64_t)A + ((uint64_t)ctx->index < left % (uint64_t)A);
-        if (a->quota == 0) {
-            a->done = true;
-            a->rb.m.done = 1;
-        }
+    }
+    if (cfg->run.max_env_steps && a->quota == 0) {
+        /* Nothing left for us (a resume with fewer steps left than actors):
+         * tell the replay shard at once, or its limiter would wait for us. */
+        send_chunk(a, true);
+        a->done = true;
+        a->rb.m.done = 1;
     }
     request_params(a);
     bool stop = false;
@@ -196,6 +200,9 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
         else comm_idle(&a->rb.comm);
     }
     send_episodes(a);
+    int dropped = 0;
+    for (int e = 0; e < a->ac.E; e++) dropped += nstep_clear(&a->ac.nstep[e]);
+    if (dropped) log_info(ctx, "stopped with %d n-step transitions of unfinished episodes not sent", dropped);
     SendBuf *bufs[ACTOR_CREDITS];
     for (int i = 0; i < ACTOR_CREDITS; i++) bufs[i] = &a->exp[i];
     role_shutdown(&a->rb, bufs, ACTOR_CREDITS);

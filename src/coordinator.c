@@ -71,7 +71,7 @@ typedef struct {
     uint64_t ckpt_env_steps, ckpt_updates, ckpt_episodes;
     double next_ckpt_time;
     uint64_t next_ckpt_updates;
-    bool final_ckpt_ok;
+    bool final_ckpt_ok, final_shards_written;
     /* metrics rows */
     double next_row, last_row_t;
     uint64_t last_row_steps, last_row_updates;
@@ -157,6 +157,8 @@ static void on_params(Coord *c, const Msg *m) {
     record_eval(c, &r);
 }
 
+static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes);
+
 static void start_ckpt(Coord *c, bool final) {
     char err[ERR_LEN];
     c->ckpt_seq++;
@@ -194,11 +196,21 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
         log_info(c->rb.ctx, "checkpoint %llu failed: %s", (unsigned long long)c->ckpt_seq, c->ckpt_err);
         return;
     }
+    /* The final checkpoint is committed once every worker has stopped, with
+     * the final counters (commit_final); a periodic one now, with the
+     * counters as they stood when it was requested (actors report every
+     * 20 ms, so they are at most that stale). */
+    if (c->ckpt_final) c->final_shards_written = true;
+    else commit_ckpt(c, c->ckpt_env_steps, c->ckpt_episodes);
+}
+
+/* Write the MANIFEST of the checkpoint whose shards are all written. */
+static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
     SnapManifest man = {
         .seq = c->ckpt_seq,
-        .env_steps = c->ckpt_env_steps,
+        .env_steps = env_steps,
         .updates = c->ckpt_updates,
-        .episodes = c->ckpt_episodes,
+        .episodes = episodes,
         .wall_seconds = wall(c),
         .n_shards = c->rb.n_sources,
     };
@@ -512,8 +524,11 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
                 c->next_eval_at = (c->updates / every + 1) * every;
                 start_eval(c);
             }
-            bool want_ckpt = signals_take_checkpoint() || run_t >= c->next_ckpt_time || c->updates >= c->next_ckpt_updates;
-            if (want_ckpt && !c->ckpt_busy) {
+            /* A SIGUSR1 during a checkpoint waits for the next loop rather
+             * than being taken and lost. */
+            bool want_ckpt = !c->ckpt_busy && (signals_take_checkpoint() || run_t >= c->next_ckpt_time ||
+                                               c->updates >= c->next_ckpt_updates);
+            if (want_ckpt) {
                 if (run_t >= c->next_ckpt_time) c->next_ckpt_time = run_t + cfg->checkpoint.every_seconds;
                 if (c->updates >= c->next_ckpt_updates) c->next_ckpt_updates = (c->updates / ck + 1) * ck;
                 start_ckpt(c, false);
@@ -526,6 +541,11 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         } else if (c->phase == PH_STOP_WORKERS && c->n_waiting == 0) {
             c->phase = PH_FINAL;
         } else if (c->phase == PH_FINAL && !c->ckpt_busy && !c->eval_pulling) {
+            /* Every actor and learner has stopped: the counters are final. */
+            if (c->final_shards_written) {
+                if (c->updates > c->ckpt_updates) c->ckpt_updates = c->updates;
+                commit_ckpt(c, c->env_steps, c->args->start.episodes + c->episodes);
+            }
             final_eval(c);
             send_stop(c, ROLE_REPLAY);
             send_stop(c, ROLE_PS);

@@ -29,8 +29,11 @@ static void load_start(const JobArgs *args, JobStart *s, char *err) {
     s->updates = m.updates;
     s->episodes = m.episodes;
     s->wall_seconds = m.wall_seconds;
-    snprintf(s->ckpt_dir, sizeof s->ckpt_dir, "%s", m.dir);
-    snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir);
+    if (snprintf(s->ckpt_dir, sizeof s->ckpt_dir, "%s", m.dir) >= (int)sizeof s->ckpt_dir ||
+        snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir) >= (int)sizeof s->run_dir) {
+        s->ok = 0;
+        errf(err, "run directory path too long: %s", args->resume_dir);
+    }
 }
 
 /* Pin this rank per placement.h when its node has more ranks than cores

@@ -18,7 +18,7 @@ typedef struct {
     uint64_t env_steps, updates, episodes;
     double wall_seconds;      /* run time before this start */
     char ckpt_dir[1024];      /* checkpoint directory to load (resumed) */
-    char run_dir[512];        /* run directory (the coordinator's) */
+    char run_dir[1024];       /* run directory (the coordinator's) */
 } JobStart;
 
 /* Everything a role needs from the command line and the start-up. */

@@ -245,8 +245,9 @@ static bool allreduce_step(Learner *l, bool have_grad) {
     if (model_target_update(cfg, l->steps, l->target, l->params, l->n)) l->target_version++;
     l->rb.m.params_version = l->steps;
     if (l->rb.ctx->index == 0) {
-        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates;
-        if ((ev && l->steps % ev == 0) || (ck && l->steps % ck == 0)) role_report(&l->rb, true);
+        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates, mu = cfg->run.max_updates;
+        if ((ev && l->steps % ev == 0) || (ck && l->steps % ck == 0) || (mu && l->steps == mu))
+            role_report(&l->rb, true);
     }
     return true;
 }

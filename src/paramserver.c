@@ -84,8 +84,9 @@ static void apply(PS *s, const float *grad) {
     s->rb.m.params_version = s->version;
     if (s->rb.ctx->index == 0) {
         /* Tell the coordinator at once when an evaluation or checkpoint is due. */
-        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates;
-        if ((ev && s->version % ev == 0) || (ck && s->version % ck == 0)) role_report(&s->rb, true);
+        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates, mu = cfg->run.max_updates;
+        if ((ev && s->version % ev == 0) || (ck && s->version % ck == 0) || (mu && s->version == mu))
+            role_report(&s->rb, true);
     }
 }
 
@@ -235,6 +236,9 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
         if (worked) comm_busy(&s->rb.comm);
         else comm_idle(&s->rb.comm);
     }
+    if (s->n_got > 0)
+        log_info(ctx, "ps_sync: the unfinished round's %d gradient(s) were not applied (the job stopped mid-round)",
+                 s->n_got);
     int size = args->lay->size, k = 0;
     SendBuf **bufs = xcalloc((size_t)size, sizeof *bufs);
     for (int i = 0; i < size; i++)

@@ -62,6 +62,22 @@ job allreduce --set sync.mode=allreduce --set roles.param_servers=0 --set roles.
 check_job allreduce allreduce 0 3
 expect_eq "allreduce: manifest lists 1 shard (learner 0)" "$(manifest shards)" 1
 
+# Regressions from review:
+# - three actors on one shard whose shares end exactly on a chunk boundary
+#   all flag their last chunk at once; the flag must ride on the last full
+#   chunk, or the shard sees more chunks in flight than credits allow;
+job credits --set roles.actors=3 --set actor.envs=1 --set run.max_env_steps=2880 --set replay.samples_per_insert=32 \
+    --set network.hidden=[64,64]
+expect_rc "credits: last chunks at a chunk boundary (exit status 0)" 0
+# - an update budget stops the job within a few updates, not 250 ms late;
+job max-updates --set run.max_env_steps=0 --set run.max_updates=550 --set eval.every_updates=0
+expect_rc "max-updates: exit status 0" 0
+u=$(jget "$RUN/summary.json" updates)
+check "max-updates: stops near its update budget (550 -> $u)" [ "$u" -ge 550 -a "$u" -lt 825 ]
+# - the final checkpoint's manifest has the final counters.
+expect_eq "max-updates: manifest env steps = summary" "$(manifest env_steps)" "$(jget "$RUN/summary.json" env_steps)"
+expect_eq "max-updates: manifest episodes = summary" "$(manifest episodes)" "$(jget "$RUN/summary.json" episodes)"
+
 # Idle ranks sleep: the coordinator, which only listens, must not burn a
 # core (a busy-waiting rank shows CPU time close to its wall time).
 job idle --set run.max_env_steps=0 --set run.max_seconds=3

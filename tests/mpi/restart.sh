@@ -108,16 +108,28 @@ if cmp -s "$TEST_TMP/equal-1.bin" "$TEST_TMP/equal-3.bin"; then ok "equal: re-sh
     not_ok "equal: re-sharded parameters equal the saved ones"; fi
 
 # --- signals --------------------------------------------------------------------
+# The launcher runs in a session of its own, so that a SIGTERM to its whole
+# process group (what a terminal's Ctrl-C or a batch system does) can be
+# tested: mpirun must not see it, only the launcher's clean stop.
+start_bg() {
+    local name=$1
+    shift
+    RUN="$RUNS/$name"
+    rm -rf "$RUN"
+    setsid "$TEST_ROOT/scripts/launch" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
+        >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+    BG=$!
+}
 start_bg signals --set run.max_env_steps=0 --set run.max_seconds=60
 wait_for 60 grep -q "run directory" "$TEST_TMP/signals.out"
 sleep 1
 kill -USR1 "$BG"
 if wait_for 30 have_ckpt; then ok "SIGUSR1: checkpoint written while the job goes on"; else not_ok "SIGUSR1: checkpoint"; fi
 check "SIGUSR1: job still running" kill -0 "$BG"
-kill -TERM "$BG"
+kill -TERM -- "-$BG"
 wait_for 60 finished || kill -9 "$BG"
 wait "$BG"
-expect_eq "SIGTERM: clean exit" "$?" 0
+expect_eq "SIGTERM to the launcher's process group: clean exit" "$?" 0
 expect_eq "SIGTERM: stop reason" "$(jget "$RUN/summary.json" stop_reason)" signal
 n=$(ls -d "$RUN"/checkpoints/ckpt-* | wc -l)
 check "SIGTERM: final checkpoint after the SIGUSR1 one ($n)" [ "$n" -ge 2 ]
