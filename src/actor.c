@@ -59,11 +59,7 @@ static void request_params(Actor *a) {
 }
 
 static void on_params(Actor *a, const Msg *m) {
-    int p = role_source_index(&a->rb, m->source);
-    if (p < 0 || !a->pulling) DIE(a->rb.ctx, "unexpected PARAMS from rank %d", m->source);
-    if (m->h.aux != a->rb.source_off[p] || m->h.count != a->rb.source_len[p])
-        DIE(a->rb.ctx, "PARAMS from rank %d cover [%llu, +%llu), expected [%zu, +%zu)", m->source,
-            (unsigned long long)m->h.aux, (unsigned long long)m->h.count, a->rb.source_off[p], a->rb.source_len[p]);
+    role_params_source(&a->rb, m, a->pulling);
     memcpy(a->incoming + m->h.aux, m->payload, m->h.count * sizeof(float));
     if (a->got == 0 || m->h.version < a->version) a->version = m->h.version;
     if (++a->got < a->rb.n_sources) return;

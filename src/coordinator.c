@@ -85,16 +85,6 @@ typedef struct {
 
 static double wall(const Coord *c) { return c->wall_offset + now_seconds() - c->t0; }
 
-static const char *stop_name(int r) {
-    switch (r) {
-    case STOP_BUDGET: return "budget";
-    case STOP_SOLVED: return "solved";
-    case STOP_TIME: return "time";
-    case STOP_SIGNAL: return "signal";
-    default: return "error";
-    }
-}
-
 static void aggregate(Coord *c) {
     const Layout *lay = c->lay;
     uint64_t steps = 0, eps_n = 0;
@@ -144,10 +134,7 @@ static void start_eval(Coord *c) {
 }
 
 static void on_params(Coord *c, const Msg *m) {
-    int p = role_source_index(&c->rb, m->source);
-    if (p < 0 || !c->eval_pulling) DIE(c->rb.ctx, "unexpected PARAMS from rank %d", m->source);
-    if (m->h.aux != c->rb.source_off[p] || m->h.count != c->rb.source_len[p])
-        DIE(c->rb.ctx, "PARAMS from rank %d cover the wrong slice", m->source);
+    role_params_source(&c->rb, m, c->eval_pulling);
     memcpy(c->eval_params + m->h.aux, m->payload, m->h.count * sizeof(float));
     if (c->eval_got == 0 || m->h.version < c->eval_version) c->eval_version = m->h.version;
     if (++c->eval_got < c->rb.n_sources) return;
@@ -341,7 +328,8 @@ static int write_summary(Coord *c) {
     const Config *cfg = c->rb.cfg;
     double run_t = t - c->wall_offset;
     RunSummary sum = {
-        .mode = config_sync_name(cfg->sync.mode), .env = cfg->env.name, .stop_reason = stop_name(c->stop_reason),
+        .mode = config_sync_name(cfg->sync.mode), .env = cfg->env.name,
+        .stop_reason = proto_stop_name(c->stop_reason),
         .seed = cfg->run.seed, .env_steps = c->env_steps, .updates = c->updates,
         .episodes = c->args->start.episodes + c->episodes, .wall_seconds = t, .eval = &c->eval,
         .run_seconds = run_t, .run_env_steps = c->env_steps - c->args->start.env_steps,
@@ -424,7 +412,7 @@ static void send_stop(Coord *c, Role role) {
 
 static void begin_stop(Coord *c, int reason) {
     c->stop_reason = reason;
-    log_info(c->rb.ctx, "stopping: %s", stop_name(reason));
+    log_info(c->rb.ctx, "stopping: %s", proto_stop_name(reason));
     while (c->ckpt_busy) { /* let a checkpoint in progress finish first */
         Msg m;
         if (comm_poll(&c->rb.comm, &m)) handle(c, &m);
@@ -569,7 +557,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     int rc = write_summary(c) == 0 ? 0 : 1;
     printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f (%s)\n", cfg->env.name,
            c->eval.solved ? "solved" : "not solved", (unsigned long long)c->env_steps, (unsigned long long)c->updates,
-           wall(c), c->eval.last, c->eval.best, stop_name(c->stop_reason));
+           wall(c), c->eval.last, c->eval.best, proto_stop_name(c->stop_reason));
     printf("run directory: %s\n", c->log.dir);
     fflush(stdout);
     MsgHeader h = {0};

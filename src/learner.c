@@ -108,10 +108,7 @@ static void on_sample(Learner *l, const Msg *m) {
 }
 
 static void on_params(Learner *l, const Msg *m) {
-    int p = role_source_index(&l->rb, m->source);
-    if (p < 0 || !l->pulling) DIE(l->rb.ctx, "unexpected PARAMS from rank %d", m->source);
-    if (m->h.aux != l->rb.source_off[p] || m->h.count != l->rb.source_len[p])
-        DIE(l->rb.ctx, "PARAMS from rank %d cover the wrong slice", m->source);
+    int p = role_params_source(&l->rb, m, l->pulling);
     const float *src = m->payload;
     memcpy(l->params + m->h.aux, src, m->h.count * sizeof(float));
     l->version[p] = m->h.version;
@@ -148,13 +145,7 @@ static void write_ckpt(Learner *l, uint64_t id, const char *dir) {
     SnapShard sh = {.index = 0, .off = 0, .len = l->n, .params = l->params, .target = l->target,
                     .opt = &l->opt, .version = l->steps, .target_version = l->target_version};
     int rc = snapshot_write_shard(l->rb.cfg, &l->rb.net, dir, &sh, err);
-    MsgHeader h = {0};
-    h.version = id;
-    h.aux = l->steps;
-    h.flags = rc ? MSG_FAILED : 0;
-    size_t len = rc ? strlen(err) : 0;
-    h.count = len;
-    comm_send_ctl(&l->rb.comm, 0, TAG_CKPT_DONE, h, err, len);
+    role_ckpt_done(&l->rb, id, l->steps, rc, err);
 }
 
 static void on_ckpt_req(Learner *l, const Msg *m) {

@@ -129,7 +129,8 @@ static void on_grad(PS *s, const Msg *m) {
     if (want) send_params(s, m->source, s->tver[l] != s->target_version);
 }
 
-static void write_ckpt(PS *s, uint64_t id, const char *dir, int to) {
+/* CKPT_REQ comes only from the coordinator, which gets the answer. */
+static void write_ckpt(PS *s, uint64_t id, const char *dir) {
     char err[ERR_LEN];
     SnapShard sh = {
         .index = s->rb.ctx->index,
@@ -142,13 +143,7 @@ static void write_ckpt(PS *s, uint64_t id, const char *dir, int to) {
         .target_version = s->target_version,
     };
     int rc = snapshot_write_shard(s->rb.cfg, &s->rb.net, dir, &sh, err);
-    MsgHeader h = {0};
-    h.version = id;
-    h.aux = s->version;
-    h.flags = rc ? MSG_FAILED : 0;
-    size_t len = rc ? strlen(err) : 0;
-    h.count = len;
-    comm_send_ctl(&s->rb.comm, to, TAG_CKPT_DONE, h, err, len);
+    role_ckpt_done(&s->rb, id, s->version, rc, err);
 }
 
 static void on_ckpt_req(PS *s, const Msg *m) {
@@ -161,7 +156,7 @@ static void on_ckpt_req(PS *s, const Msg *m) {
         memcpy(s->final_dir, dir, m->bytes + 1);
         return;
     }
-    write_ckpt(s, m->h.version, dir, m->source);
+    write_ckpt(s, m->h.version, dir);
 }
 
 int ps_run(const Ctx *ctx, const JobArgs *args) {
@@ -224,7 +219,7 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
                 s->learners_stopped++;
                 if (s->final_pending && s->learners_stopped == s->L) {
                     s->final_pending = false;
-                    write_ckpt(s, s->final_id, s->final_dir, 0);
+                    write_ckpt(s, s->final_id, s->final_dir);
                 }
                 break;
             case TAG_STOP: stop = true; break;

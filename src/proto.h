@@ -85,6 +85,18 @@ typedef enum {
     STOP_ERROR         /* a rank reported a failure */
 } StopReason;
 
+/* The name summary.json gives a StopReason ("budget", ...). Shared by the
+ * coordinator and the single-process trainer. */
+static inline const char *proto_stop_name(int reason) {
+    switch (reason) {
+    case STOP_BUDGET: return "budget";
+    case STOP_SOLVED: return "solved";
+    case STOP_TIME: return "time";
+    case STOP_SIGNAL: return "signal";
+    default: return "error";
+    }
+}
+
 typedef struct {
     uint32_t tag;      /* the MPI tag, repeated */
     uint32_t flags;    /* MSG_* */

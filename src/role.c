@@ -50,6 +50,25 @@ int role_source_index(const RoleBase *rb, int rank) {
     return -1;
 }
 
+int role_params_source(const RoleBase *rb, const Msg *m, bool expected) {
+    int p = role_source_index(rb, m->source);
+    if (p < 0 || !expected) DIE(rb->ctx, "unexpected PARAMS from rank %d", m->source);
+    if (m->h.aux != rb->source_off[p] || m->h.count != rb->source_len[p])
+        DIE(rb->ctx, "PARAMS from rank %d cover [%llu, +%llu), expected [%zu, +%zu)", m->source,
+            (unsigned long long)m->h.aux, (unsigned long long)m->h.count, rb->source_off[p], rb->source_len[p]);
+    return p;
+}
+
+void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err) {
+    MsgHeader h = {0};
+    h.version = id;
+    h.aux = version;
+    h.flags = rc ? MSG_FAILED : 0;
+    size_t len = rc ? strlen(err) : 0;
+    h.count = len;
+    comm_send_ctl(&rb->comm, 0, TAG_CKPT_DONE, h, err, len);
+}
+
 static void fill(RoleBase *rb) {
     comm_fill_metrics(&rb->comm, &rb->m);
     double elapsed = now_seconds() - rb->t_start;

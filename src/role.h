@@ -46,6 +46,16 @@ void role_free(RoleBase *rb);
 /* Index of the parameter source whose rank is `rank`, or -1. */
 int role_source_index(const RoleBase *rb, int rank);
 
+/* Validate a PARAMS message against the parameter sources: it must come
+ * from one (and `expected` must hold: a pull is in flight) and cover that
+ * source's slice. Returns the source index; dies naming the sender
+ * otherwise. */
+int role_params_source(const RoleBase *rb, const Msg *m, bool expected);
+
+/* Answer a CKPT_REQ: CKPT_DONE to the coordinator for checkpoint id, with
+ * the parameters version saved, and err as the failure text when rc != 0. */
+void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err);
+
 /* Send METRICS to the coordinator if the period elapsed (or force). */
 void role_report(RoleBase *rb, bool force);
 

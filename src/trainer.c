@@ -4,6 +4,7 @@
 #include "evaluator.h"
 #include "json.h"
 #include "model.h"
+#include "proto.h"
 #include "replaybuf.h"
 #include "runlog.h"
 #include "signals.h"
@@ -159,16 +160,6 @@ static int restore(Local *L, const char *run_dir, char *err) {
     return 0;
 }
 
-static const char *stop_name(int reason) {
-    switch (reason) {
-    case 1: return "budget";
-    case 2: return "solved";
-    case 3: return "time";
-    case 4: return "signal";
-    default: return "error";
-    }
-}
-
 static int write_summary(Local *L, const char *stop) {
     char err[ERR_LEN];
     FILE *f = runlog_summary_begin(&L->log, err);
@@ -288,11 +279,11 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
                 if (L->eval.solved && cfg->run.stop_when_solved) break;
             }
         }
-        if (L->eval.solved && cfg->run.stop_when_solved) stop = 2;
-        else if (cfg->run.max_env_steps && L->env_steps >= cfg->run.max_env_steps) stop = 1;
-        else if (cfg->run.max_updates && L->updates >= cfg->run.max_updates) stop = 1;
-        else if (cfg->run.max_seconds > 0 && wall(L) >= cfg->run.max_seconds) stop = 3;
-        else if (signals_stop_requested()) stop = 4;
+        if (L->eval.solved && cfg->run.stop_when_solved) stop = STOP_SOLVED;
+        else if (cfg->run.max_env_steps && L->env_steps >= cfg->run.max_env_steps) stop = STOP_BUDGET;
+        else if (cfg->run.max_updates && L->updates >= cfg->run.max_updates) stop = STOP_BUDGET;
+        else if (cfg->run.max_seconds > 0 && wall(L) >= cfg->run.max_seconds) stop = STOP_TIME;
+        else if (signals_stop_requested()) stop = STOP_SIGNAL;
         double t = wall(L);
         if (t >= next_row) {
             metrics_row(L, false);
@@ -307,13 +298,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     }
     checkpoint(L);
     /* A final evaluation of the final parameters, unless it just ran. */
-    if (L->updates > 0 && L->last_eval_updates != L->updates && stop != 4) evaluate(L);
+    if (L->updates > 0 && L->last_eval_updates != L->updates && stop != STOP_SIGNAL) evaluate(L);
     metrics_row(L, true);
     runlog_progress_done(&L->log);
-    int rc = write_summary(L, stop_name(stop)) == 0 ? 0 : 1;
+    int rc = write_summary(L, proto_stop_name(stop)) == 0 ? 0 : 1;
     printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f%s\n", cfg->env.name,
            L->eval.solved ? "solved" : "not solved", (unsigned long long)L->env_steps, (unsigned long long)L->updates,
-           wall(L), L->eval.last, L->eval.best, stop == 4 ? " (interrupted)" : "");
+           wall(L), L->eval.last, L->eval.best, stop == STOP_SIGNAL ? " (interrupted)" : "");
     printf("run directory: %s\n", L->log.dir);
     local_free(L);
     free(L);
