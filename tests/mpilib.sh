@@ -18,9 +18,8 @@ job() {
         --set run.out_dir="$RUNS" "$@"
 }
 
-# jget FILE KEY: a top-level scalar of summary.json (pretty-printed, one
-# key per line), without quotes.
-jget() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" | head -1; }
+# jget FILE KEY: a top-level scalar of summary.json.
+source "$TEST_ROOT/scripts/summary.sh"
 
 # jsum FILE ROLE KEY: sum of KEY over the entries of roles.ROLE.
 jsum() {
