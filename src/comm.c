@@ -179,10 +179,7 @@ void comm_send(Comm *c, SendBuf *s, int dest, int tag, MsgHeader h, size_t paylo
     sem_t *b = bell(c, dest);
     if (b) {
         atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(sleeping_flag(c, dest))) {
-            sem_post(b);
-            c->bells_rung++;
-        }
+        if (atomic_load(sleeping_flag(c, dest))) sem_post(b);
     }
 }
 
@@ -342,7 +339,6 @@ void comm_idle(Comm *c) {
              * visible to the next poll, and later rings post again. */
             while (sem_trywait(mine) == 0) {
             }
-            c->wakeups++;
             c->wait_seconds += now_seconds() - t0;
             return;
         }

@@ -84,7 +84,6 @@ typedef struct {
     MPI_Win bell_win;
     sem_t *bells;        /* one per node-local rank, in shared memory */
     int *bell_of;        /* (world size) index in bells, -1 off this node */
-    uint64_t bells_rung, wakeups;
     uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
     uint64_t msgs_recv[TAG_COUNT], bytes_recv[TAG_COUNT];
 } Comm;

@@ -307,10 +307,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
             l->next = t;
             l->next_ready = false;
             request_sample(l);
-            double t0 = now_seconds();
             double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
             optim_clip_norm(l->grad, l->n, cfg->optimizer.grad_clip);
-            (void)t0;
             l->rb.m.updates++;
             l->rb.m.loss_sum += loss;
         }
