@@ -1,11 +1,16 @@
 # gorila: one flat Makefile.
 #
-#   make              build/gorila and the unit-test binary
-#   make test         unit, CLI and MPI integration tests; ends with "N passed, N failed"
+#   make              build/gorila, the unit-test binary and the MPI test programs
+#   make test         layer check, unit, CLI and MPI integration tests; ends with
+#                     "N passed, N failed"
+#   make check-layers compile each layer with only the include paths it may use
 #   make test-asan    the same unit and CLI tests built with ASan + UBSan (build-asan/)
 #   make fuzz         libFuzzer target for the config loader (clang), FUZZ_SECONDS=60 to run
 #   make run          build, then a short training run on the default config
 #   make deps         install the Debian packages (scripts/install-deps.sh)
+#
+# Layers (docs/ARCHITECTURE.md): src/base <- envs, agents <- src/core <-
+# src/dist (the only MPI code) <- src/cli (the binary only, not libgorila.a).
 #
 # BUILD=dir puts every output under dir (default build/); nothing is written
 # elsewhere. Warnings are errors. Floating point is reproducible: no
@@ -18,23 +23,33 @@ SAN      ?=
 PKGS     := openblas yaml-0.1
 DEPFLAGS := -MMD -MP
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS := -D_GNU_SOURCE -Isrc -Ienvs -Iagents $(shell pkg-config --cflags $(PKGS))
+# Include paths per layer: a layer sees its own folder and those below it.
+INC_BASE   := -Isrc/base
+INC_ENVS   := $(INC_BASE) -Ienvs
+INC_AGENTS := $(INC_BASE) -Iagents
+INC_CORE   := $(INC_BASE) -Ienvs -Iagents -Isrc/core
+INC_DIST   := $(INC_CORE) -Isrc/dist
+INC_CLI    := $(INC_DIST) -Isrc/cli
+CPPFLAGS := -D_GNU_SOURCE $(INC_CLI) $(shell pkg-config --cflags $(PKGS))
 BASEFLAGS = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fno-fast-math -fno-builtin-pow $(SAN)
 LDLIBS   := $(shell pkg-config --libs $(PKGS)) -lm
 TEST_LDLIBS := $(shell pkg-config --libs criterion)
 
-LIB_SRC  := $(filter-out src/main.c src/fuzz_%.c,$(wildcard src/*.c envs/*.c agents/*.c))
+LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*.c)
+LIB_SRC  := $(LAYER_SRC) $(wildcard src/dist/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC := $(wildcard tests/test_*.c)
+CLI_SRC  := $(filter-out src/cli/fuzz_%.c,$(wildcard src/cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-MPI_TEST_SRC := $(wildcard tests/mpi_*.c)
-MPI_TESTS := $(MPI_TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+MPI_TEST_SRC := $(wildcard tests/mpi/mpi_*.c tests/bench/mpi_*.c)
+MPI_TESTS := $(addprefix $(BUILD)/tests/,$(notdir $(MPI_TEST_SRC:.c=)))
 
 GORILA   := $(BUILD)/gorila
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
-.PHONY: all test test-unit test-cli test-mpi test-asan fuzz run deps clean
+.PHONY: all test test-unit test-cli test-mpi test-asan check-layers fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
@@ -62,19 +77,42 @@ $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(GORILA): $(BUILD)/obj/src/main.o $(LIBA)
+$(GORILA): $(CLI_OBJ) $(LIBA)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(UNIT): $(TEST_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(TEST_LDLIBS) $(LDLIBS) -o $@
 
-# Multi-rank test programs (own main, TAP from rank 0), run by tests/mpi/*.sh.
-$(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/mpi_%.o $(LIBA)
+# Multi-rank programs with their own main: tests (TAP from rank 0, run by
+# tests/mpi/*.sh) and benchmarks (tests/bench).
+$(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/mpi/mpi_%.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-test: all
+# The dependency rule, checked by the compiler: every file of base, envs,
+# agents and core compiles with plain gcc (no MPI include path) and only the
+# include paths of its own layer, so an include that points up the stack
+# (or <mpi.h>) fails. Syntax only: no objects are written.
+LAYER_CC ?= gcc
+check-layers:
+	@mkdir -p $(BUILD); fail=0; \
+	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h agents/*.h src/core/*.h); do \
+	    case $$f in \
+	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
+	    agents/*) inc="$(INC_AGENTS)";; *) inc="$(INC_CORE)";; esac; \
+	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]mpi\.h[">]' $$f; then \
+	        echo "check-layers: $$f includes mpi.h: only src/dist may use MPI"; fail=1; continue; fi; \
+	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(shell pkg-config --cflags $(PKGS)) -fsyntax-only \
+	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
+	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \
+	done; \
+	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-layers: base, envs, agents and core are MPI-free and include nothing above them"
+
+test: all check-layers
 	tests/run-all $(BUILD) unit cli mpi
 
 test-unit: all
@@ -94,17 +132,17 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := src/config.c src/util.c src/ctx.c $(wildcard envs/*.c)
+FUZZ_SRC := src/core/config.c src/base/util.c src/base/ctx.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
-$(BUILD)/fuzz_config: src/fuzz_config.c $(FUZZ_SRC) src/config.h src/util.h
+$(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/base/util.h
 	@mkdir -p $(dir $@)
-	OMPI_CC=clang $(CC) -std=c11 -O1 -g -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags yaml-0.1) \
+	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(shell pkg-config --cflags yaml-0.1) \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    src/fuzz_config.c $(FUZZ_SRC) $(shell pkg-config --libs yaml-0.1) -lm -o $@
+	    src/cli/fuzz_config.c $(FUZZ_SRC) $(shell pkg-config --libs yaml-0.1) -lm -o $@
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \
 	    mkdir -p $(BUILD)/fuzz-corpus && \
 	    $@ -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
-	       $(BUILD)/fuzz-corpus tests/fuzz-seeds; \
+	       $(BUILD)/fuzz-corpus tests/fixtures/fuzz-seeds; \
 	fi
 
 run: all
@@ -116,4 +154,4 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/obj/%.d) $(BUILD)/obj/src/main.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/obj/%.d)

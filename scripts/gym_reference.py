@@ -12,7 +12,7 @@ the answers in the format of `gorila env replay NAME`:
 
 The answer lines start with '#', so a fixture file can be fed as it is to
 `gorila env replay NAME [ARGS]` (ARGS from its "# args:" header line), and
-the output compared with the "#> " lines. tests/test_env.c and
+the output compared with the "#> " lines. tests/unit/test_env.c and
 tests/cli/env.sh do exactly that.
 
 Requirements: numpy, and either a real Gymnasium 1.x (`import gymnasium`)
@@ -40,7 +40,7 @@ What the script adds around Gymnasium's step(), and why:
 Usage:
     scripts/gym_reference.py --make-stub /tmp/gymref   # stubs + the files to fetch
     GYM_REFERENCE_PATH=/tmp/gymref /usr/bin/python3 scripts/gym_reference.py \\
-        --out tests/data [--seed 1] [--only CartPole-v1] [--native-simd] \\
+        --out tests/fixtures/data [--seed 1] [--only CartPole-v1] [--native-simd] \\
         [--source "text recorded in the header"]
 """
 

@@ -4,7 +4,7 @@ MPIRUN="mpirun --oversubscribe"
 [ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
 export OPENBLAS_NUM_THREADS=1
 RUNS="$TEST_TMP/runs"
-SMALL="$TEST_ROOT/tests/configs/mpi-small.yaml"
+SMALL="$TEST_ROOT/tests/fixtures/configs/mpi-small.yaml"
 
 # job NAME [launch args...]: run scripts/launch on the small config with
 # run.name=NAME under a 120 s guard; $RUN is the run directory, $out, $err,

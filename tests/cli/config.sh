@@ -72,11 +72,11 @@ bad_args "directory" "configs: expected a YAML file, got a directory" config che
 
 # A bad file: its one error line on stderr, exit 2.
 bad_args "bad file" \
-    "tests/bad_configs/unknown_key_suggest.yaml:4:3: roles.lerners: unknown key (did you mean \"learners\"?)" \
-    config check tests/bad_configs/unknown_key_suggest.yaml
+    "tests/fixtures/bad_configs/unknown_key_suggest.yaml:4:3: roles.lerners: unknown key (did you mean \"learners\"?)" \
+    config check tests/fixtures/bad_configs/unknown_key_suggest.yaml
 bad_args "bad combination" \
-    "tests/bad_configs/combo_capacity_shards.yaml:4:3: replay.capacity: replay.capacity (1000) must be at least roles.replay_shards * replay.batch_size (8 * 128 = 1024): every shard must hold a full batch" \
-    config check tests/bad_configs/combo_capacity_shards.yaml
+    "tests/fixtures/bad_configs/combo_capacity_shards.yaml:4:3: replay.capacity: replay.capacity (1000) must be at least roles.replay_shards * replay.batch_size (8 * 128 = 1024): every shard must hold a full batch" \
+    config check tests/fixtures/bad_configs/combo_capacity_shards.yaml
 bad_args "bad --set" "--set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0" \
     config check configs/cartpole.yaml --set roles.actors=0
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/cli/env.sh: `gorila env list|rollout|replay` and `gorila bench env`
 # through the real binary: output shape, determinism, the replay protocol
-# against Gymnasium's fixtures (tests/data/*.replay), every error path.
+# against Gymnasium's fixtures (tests/fixtures/data/*.replay), every error path.
 source "$(dirname "$0")/../lib.sh"
-data="$(dirname "$0")/../data"
+data="$(dirname "$0")/../fixtures/data"
 
 # ---- env list
 run_cmd "$GORILA" env list

@@ -31,7 +31,7 @@ configs/cartpole.yaml --bogus|unknown option --bogus (mpirun arguments go after 
 configs/cartpole.yaml --max-restarts x|--max-restarts expects a non-negative integer, got "x"
 configs/cartpole.yaml configs/acrobot.yaml|more than one config given
 configs/cartpole.yaml --set roles.learners=two|roles.learners: expected a positive integer, got "two"
-tests/configs/none.yaml|none.yaml: cannot open config: No such file or directory
+tests/fixtures/configs/none.yaml|none.yaml: cannot open config: No such file or directory
 --resume /nonexistent-run|run directory /nonexistent-run does not exist
 EOF2
 run_cmd "$L"

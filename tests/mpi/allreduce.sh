@@ -1,4 +1,4 @@
-# Ring allreduce under mpirun -np P, P = 1..5 (tests/mpi_allreduce.c).
+# Ring allreduce under mpirun -np P, P = 1..5 (tests/mpi/mpi_allreduce.c).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
 prog="$(dirname "$GORILA")/tests/mpi_allreduce"

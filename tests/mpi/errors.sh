@@ -23,7 +23,7 @@ run_cmd $guard $MPIRUN -np 2 "$GORILA" train "$SMALL" --set run.mode=local --set
 expect_fail "local config on 2 ranks: non-zero exit"
 expect_contains "local config on 2 ranks: explains" "$err" "local (single-process) config, but this job has 2 ranks"
 
-run_cmd $guard $MPIRUN -np 5 "$GORILA" train tests/configs/does-not-exist.yaml
+run_cmd $guard $MPIRUN -np 5 "$GORILA" train tests/fixtures/configs/does-not-exist.yaml
 expect_fail "missing config under mpirun: non-zero exit"
 expect_contains "missing config under mpirun: names the file" "$err" "does-not-exist.yaml: cannot open config: No such file or directory"
 expect_eq "missing config under mpirun: one message" "$(grep -c 'gorila: error' <<<"$err")" 1
@@ -41,7 +41,7 @@ run_cmd $guard $MPIRUN -np 5 "$GORILA" train --resume "$RUNS/empty-run"
 expect_fail "resume without a checkpoint: non-zero exit"
 expect_contains "resume without a checkpoint: says so" "$err" "cannot resume: no checkpoint in"
 
-# Malformed messages (tests/mpi_proto.c): rank 1 sends one, rank 0 receives.
+# Malformed messages (tests/mpi/mpi_proto.c): rank 1 sends one, rank 0 receives.
 proto="$(dirname "$GORILA")/tests/mpi_proto"
 run_cmd $guard $MPIRUN -np 2 "$proto" good
 expect_contains "well-formed message is accepted" "$out" "ok: grad from rank 1, 40 bytes"

@@ -1,0 +1,174 @@
+/* util.c: see util.h. */
+#include "util.h"
+#include "ctx.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static _Noreturn void oom(size_t bytes, const char *file, int line) {
+    fprintf(stderr, "error: %s:%d: out of memory allocating %zu bytes\n", file, line, bytes);
+    /* No Ctx here: under mpirun, a rank that exits non-zero without
+     * MPI_Finalize makes mpirun end the whole job. */
+    exit(1);
+}
+
+void *xmalloc_at(size_t bytes, const char *file, int line) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) oom(bytes, file, line);
+    return p;
+}
+
+void *xcalloc_at(size_t n, size_t size, const char *file, int line) {
+    if (size && n > SIZE_MAX / size) oom(SIZE_MAX, file, line);
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom(n * size, file, line);
+    return p;
+}
+
+void *xmalloc_aligned_at(size_t bytes, const char *file, int line) {
+    if (bytes > SIZE_MAX - 64) oom(bytes, file, line);
+    void *p = aligned_alloc(64, round_up(bytes ? bytes : 1, 64));
+    if (!p) oom(bytes, file, line);
+    return p;
+}
+
+void die_at(const Ctx *ctx, const char *file, int line, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ctx && ctx->role != ROLE_TOOL)
+        fprintf(stderr, "error: [rank %d %s %d/%d] %s:%d: %s\n", ctx->rank, role_name(ctx->role),
+                ctx->index, ctx->count, file, line, msg);
+    else
+        fprintf(stderr, "error: %s:%d: %s\n", file, line, msg);
+    fflush(stderr);
+    if (ctx && ctx->abort_job) ctx->abort_job(1);
+    exit(1);
+}
+
+int errf(char *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, ERR_LEN, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_prefix(char *err, const char *fmt, ...) {
+    char old[ERR_LEN], pre[ERR_LEN];
+    memcpy(old, err, ERR_LEN);
+    old[ERR_LEN - 1] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    /* Truncating a long message is intended; testing the result keeps gcc's
+     * -Wformat-truncation (seen at -O1, the ASan build) quiet. */
+    if (snprintf(err, ERR_LEN, "%.*s: %s", ERR_LEN / 2, pre, old) >= ERR_LEN) err[ERR_LEN - 1] = '\0';
+    return -1;
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+void sleep_seconds(double s) {
+    if (!(s > 0)) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+int parse_u64(const char *s, uint64_t *out, char *err) {
+    const char *p = s;
+    if (!*p || *p == '-' || *p == '+' || *p == ' ')
+        return errf(err, "expected a non-negative integer, got \"%s\"", s);
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || *end != '\0') return errf(err, "expected a non-negative integer, got \"%s\"", s);
+    if (errno == ERANGE) return errf(err, "integer \"%s\" is too large", s);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int parse_int_range(const char *s, long lo, long hi, long *out, char *err) {
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || end == s || *end != '\0' || *s == ' ')
+        return errf(err, "expected an integer, got \"%s\"", s);
+    if (errno == ERANGE || v < lo || v > hi)
+        return errf(err, "expected an integer in [%ld, %ld], got %s", lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+int parse_double(const char *s, double *out, char *err) {
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || end == s || *end != '\0' || *s == ' ') return errf(err, "expected a number, got \"%s\"", s);
+    if (errno == ERANGE || !isfinite(v)) return errf(err, "expected a finite number, got \"%s\"", s);
+    *out = v;
+    return 0;
+}
+
+/* Optimal string alignment distance (Damerau-Levenshtein with adjacent
+ * transpositions), on strings of at most 63 characters. */
+static int edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63) return INT_MAX;
+    int d[64][64];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        for (size_t j = 1; j <= m; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < best) best = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[n][m];
+}
+
+const char *did_you_mean(const char *word, const char *const *candidates) {
+    const char *best = NULL;
+    int best_d = INT_MAX;
+    for (size_t i = 0; candidates[i]; i++) {
+        int dist = edit_distance(word, candidates[i]);
+        if (dist < best_d) {
+            best_d = dist;
+            best = candidates[i];
+        }
+    }
+    /* A plausible typo: at most a third of the word's length, at least 1,
+     * at most 3 edits. */
+    int limit = (int)strlen(word) / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    return best_d <= limit ? best : NULL;
+}

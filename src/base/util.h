@@ -1,0 +1,87 @@
+/* util.h: allocation, errors, logging and time; the leaf of every layer.
+ *
+ * Two kinds of failure exist in gorila:
+ *  - failures caused by the outside world (a file, a config value, a
+ *    command-line argument): the function returns -1 and writes one line into
+ *    a caller-supplied `char err[ERR_LEN]`; the caller adds context and
+ *    reports it (util_fail for CLI tools, a collective stop for MPI jobs);
+ *  - broken internal invariants or impossible states: DIE(ctx, ...) prints
+ *    one line with rank, role, file and line, then ctx->abort_job (MPI_Abort
+ *    for the ranks of a job) or exit(1).
+ * Nothing here keeps global mutable state.
+ */
+#ifndef GORILA_UTIL_H
+#define GORILA_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define ERR_LEN 512
+#define PATH_LEN 1024 /* every file-system path buffer, with its terminating NUL */
+
+typedef struct Ctx Ctx; /* src/ctx.h; NULL means "a tool, not an MPI role" */
+
+/* Allocation that never returns NULL: on failure it reports the size and the
+ * call site and dies. Sizes of zero return a valid unique pointer. */
+void *xmalloc_at(size_t bytes, const char *file, int line);
+void *xcalloc_at(size_t n, size_t size, const char *file, int line);
+/* 64-byte aligned (cache line, AVX-512); free with free(). bytes rounded up. */
+void *xmalloc_aligned_at(size_t bytes, const char *file, int line);
+#define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
+#define xcalloc(n, size) xcalloc_at((n), (size), __FILE__, __LINE__)
+#define xmalloc_aligned(bytes) xmalloc_aligned_at((bytes), __FILE__, __LINE__)
+
+/* Fatal internal error: one line "error: [rank R role i/n] file:line: msg",
+ * then ctx->abort_job (every rank of an MPI job ends), else exit(1). */
+_Noreturn void die_at(const Ctx *ctx, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define DIE(ctx, ...) die_at((ctx), __FILE__, __LINE__, __VA_ARGS__)
+
+/* Write a formatted message into err (ERR_LEN bytes) and return -1, so that
+ * error paths read `return errf(err, "...", ...);`. */
+int errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefix an existing message in err: "prefix: old message". Returns -1. */
+int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Seconds from an arbitrary fixed point (CLOCK_MONOTONIC). */
+double now_seconds(void);
+/* CPU seconds used by this process so far (user + system). */
+double cpu_seconds(void);
+
+/* Sleep for the given number of seconds (nanosleep, restarted on EINTR
+ * unless stop_flag is non-NULL and becomes non-zero). */
+void sleep_seconds(double s);
+
+/* Strict number parsing for command-line arguments. Return 0 on success,
+ * -1 with a message in err ("expected a positive integer, got \"x\""). */
+int parse_u64(const char *s, uint64_t *out, char *err);
+int parse_int_range(const char *s, long lo, long hi, long *out, char *err);
+int parse_double(const char *s, double *out, char *err);
+
+/* Closest candidate to `word` by edit distance, or NULL when none is close
+ * enough to be a plausible typo. candidates is NULL-terminated. */
+const char *did_you_mean(const char *word, const char *const *candidates);
+
+/* Unaligned integers in this machine's byte order, for serialized formats
+ * (checkpoint files, replay contents). */
+static inline void store_u32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void store_u64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint32_t load_u32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t load_u64(const void *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Round up to a multiple of a (a > 0). */
+static inline size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+#endif

@@ -1,0 +1,145 @@
+/* cmd_train.c: `gorila train CONFIG [--set key=value]... [--local]` and
+ * `gorila train --resume RUN_DIR [--set ...]`.
+ *
+ * Run directly (not under mpirun) a local config trains in this process
+ * without initialising MPI at all. Under mpirun every rank loads the config;
+ * the ranks agree (one collective) on whether it loaded and whether the job
+ * size matches the config before any role starts, so that a bad config or
+ * a wrong -np ends every rank with one message and exit status 2 instead of
+ * a hang or an abort banner.
+ */
+#include "cmd.h"
+#include "config.h"
+#include "job.h"
+#include "layout.h"
+#include "trainer.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char train_usage[] =
+    "usage: gorila train CONFIG [--set key.path=value]... [--local]\n"
+    "       gorila train --resume RUN_DIR [--set key.path=value]...\n";
+
+typedef struct {
+    const char *config, *resume;
+    const char *sets[CFG_MAX_SETS];
+    int n_sets;
+    bool local;
+} TrainArgs;
+
+static int parse(int argc, char **argv, TrainArgs *a) {
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--set") || !strncmp(s, "--set=", 6)) {
+            const char *v = s[5] == '=' ? s + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || !*v) return usage_error("train: --set needs key.path=value");
+            if (a->n_sets == CFG_MAX_SETS) return usage_error("train: more than %d --set options", CFG_MAX_SETS);
+            a->sets[a->n_sets++] = v;
+        } else if (!strcmp(s, "--resume")) {
+            if (i + 1 >= argc) return usage_error("train: --resume needs a run directory");
+            a->resume = argv[++i];
+        } else if (!strcmp(s, "--local")) {
+            a->local = true;
+        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            fputs(train_usage, stdout);
+            return -1;
+        } else if (s[0] == '-') {
+            fputs(train_usage, stderr);
+            return usage_error("train: unknown option %s", s);
+        } else if (!a->config) {
+            a->config = s;
+        } else {
+            return usage_error("train: more than one config given (%s, %s)", a->config, s);
+        }
+    }
+    if (a->resume && a->config)
+        return usage_error("train: give either CONFIG or --resume RUN_DIR (the run's config.yaml is used)");
+    if (!a->resume && !a->config) {
+        fputs(train_usage, stderr);
+        return usage_error("train: missing CONFIG");
+    }
+    return 0;
+}
+
+/* Load the config (the run's own for --resume) with overrides. */
+static int load(const TrainArgs *a, Config *cfg, char *err) {
+    char path[PATH_LEN + 16];
+    const char *file = a->config;
+    if (a->resume) {
+        struct stat st;
+        if (stat(a->resume, &st) != 0 || !S_ISDIR(st.st_mode))
+            return errf(err, "--resume %s: not a run directory", a->resume);
+        snprintf(path, sizeof path, "%s/config.yaml", a->resume);
+        file = path;
+    }
+    if (config_load(cfg, file, a->sets, a->n_sets, err) != 0) return -1;
+    if (a->local) cfg->run.mode = RUN_LOCAL;
+    return 0;
+}
+
+static void describe_layout(const Layout *lay, char *buf, size_t cap) {
+    snprintf(buf, cap, "1 coordinator, %d actor%s, %d replay shard%s, %d learner%s, %d parameter server%s",
+             lay->count[ROLE_ACTOR], lay->count[ROLE_ACTOR] == 1 ? "" : "s", lay->count[ROLE_REPLAY],
+             lay->count[ROLE_REPLAY] == 1 ? "" : "s", lay->count[ROLE_LEARNER],
+             lay->count[ROLE_LEARNER] == 1 ? "" : "s", lay->count[ROLE_PS], lay->count[ROLE_PS] == 1 ? "" : "s");
+}
+
+static int size_error(const TrainArgs *a, const Layout *lay, int size, char *err) {
+    const char *what = a->resume ? a->resume : a->config;
+    if (lay->size == 1)
+        return errf(err, "%s is a local (single-process) config, but this job has %d ranks: run it without mpirun, "
+                    "or with -np 1", what, size);
+    char roles[256];
+    describe_layout(lay, roles, sizeof roles);
+    return errf(err,
+                "%s needs %d ranks (%s), but this job has %d: run `scripts/launch %s%s`, or `mpirun -np %d "
+                "gorila train ...`%s",
+                what, lay->size, roles, size, a->resume ? "--resume " : "", what, lay->size,
+                size == 1 ? ", or train it in one process with --local" : "");
+}
+
+/* job_main's loader: this rank's config, and whether it fits a job of
+ * `size` ranks. */
+static int job_load(void *arg, int size, Config *cfg, Layout *lay, char *err) {
+    const TrainArgs *a = arg;
+    if (load(a, cfg, err) != 0) return -1;
+    layout_init(lay, cfg);
+    return lay->size == size ? 0 : size_error(a, lay, size, err);
+}
+
+int cmd_train(int argc, char **argv) {
+    TrainArgs a;
+    int prc = parse(argc, argv, &a);
+    if (prc != 0) return prc < 0 ? 0 : prc;
+    Config *cfg = xmalloc(sizeof *cfg);
+    char err[ERR_LEN];
+    Layout lay;
+    bool under_mpirun = getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMIX_RANK") != NULL;
+    if (!under_mpirun) {
+        /* One process: no MPI unless the config is distributed (then it is
+         * an error with the command to use). */
+        if (load(&a, cfg, err) != 0) {
+            free(cfg);
+            return usage_error("%s", err);
+        }
+        layout_init(&lay, cfg);
+        if (lay.size != 1) {
+            size_error(&a, &lay, 1, err);
+            free(cfg);
+            return usage_error("%s", err);
+        }
+        int rc = trainer_run(cfg, a.resume);
+        free(cfg);
+        return rc;
+    }
+
+    JobLoad jl = {.load = job_load, .arg = &a, .resume_dir = a.resume};
+    int rc = job_main(&argc, &argv, &jl, cfg);
+    free(cfg);
+    return rc;
+}

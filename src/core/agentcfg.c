@@ -1,0 +1,80 @@
+/* model.c: see model.h. */
+#include "agentcfg.h"
+#include "explore.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int agentcfg_qnet(const Config *cfg, QNet *net, char *err) {
+    const EnvSpec *spec = env_find(cfg->env.name);
+    if (!spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
+    QNetSpec s;
+    memset(&s, 0, sizeof s);
+    s.obs_dim = spec->obs_dim;
+    s.n_actions = spec->num_actions;
+    if (!strcmp(spec->name, "Pendulum-v1") && cfg->env.n_torques > 0) s.n_actions = cfg->env.n_torques;
+    s.n_hidden = cfg->network.n_hidden;
+    for (int i = 0; i < s.n_hidden; i++) s.hidden[i] = cfg->network.hidden[i];
+    s.dueling = cfg->network.dueling;
+    return qnet_init(net, &s, err);
+}
+
+void agentcfg_dqn_params(const Config *cfg, DqnParams *p) {
+    p->double_dqn = cfg->agent.double_dqn;
+    p->huber_delta = (float)cfg->agent.huber_delta;
+}
+
+void agentcfg_optim_params(const Config *cfg, OptimParams *p) {
+    OptimKind k = cfg->optimizer.kind == OPT_SGD ? OPTIM_SGD : cfg->optimizer.kind == OPT_RMSPROP ? OPTIM_RMSPROP : OPTIM_ADAM;
+    *p = optim_defaults(k);
+    p->lr = (float)cfg->optimizer.lr;
+    p->momentum = (float)cfg->optimizer.momentum;
+    p->beta1 = (float)cfg->optimizer.beta1;
+    p->beta2 = (float)cfg->optimizer.beta2;
+    p->alpha = (float)cfg->optimizer.decay;
+    p->eps = (float)cfg->optimizer.eps;
+    p->centered = cfg->optimizer.centered;
+}
+
+double agentcfg_samples_per_insert(const Config *cfg) {
+    if (cfg->replay.samples_per_insert > 0) return cfg->replay.samples_per_insert;
+    return (double)cfg->replay.batch_size * cfg->agent.gradient_steps / cfg->agent.train_every;
+}
+
+bool agentcfg_target_update(const Config *cfg, uint64_t step, float *target, const float *online, size_t n) {
+    if (cfg->agent.target_update == TARGET_SOFT) {
+        dqn_target_soft(target, online, n, (float)cfg->agent.tau);
+        return true;
+    }
+    if (step % (uint64_t)cfg->agent.target_every != 0) return false;
+    dqn_target_hard(target, online, n);
+    return true;
+}
+
+double agentcfg_epsilon(const Config *cfg, uint64_t env_steps, int actor, int n_actors) {
+    if (cfg->explore.kind == EXPLORE_APEX)
+        return explore_apex_eps(cfg->explore.apex_eps, cfg->explore.apex_alpha, actor, n_actors);
+    return explore_linear(cfg->explore.start, cfg->explore.end, cfg->explore.decay_steps, env_steps);
+}
+
+void agentcfg_batch_init(Batch *b, int rows, int obs_dim) {
+    size_t R = (size_t)rows, O = (size_t)obs_dim;
+    /* obs, next_obs (R*O each), reward, discount, weight (R each) as floats,
+     * then action (R int32). */
+    float *mem = xmalloc_aligned((2 * R * O + 3 * R) * sizeof(float) + R * sizeof(int32_t));
+    b->n = 0;
+    b->obs_dim = obs_dim;
+    b->obs = mem;
+    b->next_obs = mem + R * O;
+    b->reward = mem + 2 * R * O;
+    b->discount = b->reward + R;
+    b->weight = b->discount + R;
+    b->action = (int32_t *)(b->weight + R);
+    for (size_t i = 0; i < R; i++) b->weight[i] = 1.0f;
+}
+
+void agentcfg_batch_free(Batch *b) {
+    free(b->obs);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,643 @@
+/* checkpoint.c: see checkpoint.h; the byte layout is docs/CHECKPOINT.md.
+ *
+ * Integrity chain: the header carries its own CRC and the CRC of the
+ * section table; each table entry carries its section's CRC. So a reader
+ * trusts nothing it has not checked: header fields only after the header
+ * CRC, section lengths only after the table CRC, data only after its CRC.
+ *
+ * The order of the first checks matters for the message: magic (is this a
+ * checkpoint at all), endianness marker (before any multi-byte number is
+ * believed), version (a future version may lay out the rest differently),
+ * header size, then the header CRC. Those first 20 bytes keep their place
+ * in every format version.
+ *
+ * Numbers are stored in the writer's byte order, which the marker records;
+ * every machine we run on is little-endian, so files are little-endian.
+ *
+ * Atomic write, step by step:
+ *   mkstemp("<path>.tmp.XXXXXX")   same directory, so rename is atomic
+ *   write header, table, sections  every write checked (short writes retried)
+ *   fsync, close                   both checked: a full disk may only show here
+ *   rename over <path>             readers see the old file or the new one
+ *   fsync the directory            the rename itself is durable
+ * Any failure before the rename unlinks the temporary file; the old
+ * checkpoint was never touched.
+ */
+#include "ckptfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "util.h"
+
+static const char MAGIC[8] = {'G', 'O', 'R', 'I', 'L', 'A', 'C', 'K'};
+#define ENDIAN_MARK 0x01020304u
+#define ENDIAN_SWAPPED 0x04030201u
+
+/* Header field offsets (format version 1). */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 8,
+    OFF_ENDIAN = 12,
+    OFF_HEADER_BYTES = 16,
+    OFF_N_SECTIONS = 20,
+    OFF_TABLE_CRC = 24,
+    OFF_OBS_DIM = 28,
+    OFF_NUM_ACTIONS = 32,
+    OFF_N_HIDDEN = 36,
+    OFF_HIDDEN = 40, /* u32[8] */
+    OFF_DUELING = 72,
+    OFF_OPTIMIZER = 76,
+    OFF_OPTIM_SLOTS = 80,
+    OFF_PAD0 = 84,
+    OFF_N_PARAMS = 88,
+    OFF_SLICE_OFFSET = 96,
+    OFF_SLICE_COUNT = 104,
+    OFF_ENV = 112, /* char[32] */
+    OFF_ENV_STEPS = 144,
+    OFF_UPDATES = 152,
+    OFF_EPISODES = 160,
+    OFF_PARAM_VERSION = 168,
+    OFF_WALL_SECONDS = 176,
+    OFF_RESERVED = 184, /* u64[8] */
+    OFF_PAD1 = 248,
+    OFF_HEADER_CRC = 252,
+    STABLE_PREFIX = 20, /* magic, version, marker, header size */
+    ENTRY_BYTES = 16,   /* id u32, crc u32, bytes u64 */
+};
+_Static_assert(OFF_HEADER_CRC + 4 == CKPT_HEADER_BYTES, "header layout");
+_Static_assert(OFF_RESERVED + 8 * CKPT_N_RESERVED == OFF_PAD1, "header layout");
+
+
+const char *ckpt_section_name(uint32_t id) {
+    switch (id) {
+    case CKPT_SEC_PARAMS: return "params";
+    case CKPT_SEC_TARGET: return "target_params";
+    case CKPT_SEC_OPTIM: return "optim_state";
+    case CKPT_SEC_RNG: return "rng_states";
+    case CKPT_SEC_REPLAY: return "replay";
+    default: return "unknown";
+    }
+}
+
+const char *ckpt_optim_name(uint32_t kind) {
+    switch (kind) {
+    case CKPT_OPT_NONE: return "none";
+    case CKPT_OPT_SGD: return "sgd";
+    case CKPT_OPT_ADAM: return "adam";
+    case CKPT_OPT_RMSPROP: return "rmsprop";
+    default: return "unknown";
+    }
+}
+
+/* ---- validation shared by writer and reader ---------------------------- */
+
+static int check_meta(const CkptMeta *m, char *err) {
+    const CkptNet *n = &m->net;
+    if (n->obs_dim == 0 || n->num_actions == 0)
+        return errf(err, "network has obs_dim %u and num_actions %u, both must be at least 1", n->obs_dim,
+                    n->num_actions);
+    if (n->n_hidden > CKPT_MAX_HIDDEN)
+        return errf(err, "network has %u hidden layers, at most %d fit", n->n_hidden, CKPT_MAX_HIDDEN);
+    for (uint32_t i = 0; i < CKPT_MAX_HIDDEN; i++) {
+        if (i < n->n_hidden && n->hidden[i] == 0) return errf(err, "hidden layer %u has width 0", i);
+        if (i >= n->n_hidden && n->hidden[i] != 0)
+            return errf(err, "hidden width %u given beyond the %u hidden layers", i, n->n_hidden);
+    }
+    if (n->dueling > 1) return errf(err, "dueling flag is %u, must be 0 or 1", n->dueling);
+    if (m->slice_offset > n->n_params || m->slice_count > n->n_params - m->slice_offset)
+        return errf(err, "slice [%llu, %llu + %llu) lies outside the %llu parameters",
+                    (unsigned long long)m->slice_offset, (unsigned long long)m->slice_offset,
+                    (unsigned long long)m->slice_count, (unsigned long long)n->n_params);
+    if (!memchr(m->env, '\0', CKPT_ENV_LEN))
+        return errf(err, "env name is not NUL-terminated within %d bytes", CKPT_ENV_LEN);
+    if (m->optimizer >= CKPT_OPT_END_) return errf(err, "unknown optimizer kind %u", m->optimizer);
+    if (m->optim_slots > CKPT_OPTIM_MAX_SLOTS)
+        return errf(err, "optimizer keeps %u arrays per parameter, at most %d", m->optim_slots,
+                    CKPT_OPTIM_MAX_SLOTS);
+    if (m->optimizer == CKPT_OPT_NONE && m->optim_slots != 0)
+        return errf(err, "no optimizer, but %u optimizer arrays per parameter", m->optim_slots);
+    return 0;
+}
+
+/* The length section id must have under meta m, or check the RNG/REPLAY
+ * rules. Returns 0 or -1 with a message. */
+static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *err) {
+    /* slice_count <= n_params was checked; a corrupt-but-CRC-valid value
+     * cannot reach here, but keep the products from wrapping anyway. */
+    uint64_t floats = m->slice_count;
+    if (floats > UINT64_MAX / 4 / (CKPT_OPTIM_MAX_SLOTS + 1))
+        return errf(err, "slice of %llu parameters is too large", (unsigned long long)floats);
+    const char *name = ckpt_section_name(id);
+    switch (id) {
+    case CKPT_SEC_PARAMS:
+    case CKPT_SEC_TARGET:
+        if (bytes != 4 * floats)
+            return errf(err, "section %s is %llu bytes, the layout needs %llu (%llu floats)", name,
+                        (unsigned long long)bytes, (unsigned long long)(4 * floats), (unsigned long long)floats);
+        return 0;
+    case CKPT_SEC_OPTIM: {
+        if (m->optimizer == CKPT_OPT_NONE) return errf(err, "section %s present, but the optimizer is none", name);
+        uint64_t want = 8 + 4 * floats * m->optim_slots;
+        if (bytes != want)
+            return errf(err, "section %s is %llu bytes, the layout needs %llu (8 + %u x %llu floats for %s)", name,
+                        (unsigned long long)bytes, (unsigned long long)want, m->optim_slots,
+                        (unsigned long long)floats, ckpt_optim_name(m->optimizer));
+        return 0;
+    }
+    case CKPT_SEC_RNG:
+        if (bytes == 0 || bytes % 32 != 0)
+            return errf(err, "section %s is %llu bytes, not a whole number of 32-byte Rng states", name,
+                        (unsigned long long)bytes);
+        return 0;
+    case CKPT_SEC_REPLAY: return 0;
+    default: return errf(err, "unknown section id %u (format %d knows 1 .. %d)", id, CKPT_VERSION, CKPT_SEC_END_ - 1);
+    }
+}
+
+/* ids[0 .. n), bytes[0 .. n): known, unique, PARAMS present, sizes fit. */
+static int check_table(const CkptMeta *m, const uint32_t *ids, const uint64_t *bytes, size_t n, char *err) {
+    if (n < 1 || n > CKPT_MAX_SECTIONS)
+        return errf(err, "%zu sections, a checkpoint has 1 .. %d", n, CKPT_MAX_SECTIONS);
+    bool seen[CKPT_SEC_END_] = {false};
+    for (size_t i = 0; i < n; i++) {
+        if (check_section(m, ids[i], bytes[i], err) < 0) return -1;
+        if (seen[ids[i]]) return errf(err, "section %s appears twice", ckpt_section_name(ids[i]));
+        seen[ids[i]] = true;
+    }
+    if (!seen[CKPT_SEC_PARAMS]) return errf(err, "required section params is missing");
+    return 0;
+}
+
+/* ---- header encoding ---------------------------------------------------- */
+
+static void encode_header(unsigned char *h, const CkptMeta *m, uint32_t n_sections, uint32_t table_crc) {
+    memset(h, 0, CKPT_HEADER_BYTES);
+    memcpy(h + OFF_MAGIC, MAGIC, 8);
+    store_u32(h + OFF_VERSION, CKPT_VERSION);
+    store_u32(h + OFF_ENDIAN, ENDIAN_MARK);
+    store_u32(h + OFF_HEADER_BYTES, CKPT_HEADER_BYTES);
+    store_u32(h + OFF_N_SECTIONS, n_sections);
+    store_u32(h + OFF_TABLE_CRC, table_crc);
+    store_u32(h + OFF_OBS_DIM, m->net.obs_dim);
+    store_u32(h + OFF_NUM_ACTIONS, m->net.num_actions);
+    store_u32(h + OFF_N_HIDDEN, m->net.n_hidden);
+    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) store_u32(h + OFF_HIDDEN + 4 * i, m->net.hidden[i]);
+    store_u32(h + OFF_DUELING, m->net.dueling);
+    store_u32(h + OFF_OPTIMIZER, m->optimizer);
+    store_u32(h + OFF_OPTIM_SLOTS, m->optim_slots);
+    store_u64(h + OFF_N_PARAMS, m->net.n_params);
+    store_u64(h + OFF_SLICE_OFFSET, m->slice_offset);
+    store_u64(h + OFF_SLICE_COUNT, m->slice_count);
+    /* The name and zeros after it: no stray bytes from the caller's struct. */
+    memcpy(h + OFF_ENV, m->env, strnlen(m->env, CKPT_ENV_LEN - 1));
+    store_u64(h + OFF_ENV_STEPS, m->env_steps);
+    store_u64(h + OFF_UPDATES, m->updates);
+    store_u64(h + OFF_EPISODES, m->episodes);
+    store_u64(h + OFF_PARAM_VERSION, m->param_version);
+    memcpy(h + OFF_WALL_SECONDS, &m->wall_seconds, 8);
+    for (int i = 0; i < CKPT_N_RESERVED; i++) store_u64(h + OFF_RESERVED + 8 * i, m->reserved[i]);
+    store_u32(h + OFF_HEADER_CRC, crc32c(h, OFF_HEADER_CRC));
+}
+
+static void decode_header(const unsigned char *h, CkptMeta *m) {
+    memset(m, 0, sizeof *m);
+    m->net.obs_dim = load_u32(h + OFF_OBS_DIM);
+    m->net.num_actions = load_u32(h + OFF_NUM_ACTIONS);
+    m->net.n_hidden = load_u32(h + OFF_N_HIDDEN);
+    for (int i = 0; i < CKPT_MAX_HIDDEN; i++) m->net.hidden[i] = load_u32(h + OFF_HIDDEN + 4 * i);
+    m->net.dueling = load_u32(h + OFF_DUELING);
+    m->optimizer = load_u32(h + OFF_OPTIMIZER);
+    m->optim_slots = load_u32(h + OFF_OPTIM_SLOTS);
+    m->net.n_params = load_u64(h + OFF_N_PARAMS);
+    m->slice_offset = load_u64(h + OFF_SLICE_OFFSET);
+    m->slice_count = load_u64(h + OFF_SLICE_COUNT);
+    memcpy(m->env, h + OFF_ENV, CKPT_ENV_LEN);
+    m->env_steps = load_u64(h + OFF_ENV_STEPS);
+    m->updates = load_u64(h + OFF_UPDATES);
+    m->episodes = load_u64(h + OFF_EPISODES);
+    m->param_version = load_u64(h + OFF_PARAM_VERSION);
+    memcpy(&m->wall_seconds, h + OFF_WALL_SECONDS, 8);
+    for (int i = 0; i < CKPT_N_RESERVED; i++) m->reserved[i] = load_u64(h + OFF_RESERVED + 8 * i);
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* Write all bytes or fail with errno set (a zero-byte write counts as a
+ * full device). */
+static int write_all(int fd, const void *buf, size_t bytes) {
+    const unsigned char *p = buf;
+    while (bytes > 0) {
+        size_t chunk = bytes < (1u << 30) ? bytes : (1u << 30);
+        ssize_t w = write(fd, p, chunk);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        bytes -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The directory part of path ("." when there is none). */
+static void dir_of(const char *path, char *dir, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, cap, ".");
+    } else if (slash == path) {
+        snprintf(dir, cap, "/");
+    } else {
+        snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+    }
+}
+
+int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err) {
+    if (check_meta(meta, err) < 0) return err_prefix(err, "cannot write checkpoint %s", path);
+    uint32_t ids[CKPT_MAX_SECTIONS] = {0};
+    uint64_t lens[CKPT_MAX_SECTIONS] = {0};
+    for (size_t i = 0; i < n_sections && i < CKPT_MAX_SECTIONS; i++) {
+        ids[i] = sections[i].id;
+        lens[i] = sections[i].bytes;
+    }
+    if (check_table(meta, ids, lens, n_sections, err) < 0)
+        return err_prefix(err, "cannot write checkpoint %s", path);
+
+    /* Header and table in one buffer, CRCs computed before anything is
+     * written: the header holds the table's CRC. */
+    unsigned char head[CKPT_HEADER_BYTES + ENTRY_BYTES * CKPT_MAX_SECTIONS];
+    unsigned char *table = head + CKPT_HEADER_BYTES;
+    for (size_t i = 0; i < n_sections; i++) {
+        unsigned char *e = table + ENTRY_BYTES * i;
+        store_u32(e, sections[i].id);
+        store_u32(e + 4, crc32c(sections[i].data, sections[i].bytes));
+        store_u64(e + 8, sections[i].bytes);
+    }
+    size_t table_bytes = ENTRY_BYTES * n_sections;
+    encode_header(head, meta, (uint32_t)n_sections, crc32c(table, table_bytes));
+
+    char tmp[PATH_MAX];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
+        return errf(err, "cannot write checkpoint %s: path too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        return errf(err, "cannot write checkpoint %s: cannot create temporary file %s: %s", path, tmp, strerror(e));
+    }
+    const char *what = "setting permissions of";
+    if (fchmod(fd, 0644) < 0) goto fail;
+    what = "writing the header to";
+    if (write_all(fd, head, CKPT_HEADER_BYTES + table_bytes) < 0) goto fail;
+    char what_buf[64];
+    for (size_t i = 0; i < n_sections; i++) {
+        snprintf(what_buf, sizeof what_buf, "writing section %s to", ckpt_section_name(sections[i].id));
+        what = what_buf;
+        if (sections[i].bytes > 0 && write_all(fd, sections[i].data, sections[i].bytes) < 0) goto fail;
+    }
+    what = "syncing";
+    if (fsync(fd) < 0) goto fail;
+    what = "closing";
+    int rc = close(fd);
+    fd = -1;
+    if (rc < 0) goto fail;
+    what = "renaming";
+    if (rename(tmp, path) < 0) goto fail;
+
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) < 0) {
+        int e = errno;
+        if (dfd >= 0) close(dfd);
+        return errf(err, "checkpoint %s was written, but syncing its directory %s failed: %s", path, dir,
+                    strerror(e));
+    }
+    close(dfd);
+    return 0;
+
+fail: {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+    return errf(err, "cannot write checkpoint %s: %s %s: %s", path, what, tmp, strerror(e));
+}
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* Read exactly bytes at offset or fail: -1 with errno, or 0 bytes short
+ * (returned through *got) when the file ends early. */
+static int pread_all(int fd, void *buf, size_t bytes, uint64_t offset, size_t *got) {
+    unsigned char *p = buf;
+    size_t done = 0;
+    while (done < bytes) {
+        ssize_t r = pread(fd, p + done, bytes - done, (off_t)(offset + done));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            *got = done;
+            return -1;
+        }
+        if (r == 0) break;
+        done += (size_t)r;
+    }
+    *got = done;
+    return 0;
+}
+
+/* Leave r closed after a failed open; err is already filled. */
+static int open_fail(CkptReader *r) {
+    ckpt_close(r);
+    return -1;
+}
+
+int ckpt_open(CkptReader *r, const char *path, char *err) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        int e = errno;
+        return errf(err, "cannot open checkpoint %s: %s", path, strerror(e));
+    }
+    r->is_open = true;
+    struct stat st;
+    if (fstat(r->fd, &st) < 0) {
+        int e = errno;
+        errf(err, "cannot stat checkpoint %s: %s", path, strerror(e));
+        return open_fail(r);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        errf(err, "%s: not a regular file", path);
+        return open_fail(r);
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    r->file_bytes = size;
+
+    /* Header: what there is of it, then the checks in the order above. */
+    unsigned char h[CKPT_HEADER_BYTES];
+    size_t got;
+    size_t want = size < CKPT_HEADER_BYTES ? (size_t)size : CKPT_HEADER_BYTES;
+    if (pread_all(r->fd, h, want, 0, &got) < 0 || got != want) {
+        int e = got != want ? EIO : errno;
+        errf(err, "%s: cannot read the header: %s", path, strerror(e));
+        return open_fail(r);
+    }
+    if (size == 0) {
+        errf(err, "%s: not a gorila checkpoint (the file is empty)", path);
+        return open_fail(r);
+    }
+    if (memcmp(h, MAGIC, got < 8 ? got : 8) != 0) {
+        errf(err, "%s: not a gorila checkpoint (magic %02x %02x %02x %02x ..., expected \"GORILACK\")", path, h[0],
+             got > 1 ? h[1] : 0, got > 2 ? h[2] : 0, got > 3 ? h[3] : 0);
+        return open_fail(r);
+    }
+    if (got < STABLE_PREFIX) goto truncated_header;
+    uint32_t mark = load_u32(h + OFF_ENDIAN);
+    if (mark == ENDIAN_SWAPPED) {
+        errf(err, "%s: written on a machine of the other byte order (endianness marker reads 0x%08x, expected 0x%08x)",
+             path, mark, ENDIAN_MARK);
+        return open_fail(r);
+    }
+    if (mark != ENDIAN_MARK) {
+        errf(err, "%s: corrupt header: endianness marker is 0x%08x, expected 0x%08x", path, mark, ENDIAN_MARK);
+        return open_fail(r);
+    }
+    uint32_t version = load_u32(h + OFF_VERSION);
+    if (version != CKPT_VERSION) {
+        errf(err, "%s: unsupported checkpoint format version %u (this build supports version %d)", path, version,
+             CKPT_VERSION);
+        return open_fail(r);
+    }
+    uint32_t header_bytes = load_u32(h + OFF_HEADER_BYTES);
+    if (header_bytes != CKPT_HEADER_BYTES) {
+        errf(err, "%s: corrupt header: header size is %u bytes, format version %d has %d", path, header_bytes,
+             CKPT_VERSION, CKPT_HEADER_BYTES);
+        return open_fail(r);
+    }
+    if (got < CKPT_HEADER_BYTES) goto truncated_header;
+    uint32_t stored = load_u32(h + OFF_HEADER_CRC), computed = crc32c(h, OFF_HEADER_CRC);
+    if (stored != computed) {
+        errf(err, "%s: header CRC mismatch (stored 0x%08x, computed 0x%08x): the header is corrupt", path, stored,
+             computed);
+        return open_fail(r);
+    }
+    decode_header(h, &r->meta);
+    if (check_meta(&r->meta, err) < 0) {
+        err_prefix(err, "%s: invalid header", path);
+        return open_fail(r);
+    }
+
+    /* Section table. */
+    uint32_t n = load_u32(h + OFF_N_SECTIONS);
+    if (n < 1 || n > CKPT_MAX_SECTIONS) {
+        errf(err, "%s: invalid header: %u sections, a checkpoint has 1 .. %d", path, n, CKPT_MAX_SECTIONS);
+        return open_fail(r);
+    }
+    size_t table_bytes = ENTRY_BYTES * n;
+    unsigned char table[ENTRY_BYTES * CKPT_MAX_SECTIONS];
+    if (size < CKPT_HEADER_BYTES + table_bytes) {
+        errf(err,
+             "%s: truncated file: the section table needs %zu bytes at offset %d, but the file is %llu bytes "
+             "long (%llu of them present)",
+             path, table_bytes, CKPT_HEADER_BYTES, (unsigned long long)size,
+             (unsigned long long)(size - CKPT_HEADER_BYTES));
+        return open_fail(r);
+    }
+    if (pread_all(r->fd, table, table_bytes, CKPT_HEADER_BYTES, &got) < 0 || got != table_bytes) {
+        int e = got != table_bytes ? EIO : errno;
+        errf(err, "%s: cannot read the section table: %s", path, strerror(e));
+        return open_fail(r);
+    }
+    stored = load_u32(h + OFF_TABLE_CRC);
+    computed = crc32c(table, table_bytes);
+    if (stored != computed) {
+        errf(err, "%s: section table CRC mismatch (stored 0x%08x, computed 0x%08x): the table is corrupt", path,
+             stored, computed);
+        return open_fail(r);
+    }
+    uint32_t ids[CKPT_MAX_SECTIONS];
+    uint64_t lens[CKPT_MAX_SECTIONS];
+    uint64_t offset = CKPT_HEADER_BYTES + table_bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *e = table + ENTRY_BYTES * i;
+        CkptEntry *en = &r->entry[i];
+        en->id = ids[i] = load_u32(e);
+        en->crc = load_u32(e + 4);
+        en->bytes = lens[i] = load_u64(e + 8);
+        en->offset = offset;
+        offset = offset + en->bytes < offset ? UINT64_MAX : offset + en->bytes;
+    }
+    r->n_sections = n;
+    if (check_table(&r->meta, ids, lens, n, err) < 0) {
+        err_prefix(err, "%s: invalid section table", path);
+        return open_fail(r);
+    }
+
+    /* The data: every section within the file, nothing after the last. */
+    for (uint32_t i = 0; i < n; i++) {
+        const CkptEntry *en = &r->entry[i];
+        if (en->offset + en->bytes > size) {
+            errf(err,
+                 "%s: truncated file: section %s needs %llu bytes at offset %llu, but the file is %llu bytes "
+                 "long (%llu of them present)",
+                 path, ckpt_section_name(en->id), (unsigned long long)en->bytes, (unsigned long long)en->offset,
+                 (unsigned long long)size, (unsigned long long)(size > en->offset ? size - en->offset : 0));
+            return open_fail(r);
+        }
+    }
+    if (offset != size) {
+        errf(err, "%s: %llu unexpected bytes after the last section (sections end at %llu, the file is %llu bytes)",
+             path, (unsigned long long)(size - offset), (unsigned long long)offset, (unsigned long long)size);
+        return open_fail(r);
+    }
+    return 0;
+
+truncated_header:
+    errf(err, "%s: truncated file: the header needs %d bytes at offset 0, but the file is %llu bytes long", path,
+         CKPT_HEADER_BYTES, (unsigned long long)size);
+    return open_fail(r);
+}
+
+void ckpt_close(CkptReader *r) {
+    if (r->is_open) close(r->fd);
+    r->is_open = false;
+    r->fd = -1;
+}
+
+const CkptEntry *ckpt_find(const CkptReader *r, uint32_t id) {
+    for (uint32_t i = 0; i < r->n_sections; i++)
+        if (r->entry[i].id == id) return &r->entry[i];
+    return NULL;
+}
+
+static int section_crc_error(const CkptReader *r, const CkptEntry *en, uint32_t computed, char *err) {
+    return errf(err, "%s: section %s CRC mismatch (stored 0x%08x, computed 0x%08x): the data is corrupt", r->path,
+                ckpt_section_name(en->id), en->crc, computed);
+}
+
+static int section_read_error(const CkptReader *r, const CkptEntry *en, int e, size_t got, size_t want, char *err) {
+    if (got < want && e == 0)
+        return errf(err, "%s: section %s: the file ended after %zu of %zu bytes (changed since it was opened?)",
+                    r->path, ckpt_section_name(en->id), got, want);
+    return errf(err, "%s: cannot read section %s: %s", r->path, ckpt_section_name(en->id), strerror(e));
+}
+
+int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err) {
+    if (!r->is_open) return errf(err, "checkpoint %s is not open", r->path);
+    const CkptEntry *en = ckpt_find(r, id);
+    if (!en) return errf(err, "%s: no section %s in this checkpoint", r->path, ckpt_section_name(id));
+    if (en->bytes != bytes)
+        return errf(err, "%s: section %s is %llu bytes, the caller expects %zu", r->path, ckpt_section_name(id),
+                    (unsigned long long)en->bytes, bytes);
+    size_t got;
+    if (pread_all(r->fd, dst, bytes, en->offset, &got) < 0) return section_read_error(r, en, errno, got, bytes, err);
+    if (got != bytes) return section_read_error(r, en, 0, got, bytes, err);
+    uint32_t computed = crc32c(dst, bytes);
+    if (computed != en->crc) return section_crc_error(r, en, computed, err);
+    return 0;
+}
+
+int ckpt_verify(CkptReader *r, char *err) {
+    if (!r->is_open) return errf(err, "checkpoint %s is not open", r->path);
+    unsigned char buf[16384];
+    for (uint32_t i = 0; i < r->n_sections; i++) {
+        const CkptEntry *en = &r->entry[i];
+        uint32_t crc = 0;
+        for (uint64_t done = 0; done < en->bytes;) {
+            size_t want = en->bytes - done < sizeof buf ? (size_t)(en->bytes - done) : sizeof buf, got;
+            if (pread_all(r->fd, buf, want, en->offset + done, &got) < 0)
+                return section_read_error(r, en, errno, got, want, err);
+            if (got != want) return section_read_error(r, en, 0, (size_t)done + got, (size_t)en->bytes, err);
+            crc = crc32c_update(crc, buf, want);
+            done += want;
+        }
+        if (crc != en->crc) return section_crc_error(r, en, crc, err);
+    }
+    return 0;
+}
+
+/* ---- compatibility ------------------------------------------------------ */
+
+/* Append formatted text to the message being built in out (ERR_LEN). */
+static void append(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(char *out, const char *fmt, ...) {
+    size_t len = strlen(out);
+    if (len + 1 >= ERR_LEN) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + len, ERR_LEN - len, fmt, ap);
+    va_end(ap);
+}
+
+static void format_hidden(const CkptNet *n, char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t i = 0; i < n->n_hidden && i < CKPT_MAX_HIDDEN && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%u", i ? ", " : "", n->hidden[i]);
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+/* One "field value, expected value" item of the network message; the first
+ * item says "checkpoint has". */
+static void net_item(char *out, int *items, const char *field, const char *have, const char *want) {
+    append(out, "%s%s%s %s, expected %s", *items ? "; " : "network differs: ", *items ? "" : "checkpoint has ", field,
+           have, want);
+    (*items)++;
+}
+
+int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err) {
+    char msg[ERR_LEN] = "";
+    char a[128], b[128];
+    const CkptNet *f = &found->net, *w = &want->net;
+    int items = 0;
+    if (f->obs_dim != w->obs_dim) {
+        snprintf(a, sizeof a, "%u", f->obs_dim);
+        snprintf(b, sizeof b, "%u", w->obs_dim);
+        net_item(msg, &items, "obs_dim", a, b);
+    }
+    if (f->num_actions != w->num_actions) {
+        snprintf(a, sizeof a, "%u", f->num_actions);
+        snprintf(b, sizeof b, "%u", w->num_actions);
+        net_item(msg, &items, "num_actions", a, b);
+    }
+    bool hidden_same = f->n_hidden == w->n_hidden;
+    for (uint32_t i = 0; hidden_same && i < f->n_hidden && i < CKPT_MAX_HIDDEN; i++)
+        hidden_same = f->hidden[i] == w->hidden[i];
+    if (!hidden_same) {
+        format_hidden(f, a, sizeof a);
+        format_hidden(w, b, sizeof b);
+        net_item(msg, &items, "hidden", a, b);
+    }
+    if (f->dueling != w->dueling) net_item(msg, &items, "dueling", f->dueling ? "yes" : "no", w->dueling ? "yes" : "no");
+    /* A parameter count that differs on its own (the shapes agree) points
+     * at a different parameter layout; otherwise it only echoes the shapes. */
+    if (items == 0 && f->n_params != w->n_params) {
+        snprintf(a, sizeof a, "%llu", (unsigned long long)f->n_params);
+        snprintf(b, sizeof b, "%llu", (unsigned long long)w->n_params);
+        net_item(msg, &items, "n_params", a, b);
+    }
+    int parts = items > 0;
+    if (strncmp(found->env, want->env, CKPT_ENV_LEN) != 0) {
+        append(msg, "%senv differs: checkpoint has \"%.*s\", expected \"%.*s\"", parts ? "; " : "", CKPT_ENV_LEN,
+               found->env, CKPT_ENV_LEN, want->env);
+        parts++;
+    }
+    if (found->slice_offset != want->slice_offset || found->slice_count != want->slice_count) {
+        append(msg, "%sslice differs: checkpoint holds parameters [%llu, %llu), expected [%llu, %llu)",
+               parts ? "; " : "", (unsigned long long)found->slice_offset,
+               (unsigned long long)(found->slice_offset + found->slice_count), (unsigned long long)want->slice_offset,
+               (unsigned long long)(want->slice_offset + want->slice_count));
+        parts++;
+    }
+    if (parts == 0) return 0;
+    return errf(err, "%s", msg);
+}

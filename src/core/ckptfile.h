@@ -1,0 +1,149 @@
+/* checkpoint.h: the checkpoint file (no MPI, no config).
+ *
+ * One versioned binary container, written by the single-process trainer
+ * (the whole network) and by each parameter-server shard (a contiguous
+ * slice of the flat parameter array; the coordinator's manifest lists the
+ * shard files). A file is a 256-byte header (network layout, slice, env,
+ * optimizer, counters, CRC32C), a section table (id, length, CRC32C each)
+ * and the section data. docs/CHECKPOINT.md gives the layout byte by byte.
+ *
+ * Writing is atomic: a temporary file in the target's directory, fsync,
+ * rename over the target, fsync of the directory. Every write, fsync and
+ * close is checked; on any failure the temporary file is removed and an
+ * older checkpoint at the path is left as it was.
+ *
+ * Reading validates before it hands anything out and says what is wrong:
+ * not a checkpoint, unsupported version, other byte order, header or
+ * section table CRC, truncation (where, how much), unknown, duplicate or
+ * missing sections, section sizes that do not fit the layout, and each
+ * section's CRC when it is read.
+ *
+ * The network layout is described here in plain numbers (CkptNet), not
+ * through agents/qnet.h: the trainer maps its layout onto CkptNet.
+ */
+#ifndef GORILA_CKPTFILE_H
+#define GORILA_CKPTFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CKPT_VERSION 1          /* format version this build writes and reads */
+#define CKPT_HEADER_BYTES 256   /* header size in format version 1 */
+#define CKPT_MAX_HIDDEN 8       /* hidden layers a header can describe */
+#define CKPT_ENV_LEN 32         /* env name bytes, NUL included */
+#define CKPT_N_RESERVED 8       /* spare 64-bit counters in the header */
+#define CKPT_MAX_SECTIONS 16    /* entries a section table may have */
+#define CKPT_OPTIM_MAX_SLOTS 8  /* per-parameter arrays an optimizer may keep */
+
+/* Section ids. A format-1 reader refuses ids it does not know; new ids come
+ * with a new format version. Sizes are checked against the header:
+ *   PARAMS, TARGET  slice_count floats
+ *   OPTIM           u64 optimizer step, then optim_slots arrays of
+ *                   slice_count floats (slot-major); only with an optimizer
+ *   RNG             one or more Rng states (rng.h), 32 bytes each
+ *   REPLAY          replaybuf_serialize output (replaybuf.h checks it)
+ * PARAMS is required; the others are optional. */
+typedef enum {
+    CKPT_SEC_PARAMS = 1,
+    CKPT_SEC_TARGET = 2,
+    CKPT_SEC_OPTIM = 3,
+    CKPT_SEC_RNG = 4,
+    CKPT_SEC_REPLAY = 5,
+    CKPT_SEC_END_ /* one past the last known id */
+} CkptSectionId;
+
+/* Optimizer whose state OPTIM holds. NONE: a checkpoint without optimizer
+ * state (e.g. for evaluation only). */
+typedef enum { CKPT_OPT_NONE = 0, CKPT_OPT_SGD = 1, CKPT_OPT_ADAM = 2, CKPT_OPT_RMSPROP = 3, CKPT_OPT_END_ } CkptOptim;
+
+/* The Q-network's shape: MLP obs_dim -> hidden[0] -> ... -> num_actions,
+ * optionally with a dueling head; n_params counts every float of the flat
+ * parameter array (the trainer computes it, this module only compares). */
+typedef struct {
+    uint32_t obs_dim;
+    uint32_t num_actions;
+    uint32_t n_hidden;                  /* 0 .. CKPT_MAX_HIDDEN */
+    uint32_t hidden[CKPT_MAX_HIDDEN];   /* widths; entries >= n_hidden are 0 */
+    uint32_t dueling;                   /* 0 or 1 */
+    uint64_t n_params;
+} CkptNet;
+
+/* Everything in a checkpoint header besides format bookkeeping. */
+typedef struct {
+    CkptNet net;
+    uint64_t slice_offset, slice_count;  /* parameters held: [offset, offset + count) */
+    char env[CKPT_ENV_LEN];              /* env name, NUL-terminated */
+    uint32_t optimizer;                  /* CkptOptim */
+    uint32_t optim_slots;                /* per-parameter float arrays in OPTIM */
+    uint64_t env_steps, updates, episodes, param_version;
+    double wall_seconds;
+    uint64_t reserved[CKPT_N_RESERVED];  /* written and read back as given */
+} CkptMeta;
+
+/* One section to write: bytes of data (caller-owned, read only). */
+typedef struct {
+    uint32_t id;  /* CkptSectionId */
+    const void *data;
+    size_t bytes;
+} CkptSection;
+
+/* Write a checkpoint of meta and sections[0 .. n_sections) (in that order)
+ * to path, atomically (see the top of this file). The meta and section
+ * sizes are validated as a reader would. Returns 0, or -1 with a message
+ * in err naming the path and the cause (the OS reason for system calls:
+ * "No space left on device", "File too large", ...). */
+int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err);
+
+/* One entry of a file's section table. */
+typedef struct {
+    uint32_t id, crc;
+    uint64_t bytes;   /* data length */
+    uint64_t offset;  /* where the data starts in the file */
+} CkptEntry;
+
+/* An open, validated checkpoint. ckpt_open/ckpt_close rather than
+ * init/free: the struct owns a file descriptor, not memory. */
+typedef struct {
+    bool is_open;
+    int fd;
+    char path[PATH_MAX];
+    CkptMeta meta;
+    uint32_t n_sections;
+    CkptEntry entry[CKPT_MAX_SECTIONS];
+    uint64_t file_bytes;
+} CkptReader;
+
+/* Open path and validate its header, section table and length (every check
+ * except the sections' CRCs, which ckpt_read_section and ckpt_verify do).
+ * r is overwritten: close it first if it was open. Returns 0 with r open
+ * and r->meta filled, or -1 with a message in err and r closed. */
+int ckpt_open(CkptReader *r, const char *path, char *err);
+
+/* Close the file; safe on a zeroed or closed reader. */
+void ckpt_close(CkptReader *r);
+
+/* The table entry of section id, or NULL when the file has none. */
+const CkptEntry *ckpt_find(const CkptReader *r, uint32_t id);
+
+/* Read section id into dst (bytes must equal its length; caller-owned) and
+ * check its CRC. Returns 0, or -1 with a message in err (section missing,
+ * size differs, read error, CRC mismatch). dst is clobbered on error. */
+int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err);
+
+/* Check the CRC of every section (streaming, no allocation). Returns 0, or
+ * -1 with a message naming the first bad section. */
+int ckpt_verify(CkptReader *r, char *err);
+
+/* Compare a checkpoint's network layout, env and slice with what the caller
+ * expects (optimizer and counters are not compared). Returns 0 when they
+ * agree, or -1 with every difference in err, e.g.
+ *   "network differs: checkpoint has hidden [64, 64], expected [128, 128]" */
+int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err);
+
+/* Lower-case names for messages ("params", "adam"); "unknown" otherwise. */
+const char *ckpt_section_name(uint32_t id);
+const char *ckpt_optim_name(uint32_t kind);
+
+#endif

@@ -1,0 +1,188 @@
+/* config.h: the one typed configuration of a gorila run.
+ *
+ * config.c (the only file that includes libyaml) fills a Config from a YAML
+ * file plus `--set key.path=value` overrides, starting from config_defaults()
+ * so that every field has a default, and validates every value and every
+ * combination. All of the YAML keys are listed in docs/CONFIG.md; each
+ * struct member below names its key.
+ *
+ * Errors are one line in the style
+ *   configs/x.yaml:12:5: roles.learners: expected a positive integer, got "two"
+ * (file, 1-based line and column, key path, what was expected, what was
+ * found). Overrides report "--set <path>=<value>" in place of file:line:col.
+ */
+#ifndef GORILA_CONFIG_H
+#define GORILA_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util.h"
+
+#define CFG_NAME_LEN 64
+#define CFG_OUT_DIR_MAX (PATH_LEN - 257) /* bytes of run.out_dir: room left for the run name
+                                           and the files below it */
+#define CFG_MAX_LAYERS 8          /* hidden layers */
+#define CFG_MAX_HIDDEN 4096       /* units per hidden layer */
+#define CFG_MAX_TORQUES 32        /* Pendulum discrete torque set */
+#define CFG_MAX_FILE_BYTES (1 << 20)
+#define CFG_MAX_DEPTH 16          /* YAML nesting depth */
+#define CFG_MAX_SETS 64           /* --set arguments */
+#define CFG_MAX_KEYS 96           /* room in Config.origin for every schema key */
+
+typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
+typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
+typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
+typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
+typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
+typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
+typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
+
+/* Where a key's value came from: bookkeeping for error messages, so that a
+ * check of two keys can point at the one the file set. */
+typedef enum { CFG_FROM_DEFAULT = 0, CFG_FROM_FILE, CFG_FROM_SET } ConfigFrom;
+typedef struct {
+    ConfigFrom from;
+    int line, col;                 /* FILE: 1-based position of the key; SET: line = which
+                                      override (from 1) in the call that applied it */
+} ConfigOrigin;
+
+typedef struct {
+    struct {
+        char name[CFG_NAME_LEN];   /* run.name: run directory is <out_dir>/<name> */
+        char out_dir[PATH_LEN];/* run.out_dir, default "runs" */
+        uint64_t seed;             /* run.seed */
+        RunMode mode;              /* run.mode: distributed | local */
+        uint64_t max_env_steps;    /* run.max_env_steps: budget of transitions; 0 = none */
+        uint64_t max_updates;      /* run.max_updates: 0 = none */
+        double max_seconds;        /* run.max_seconds: wall-time limit; 0 = none */
+        bool stop_when_solved;     /* run.stop_when_solved */
+        int blas_threads;          /* run.blas_threads: OpenBLAS threads per rank, default 1 */
+        bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the
+                                      ranks that talk most to the same core (job.c) */
+    } run;
+    struct {
+        char name[CFG_NAME_LEN];   /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1 */
+        int max_episode_steps;     /* env.max_episode_steps: 0 = the env's own limit */
+        int n_torques;             /* env.torques: Pendulum-v1 only, default [-2, 0, 2] */
+        double torques[CFG_MAX_TORQUES];
+    } env;
+    struct {
+        int actors;                /* roles.actors */
+        int replay_shards;         /* roles.replay_shards */
+        int learners;              /* roles.learners */
+        int param_servers;         /* roles.param_servers (0 with sync.mode allreduce) */
+    } roles;
+    struct {
+        SyncMode mode;             /* sync.mode: ps_sync | ps_async | ps_bounded | allreduce */
+        int staleness;             /* sync.staleness: ps_bounded drop bound, in versions */
+        int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
+    } sync;
+    struct {
+        int envs;                  /* actor.envs: environments stepped in lockstep per actor */
+        int pull_every;            /* actor.pull_every: env steps (per actor) between pulls */
+        int chunk;                 /* actor.chunk: transitions per message to replay */
+    } actor;
+    struct {
+        ReplayKind kind;           /* replay.kind: uniform | prioritized */
+        uint64_t capacity;         /* replay.capacity: transitions, over all shards */
+        int batch_size;            /* replay.batch_size */
+        uint64_t min_size;         /* replay.min_size: transitions stored before learning */
+        double alpha;              /* replay.alpha: priority exponent */
+        double beta;               /* replay.beta: initial importance-weight exponent */
+        double beta_final;         /* replay.beta_final: beta after beta_steps updates */
+        uint64_t beta_steps;       /* replay.beta_steps: 0 = constant beta */
+        double epsilon;            /* replay.epsilon: added to |td| for priorities */
+        double samples_per_insert; /* replay.samples_per_insert: 0 = derived from agent.train_every,
+                                      agent.gradient_steps and batch_size */
+        double spi_tolerance;      /* replay.spi_tolerance: relative slack of the limiter */
+    } replay;
+    struct {
+        int n_hidden;              /* network.hidden: list of layer widths */
+        int hidden[CFG_MAX_LAYERS];
+        bool dueling;              /* network.dueling */
+    } network;
+    struct {
+        double gamma;              /* agent.gamma */
+        int n_step;                /* agent.n_step */
+        bool double_dqn;           /* agent.double_dqn */
+        double huber_delta;        /* agent.huber_delta */
+        int train_every;           /* agent.train_every: env steps between training rounds */
+        int gradient_steps;        /* agent.gradient_steps: updates per training round */
+        TargetKind target_update;  /* agent.target_update: hard | soft */
+        int target_every;          /* agent.target_every: updates between hard copies */
+        double tau;                /* agent.tau: soft update rate */
+    } agent;
+    struct {
+        CfgOptim kind;             /* optimizer.kind: adam | rmsprop | sgd */
+        double lr;                 /* optimizer.lr */
+        double beta1, beta2;       /* optimizer.beta1, optimizer.beta2 (adam) */
+        double eps;                /* optimizer.eps (adam, rmsprop) */
+        double decay;              /* optimizer.decay (rmsprop) */
+        bool centered;             /* optimizer.centered (rmsprop) */
+        double momentum;           /* optimizer.momentum (sgd, rmsprop) */
+        double grad_clip;          /* optimizer.grad_clip: global-norm clip; 0 = off */
+    } optimizer;
+    struct {
+        ExploreKind kind;          /* explore.kind: linear | apex */
+        double start, end;         /* explore.start, explore.end (linear) */
+        uint64_t decay_steps;      /* explore.decay_steps: env steps from start to end */
+        double apex_eps;           /* explore.apex_eps: eps of Ape-X per-actor rates */
+        double apex_alpha;         /* explore.apex_alpha */
+    } explore;
+    struct {
+        uint64_t every_updates;    /* eval.every_updates: 0 = only at the end */
+        int episodes;              /* eval.episodes */
+        uint64_t seed;             /* eval.seed: seeds the separate eval environments */
+    } eval;
+    struct {
+        double every_seconds;      /* checkpoint.every_seconds: 0 = off */
+        uint64_t every_updates;    /* checkpoint.every_updates: 0 = off */
+        int keep;                  /* checkpoint.keep: newest checkpoints kept */
+        bool save_replay;          /* checkpoint.save_replay */
+    } checkpoint;
+    struct {
+        double interval_seconds;   /* logging.interval_seconds: metrics row period */
+        ProgressMode progress;     /* logging.progress: auto | always | never */
+        bool trace;                /* logging.trace: write trace.json */
+    } logging;
+    char source[PATH_LEN];     /* file the config came from (not a key) */
+    /* Private to config.c, not settings: origin[i] tells where the value of
+     * key i of config.c's key table came from. */
+    ConfigOrigin origin[CFG_MAX_KEYS];
+} Config;
+
+/* Fill *cfg with the default of every field. */
+void config_defaults(Config *cfg);
+
+/* Load path, then apply the n_sets "key.path=value" overrides, then
+ * validate. Returns 0, or -1 with one line in err (see the top of this file).
+ * cfg is fully written in both cases. */
+int config_load(Config *cfg, const char *path, const char *const *sets, int n_sets, char *err);
+
+/* Parse YAML text held in memory (name is used in messages), no overrides.
+ * Same contract as config_load. */
+int config_load_string(Config *cfg, const char *name, const char *text, size_t len, char *err);
+
+/* Apply one "key.path=value" override to an already loaded config and
+ * re-validate. Returns 0 or -1 with err. */
+int config_set(Config *cfg, const char *assignment, char *err);
+
+/* Check every value and combination. Returns 0 or -1 with err. */
+int config_validate(const Config *cfg, char *err);
+
+/* Write the effective config as YAML that config_load accepts back. */
+void config_write(const Config *cfg, FILE *f);
+
+/* True when a and b hold the same value for every key (numbers compared bit
+ * for bit); source and origin are ignored. */
+bool config_same(const Config *a, const Config *b);
+
+/* Names for enum values as they appear in YAML. */
+const char *config_sync_name(SyncMode m);
+const char *config_optim_name(CfgOptim k);
+const char *config_replay_name(ReplayKind k);
+
+#endif

@@ -1,0 +1,124 @@
+/* runlog.h: the run directory, <run.out_dir>/<run.name>/, and everything a
+ * run leaves in it:
+ *   config.yaml   the effective config (loads back with gorila train)
+ *   metrics.csv   one row per logging interval
+ *   episodes.csv  one row per finished training episode
+ *   eval.csv      one row per greedy evaluation
+ *   summary.json  the final figures (written at the end, atomically)
+ *   checkpoints/  see src/checkpoint.h and docs/CHECKPOINT.md
+ * plus the progress line on stderr. Used by the local trainer and by the
+ * coordinator of a distributed job; no MPI in here.
+ */
+#ifndef GORILA_RUNLOG_H
+#define GORILA_RUNLOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "json.h"
+
+#define RUNLOG_MAX_EXTRA 48
+
+/* The columns every metrics row has. NaN prints as an empty cell. */
+typedef struct {
+    double wall_seconds;
+    uint64_t env_steps;
+    uint64_t updates;
+    double env_steps_per_second;  /* over the last interval */
+    double updates_per_second;    /* over the last interval */
+    double mean_train_return;     /* mean of the last 100 training episodes */
+    double last_eval_return;      /* NaN before the first evaluation */
+    double epsilon;
+    double loss;                  /* mean loss over the interval */
+} MetricsRow;
+
+typedef struct {
+    double wall_seconds;
+    uint64_t env_steps, updates;
+    int episodes;
+    double mean, std, min, max;
+    bool solved;
+} EvalRow;
+
+typedef struct {
+    char dir[PATH_LEN];
+    FILE *metrics, *episodes, *eval;
+    int n_extra;
+    char extra[RUNLOG_MAX_EXTRA][48];
+    uint64_t n_episodes;          /* episodes logged so far (ids) */
+    /* progress line */
+    bool progress_tty, progress_on;
+    double progress_every, progress_last;
+    int progress_len;             /* length of the last in-place line */
+} RunLog;
+
+/* The mean training return over the last RUNLOG_RECENT episodes. */
+#define RUNLOG_RECENT 100
+typedef struct {
+    double ret[RUNLOG_RECENT];
+    int n, next;
+} RecentReturns;
+void recent_add(RecentReturns *r, double ret);
+double recent_mean(const RecentReturns *r); /* NaN before the first episode */
+
+/* Greedy evaluations of a run: last, best, and when it was first solved. */
+typedef struct {
+    double threshold;          /* the env's reward threshold */
+    int evaluations;
+    double last, best;         /* NaN before the first evaluation */
+    bool solved;
+    uint64_t solved_at_env_steps;
+    double solved_at_seconds;
+} EvalTrack;
+void evaltrack_init(EvalTrack *t, double threshold);
+/* Record one evaluation's mean; returns whether it reached the threshold. */
+bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, double wall_seconds);
+
+/* The keys every summary.json has (local and distributed alike). */
+typedef struct {
+    const char *mode, *env, *stop_reason;
+    uint64_t seed, env_steps, updates, episodes;
+    double wall_seconds;          /* the whole run, across resumes */
+    const EvalTrack *eval;
+    /* this process's share, for the rates (a resumed run counts only
+     * what it did itself) */
+    double run_seconds;
+    uint64_t run_env_steps, run_updates;
+    bool resumed;
+} RunSummary;
+/* Write the keys of s as members of the JSON object open in j. */
+void runlog_summary_fields(JsonW *j, const RunSummary *s);
+
+/* Create (or, with resume, reopen) the run directory. A fresh run takes
+ * <out_dir>/<name>; if that exists, <name>-2, <name>-3, ... so runs are
+ * never overwritten; resume_dir, when not NULL, is used as is and its CSVs
+ * are appended to. extra_names: additional metrics columns (copied).
+ * Writes config.yaml. Returns 0 or -1 with err. */
+int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
+                int n_extra, char *err);
+void runlog_free(RunLog *rl);
+
+/* Append rows; files are flushed so that a killed run keeps its rows. */
+void runlog_metrics(RunLog *rl, const MetricsRow *row, const double *extra);
+void runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length);
+void runlog_eval(RunLog *rl, const EvalRow *row);
+
+/* Path helper: <dir>/<name> into out (PATH_LEN). */
+void runlog_path(const RunLog *rl, const char *name, char *out);
+
+/* Open <dir>/summary.json.tmp for writing; runlog_summary_commit renames it
+ * over summary.json (so a summary is never half-written). */
+FILE *runlog_summary_begin(RunLog *rl, char *err);
+int runlog_summary_commit(RunLog *rl, FILE *f, char *err);
+
+/* Progress line on stderr: in place on a terminal (every 0.5 s), else one
+ * line every max(interval, 5) seconds; logging.progress overrides. `force`
+ * prints regardless of timing (final line). */
+void runlog_progress(RunLog *rl, double wall, bool force, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* End an in-place progress line (newline) before other output. */
+void runlog_progress_done(RunLog *rl);
+
+#endif

@@ -1,0 +1,317 @@
+/* trainer.c: see trainer.h. */
+#include "trainer.h"
+#include "actorcore.h"
+#include "evaluator.h"
+#include "json.h"
+#include "agentcfg.h"
+#include "runctl.h"
+#include "replaybuf.h"
+#include "runlog.h"
+#include "signals.h"
+#include "runckpt.h"
+#include "ctx.h"
+#include "util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const Config *cfg;
+    QNet net;
+    float *params, *target, *grad, *td;
+    Optim opt;
+    Dqn dqn;
+    DqnParams dp;
+    ReplayBuf rb;
+    Rng sample_rng;
+    ActorCore ac;
+    Evaluator ev;
+    RunLog log;
+    Batch chunk, batch;
+    EpisodeEnd *ended;
+    /* counters */
+    uint64_t env_steps, updates, episodes, pending_train;
+    double t0, wall_offset;      /* wall_offset: seconds of earlier runs (resume) */
+    RecentReturns recent;
+    EvalTrack eval;
+    uint64_t last_eval_updates;
+    uint64_t start_env_steps, start_updates;  /* at this process's start (resume) */
+    /* metrics interval */
+    double last_row_t;
+    uint64_t last_row_steps, last_row_updates;
+    double loss_sum;
+    uint64_t loss_n;
+    double epsilon;
+    /* checkpoints */
+    uint64_t ckpt_seq;
+    Rng *rngs;                   /* (2 + E) scratch for saving generator states */
+} Local;
+
+static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->t0; }
+
+static void evaluate(Local *L) {
+    EvalResult r;
+    evaluator_run(&L->ev, L->params, &r);
+    L->last_eval_updates = L->updates;
+    bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, wall(L));
+    EvalRow row = {wall(L), L->env_steps, L->updates, r.episodes, r.mean, r.std, r.min, r.max, solved_now};
+    runlog_eval(&L->log, &row);
+}
+
+static void metrics_row(Local *L, bool force_progress) {
+    double t = wall(L);
+    double dt = t - L->last_row_t;
+    MetricsRow row = {
+        .wall_seconds = t,
+        .env_steps = L->env_steps,
+        .updates = L->updates,
+        .env_steps_per_second = dt > 0 ? (double)(L->env_steps - L->last_row_steps) / dt : NAN,
+        .updates_per_second = dt > 0 ? (double)(L->updates - L->last_row_updates) / dt : NAN,
+        .mean_train_return = recent_mean(&L->recent),
+        .last_eval_return = L->eval.last,
+        .epsilon = L->epsilon,
+        .loss = L->loss_n ? L->loss_sum / (double)L->loss_n : NAN,
+    };
+    runlog_metrics(&L->log, &row, NULL);
+    runlog_progress(&L->log, t, force_progress,
+                    "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f "
+                    "(best %.1f)",
+                    t, (unsigned long long)L->env_steps, row.env_steps_per_second,
+                    (unsigned long long)L->updates, row.updates_per_second, L->epsilon, row.mean_train_return,
+                    row.last_eval_return, L->eval.best);
+    L->last_row_t = t;
+    L->last_row_steps = L->env_steps;
+    L->last_row_updates = L->updates;
+    L->loss_sum = 0;
+    L->loss_n = 0;
+}
+
+static void update(Local *L) {
+    const Config *cfg = L->cfg;
+    replaybuf_sample(&L->rb, &L->sample_rng, cfg->replay.batch_size, &L->batch, NULL, NULL);
+    double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad, NULL);
+    optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
+    optim_step(&L->opt, L->params, L->grad);
+    L->updates++;
+    agentcfg_target_update(cfg, L->updates, L->target, L->params, L->net.n_params);
+    L->loss_sum += loss;
+    L->loss_n++;
+}
+
+/* Generators in checkpoint order: exploration, replay sampling, then one
+ * per environment. */
+static int gather_rngs(Local *L) {
+    L->rngs[0] = L->ac.rng;
+    L->rngs[1] = L->sample_rng;
+    for (int e = 0; e < L->ac.E; e++) L->rngs[2 + e] = L->ac.envs[e].rng;
+    return 2 + L->ac.E;
+}
+
+static void checkpoint(Local *L) {
+    char err[ERR_LEN], dir[PATH_LEN];
+    const Config *cfg = L->cfg;
+    L->ckpt_seq++;
+    RunCkptShard sh = {
+        .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
+        .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
+        .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
+        .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
+    };
+    RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
+                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1};
+    snprintf(man.mode, sizeof man.mode, "local");
+    if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
+        runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
+        runlog_progress_done(&L->log);
+        fprintf(stderr, "gorila: warning: checkpoint failed: %s\n", err);
+    }
+}
+
+/* Continue from the newest checkpoint of run_dir: parameters, target,
+ * optimizer, counters, generators (and replay if it was saved). The
+ * environments start fresh episodes from their restored generators. */
+static int restore(Local *L, const char *run_dir, char *err) {
+    RunCkptManifest man;
+    if (runckpt_latest(run_dir, &man, err) != 0) return -1;
+    int n_rngs = 2 + L->ac.E;
+    RunCkptShard sh = {.index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target,
+                    .opt = &L->opt, .rngs = L->rngs, .n_rngs = n_rngs,
+                    .replay = L->cfg->checkpoint.save_replay ? &L->rb : NULL};
+    if (runckpt_read_slice(L->cfg, &L->net, man.dir, &sh, err) != 0) return -1;
+    L->ac.rng = L->rngs[0];
+    L->sample_rng = L->rngs[1];
+    for (int e = 0; e < L->ac.E; e++) {
+        L->ac.envs[e].rng = L->rngs[2 + e];
+        env_reset(&L->ac.envs[e], L->ac.obs + (size_t)e * (size_t)L->ac.O);
+    }
+    L->env_steps = sh.env_steps;
+    L->updates = sh.updates;
+    L->episodes = sh.episodes;
+    L->wall_offset = sh.wall_seconds;
+    L->ckpt_seq = man.seq;
+    L->ac.steps = L->env_steps;
+    L->start_env_steps = L->env_steps;
+    L->start_updates = L->updates;
+    log_info(NULL, "resumed from %s: %llu env steps, %llu updates, replay %zu transitions", man.dir,
+             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(&L->rb));
+    return 0;
+}
+
+static int write_summary(Local *L, const char *stop) {
+    char err[ERR_LEN];
+    FILE *f = runlog_summary_begin(&L->log, err);
+    if (!f) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        return -1;
+    }
+    double t = wall(L);
+    RunSummary sum = {
+        .mode = "local", .env = L->cfg->env.name, .stop_reason = stop, .seed = L->cfg->run.seed,
+        .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = t,
+        .eval = &L->eval, .run_seconds = t - L->wall_offset, .run_env_steps = L->env_steps - L->start_env_steps,
+        .run_updates = L->updates - L->start_updates, .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
+    };
+    JsonW j;
+    json_init(&j, f, true);
+    json_begin_object(&j, NULL);
+    runlog_summary_fields(&j, &sum);
+    json_end_object(&j);
+    if (runlog_summary_commit(&L->log, f, err) != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void local_free(Local *L) {
+    free(L->params);
+    free(L->target);
+    free(L->grad);
+    free(L->td);
+    free(L->ended);
+    free(L->rngs);
+    optim_free(&L->opt);
+    dqn_free(&L->dqn);
+    replaybuf_free(&L->rb);
+    actorcore_free(&L->ac);
+    evaluator_free(&L->ev);
+    agentcfg_batch_free(&L->chunk);
+    agentcfg_batch_free(&L->batch);
+    runlog_free(&L->log);
+}
+
+int trainer_run(const Config *cfg, const char *resume_dir) {
+    char err[ERR_LEN];
+    Local *L = xcalloc(1, sizeof *L);
+    L->cfg = cfg;
+    L->t0 = now_seconds();
+    openblas_set_num_threads(cfg->run.blas_threads);
+    if (agentcfg_qnet(cfg, &L->net, err) != 0) goto fail;
+    size_t n = L->net.n_params;
+    const EnvSpec *spec = env_find(cfg->env.name);
+    evaltrack_init(&L->eval, spec->reward_threshold);
+    L->params = xmalloc_aligned(n * sizeof(float));
+    L->target = xmalloc_aligned(n * sizeof(float));
+    L->grad = xmalloc_aligned(n * sizeof(float));
+    L->td = xmalloc((size_t)cfg->replay.batch_size * sizeof(float));
+    Rng init_rng;
+    rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
+    qnet_init_params(&L->net, L->params, &init_rng);
+    memcpy(L->target, L->params, n * sizeof(float));
+    OptimParams op;
+    agentcfg_optim_params(cfg, &op);
+    if (optim_check(&op, err) != 0) goto fail;
+    optim_init(&L->opt, &op, n);
+    agentcfg_dqn_params(cfg, &L->dp);
+    dqn_init(&L->dqn, &L->net, cfg->replay.batch_size);
+    replaybuf_init(&L->rb, cfg->replay.capacity, L->net.spec.obs_dim);
+    rng_seed(&L->sample_rng, cfg->run.seed, RNG_STREAM_REPLAY);
+    if (actorcore_init(&L->ac, cfg, &L->net, 0, err) != 0) goto fail;
+    if (evaluator_init(&L->ev, cfg, &L->net, 0, err) != 0) goto fail;
+    agentcfg_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);
+    agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
+    L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
+    L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
+    if (resume_dir && restore(L, resume_dir, err) != 0) goto fail;
+    if (runlog_init(&L->log, cfg, resume_dir, NULL, 0, err) != 0) goto fail;
+    printf("run directory: %s\n", L->log.dir);
+    fflush(stdout);
+    log_info(NULL, "local training: %s, network %zu parameters, replay %llu, batch %d, budget %llu env steps",
+             cfg->env.name, n, (unsigned long long)cfg->replay.capacity, cfg->replay.batch_size,
+             (unsigned long long)cfg->run.max_env_steps);
+    signals_install();
+
+    StopReason stop = STOP_NONE;
+    L->last_row_t = wall(L);
+    L->last_row_steps = L->env_steps;
+    L->last_row_updates = L->updates;
+    double next_row = L->last_row_t + cfg->logging.interval_seconds;
+    double run_t0 = now_seconds();
+    double next_ckpt_time = cfg->checkpoint.every_seconds > 0 ? cfg->checkpoint.every_seconds : INFINITY;
+    uint64_t ck = cfg->checkpoint.every_updates;
+    uint64_t next_ckpt_updates = ck ? (L->updates / ck + 1) * ck : UINT64_MAX;
+    while (!stop) {
+        L->epsilon = agentcfg_epsilon(cfg, L->env_steps, 0, 1);
+        L->chunk.n = 0;
+        int n_ended = 0;
+        actorcore_step(&L->ac, L->params, L->epsilon, &L->chunk, L->ended, &n_ended);
+        if (L->chunk.n) replaybuf_add_batch(&L->rb, &L->chunk);
+        L->env_steps += (uint64_t)L->ac.E;
+        for (int i = 0; i < n_ended; i++) {
+            runlog_episode(&L->log, wall(L), L->env_steps, 0, L->ended[i].ret, L->ended[i].length);
+            recent_add(&L->recent, L->ended[i].ret);
+            L->episodes++;
+        }
+        if (replaybuf_size(&L->rb) >= cfg->replay.min_size) {
+            L->pending_train += (uint64_t)L->ac.E;
+            while (L->pending_train >= (uint64_t)cfg->agent.train_every) {
+                L->pending_train -= (uint64_t)cfg->agent.train_every;
+                for (int g = 0; g < cfg->agent.gradient_steps; g++) {
+                    update(L);
+                    if (cfg->eval.every_updates && L->updates % cfg->eval.every_updates == 0) {
+                        evaluate(L);
+                        if (L->eval.solved && cfg->run.stop_when_solved) break;
+                    }
+                }
+                if (L->eval.solved && cfg->run.stop_when_solved) break;
+            }
+        }
+        if (L->eval.solved && cfg->run.stop_when_solved) stop = STOP_SOLVED;
+        else if (cfg->run.max_env_steps && L->env_steps >= cfg->run.max_env_steps) stop = STOP_BUDGET;
+        else if (cfg->run.max_updates && L->updates >= cfg->run.max_updates) stop = STOP_BUDGET;
+        else if (cfg->run.max_seconds > 0 && wall(L) >= cfg->run.max_seconds) stop = STOP_TIME;
+        else if (signals_stop_requested()) stop = STOP_SIGNAL;
+        double t = wall(L);
+        if (t >= next_row) {
+            metrics_row(L, false);
+            next_row = t + cfg->logging.interval_seconds;
+        }
+        double run_t = now_seconds() - run_t0;
+        if (!stop && (signals_take_checkpoint() || run_t >= next_ckpt_time || L->updates >= next_ckpt_updates)) {
+            if (run_t >= next_ckpt_time) next_ckpt_time = run_t + cfg->checkpoint.every_seconds;
+            if (L->updates >= next_ckpt_updates) next_ckpt_updates = (L->updates / ck + 1) * ck;
+            checkpoint(L);
+        }
+    }
+    checkpoint(L);
+    /* A final evaluation of the final parameters, unless it just ran. */
+    if (L->updates > 0 && L->last_eval_updates != L->updates && stop != STOP_SIGNAL) evaluate(L);
+    metrics_row(L, true);
+    runlog_progress_done(&L->log);
+    int rc = write_summary(L, runctl_stop_name(stop)) == 0 ? 0 : 1;
+    printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f%s\n", cfg->env.name,
+           L->eval.solved ? "solved" : "not solved", (unsigned long long)L->env_steps, (unsigned long long)L->updates,
+           wall(L), L->eval.last, L->eval.best, stop == STOP_SIGNAL ? " (interrupted)" : "");
+    printf("run directory: %s\n", L->log.dir);
+    local_free(L);
+    free(L);
+    return rc;
+fail:
+    fprintf(stderr, "gorila: error: %s\n", err);
+    local_free(L);
+    free(L);
+    return 1;
+}

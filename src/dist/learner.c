@@ -1,0 +1,367 @@
+/* learner.c: the learner role. Computes DQN gradients on batches from the
+ * replay shards and syncs them in one of two ways:
+ *
+ *   parameter servers (ps_sync, ps_async, ps_bounded): the global-norm
+ *   clipped gradient is cut into the PS shards' slices (shard_range) and
+ *   each slice is sent to its shard tagged with the version of that shard's
+ *   parameters it was computed on; fresh parameters (and the target slice
+ *   when it changed) come back in the shards' PARAMS replies. In ps_sync
+ *   every update pulls; otherwise every sync.learner_pull_every updates.
+ *
+ *   allreduce: the clipped gradients of all learners are summed with
+ *   ring_allreduce_sum on the learners' own communicator, averaged, and
+ *   every learner applies the same optimizer step to its full copy of the
+ *   parameters, so the copies stay bit-identical. Learner 0 also answers
+ *   PARAM_REQ from actors and the coordinator, as the only parameter source.
+ *   The ring carries one extra float, the sum of the learners' "stop" flags,
+ *   so that all learners leave the ring after the same round and none is
+ *   left waiting for a neighbour that stopped.
+ *
+ * Prefetch: as soon as a batch arrives the request for the next one goes
+ * out, so sampling overlaps the gradient computation. One request is in
+ * flight at a time. Shards are visited in smooth weighted round-robin, each
+ * weighted by the number of actors feeding it (actor a feeds shard a mod S),
+ * so that every shard is sampled in proportion to what it receives and the
+ * shards' samples-per-insert limiters (replay.c) hold all actors to the
+ * same pace even when S does not divide A. Learner i starts i steps into
+ * the sequence, so learners do not all hit the same shard at once.
+ */
+#include "allreduce.h"
+#include "agentcfg.h"
+#include "role.h"
+#include "runckpt.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    RoleBase rb;
+    const JobArgs *args;
+    size_t n;
+    float *params, *target, *grad, *ring_tmp;
+    Dqn dqn;
+    DqnParams dp;
+    Batch cur, next;
+    bool next_ready, req_out;
+    uint64_t req_seq;
+    int S, first_replay;
+    int *rr_weight, *rr_current, rr_total;  /* (S) smooth weighted round-robin */
+    /* parameter-server mode */
+    SendBuf *gradbuf;         /* (n_sources) */
+    uint64_t *version;        /* (n_sources) params version held per slice */
+    uint64_t *tversion;       /* (n_sources) target version held per slice */
+    int got;                  /* PARAMS received in the current pull */
+    bool pulling;
+    /* allreduce mode */
+    Optim opt;
+    uint64_t steps, target_version;
+    SendBuf *reply;           /* (job size) learner 0's PARAMS replies, lazily set up */
+    bool stop;
+    bool final_pending;       /* allreduce learner 0: final checkpoint asked for */
+    uint64_t final_id;
+    char final_dir[4097];
+} Learner;
+
+/* Next shard: smooth weighted round-robin (each step every shard gains its
+ * weight, the richest is picked and pays the total). */
+static int next_shard(Learner *l) {
+    int best = 0;
+    for (int s = 0; s < l->S; s++) {
+        l->rr_current[s] += l->rr_weight[s];
+        if (l->rr_current[s] > l->rr_current[best]) best = s;
+    }
+    l->rr_current[best] -= l->rr_total;
+    return best;
+}
+
+static void request_sample(Learner *l) {
+    int shard = next_shard(l);
+    MsgHeader h = {0};
+    h.count = (uint64_t)l->rb.cfg->replay.batch_size;
+    h.version = ++l->req_seq;
+    comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
+    l->req_out = true;
+}
+
+static void on_sample(Learner *l, const Msg *m) {
+    if (!l->req_out || m->h.version != l->req_seq)
+        DIE(l->rb.ctx, "SAMPLE %llu from rank %d, expected request %llu", (unsigned long long)m->h.version, m->source,
+            (unsigned long long)l->req_seq);
+    size_t B = m->h.count, O = (size_t)l->next.obs_dim;
+    if ((int)B != l->rb.cfg->replay.batch_size) DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d", B, m->source);
+    SampleLayout s = proto_sample_layout(B, O);
+    const uint8_t *p = m->payload;
+    memcpy(l->next.obs, p + s.obs, B * O * sizeof(float));
+    memcpy(l->next.next_obs, p + s.next_obs, B * O * sizeof(float));
+    memcpy(l->next.action, p + s.action, B * sizeof(int32_t));
+    memcpy(l->next.reward, p + s.reward, B * sizeof(float));
+    memcpy(l->next.discount, p + s.discount, B * sizeof(float));
+    memcpy(l->next.weight, p + s.weight, B * sizeof(float));
+    for (size_t i = 0; i < B; i++)
+        if (l->next.action[i] < 0 || l->next.action[i] >= l->rb.net.spec.n_actions)
+            DIE(l->rb.ctx, "SAMPLE from rank %d has action %d out of range", m->source, l->next.action[i]);
+    l->next.n = (int)B;
+    l->next_ready = true;
+    l->req_out = false;
+}
+
+static void on_params(Learner *l, const Msg *m) {
+    int p = role_params_source(&l->rb, m, l->pulling);
+    const float *src = m->payload;
+    memcpy(l->params + m->h.aux, src, m->h.count * sizeof(float));
+    l->version[p] = m->h.version;
+    if (m->h.flags & MSG_HAS_TARGET) {
+        memcpy(l->target + m->h.aux, src + m->h.count, m->h.count * sizeof(float));
+        l->tversion[p] = m->h.aux2;
+    }
+    if (++l->got == l->rb.n_sources) l->pulling = false;
+}
+
+/* Learner 0 in allreduce mode: PARAMS of the whole network to a requester. */
+static void serve_params(Learner *l, const Msg *m) {
+    if (!l->reply) l->reply = xcalloc((size_t)l->rb.lay->size, sizeof *l->reply);
+    SendBuf *s = &l->reply[m->source];
+    if (!s->buf) sendbuf_init(s, 2 * l->n * sizeof(float));
+    comm_wait_send(&l->rb.comm, s);
+    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != l->target_version;
+    float *p = sendbuf_payload(s);
+    memcpy(p, l->params, l->n * sizeof(float));
+    if (with_target) memcpy(p + l->n, l->target, l->n * sizeof(float));
+    MsgHeader h = {0};
+    h.count = l->n;
+    h.version = l->steps;
+    h.aux = 0;
+    h.aux2 = l->target_version;
+    h.flags = with_target ? MSG_HAS_TARGET : 0;
+    comm_send(&l->rb.comm, s, m->source, TAG_PARAMS, h, l->n * sizeof(float) * (with_target ? 2 : 1));
+}
+
+/* Learner 0 in allreduce mode writes the checkpoint (it holds the whole
+ * network, as the only parameter source). */
+static void write_ckpt(Learner *l, uint64_t id, const char *dir) {
+    char err[ERR_LEN];
+    RunCkptShard sh = {.index = 0, .off = 0, .len = l->n, .params = l->params, .target = l->target,
+                    .opt = &l->opt, .version = l->steps, .target_version = l->target_version};
+    int rc = runckpt_write_shard(l->rb.cfg, &l->rb.net, dir, &sh, err);
+    role_ckpt_done(&l->rb, id, l->steps, rc, err);
+}
+
+static void on_ckpt_req(Learner *l, const Msg *m) {
+    if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
+        DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
+    char dir[4097];
+    memcpy(dir, m->payload, m->bytes);
+    dir[m->bytes] = '\0';
+    if (m->h.flags & MSG_FINAL) {
+        /* Written when the learners have left the ring for good. */
+        l->final_pending = true;
+        l->final_id = m->h.version;
+        memcpy(l->final_dir, dir, m->bytes + 1);
+        return;
+    }
+    write_ckpt(l, m->h.version, dir);
+}
+
+static void handle(Learner *l, const Msg *m) {
+    switch (m->tag) {
+    case TAG_SAMPLE: on_sample(l, m); break;
+    case TAG_PARAMS: on_params(l, m); break;
+    case TAG_PARAM_REQ:
+        if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
+            DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
+        serve_params(l, m);
+        break;
+    case TAG_CKPT_REQ: on_ckpt_req(l, m); break;
+    case TAG_STOP: l->stop = true; break;
+    default: DIE(l->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
+    }
+}
+
+/* Poll until cond holds or STOP arrives (cond re-evaluated per message). */
+#define WAIT_UNTIL(l, cond)                                                                            \
+    do {                                                                                               \
+        while (!(cond) && !(l)->stop) {                                                                \
+            Msg m_;                                                                                    \
+            if (comm_poll(&(l)->rb.comm, &m_)) handle((l), &m_);                                       \
+            else {                                                                                     \
+                role_report(&(l)->rb, false);                                                          \
+                comm_idle(&(l)->rb.comm);                                                              \
+            }                                                                                          \
+        }                                                                                              \
+    } while (0)
+
+static void pull_params(Learner *l, bool want_target) {
+    MsgHeader h = {0};
+    for (int p = 0; p < l->rb.n_sources; p++) {
+        h.aux2 = want_target ? l->tversion[p] : 0;
+        h.flags = want_target ? 0 : MSG_NO_TARGET;
+        comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_PARAM_REQ, h, NULL, 0);
+    }
+    l->got = 0;
+    l->pulling = true;
+}
+
+static void push_grad(Learner *l, bool want_params) {
+    for (int p = 0; p < l->rb.n_sources; p++) {
+        SendBuf *s = &l->gradbuf[p];
+        comm_wait_send(&l->rb.comm, s);
+        memcpy(sendbuf_payload(s), l->grad + l->rb.source_off[p], l->rb.source_len[p] * sizeof(float));
+        MsgHeader h = {0};
+        h.count = l->rb.source_len[p];
+        h.version = l->version[p];
+        h.aux = (uint64_t)l->rb.ctx->index;
+        h.aux2 = l->tversion[p];
+        h.flags = want_params ? MSG_WANT_PARAMS : 0;
+        comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, l->rb.source_len[p] * sizeof(float));
+    }
+    if (want_params) {
+        l->got = 0;
+        l->pulling = true;
+    }
+}
+
+/* One allreduce round; returns false when the learners agreed to stop. */
+static bool allreduce_step(Learner *l, bool have_grad) {
+    const Config *cfg = l->rb.cfg;
+    if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
+    l->grad[l->n] = l->stop ? 1.0f : 0.0f;
+    l->rb.comm.wait_seconds += ring_allreduce_sum(l->rb.ctx, l->grad, l->n + 1, l->ring_tmp, l->args->learners);
+    if (l->grad[l->n] > 0) return false;
+    float L = (float)l->rb.lay->count[ROLE_LEARNER];
+    optim_scale(l->grad, l->n, 1.0f / L);
+    optim_step(&l->opt, l->params, l->grad);
+    l->steps++;
+    if (agentcfg_target_update(cfg, l->steps, l->target, l->params, l->n)) l->target_version++;
+    l->rb.m.params_version = l->steps;
+    if (l->rb.ctx->index == 0) {
+        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates, mu = cfg->run.max_updates;
+        if ((ev && l->steps % ev == 0) || (ck && l->steps % ck == 0) || (mu && l->steps == mu))
+            role_report(&l->rb, true);
+    }
+    return true;
+}
+
+int learner_run(const Ctx *ctx, const JobArgs *args) {
+    Learner *l = xcalloc(1, sizeof *l);
+    role_init(&l->rb, ctx, args);
+    l->args = args;
+    const Config *cfg = args->cfg;
+    l->n = l->rb.net.n_params;
+    int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
+    l->params = xmalloc_aligned(l->n * sizeof(float));
+    l->target = xmalloc_aligned(l->n * sizeof(float));
+    l->grad = xmalloc_aligned((l->n + 1) * sizeof(float));
+    dqn_init(&l->dqn, &l->rb.net, B);
+    agentcfg_dqn_params(cfg, &l->dp);
+    agentcfg_batch_init(&l->cur, B, O);
+    agentcfg_batch_init(&l->next, B, O);
+    l->S = args->lay->count[ROLE_REPLAY];
+    l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
+    l->rr_weight = xcalloc((size_t)l->S, sizeof(int));
+    l->rr_current = xcalloc((size_t)l->S, sizeof(int));
+    int A = args->lay->count[ROLE_ACTOR];
+    for (int s = 0; s < l->S; s++) {
+        l->rr_weight[s] = A / l->S + (s < A % l->S);
+        l->rr_total += l->rr_weight[s];
+    }
+    for (int k = 0; k < ctx->index; k++) next_shard(l);
+    bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
+    l->version = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
+    l->tversion = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
+    for (int p = 0; p < l->rb.n_sources; p++) l->tversion[p] = UINT64_MAX;
+    if (allreduce) {
+        int L = args->lay->count[ROLE_LEARNER];
+        l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
+        OptimParams op;
+        agentcfg_optim_params(cfg, &op);
+        optim_init(&l->opt, &op, l->n);
+        Rng init_rng;
+        rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
+        qnet_init_params(&l->rb.net, l->params, &init_rng);
+        memcpy(l->target, l->params, l->n * sizeof(float));
+        if (args->start.resumed) {
+            /* Every learner loads the whole network: the copies start equal. */
+            char err[ERR_LEN];
+            RunCkptShard sh = {.off = 0, .len = l->n, .params = l->params, .target = l->target, .opt = &l->opt};
+            if (runckpt_read_slice(cfg, &l->rb.net, args->start.ckpt_dir, &sh, err) != 0) DIE(ctx, "%s", err);
+            l->steps = sh.version;
+            l->target_version = sh.target_version;
+            l->rb.m.params_version = l->steps;
+        }
+    } else {
+        l->gradbuf = xcalloc((size_t)l->rb.n_sources, sizeof *l->gradbuf);
+        for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], l->rb.source_len[p] * sizeof(float));
+        pull_params(l, true);
+        WAIT_UNTIL(l, !l->pulling);
+    }
+    uint64_t pull_every = cfg->sync.mode == SYNC_PS_SYNC ? 1 : (uint64_t)cfg->sync.learner_pull_every;
+    if (!l->stop) request_sample(l);
+    while (!l->stop) {
+        WAIT_UNTIL(l, l->next_ready);
+        bool have = l->next_ready;
+        if (have) {
+            Batch t = l->cur;
+            l->cur = l->next;
+            l->next = t;
+            l->next_ready = false;
+            request_sample(l);
+            double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
+            optim_clip_norm(l->grad, l->n, cfg->optimizer.grad_clip);
+            l->rb.m.updates++;
+            l->rb.m.loss_sum += loss;
+        }
+        if (allreduce) {
+            if (!allreduce_step(l, have)) break;
+        } else if (have) {
+            bool pull = l->rb.m.updates % pull_every == 0;
+            push_grad(l, pull);
+            WAIT_UNTIL(l, !l->pulling);
+            uint64_t v = UINT64_MAX;
+            for (int p = 0; p < l->rb.n_sources; p++)
+                if (l->version[p] < v) v = l->version[p];
+            l->rb.m.params_version = v;
+        }
+        role_report(&l->rb, false);
+    }
+    /* In allreduce mode the ring may end before this learner has seen its
+     * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
+     * any final checkpoint request is too. */
+    WAIT_UNTIL(l, false);
+    if (l->final_pending) write_ckpt(l, l->final_id, l->final_dir);
+    /* Tell every PS that no gradient of ours follows (see proto.h). */
+    l->rb.m.params_version = allreduce ? l->steps : l->rb.m.params_version;
+    if (!allreduce) {
+        MsgHeader h = {0};
+        for (int p = 0; p < l->rb.n_sources; p++)
+            comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
+    }
+    int nb = allreduce ? (l->reply ? args->lay->size : 0) : l->rb.n_sources;
+    SendBuf **bufs = xcalloc((size_t)nb + 1, sizeof *bufs);
+    int k = 0;
+    for (int i = 0; i < nb; i++) {
+        SendBuf *s = allreduce ? &l->reply[i] : &l->gradbuf[i];
+        if (s->buf) bufs[k++] = s;
+    }
+    role_shutdown(&l->rb, bufs, k);
+    for (int i = 0; i < k; i++) sendbuf_free(bufs[i]);
+    free(bufs);
+    free(l->reply);
+    free(l->rr_weight);
+    free(l->rr_current);
+    free(l->gradbuf);
+    free(l->version);
+    free(l->tversion);
+    free(l->params);
+    free(l->target);
+    free(l->grad);
+    free(l->ring_tmp);
+    optim_free(&l->opt);
+    dqn_free(&l->dqn);
+    agentcfg_batch_free(&l->cur);
+    agentcfg_batch_free(&l->next);
+    role_free(&l->rb);
+    free(l);
+    return 0;
+}

@@ -1,0 +1,242 @@
+/* proto.h: every MPI tag and every message layout of gorila, in one place.
+ * No numeric tag and no payload arithmetic appears anywhere else.
+ *
+ * A message is one contiguous byte buffer: a MsgHeader, then the payload.
+ * The header repeats the tag, so a receiver can check that what arrived
+ * under a tag is what the sender meant; comm.c validates tag, size and
+ * counts of every message against the functions below before any role
+ * looks at it, and a malformed message is a fatal error naming the sender.
+ *
+ * Who talks to whom (A actors, S replay shards, L learners, P PS shards):
+ *
+ *   actor a ---EXPERIENCE--> replay (a mod S) ---EXPERIENCE_ACK--> actor a
+ *   learner ---SAMPLE_REQ--> replay s         ---SAMPLE----------> learner
+ *   learner ---PRIORITY----> replay s                          (Ape-X)
+ *   learner ---GRAD--------> ps p             ---PARAMS----------> learner
+ *   actor/coord --PARAM_REQ-> ps p            ---PARAMS----------> requester
+ *   every rank --METRICS/EPISODES--> coordinator
+ *   coordinator --CKPT_REQ--> ps p            ---CKPT_DONE-------> coordinator
+ *   coordinator --STOP--> all; all --STOPPED--> coordinator; coordinator --EXIT--> all
+ *
+ * In allreduce mode there are no PS ranks: learners sum gradients with
+ * ring_allreduce_sum (TAG_RING) and learner 0 answers PARAM_REQ as if it
+ * were the only PS shard (offset 0, all parameters).
+ */
+#ifndef GORILA_PROTO_H
+#define GORILA_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    TAG_EXPERIENCE = 10, /* actor -> replay: count = n transitions; version = actor's params
+                            version; aux = actor index; flags MSG_HAS_PRIORITY.
+                            payload: ExpLayout */
+    TAG_EXPERIENCE_ACK,  /* replay -> actor: count = n inserted; no payload */
+    TAG_SAMPLE_REQ,      /* learner -> replay: count = batch size B; version = request
+                            sequence number; no payload */
+    TAG_SAMPLE,          /* replay -> learner: count = B; version = request sequence;
+                            aux = shard size. payload: SampleLayout */
+    TAG_PRIORITY,        /* learner -> replay: count = n. payload: id[n] u64, priority[n] f32 */
+    TAG_GRAD,            /* learner -> ps: count = slice length; version = the shard's params
+                            version the gradient was computed on; aux = learner index;
+                            aux2 = target version the learner holds; flags MSG_WANT_PARAMS.
+                            payload: grad[count] f32 */
+    TAG_PARAM_REQ,       /* any -> ps: aux2 = target version held (MSG_NO_TARGET: none wanted);
+                            no payload */
+    TAG_PARAMS,          /* ps -> any: count = slice length; version = params version;
+                            aux = slice offset; aux2 = target version; flags MSG_HAS_TARGET.
+                            payload: params[count] f32 (+ target[count] f32) */
+    TAG_METRICS,         /* any -> coordinator: payload: RoleMetrics */
+    TAG_EPISODES,        /* actor -> coordinator: count = n. payload: EpisodeRec[n] */
+    TAG_CKPT_REQ,        /* coordinator -> ps: version = checkpoint id; count = path bytes.
+                            payload: directory path (no NUL) */
+    TAG_CKPT_DONE,       /* ps -> coordinator: version = checkpoint id; aux = params version
+                            saved; flags MSG_FAILED; count = message bytes. payload: error text */
+    TAG_STOP,            /* coordinator -> all: aux = StopReason (runctl.h); no payload */
+    TAG_STOPPED,         /* all -> coordinator: payload: RoleMetrics (final). Learners also
+                            send it to every PS after their last GRAD: since MPI keeps the
+                            order of messages between two ranks, a PS that has seen it from
+                            every learner has applied every gradient there will be */
+    TAG_EXIT,            /* coordinator -> all: leave the drain loop and finalize */
+    TAG_LAST_,           /* end of the message tags */
+    TAG_RING = 100       /* reserved for ring_allreduce_sum */
+};
+#define TAG_FIRST TAG_EXPERIENCE
+#define TAG_COUNT (TAG_LAST_ - TAG_FIRST)
+
+enum {
+    MSG_HAS_PRIORITY = 1u << 0, /* EXPERIENCE carries initial priorities */
+    MSG_WANT_PARAMS = 1u << 1,  /* GRAD: answer with PARAMS after applying */
+    MSG_HAS_TARGET = 1u << 2,   /* PARAMS carries the target slice too */
+    MSG_NO_TARGET = 1u << 3,    /* PARAM_REQ / GRAD: never send the target */
+    MSG_FAILED = 1u << 4,       /* CKPT_DONE: the shard could not write */
+    MSG_FINAL = 1u << 5,        /* CKPT_REQ: the last checkpoint of the run: write it only
+                                   after every learner's STOPPED marker (all gradients in) */
+    MSG_LAST = 1u << 6          /* EXPERIENCE: the actor's last chunk (its env-step share is
+                                   used up); may carry 0 transitions */
+};
+
+typedef struct {
+    uint32_t tag;      /* the MPI tag, repeated */
+    uint32_t flags;    /* MSG_* */
+    uint64_t count;    /* elements of the payload's main array (see the tag) */
+    uint64_t version;
+    uint64_t aux;
+    uint64_t aux2;
+} MsgHeader;           /* 40 bytes; payloads start 8-byte aligned */
+
+/* Name of a tag for logs and per-type byte counts ("experience", ...). */
+const char *proto_tag_name(int tag);
+
+/* ---- EXPERIENCE: n transitions, struct of arrays, O = obs_dim ----------- */
+/*   obs[n*O] f32 | next_obs[n*O] f32 | action[n] i32 | reward[n] f32 |
+ *   discount[n] f32 | priority[n] f32 (only with MSG_HAS_PRIORITY) */
+typedef struct {
+    size_t obs, next_obs, action, reward, discount, priority, bytes;
+} ExpLayout;
+
+static inline ExpLayout proto_exp_layout(size_t n, size_t O, int has_priority) {
+    ExpLayout l;
+    l.obs = 0;
+    l.next_obs = l.obs + n * O * 4;
+    l.action = l.next_obs + n * O * 4;
+    l.reward = l.action + n * 4;
+    l.discount = l.reward + n * 4;
+    l.priority = l.discount + n * 4;
+    l.bytes = l.priority + (has_priority ? n * 4 : 0);
+    return l;
+}
+
+/* ---- SAMPLE: B transitions plus ids and importance weights -------------- */
+/*   id[B] u64 | obs[B*O] f32 | next_obs[B*O] f32 | action[B] i32 |
+ *   reward[B] f32 | discount[B] f32 | weight[B] f32 */
+typedef struct {
+    size_t id, obs, next_obs, action, reward, discount, weight, bytes;
+} SampleLayout;
+
+static inline SampleLayout proto_sample_layout(size_t B, size_t O) {
+    SampleLayout l;
+    l.id = 0;
+    l.obs = l.id + B * 8;
+    l.next_obs = l.obs + B * O * 4;
+    l.action = l.next_obs + B * O * 4;
+    l.reward = l.action + B * 4;
+    l.discount = l.reward + B * 4;
+    l.weight = l.discount + B * 4;
+    l.bytes = l.weight + B * 4;
+    return l;
+}
+
+/* ---- PRIORITY ------------------------------------------------------------ */
+static inline size_t proto_priority_bytes(size_t n) { return n * 8 + n * 4; }
+
+/* ---- GRAD / PARAMS: a slice of n floats (PARAMS: + the target slice) ----- */
+static inline size_t proto_grad_bytes(size_t n) { return n * 4; }
+static inline size_t proto_params_bytes(size_t n, int has_target) { return n * 4 * (has_target ? 2 : 1); }
+
+/* ---- EPISODES ------------------------------------------------------------ */
+typedef struct {
+    double ret;          /* undiscounted return */
+    uint64_t env_steps;  /* the actor's env-step count when it ended */
+    int32_t length;
+    int32_t actor;
+} EpisodeRec;
+#define PROTO_MAX_EPISODES 256 /* per EPISODES message */
+
+/* ---- METRICS / STOPPED: counters every role reports ----------------------
+ * Cumulative since the rank started (the coordinator differences them). */
+#define PROTO_STALENESS_BINS 16 /* last bin collects everything >= 15 */
+typedef struct {
+    int32_t role, index;
+    uint32_t done;                      /* actor: env-step quota used up */
+    uint32_t pad_;
+    uint64_t env_steps;                 /* actor: transitions generated */
+    uint64_t episodes;                  /* actor */
+    uint64_t updates;                   /* learner: gradients computed; ps: optimizer steps */
+    uint64_t params_version;            /* ps / learner: current version */
+    uint64_t inserted, sampled;         /* replay: transitions in / out */
+    uint64_t replay_size;               /* replay: stored now */
+    uint64_t drops;                     /* ps bounded: stale gradients dropped */
+    uint64_t staleness[PROTO_STALENESS_BINS];
+    uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
+    uint64_t msgs_recv[TAG_COUNT], bytes_recv[TAG_COUNT];
+    double busy_seconds, wait_seconds;  /* time working / waiting for messages */
+    double cpu_seconds;                 /* process CPU time (user + system) */
+    double loss_sum;                    /* learner: sum of batch losses */
+    double epsilon;                     /* actor: current exploration rate */
+    double apply_seconds;               /* ps: time in the optimizer step */
+} RoleMetrics;
+
+/* ---- limits of a job, to validate and size every payload ---------------- */
+#define PROTO_MAX_TEXT 4096 /* CKPT_REQ path / CKPT_DONE error text, bytes */
+typedef struct {
+    size_t obs_dim;
+    size_t n_params;
+    size_t max_batch;
+    size_t max_chunk;
+} ProtoLimits;
+
+/* Payload bytes a message with header h must carry, or (size_t)-1 with
+ * *why set when its counts are out of bounds or its tag is unknown. */
+static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *L, const char **why) {
+    switch (h->tag) {
+    case TAG_EXPERIENCE:
+        if ((h->count == 0 && !(h->flags & MSG_LAST)) || h->count > L->max_chunk)
+            return *why = "transition count out of range", (size_t)-1;
+        return proto_exp_layout(h->count, L->obs_dim, (h->flags & MSG_HAS_PRIORITY) != 0).bytes;
+    case TAG_SAMPLE_REQ:
+        if (h->count == 0 || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
+        return 0;
+    case TAG_SAMPLE:
+        if (h->count == 0 || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
+        return proto_sample_layout(h->count, L->obs_dim).bytes;
+    case TAG_PRIORITY:
+        if (h->count > L->max_batch) return *why = "priority count out of range", (size_t)-1;
+        return proto_priority_bytes(h->count);
+    case TAG_GRAD:
+        if (h->count > L->n_params) return *why = "gradient slice longer than the network", (size_t)-1;
+        return proto_grad_bytes(h->count);
+    case TAG_PARAMS:
+        if (h->count > L->n_params || h->aux > L->n_params - h->count)
+            return *why = "parameter slice outside the network", (size_t)-1;
+        return proto_params_bytes(h->count, (h->flags & MSG_HAS_TARGET) != 0);
+    case TAG_METRICS:
+    case TAG_STOPPED:
+        return sizeof(RoleMetrics);
+    case TAG_EPISODES:
+        if (h->count > PROTO_MAX_EPISODES) return *why = "episode count out of range", (size_t)-1;
+        return h->count * sizeof(EpisodeRec);
+    case TAG_CKPT_REQ:
+    case TAG_CKPT_DONE:
+        if (h->count > PROTO_MAX_TEXT) return *why = "text longer than 4096 bytes", (size_t)-1;
+        return h->count;
+    case TAG_EXPERIENCE_ACK:
+    case TAG_PARAM_REQ:
+    case TAG_STOP:
+    case TAG_EXIT:
+        return 0;
+    default:
+        return *why = "unknown tag", (size_t)-1;
+    }
+}
+
+/* ---- upper bounds of payloads, for receive buffers ----------------------- */
+static inline size_t proto_max_payload(const ProtoLimits *L) {
+    size_t m = sizeof(RoleMetrics);
+    size_t v;
+    v = proto_exp_layout(L->max_chunk, L->obs_dim, 1).bytes;
+    if (v > m) m = v;
+    v = proto_sample_layout(L->max_batch, L->obs_dim).bytes;
+    if (v > m) m = v;
+    v = proto_priority_bytes(L->max_batch);
+    if (v > m) m = v;
+    v = proto_params_bytes(L->n_params, 1);
+    if (v > m) m = v;
+    v = PROTO_MAX_EPISODES * sizeof(EpisodeRec);
+    if (v > m) m = v;
+    if (m < PROTO_MAX_TEXT) m = PROTO_MAX_TEXT;
+    return m;
+}
+
+#endif

@@ -1,0 +1,230 @@
+/* replay.c: the replay-shard role. Owns one ReplayBuf of
+ * ceil(replay.capacity / S) transitions, inserts the experience chunks of
+ * its actors (actor a goes to shard a mod S) and answers learners' sample
+ * requests with packed uniform batches (SAMPLE: ids, transitions, weights).
+ *
+ * Samples-per-insert limiter. With spi = agentcfg_samples_per_insert (what the
+ * single-process trainer does: batch * gradient_steps / train_every), I
+ * transitions inserted, S transitions sampled and m = the shard's share of
+ * replay.min_size, the "sampling debt" is e = spi * (I - m) - S. The shard
+ *   serves a request of B rows only if I >= m and e - B >= -slack,
+ *   accepts a chunk only if I < m or e <= slack,
+ * with slack = spi_tolerance * spi * (I - m) + B. So the ratio S / (I - m)
+ * stays within spi_tolerance of spi plus one batch, whichever side is
+ * faster: a learner that runs ahead waits for inserts, an actor that runs
+ * ahead waits for its ack (actor.c). One of the two is always allowed (the
+ * conditions overlap since slack >= B), so the limiter cannot deadlock.
+ * Blocked chunks and requests wait in small queues (at most 2 chunks per
+ * actor, 1 request per learner) and are retried after every message.
+ * Once every actor of the shard has sent its last chunk (MSG_LAST: its
+ * env-step share is used up) no insert can ever pay the debt back, so the
+ * shard serves without the limiter rather than leave a learner waiting for
+ * ever while other shards' actors finish their shares.
+ */
+#include "agentcfg.h"
+#include "replaybuf.h"
+#include "role.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    MsgHeader h;
+    int source;
+    uint8_t *payload;     /* copy of the EXPERIENCE payload */
+} PendingChunk;
+
+typedef struct {
+    RoleBase rb;
+    ReplayBuf buf;
+    Rng rng;
+    double spi, tol;
+    uint64_t min_size;
+    SendBuf *out;           /* (L) one per learner */
+    int L, first_learner;
+    int *req_batch;         /* (L) pending request size, 0 if none */
+    uint64_t *req_seq;      /* (L) its sequence number */
+    PendingChunk *pend;     /* FIFO of blocked chunks */
+    int n_pend, cap_pend;
+    int my_actors, actors_finished;
+    size_t chunk_bytes;
+} Replay;
+
+static double debt(const Replay *r) {
+    return r->spi * ((double)r->rb.m.inserted - (double)r->min_size) - (double)r->rb.m.sampled;
+}
+static double slack(const Replay *r, int B) {
+    double over = (double)r->rb.m.inserted - (double)r->min_size;
+    return r->tol * r->spi * (over > 0 ? over : 0) + B;
+}
+static bool can_insert(const Replay *r) {
+    return r->rb.m.inserted < r->min_size || debt(r) <= slack(r, r->rb.cfg->replay.batch_size);
+}
+static bool can_sample(const Replay *r, int B) {
+    if (replaybuf_size(&r->buf) == 0) return false;
+    if (r->actors_finished == r->my_actors) return true;
+    return r->rb.m.inserted >= r->min_size && debt(r) - B >= -slack(r, B);
+}
+
+static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
+    size_t n = h->count, O = (size_t)r->buf.obs_dim;
+    ExpLayout l = proto_exp_layout(n, O, (h->flags & MSG_HAS_PRIORITY) != 0);
+    Batch chunk = {
+        .n = (int)n,
+        .obs_dim = (int)O,
+        .obs = (float *)(payload + l.obs),
+        .next_obs = (float *)(payload + l.next_obs),
+        .action = (int32_t *)(payload + l.action),
+        .reward = (float *)(payload + l.reward),
+        .discount = (float *)(payload + l.discount),
+        .weight = NULL,
+    };
+    for (size_t i = 0; i < n; i++)
+        if (chunk.action[i] < 0 || chunk.action[i] >= r->rb.net.spec.n_actions)
+            DIE(r->rb.ctx, "EXPERIENCE from rank %d has action %d outside [0, %d)", source, chunk.action[i],
+                r->rb.net.spec.n_actions);
+    if (h->flags & MSG_LAST) r->actors_finished++;
+    if (n) replaybuf_add_batch(&r->buf, &chunk);
+    r->rb.m.inserted += n;
+    r->rb.m.replay_size = replaybuf_size(&r->buf);
+    MsgHeader ack = {0};
+    ack.count = n;
+    comm_send_ctl(&r->rb.comm, source, TAG_EXPERIENCE_ACK, ack, NULL, 0);
+}
+
+static void serve(Replay *r, int l) {
+    int B = r->req_batch[l];
+    SendBuf *s = &r->out[l];
+    comm_wait_send(&r->rb.comm, s);
+    SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->buf.obs_dim);
+    uint8_t *p = sendbuf_payload(s);
+    Batch view = {
+        .n = B,
+        .obs_dim = r->buf.obs_dim,
+        .obs = (float *)(p + lay.obs),
+        .next_obs = (float *)(p + lay.next_obs),
+        .action = (int32_t *)(p + lay.action),
+        .reward = (float *)(p + lay.reward),
+        .discount = (float *)(p + lay.discount),
+        .weight = (float *)(p + lay.weight),
+    };
+    replaybuf_sample(&r->buf, &r->rng, B, &view, NULL, (uint64_t *)(p + lay.id));
+    MsgHeader h = {0};
+    h.count = (uint64_t)B;
+    h.version = r->req_seq[l];
+    h.aux = replaybuf_size(&r->buf);
+    comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
+    r->rb.m.sampled += (uint64_t)B;
+    r->req_batch[l] = 0;
+}
+
+/* Retry what the limiter held back; returns true if anything moved. */
+static bool retry(Replay *r) {
+    bool moved = false, again = true;
+    while (again) {
+        again = false;
+        while (r->n_pend > 0 && can_insert(r)) {
+            PendingChunk *c = &r->pend[0];
+            insert(r, &c->h, c->source, c->payload);
+            uint8_t *keep = c->payload;
+            memmove(&r->pend[0], &r->pend[1], (size_t)(r->n_pend - 1) * sizeof *r->pend);
+            r->n_pend--;
+            r->pend[r->n_pend].payload = keep; /* recycle the buffer at the tail */
+            moved = again = true;
+        }
+        for (int l = 0; l < r->L; l++) {
+            if (r->req_batch[l] && can_sample(r, r->req_batch[l])) {
+                serve(r, l);
+                moved = again = true;
+            }
+        }
+    }
+    return moved;
+}
+
+static void on_experience(Replay *r, const Msg *m) {
+    if (r->n_pend == 0 && can_insert(r)) {
+        insert(r, &m->h, m->source, m->payload);
+        return;
+    }
+    if (r->n_pend == r->cap_pend)
+        DIE(r->rb.ctx, "rank %d sent more experience than its credits allow", m->source);
+    PendingChunk *c = &r->pend[r->n_pend++];
+    c->h = m->h;
+    c->source = m->source;
+    memcpy(c->payload, m->payload, m->bytes);
+}
+
+static void on_sample_req(Replay *r, const Msg *m) {
+    int l = m->source - r->first_learner;
+    if (l < 0 || l >= r->L) DIE(r->rb.ctx, "SAMPLE_REQ from rank %d, which is not a learner", m->source);
+    if (r->req_batch[l]) DIE(r->rb.ctx, "learner rank %d has two sample requests in flight", m->source);
+    r->req_batch[l] = (int)m->h.count;
+    r->req_seq[l] = m->h.version;
+}
+
+int replay_run(const Ctx *ctx, const JobArgs *args) {
+    Replay *r = xcalloc(1, sizeof *r);
+    role_init(&r->rb, ctx, args);
+    const Config *cfg = args->cfg;
+    int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
+    uint64_t cap = (cfg->replay.capacity + (uint64_t)S - 1) / (uint64_t)S;
+    replaybuf_init(&r->buf, cap, r->rb.net.spec.obs_dim);
+    rng_seed(&r->rng, cfg->run.seed, RNG_STREAM_REPLAY + (uint64_t)ctx->index);
+    r->spi = agentcfg_samples_per_insert(cfg);
+    r->tol = cfg->replay.spi_tolerance;
+    r->min_size = (cfg->replay.min_size + (uint64_t)S - 1) / (uint64_t)S;
+    r->L = args->lay->count[ROLE_LEARNER];
+    r->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
+    r->out = xcalloc((size_t)r->L, sizeof *r->out);
+    for (int l = 0; l < r->L; l++)
+        sendbuf_init(&r->out[l], proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->buf.obs_dim).bytes);
+    r->req_batch = xcalloc((size_t)r->L, sizeof(int));
+    r->req_seq = xcalloc((size_t)r->L, sizeof(uint64_t));
+    int my_actors = A / S + (ctx->index < A % S);
+    r->my_actors = my_actors;
+    r->cap_pend = 2 * my_actors + 2;
+    r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
+    size_t max_n = r->rb.comm.lim.max_chunk;
+    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->buf.obs_dim, 1).bytes;
+    for (int i = 0; i < r->cap_pend; i++) r->pend[i].payload = xmalloc(r->chunk_bytes);
+    log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
+             (unsigned long long)cap, my_actors, r->spi, r->tol, (unsigned long long)r->min_size);
+
+    bool stop = false;
+    while (!stop) {
+        bool worked = false;
+        Msg m;
+        while (!stop && comm_poll(&r->rb.comm, &m)) {
+            worked = true;
+            switch (m.tag) {
+            case TAG_EXPERIENCE: on_experience(r, &m); break;
+            case TAG_SAMPLE_REQ: on_sample_req(r, &m); break;
+            case TAG_PRIORITY: break; /* uniform replay: nothing to update */
+            case TAG_STOP: stop = true; break;
+            default: DIE(ctx, "unexpected %s message from rank %d", proto_tag_name(m.tag), m.source);
+            }
+            if (!stop) retry(r);
+        }
+        if (stop) break;
+        worked |= retry(r);
+        role_report(&r->rb, false);
+        if (worked) comm_busy(&r->rb.comm);
+        else comm_idle(&r->rb.comm);
+    }
+    SendBuf **bufs = xcalloc((size_t)r->L, sizeof *bufs);
+    for (int l = 0; l < r->L; l++) bufs[l] = &r->out[l];
+    role_shutdown(&r->rb, bufs, r->L);
+    for (int l = 0; l < r->L; l++) sendbuf_free(&r->out[l]);
+    for (int i = 0; i < r->cap_pend; i++) free(r->pend[i].payload);
+    free(bufs);
+    free(r->out);
+    free(r->req_batch);
+    free(r->req_seq);
+    free(r->pend);
+    replaybuf_free(&r->buf);
+    role_free(&r->rb);
+    free(r);
+    return 0;
+}

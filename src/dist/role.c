@@ -1,0 +1,98 @@
+/* role.c: see role.h. */
+#include "role.h"
+#include "agentcfg.h"
+#include "params.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
+    memset(rb, 0, sizeof *rb);
+    rb->ctx = ctx;
+    rb->cfg = args->cfg;
+    rb->lay = args->lay;
+    char err[ERR_LEN];
+    if (agentcfg_qnet(rb->cfg, &rb->net, err) != 0) DIE(ctx, "%s", err);
+    ProtoLimits lim = {
+        .obs_dim = (size_t)rb->net.spec.obs_dim,
+        .n_params = rb->net.n_params,
+        .max_batch = (size_t)rb->cfg->replay.batch_size,
+        .max_chunk = (size_t)rb->cfg->actor.chunk + (size_t)rb->cfg->actor.envs * (size_t)rb->cfg->agent.n_step,
+    };
+    comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);
+    const Layout *lay = rb->lay;
+    if (rb->cfg->sync.mode == SYNC_ALLREDUCE) {
+        rb->n_sources = 1;
+        rb->source_rank[0] = layout_rank_of(lay, ROLE_LEARNER, 0);
+        rb->source_off[0] = 0;
+        rb->source_len[0] = rb->net.n_params;
+    } else {
+        rb->n_sources = lay->count[ROLE_PS];
+        if (rb->n_sources > ROLE_MAX_SOURCES) DIE(ctx, "more than %d parameter servers", ROLE_MAX_SOURCES);
+        for (int p = 0; p < rb->n_sources; p++) {
+            rb->source_rank[p] = layout_rank_of(lay, ROLE_PS, p);
+            shard_range(rb->net.n_params, rb->n_sources, p, &rb->source_off[p], &rb->source_len[p]);
+        }
+    }
+    rb->m.role = (int32_t)ctx->role;
+    rb->m.index = ctx->index;
+    rb->t_start = now_seconds();
+    rb->next_metrics = rb->t_start;
+    rb->metrics_period = ctx->role == ROLE_ACTOR ? ACTOR_METRICS_PERIOD : ROLE_METRICS_PERIOD;
+}
+
+void role_free(RoleBase *rb) { comm_free(&rb->comm); }
+
+int role_source_index(const RoleBase *rb, int rank) {
+    for (int p = 0; p < rb->n_sources; p++)
+        if (rb->source_rank[p] == rank) return p;
+    return -1;
+}
+
+int role_params_source(const RoleBase *rb, const Msg *m, bool expected) {
+    int p = role_source_index(rb, m->source);
+    if (p < 0 || !expected) DIE(rb->ctx, "unexpected PARAMS from rank %d", m->source);
+    if (m->h.aux != rb->source_off[p] || m->h.count != rb->source_len[p])
+        DIE(rb->ctx, "PARAMS from rank %d cover [%llu, +%llu), expected [%zu, +%zu)", m->source,
+            (unsigned long long)m->h.aux, (unsigned long long)m->h.count, rb->source_off[p], rb->source_len[p]);
+    return p;
+}
+
+void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err) {
+    MsgHeader h = {0};
+    h.version = id;
+    h.aux = version;
+    h.flags = rc ? MSG_FAILED : 0;
+    size_t len = rc ? strlen(err) : 0;
+    h.count = len;
+    comm_send_ctl(&rb->comm, 0, TAG_CKPT_DONE, h, err, len);
+}
+
+static void fill(RoleBase *rb) {
+    comm_fill_metrics(&rb->comm, &rb->m);
+    double elapsed = now_seconds() - rb->t_start;
+    rb->m.busy_seconds = elapsed - rb->m.wait_seconds;
+    rb->m.cpu_seconds = cpu_seconds();
+}
+
+void role_report(RoleBase *rb, bool force) {
+    double t = now_seconds();
+    if (!force && t < rb->next_metrics) return;
+    rb->next_metrics = t + rb->metrics_period;
+    fill(rb);
+    MsgHeader h = {0};
+    comm_send_ctl(&rb->comm, 0, TAG_METRICS, h, &rb->m, sizeof rb->m);
+}
+
+void role_shutdown(RoleBase *rb, SendBuf **bufs, int n) {
+    Msg m;
+    comm_drain(&rb->comm, bufs, n, NULL, 0, &m);
+    fill(rb);
+    MsgHeader h = {0};
+    comm_send_ctl(&rb->comm, 0, TAG_STOPPED, h, &rb->m, sizeof rb->m);
+    const int keep[] = {TAG_EXIT};
+    comm_drain(&rb->comm, bufs, n, keep, 1, &m);
+    /* Our STOPPED and anything else still queued must leave before we go. */
+    comm_drain(&rb->comm, bufs, n, NULL, 0, &m);
+}

@@ -1,0 +1,52 @@
+/* mpi_proto.c: a malformed message must be a clear fatal error naming the
+ * sender, never memory corruption. Run with 2 ranks by tests/mpi/errors.sh:
+ * rank 1 sends one bad message (argv[1] picks which), rank 0 receives it
+ * with comm_poll, which must abort the job with a message on stderr; the
+ * script checks the text. With "good", rank 1 sends a valid GRAD and rank 0
+ * prints "ok" (so a broken sender cannot make the test pass). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "util.h"
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    const char *what = argc > 1 ? argv[1] : "good";
+    Ctx ctx;
+    MPI_Comm world;
+    comm_world_init(&ctx, &world);
+    ctx.role = ctx.rank == 0 ? ROLE_PS : ROLE_LEARNER;
+    /* A layout of 2 ranks: 0 and 1 play whatever roles the test says. */
+    Layout lay = {.size = 2};
+    for (int r = 0; r < ROLE_COUNT; r++) lay.first[r] = -1;
+    lay.first[ROLE_PS] = 0;
+    lay.count[ROLE_PS] = 1;
+    lay.first[ROLE_LEARNER] = 1;
+    lay.count[ROLE_LEARNER] = 1;
+    ProtoLimits lim = {.obs_dim = 4, .n_params = 100, .max_batch = 32, .max_chunk = 16};
+    Comm c;
+    comm_init(&c, &ctx, world, &lay, &lim);
+    if (ctx.rank == 1) {
+        uint8_t buf[2048] = {0};
+        MsgHeader h = {.tag = TAG_GRAD, .count = 10};
+        int bytes = (int)(sizeof h + 40), tag = TAG_GRAD;
+        if (!strcmp(what, "short")) bytes = 12;
+        else if (!strcmp(what, "tag")) h.tag = TAG_PARAMS;
+        else if (!strcmp(what, "size")) bytes = (int)(sizeof h + 36);
+        else if (!strcmp(what, "count")) h.count = 1000, bytes = (int)(sizeof h + 4000);
+        else if (!strcmp(what, "unknown")) tag = 99, h.tag = 99;
+        memcpy(buf, &h, sizeof h);
+        MPI_Send(buf, bytes, MPI_BYTE, 0, tag, world);
+    } else {
+        Msg m;
+        while (!comm_poll(&c, &m)) comm_idle(&c);
+        printf("ok: %s from rank %d, %zu bytes\n", proto_tag_name(m.tag), m.source, m.bytes);
+    }
+    MPI_Barrier(world);
+    comm_free(&c);
+    comm_world_free(&ctx, &world);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,696 @@
+/* test_config.c: the config loader (src/config.c).
+ *
+ * Every file in tests/fixtures/bad_configs/ is listed below with the exact error it
+ * must produce, FILE:LINE:COL included; the expected texts were worked out
+ * by reading each file (columns count characters from 1), and a test checks
+ * that no file in that directory goes untested. Then: defaults, the example
+ * configs, the config_write round trip, --set, size and depth bounds, and
+ * file-system errors. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "util.h"
+
+#define BAD "tests/fixtures/bad_configs/"
+
+typedef struct {
+    const char *file;
+    const char *want; /* the error after "tests/fixtures/bad_configs/FILE" */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+    /* unknown keys, with and without a suggestion */
+    {"unknown_key_suggest.yaml", ":4:3: roles.lerners: unknown key (did you mean \"learners\"?)"},
+    {"unknown_key_list.yaml",
+     ":3:3: roles.banana: unknown key (valid keys: actors, replay_shards, learners, param_servers)"},
+    {"unknown_section.yaml", ":3:1: optimiser: unknown key (did you mean \"optimizer\"?)"},
+    {"key_in_wrong_section.yaml", ":4:3: roles.gamma: unknown key (did you mean \"agent.gamma\"?)"},
+    /* duplicates */
+    {"duplicate_key.yaml", ":5:3: roles.actors: duplicate key (first defined at line 2)"},
+    {"duplicate_section.yaml", ":5:1: run: duplicate key (first defined at line 1)"},
+    /* wrong types */
+    {"wrong_type_word.yaml", ":2:13: roles.learners: expected a positive integer, got \"two\""},
+    {"quoted_number.yaml", ":2:11: roles.actors: expected a positive integer, got the quoted string \"5\""},
+    {"bad_bool.yaml", ":3:12: network.dueling: expected true or false, got \"yes\""},
+    {"null_empty.yaml", ":2:8: run.seed: expected a non-negative integer, got an empty value"},
+    {"null_tilde.yaml", ":2:10: agent.gamma: expected a number in [0, 1], got ~ (null)"},
+    {"float_for_int.yaml", ":2:15: replay.batch_size: expected a positive integer, got \"64.0\""},
+    {"leading_zero.yaml", ":2:9: run.seed: expected a non-negative integer, got \"0755\""},
+    {"mapping_for_scalar.yaml", ":3:5: run.seed: expected a non-negative integer, got a mapping"},
+    {"scalar_for_section.yaml", ":1:8: roles: expected a mapping of roles keys, got \"4\""},
+    {"empty_section.yaml", ":1:5: run: expected a mapping of run keys, got an empty value"},
+    /* numbers out of range, overflow, NaN, Inf */
+    {"overflow_u64.yaml", ":2:9: run.seed: expected an integer in [0, 18446744073709551615], got 18446744073709551616"},
+    {"overflow_int.yaml", ":2:9: actor.envs: expected an integer in [1, 4096], got 4294967297"},
+    {"nan.yaml", ":3:7: optimizer.lr: expected a finite number in (0, 10], got .nan"},
+    {"inf.yaml", ":2:10: agent.gamma: expected a finite number in [0, 1], got -.inf"},
+    {"huge_number.yaml",
+     ":2:16: agent.huber_delta: expected a finite number in (0, 1000000], got 1e999 (too large for a double)"},
+    {"negative_count.yaml", ":2:11: roles.actors: expected an integer in [1, 1024], got -3"},
+    {"probability_range.yaml", ":2:10: agent.gamma: expected a number in [0, 1], got 1.01"},
+    {"open_bound.yaml", ":2:10: optimizer.beta2: expected a number in [0, 1), got 1"},
+    {"interval_too_small.yaml", ":2:21: logging.interval_seconds: expected a number in [0.1, 86400], got 0.05"},
+    /* enums and names */
+    {"enum_suggest.yaml", ":2:9: sync.mode: expected one of ps_sync, ps_async, ps_bounded, allreduce, got "
+                          "\"ps_asynch\" (did you mean \"ps_async\"?)"},
+    {"enum_unknown.yaml", ":2:9: replay.kind: expected one of uniform, prioritized, got \"reservoir\""},
+    {"env_name_suggest.yaml", ":2:9: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
+                              "Pendulum-v1, got \"Acrobot-v0\" (did you mean \"Acrobot-v1\"?)"},
+    {"bad_run_name.yaml",
+     ":2:9: run.name: expected 1 to 63 characters from A-Z a-z 0-9 . _ -, got \"my run/1\""},
+    {"run_name_dotdot.yaml", ":2:9: run.name: expected a name other than \".\" and \"..\", got \"..\""},
+    /* lists */
+    {"torque_range.yaml", ":3:13: env.torques[0]: expected a number in [-2, 2], got -3 (Pendulum-v1's "
+                          "max_torque is 2; it would clip larger values)"},
+    {"torque_duplicate.yaml", ":3:20: env.torques[2]: expected distinct torques, got -1.0 again (as env.torques[0])"},
+    {"hidden_too_many.yaml", ":2:11: network.hidden: expected a list of 1 to 8 layer widths, got 9 of them"},
+    {"hidden_zero.yaml", ":2:16: network.hidden[1]: expected an integer in [1, 4096], got 0"},
+    /* YAML features a config does not use */
+    {"anchor.yaml", ":2:9: anchors and aliases are not supported"},
+    {"alias.yaml", ":4:9: anchors and aliases are not supported"},
+    {"tag.yaml", ":2:9: tags are not supported, found \"tag:yaml.org,2002:int\""},
+    {"too_deep_flow.yaml", ":2:25: expected at most 16 levels of nesting, found more"},
+    {"too_deep_block.yaml", ":17:17: expected at most 16 levels of nesting, found more"},
+    /* the shape of the file */
+    {"empty.yaml", ":1:1: expected a mapping of sections (run:, env:, ...), got an empty file"},
+    {"comments_only.yaml", ":1:1: expected a mapping of sections (run:, env:, ...), got only comments"},
+    {"multi_document.yaml", ":3:1: expected one YAML document, found a second one"},
+    {"root_list.yaml", ":1:1: expected a mapping of sections (run:, env:, ...) at the top level, got a list"},
+    {"root_scalar.yaml",
+     ":1:1: expected a mapping of sections (run:, env:, ...) at the top level, got \"hello world\""},
+    {"tab_indent.yaml", ":2:1: invalid YAML: found a tab; indent with spaces"},
+    {"unclosed_list.yaml", ":3:10: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at "
+                           "line 2, column 11)"},
+    /* bytes that are not UTF-8 text */
+    {"nul_byte.yaml", ":2:11: expected UTF-8 text, found a NUL byte (is this a binary file?)"},
+    {"invalid_utf8.yaml", ":3:20: expected UTF-8 text, found the byte 0xff, which is not valid UTF-8"},
+    {"control_char.yaml", ":2:10: expected printable text, found the control character U+0001"},
+    {"utf16.yaml", ":1:1: expected UTF-8 text, found a UTF-16 byte order mark"},
+    /* keys that contradict each other: the error points at the key the file set */
+    {"combo_allreduce_ps.yaml", ":3:3: roles.param_servers: sync.mode allreduce uses no parameter servers, but "
+                                "roles.param_servers is 2; set roles.param_servers: 0"},
+    {"combo_allreduce_default_ps.yaml", ":2:3: sync.mode: sync.mode allreduce uses no parameter servers, but "
+                                        "roles.param_servers is 1 (the default); set roles.param_servers: 0"},
+    {"combo_ps_no_servers.yaml", ":2:3: roles.param_servers: sync.mode ps_async needs parameter servers, but "
+                                 "roles.param_servers is 0; add one or use sync.mode: allreduce"},
+    {"combo_min_size_batch.yaml", ":3:3: replay.min_size: replay.min_size (100) must be at least "
+                                  "replay.batch_size (256): learning cannot start before a batch can be sampled"},
+    {"combo_min_size_capacity.yaml",
+     ":3:3: replay.min_size: replay.min_size (10000) must be at most replay.capacity (5000): the buffer could "
+     "never hold enough transitions to start learning"},
+    {"combo_capacity_shards.yaml",
+     ":4:3: replay.capacity: replay.capacity (1000) must be at least roles.replay_shards * replay.batch_size "
+     "(8 * 128 = 1024): every shard must hold a full batch"},
+    {"combo_shards_actors.yaml", ":3:3: roles.replay_shards: roles.replay_shards (3) must be at most roles.actors "
+                                 "(2): actor a feeds shard a mod replay_shards, so a shard without an actor would "
+                                 "never fill"},
+    {"not_built_prioritized.yaml",
+     ":2:3: replay.kind: prioritized replay is not available in this version of gorila (uniform only)"},
+    {"not_built_trace.yaml", ":2:3: logging.trace: trace.json output is not available in this version of gorila"},
+    {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
+    {"torques_cartpole.yaml", ":3:3: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1"},
+};
+#define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
+
+Test(config_bad, every_bad_file_gives_its_exact_error) {
+    for (size_t i = 0; i < N_BAD; i++) {
+        char path[512], want[ERR_LEN], err[ERR_LEN] = "";
+        Config cfg;
+        snprintf(path, sizeof path, BAD "%s", bad_cases[i].file);
+        snprintf(want, sizeof want, "%s%s", path, bad_cases[i].want);
+        cr_expect_eq(config_load(&cfg, path, NULL, 0, err), -1, "%s loaded", path);
+        cr_expect_str_eq(err, want, "%s", path);
+    }
+}
+
+Test(config_bad, every_file_in_the_directory_is_checked) {
+    DIR *d = opendir(BAD);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        files++;
+        bool listed = false;
+        for (size_t i = 0; i < N_BAD; i++) listed |= !strcmp(bad_cases[i].file, e->d_name);
+        cr_expect(listed, "%s has no expected error in test_config.c", e->d_name);
+    }
+    closedir(d);
+    cr_expect_eq(files, (int)N_BAD);
+    cr_expect_geq(files, 25);
+}
+
+/* The same text from memory gives the same error under the given name. */
+Test(config_bad, load_string_reports_the_name) {
+    Config cfg;
+    char err[ERR_LEN];
+    const char text[] = "roles:\n  lerners: 2\n";
+    cr_assert_eq(config_load_string(&cfg, "x.yaml", text, strlen(text), err), -1);
+    cr_assert_str_eq(err, "x.yaml:2:3: roles.lerners: unknown key (did you mean \"learners\"?)");
+}
+
+/* Line breaks are counted as libyaml counts them, and a BOM is no column. */
+Test(config_bad, positions_with_crlf_bom_and_multibyte_text) {
+    Config cfg;
+    char err[ERR_LEN];
+    const char crlf[] = "run:\r\n  seed: x\r\n";
+    cr_assert_eq(config_load_string(&cfg, "c.yaml", crlf, strlen(crlf), err), -1);
+    cr_assert_str_eq(err, "c.yaml:2:9: run.seed: expected a non-negative integer, got \"x\"");
+    const char bom[] = "\xEF\xBB\xBFrun:\n  seed: x\n";
+    cr_assert_eq(config_load_string(&cfg, "b.yaml", bom, strlen(bom), err), -1);
+    cr_assert_str_eq(err, "b.yaml:2:9: run.seed: expected a non-negative integer, got \"x\"");
+    const char bad_after_bom[] = "\xEF\xBB\xBFrun: \xC3\xA9\xFF\n";
+    cr_assert_eq(config_load_string(&cfg, "u.yaml", bad_after_bom, strlen(bad_after_bom), err), -1);
+    cr_assert_str_eq(err, "u.yaml:1:7: expected UTF-8 text, found the byte 0xff, which is not valid UTF-8");
+    /* overlong encoding of '/', and a UTF-16 surrogate encoded in UTF-8 */
+    const char overlong[] = "run:\n  out_dir: \xC0\xAF\n";
+    cr_assert_eq(config_load_string(&cfg, "o.yaml", overlong, strlen(overlong), err), -1);
+    cr_assert_str_eq(err, "o.yaml:2:12: expected UTF-8 text, found the byte 0xc0, which is not valid UTF-8");
+    const char surrogate[] = "run:\n  out_dir: \xED\xA0\x80\n";
+    cr_assert_eq(config_load_string(&cfg, "s.yaml", surrogate, strlen(surrogate), err), -1);
+    cr_assert_str_eq(err, "s.yaml:2:12: expected UTF-8 text, found the byte 0xed, which is not valid UTF-8");
+}
+
+/* Values in messages stay on one line and are cut when long. */
+Test(config_bad, shown_values_are_escaped_and_cut) {
+    Config cfg;
+    char err[ERR_LEN];
+    const char text[] = "run:\n  seed: \"a\\nb\\\"c\"\n";
+    cr_assert_eq(config_load_string(&cfg, "e.yaml", text, strlen(text), err), -1);
+    cr_assert_str_eq(err, "e.yaml:2:9: run.seed: expected a non-negative integer, got the quoted string "
+                          "\"a\\nb\\\"c\"");
+    char longv[200], want[ERR_LEN];
+    snprintf(longv, sizeof longv, "run:\n  seed: %0100d\n", 7);
+    cr_assert_eq(config_load_string(&cfg, "l.yaml", longv, strlen(longv), err), -1);
+    /* the first 48 of the 100 characters, then "..." */
+    snprintf(want, sizeof want, "l.yaml:2:9: run.seed: expected a non-negative integer, got \"%048d...\"", 0);
+    cr_assert_str_eq(err, want);
+}
+
+/* ---- defaults ------------------------------------------------------------- */
+
+Test(config_defaults, every_default_matches_the_documented_value) {
+    Config c;
+    char err[ERR_LEN];
+    config_defaults(&c);
+    cr_assert_eq(config_validate(&c, err), 0, "%s", err);
+    cr_expect_str_eq(c.run.name, "run");
+    cr_expect_str_eq(c.run.out_dir, "runs");
+    cr_expect_eq(c.run.seed, 1);
+    cr_expect_eq(c.run.mode, RUN_DISTRIBUTED);
+    cr_expect_eq(c.run.max_env_steps, 100000);
+    cr_expect_eq(c.run.max_updates, 0);
+    cr_expect_eq(c.run.max_seconds, 0);
+    cr_expect(c.run.stop_when_solved);
+    cr_expect_eq(c.run.blas_threads, 1);
+    cr_expect_str_eq(c.env.name, "CartPole-v1");
+    cr_expect_eq(c.env.max_episode_steps, 0);
+    cr_expect_eq(c.env.n_torques, 3);
+    cr_expect(c.env.torques[0] == -2 && c.env.torques[1] == 0 && c.env.torques[2] == 2);
+    cr_expect(c.roles.actors == 1 && c.roles.replay_shards == 1 && c.roles.learners == 1 &&
+              c.roles.param_servers == 1);
+    cr_expect(c.sync.mode == SYNC_PS_SYNC && c.sync.staleness == 4 && c.sync.learner_pull_every == 1);
+    cr_expect(c.actor.envs == 1 && c.actor.pull_every == 100 && c.actor.chunk == 32);
+    cr_expect(c.replay.kind == REPLAY_UNIFORM && c.replay.capacity == 100000 && c.replay.batch_size == 64 &&
+              c.replay.min_size == 1000);
+    cr_expect(c.replay.alpha == 0.6 && c.replay.beta == 0.4 && c.replay.beta_final == 1.0 &&
+              c.replay.beta_steps == 0 && c.replay.epsilon == 1e-6 && c.replay.samples_per_insert == 0 &&
+              c.replay.spi_tolerance == 0.01);
+    cr_expect(c.network.n_hidden == 2 && c.network.hidden[0] == 64 && c.network.hidden[1] == 64 &&
+              !c.network.dueling);
+    cr_expect(c.agent.gamma == 0.99 && c.agent.n_step == 1 && c.agent.double_dqn && c.agent.huber_delta == 1.0 &&
+              c.agent.train_every == 1 && c.agent.gradient_steps == 1 && c.agent.target_update == TARGET_HARD &&
+              c.agent.target_every == 500 && c.agent.tau == 0.005);
+    cr_expect(c.optimizer.kind == OPT_ADAM && c.optimizer.lr == 1e-3 && c.optimizer.beta1 == 0.9 &&
+              c.optimizer.beta2 == 0.999 && c.optimizer.eps == 1e-8 && c.optimizer.decay == 0.95 &&
+              c.optimizer.centered && c.optimizer.momentum == 0 && c.optimizer.grad_clip == 10);
+    cr_expect(c.explore.kind == EXPLORE_LINEAR && c.explore.start == 1.0 && c.explore.end == 0.05 &&
+              c.explore.decay_steps == 10000 && c.explore.apex_eps == 0.4 && c.explore.apex_alpha == 7);
+    cr_expect(c.eval.every_updates == 1000 && c.eval.episodes == 100 && c.eval.seed == 12345);
+    cr_expect(c.checkpoint.every_seconds == 60 && c.checkpoint.every_updates == 0 && c.checkpoint.keep == 2 &&
+              !c.checkpoint.save_replay);
+    cr_expect(c.logging.interval_seconds == 2 && c.logging.progress == PROGRESS_AUTO && !c.logging.trace);
+}
+
+Test(config_defaults, an_empty_mapping_is_all_defaults) {
+    Config a, b;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load_string(&a, "d.yaml", "{}", 2, err), 0, "%s", err);
+    config_defaults(&b);
+    cr_assert(config_same(&a, &b));
+    cr_assert_str_eq(a.run.name, "run");
+    cr_assert_str_eq(a.source, "d.yaml");
+}
+
+Test(config_defaults, enum_names) {
+    cr_assert_str_eq(config_sync_name(SYNC_PS_BOUNDED), "ps_bounded");
+    cr_assert_str_eq(config_sync_name(SYNC_ALLREDUCE), "allreduce");
+    cr_assert_str_eq(config_optim_name(OPT_RMSPROP), "rmsprop");
+    cr_assert_str_eq(config_replay_name(REPLAY_PRIORITIZED), "prioritized");
+}
+
+/* ---- good configs ----------------------------------------------------------- */
+
+static const char *const examples[] = {
+    "configs/cartpole.yaml",       "configs/acrobot.yaml",       "configs/mountaincar.yaml",
+    "configs/pendulum.yaml",       "configs/local/cartpole.yaml", "configs/local/acrobot.yaml",
+    "configs/local/mountaincar.yaml", "configs/local/pendulum.yaml",
+};
+#define N_EXAMPLES (sizeof examples / sizeof examples[0])
+
+Test(config_good, every_example_config_loads) {
+    const char *env_of[] = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1"};
+    for (size_t i = 0; i < N_EXAMPLES; i++) {
+        Config c;
+        char err[ERR_LEN] = "";
+        cr_expect_eq(config_load(&c, examples[i], NULL, 0, err), 0, "%s: %s", examples[i], err);
+        cr_expect_str_eq(c.env.name, env_of[i % 4], "%s", examples[i]);
+        cr_expect_eq(c.run.mode, i < 4 ? RUN_DISTRIBUTED : RUN_LOCAL, "%s", examples[i]);
+    }
+}
+
+Test(config_good, every_yaml_in_configs_is_an_example) {
+    const char *dirs[] = {"configs", "configs/local"};
+    for (int d = 0; d < 2; d++) {
+        DIR *dir = opendir(dirs[d]);
+        cr_assert_not_null(dir);
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            size_t n = strlen(e->d_name);
+            if (n < 5 || strcmp(e->d_name + n - 5, ".yaml")) continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            bool listed = false;
+            for (size_t i = 0; i < N_EXAMPLES; i++) listed |= !strcmp(examples[i], path);
+            cr_expect(listed, "%s is not loaded by any test", path);
+        }
+        closedir(dir);
+    }
+}
+
+Test(config_good, pendulum_example_sets_its_torques) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load(&c, "configs/pendulum.yaml", NULL, 0, err), 0, "%s", err);
+    cr_assert_eq(c.env.n_torques, 5);
+    cr_assert(c.env.torques[0] == -2 && c.env.torques[2] == 0 && c.env.torques[4] == 2);
+}
+
+Test(config_good, every_form_of_every_type) {
+    Config c;
+    char err[ERR_LEN];
+    const char text[] = "run:\n"
+                        "  name: 'exp.1_a-b'\n"
+                        "  out_dir: \"runs/\\u00e9t\\u00e9\"\n"
+                        "  seed: 18446744073709551615\n"
+                        "  mode: \"local\"\n"
+                        "  max_seconds: +.5e2\n"
+                        "  stop_when_solved: false\n"
+                        "env: {name: Pendulum-v1, torques: [-2, -0.5, 0.5, 2]}\n"
+                        "roles: {actors: +3, param_servers: 0}\n"
+                        "sync: {mode: allreduce}\n"
+                        "network:\n"
+                        "  hidden:\n"
+                        "    - 256\n"
+                        "    - 128\n"
+                        "    - 4096\n"
+                        "  dueling: true\n"
+                        "optimizer: {lr: 1E-4, momentum: 0.0}\n"
+                        "explore: {start: 1, end: 1}\n";
+    cr_assert_eq(config_load_string(&c, "t.yaml", text, strlen(text), err), 0, "%s", err);
+    cr_expect_str_eq(c.run.name, "exp.1_a-b");
+    cr_expect_str_eq(c.run.out_dir, "runs/\xC3\xA9t\xC3\xA9");
+    cr_expect_eq(c.run.seed, UINT64_MAX);
+    cr_expect_eq(c.run.mode, RUN_LOCAL);
+    cr_expect_eq(c.run.max_seconds, 50);
+    cr_expect(!c.run.stop_when_solved);
+    cr_expect(c.env.n_torques == 4 && c.env.torques[1] == -0.5);
+    cr_expect_eq(c.roles.actors, 3);
+    cr_expect_eq(c.sync.mode, SYNC_ALLREDUCE);
+    cr_expect(c.network.n_hidden == 3 && c.network.hidden[0] == 256 && c.network.hidden[2] == 4096);
+    cr_expect(c.network.dueling);
+    cr_expect_eq(c.optimizer.lr, 1e-4);
+}
+
+/* config_write's text loads back to the same settings. */
+static void round_trip(const Config *c) {
+    char *text = NULL, err[ERR_LEN];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    config_write(c, f);
+    fclose(f);
+    Config back;
+    cr_assert_eq(config_load_string(&back, "written.yaml", text, len, err), 0, "%s\n%s", err, text);
+    cr_assert(config_same(c, &back), "differs after round trip:\n%s", text);
+    free(text);
+}
+
+Test(config_good, config_write_round_trips) {
+    Config c;
+    char err[ERR_LEN];
+    config_defaults(&c);
+    round_trip(&c);
+    for (size_t i = 0; i < N_EXAMPLES; i++) {
+        cr_assert_eq(config_load(&c, examples[i], NULL, 0, err), 0, "%s", err);
+        round_trip(&c);
+    }
+    /* Awkward values: shortest-form doubles, negative zero, a quoted path. */
+    const char text[] = "run: {out_dir: \"a \\\"q\\\" \\\\ b/\\u2028\\u00e9/\\U0001F600\", seed: 0, max_seconds: 1e-3}\n"
+                        "env: {name: Pendulum-v1, torques: [-0.0, 0.1, 1.9999999999999998]}\n"
+                        "replay: {alpha: 0.30000000000000004, epsilon: 4.9e-324, spi_tolerance: 100}\n"
+                        "agent: {gamma: 0.1, huber_delta: 123456.789}\n"
+                        "optimizer: {lr: 3e-07}\n";
+    cr_assert_eq(config_load_string(&c, "odd.yaml", text, strlen(text), err), 0, "%s", err);
+    round_trip(&c);
+}
+
+Test(config_good, config_same_notices_differences) {
+    Config a, b;
+    config_defaults(&a);
+    config_defaults(&b);
+    cr_assert(config_same(&a, &b));
+    b.replay.alpha = 0.6000000000000001;
+    cr_assert(!config_same(&a, &b));
+    config_defaults(&b);
+    b.network.hidden[1] = 65;
+    cr_assert(!config_same(&a, &b));
+    config_defaults(&b);
+    snprintf(b.run.out_dir, sizeof b.run.out_dir, "runs2");
+    cr_assert(!config_same(&a, &b));
+}
+
+Test(config_good, run_name_defaults_to_the_file_stem) {
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128], err[ERR_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/my-exp.v2.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("run: {seed: 3}\n", f);
+    fclose(f);
+    Config c;
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), 0, "%s", err);
+    cr_assert_str_eq(c.run.name, "my-exp.v2");
+    const char *sets[] = {"run.name=other"};
+    cr_assert_eq(config_load(&c, path, sets, 1, err), 0, "%s", err);
+    cr_assert_str_eq(c.run.name, "other");
+    unlink(path);
+
+    /* A stem that is no valid run name must be replaced, not mangled. */
+    snprintf(path, sizeof path, "%s/my exp.yaml", dir);
+    f = fopen(path, "w");
+    fputs("run: {seed: 3}\n", f);
+    fclose(f);
+    char want[ERR_LEN];
+    snprintf(want, sizeof want,
+             "%s: run.name: expected 1 to 63 characters from A-Z a-z 0-9 . _ -, got \"my exp\" "
+             "(the file name's stem; set run.name)",
+             path);
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    cr_assert_str_eq(err, want);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- --set -------------------------------------------------------------------- */
+
+Test(config_set, overrides_apply_in_order_and_are_validated_once) {
+    Config c;
+    char err[ERR_LEN];
+    const char *sets[] = {"roles.actors=3",        "network.hidden=[128, 128]", "optimizer.lr=5e-4",
+                          "sync.mode=allreduce",   "roles.param_servers=0",     "run.name=\"abc\"",
+                          "roles.actors=4",        "network.dueling=true",      "env.name=Pendulum-v1",
+                          "env.torques=[-1, 1]"};
+    cr_assert_eq(config_load(&c, "configs/cartpole.yaml", sets, 10, err), 0, "%s", err);
+    cr_expect_eq(c.roles.actors, 4);
+    cr_expect(c.network.n_hidden == 2 && c.network.hidden[0] == 128 && c.network.hidden[1] == 128);
+    cr_expect_eq(c.optimizer.lr, 5e-4);
+    cr_expect_eq(c.sync.mode, SYNC_ALLREDUCE);
+    cr_expect_eq(c.roles.param_servers, 0);
+    cr_expect_str_eq(c.run.name, "abc");
+    cr_expect(c.network.dueling);
+    cr_expect(c.env.n_torques == 2 && c.env.torques[0] == -1 && c.env.torques[1] == 1);
+}
+
+typedef struct {
+    const char *set, *want;
+} SetCase;
+
+Test(config_set, bad_overrides_give_exact_errors) {
+    static const SetCase cases[] = {
+        {"roles.lerners=2", "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)"},
+        {"rnu.seed=4", "--set rnu.seed=4: rnu.seed: unknown key (did you mean \"run.seed\"?)"},
+        {"seed=4", "--set seed=4: seed: unknown key (did you mean \"run.seed\" or \"eval.seed\"?)"},
+        {"roles.bananas=4", "--set roles.bananas=4: roles.bananas: unknown key (valid keys: actors, "
+                            "replay_shards, learners, param_servers)"},
+        {"roles.actors", "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4"},
+        {"=4", "--set =4: expected KEY.PATH=VALUE, e.g. --set roles.actors=4"},
+        {"roles.actors=", "--set roles.actors=: roles.actors: expected a positive integer, got an empty value"},
+        {"roles.actors=\"4\"",
+         "--set roles.actors=\"4\": roles.actors: expected a positive integer, got the quoted string \"4\""},
+        {"roles.actors=two", "--set roles.actors=two: roles.actors: expected a positive integer, got \"two\""},
+        {"roles.actors=0", "--set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0"},
+        {"network.hidden=[128,0]",
+         "--set network.hidden=[128,0]: network.hidden[1]: expected an integer in [1, 4096], got 0"},
+        {"network.hidden={a: 1}",
+         "--set network.hidden={a: 1}: network.hidden: expected a list of 1 to 8 layer widths, got a mapping"},
+        {"network.hidden=[1,", "--set network.hidden=[1,: network.hidden: invalid YAML: did not find expected node "
+                               "content (while parsing a flow node)"},
+        {"agent.gamma=.nan", "--set agent.gamma=.nan: agent.gamma: expected a finite number in [0, 1], got .nan"},
+        {"run.seed=*x", "--set run.seed=*x: run.seed: anchors and aliases are not supported"},
+        {"run.mode=locale", "--set run.mode=locale: run.mode: expected one of distributed, local, got \"locale\" "
+                            "(did you mean \"local\"?)"},
+        {"run.name=a\nb", "--set run.name=a\\nb: run.name: expected 1 to 63 characters from A-Z a-z 0-9 . _ -, "
+                          "got \"a b\""},
+        /* both keys come from defaults or overrides: no line:col */
+        {"replay.batch_size=2000",
+         "--set replay.batch_size=2000: replay.batch_size: replay.min_size (1000, the default) must be at least "
+         "replay.batch_size (2000, from --set): learning cannot start before a batch can be sampled"},
+        {"sync.mode=allreduce", "--set sync.mode=allreduce: sync.mode: sync.mode allreduce (from --set) uses no "
+                                "parameter servers, but roles.param_servers is 1 (the default); set "
+                                "roles.param_servers: 0"},
+        {"env.torques=[-1,1]", "--set env.torques=[-1,1]: env.torques: only Pendulum-v1 takes env.torques, but "
+                               "env.name is CartPole-v1 (the default)"},
+    };
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/plain.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("run:\n  seed: 3\n", f); /* sets none of the keys the rules tie */
+    fclose(f);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c;
+        char err[ERR_LEN] = "";
+        const char *sets[] = {"run.seed=4", cases[i].set};
+        cr_expect_eq(config_load(&c, path, sets, 2, err), -1, "%s", cases[i].set);
+        cr_expect_str_eq(err, cases[i].want, "%s", cases[i].set);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* An override that breaks a rule with a key of the file points at the file. */
+Test(config_set, rule_broken_by_an_override_points_at_the_file_key) {
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128], err[ERR_LEN], want[ERR_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/r.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("replay:\n  min_size: 1000\n", f);
+    fclose(f);
+    Config c;
+    const char *sets[] = {"replay.batch_size=2000"};
+    cr_assert_eq(config_load(&c, path, sets, 1, err), -1);
+    snprintf(want, sizeof want,
+             "%s:2:3: replay.min_size: replay.min_size (1000) must be at least replay.batch_size (2000, from "
+             "--set): learning cannot start before a batch can be sampled",
+             path);
+    cr_assert_str_eq(err, want);
+    /* An override can also repair the file: overrides come before validation. */
+    f = fopen(path, "w");
+    fputs("replay:\n  min_size: 10\n", f);
+    fclose(f);
+    const char *fix[] = {"replay.batch_size=10"};
+    cr_assert_eq(config_load(&c, path, fix, 1, err), 0, "%s", err);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(config_set, config_set_on_a_loaded_config) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load(&c, "tests/fixtures/configs/set-base.yaml", NULL, 0, err), 0, "%s", err);
+    cr_assert_eq(config_set(&c, "agent.gamma=0.95", err), 0, "%s", err);
+    cr_assert_eq(c.agent.gamma, 0.95);
+    cr_assert_eq(config_set(&c, "agent.gamma=2", err), -1);
+    cr_assert_str_eq(err, "--set agent.gamma=2: agent.gamma: expected a number in [0, 1], got 2");
+    /* The rule points at the key the file set (batch_size, line 6 of
+     * set-base.yaml), and the message says the other came from --set. */
+    cr_assert_eq(config_set(&c, "replay.min_size=100", err), -1);
+    cr_assert_str_eq(err, "tests/fixtures/configs/set-base.yaml:6:3: replay.batch_size: replay.min_size (100, from --set) must be "
+                          "at least replay.batch_size (512): learning cannot start before a batch can be sampled");
+}
+
+Test(config_set, too_many_overrides) {
+    Config c;
+    char err[ERR_LEN];
+    const char *sets[CFG_MAX_SETS + 1];
+    for (int i = 0; i <= CFG_MAX_SETS; i++) sets[i] = "run.seed=1";
+    cr_assert_eq(config_load(&c, "configs/cartpole.yaml", sets, CFG_MAX_SETS, err), 0, "%s", err);
+    cr_assert_eq(config_load(&c, "configs/cartpole.yaml", sets, CFG_MAX_SETS + 1, err), -1);
+    cr_assert_str_eq(err, "expected at most 64 --set overrides, got 65");
+}
+
+/* ---- validation of a Config built in code ---------------------------------------- */
+
+Test(config_validate, catches_values_set_in_code) {
+    Config c;
+    char err[ERR_LEN];
+    config_defaults(&c);
+    c.agent.gamma = NAN;
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: agent.gamma: expected a finite number in [0, 1], got nan");
+    config_defaults(&c);
+    c.network.n_hidden = 0;
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: network.hidden: expected a list of 1 to 8 layer widths, got 0 of them");
+    config_defaults(&c);
+    c.env.torques[1] = 2.5;
+    snprintf(c.env.name, sizeof c.env.name, "Pendulum-v1");
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: env.torques[1]: expected a finite number in [-2, 2], got 2.5 (Pendulum-v1's "
+                          "max_torque is 2; it would clip larger values)");
+    config_defaults(&c);
+    snprintf(c.env.name, sizeof c.env.name, "Pong");
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
+                          "Pendulum-v1, got \"Pong\"");
+    config_defaults(&c);
+    c.env.torques[0] = -1; /* changed in code on a CartPole config */
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1 "
+                          "(the default)");
+    config_defaults(&c);
+    c.roles.actors = -1;
+    cr_assert_eq(config_validate(&c, err), -1);
+    cr_assert_str_eq(err, "config: roles.actors: expected an integer in [1, 1024], got -1");
+    config_defaults(&c);
+    c.explore.end = 1;
+    c.explore.start = 0.5;
+    cr_assert_eq(config_validate(&c, err), -1);
+    /* Values changed in code are not called defaults. */
+    cr_assert_str_eq(err, "config: explore.end: explore.end (1) must be at most explore.start (0.5)");
+}
+
+/* ---- bounds and the file system ------------------------------------------------- */
+
+static void write_file(const char *path, const char *fill, size_t unit, size_t bytes) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (size_t n = 0; n < bytes; n += unit) fwrite(fill, 1, unit < bytes - n ? unit : bytes - n, f);
+    fclose(f);
+}
+
+Test(config_limits, oversize_file_is_refused_before_reading) {
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128], err[ERR_LEN], want[ERR_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/big.yaml", dir);
+    write_file(path, "# padding line\n", 15, CFG_MAX_FILE_BYTES + 1);
+    Config c;
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s: expected a config of at most 1048576 bytes, got 1048577 bytes", path);
+    cr_assert_str_eq(err, want);
+    unlink(path);
+    rmdir(dir);
+
+    char *big = calloc(CFG_MAX_FILE_BYTES + 1, 1);
+    cr_assert_eq(config_load_string(&c, "big.yaml", big, CFG_MAX_FILE_BYTES + 1, err), -1);
+    cr_assert_str_eq(err, "big.yaml: expected a config of at most 1048576 bytes, got 1048577 bytes");
+    free(big);
+}
+
+/* libyaml's scanner is quadratic in the nesting depth; these must fail fast. */
+Test(config_limits, a_mebibyte_of_nesting_is_refused_promptly) {
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128], err[ERR_LEN], want[ERR_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/brackets.yaml", dir);
+    write_file(path, "[", 1, CFG_MAX_FILE_BYTES);
+    Config c;
+    double t0 = now_seconds();
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s:1:17: expected at most 16 levels of nesting, found more", path);
+    cr_assert_str_eq(err, want);
+
+    write_file(path, "{a: ", 4, CFG_MAX_FILE_BYTES);
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s:1:65: expected at most 16 levels of nesting, found more", path);
+    cr_assert_str_eq(err, want);
+
+    FILE *f = fopen(path, "w");
+    size_t bytes = 0;
+    for (int d = 0; bytes + (size_t)d + 3 <= CFG_MAX_FILE_BYTES; d++) {
+        fprintf(f, "%*sa:\n", d, "");
+        bytes += (size_t)d + 3;
+    }
+    fclose(f);
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s:17:17: expected at most 16 levels of nesting, found more", path);
+    cr_assert_str_eq(err, want);
+
+    write_file(path, "- ", 2, CFG_MAX_FILE_BYTES);
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s:1:33: expected at most 16 levels of nesting, found more", path);
+    cr_assert_str_eq(err, want);
+    double dt = now_seconds() - t0;
+    cr_assert_lt(dt, 2.0, "took %.2f s", dt);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(config_limits, too_many_nodes) {
+    Config c;
+    char err[ERR_LEN];
+    size_t n = 3 * 10001 + 32;
+    char *text = malloc(n);
+    size_t o = (size_t)sprintf(text, "network:\n  hidden: [");
+    for (int i = 0; i < 10001; i++) o += (size_t)sprintf(text + o, "1,");
+    text[o++] = ']';
+    cr_assert_eq(config_load_string(&c, "n.yaml", text, o, err), -1);
+    /* 5 nodes before the list, so element 9996 is node 10001; elements
+     * start at column 12 and take 2 columns each: 12 + 2 * 9995. */
+    cr_assert_str_eq(err, "n.yaml:2:20002: expected at most 10000 YAML nodes, found more (a full config has a "
+                          "few hundred)");
+    free(text);
+}
+
+Test(config_limits, missing_directory_and_unreadable_files) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load(&c, "tests/fixtures/bad_configs/no-such-file.yaml", NULL, 0, err), -1);
+    cr_assert_str_eq(err, "tests/fixtures/bad_configs/no-such-file.yaml: cannot open config: No such file or directory");
+    cr_assert_eq(config_load(&c, "tests/fixtures/bad_configs", NULL, 0, err), -1);
+    cr_assert_str_eq(err, "tests/fixtures/bad_configs: expected a YAML file, got a directory");
+    cr_assert_eq(config_load(&c, "configs/cartpole.yaml/x", NULL, 0, err), -1);
+    cr_assert_str_eq(err, "configs/cartpole.yaml/x: cannot open config: Not a directory");
+    cr_assert_eq(config_load(&c, "/dev/null", NULL, 0, err), -1);
+    cr_assert_str_eq(err, "/dev/null:1:1: expected a mapping of sections (run:, env:, ...), got an empty file");
+    cr_assert_eq(config_load(&c, "/dev/zero", NULL, 0, err), -1);
+    cr_assert_str_eq(err, "/dev/zero: expected a config of at most 1048576 bytes, got more");
+
+    if (geteuid() == 0) return; /* root reads files whatever their mode */
+    char dir[] = "/tmp/gorila-cfg-XXXXXX", path[128], want[ERR_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/secret.yaml", dir);
+    write_file(path, "{}", 2, 2);
+    chmod(path, 0);
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), -1);
+    snprintf(want, sizeof want, "%s: cannot open config: Permission denied", path);
+    cr_assert_str_eq(err, want);
+    unlink(path);
+    rmdir(dir);
+}
