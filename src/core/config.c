@@ -60,7 +60,7 @@
 
 static const char *const run_modes[] = {"distributed", "local", NULL};
 static const char *const sync_modes[] = {"ps_sync", "ps_async", "ps_bounded", "allreduce", NULL};
-static const char *const replay_kinds[] = {"uniform", "prioritized", NULL};
+static const char *const replay_kinds[] = {"uniform", NULL};
 static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
 static const char *const target_kinds[] = {"hard", "soft", NULL};
 static const char *const explore_kinds[] = {"linear", "apex", NULL};
@@ -144,11 +144,6 @@ static const Key keys[] = {
     U64("replay", "capacity", replay.capacity, 1, 1000000000),
     INT("replay", "batch_size", replay.batch_size, 1, 65536),
     U64("replay", "min_size", replay.min_size, 1, 1000000000),
-    F_CC("replay", "alpha", replay.alpha, 0, 1),
-    F_CC("replay", "beta", replay.beta, 0, 1),
-    F_CC("replay", "beta_final", replay.beta_final, 0, 1),
-    U64("replay", "beta_steps", replay.beta_steps, 0, E12),
-    F_OC("replay", "epsilon", replay.epsilon, 0, 1),
     F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000),
     F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100),
 
@@ -195,7 +190,6 @@ static const Key keys[] = {
 
     F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
     ENUM("logging", "progress", logging.progress, progress_modes),
-    BOOL("logging", "trace", logging.trace),
 };
 
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -282,11 +276,6 @@ void config_defaults(Config *cfg) {
     cfg->replay.capacity = 100000;
     cfg->replay.batch_size = 64;
     cfg->replay.min_size = 1000;
-    cfg->replay.alpha = 0.6;
-    cfg->replay.beta = 0.4;
-    cfg->replay.beta_final = 1.0;
-    cfg->replay.beta_steps = 0;
-    cfg->replay.epsilon = 1e-6;
     cfg->replay.samples_per_insert = 0;
     cfg->replay.spi_tolerance = 0.01;
 
@@ -333,7 +322,6 @@ void config_defaults(Config *cfg) {
 
     cfg->logging.interval_seconds = 2;
     cfg->logging.progress = PROGRESS_AUTO;
-    cfg->logging.trace = false;
 }
 
 static const char *enum_name(const char *const *names, int v) {
@@ -1366,16 +1354,6 @@ static int validate(const Config *cfg, const char *const *sets, int n_sets, char
                          "(%d * %d = %" PRIu64 "): every shard must hold a full batch",
                          cfg->replay.capacity, origin_note(&C, k_cap, false), cfg->roles.replay_shards,
                          cfg->replay.batch_size, need);
-    }
-    /* Keys of the schema whose feature is not built yet: refuse them rather
-     * than accept and ignore them. */
-    if (cfg->replay.kind == REPLAY_PRIORITIZED) {
-        const int ids[] = {key_id("replay", "kind")};
-        return fail_rule(&C, ids, 1, "prioritized replay is not available in this version of gorila (uniform only)");
-    }
-    if (cfg->logging.trace) {
-        const int ids[] = {key_id("logging", "trace")};
-        return fail_rule(&C, ids, 1, "trace.json output is not available in this version of gorila");
     }
     int k_actors = key_id("roles", "actors");
     if (cfg->run.mode == RUN_DISTRIBUTED && cfg->roles.replay_shards > cfg->roles.actors) {

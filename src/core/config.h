@@ -34,7 +34,7 @@
 
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
 typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
-typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
+typedef enum { REPLAY_UNIFORM = 0 } ReplayKind; /* prioritized: issue 10 (Ape-X) */
 typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
@@ -86,15 +86,10 @@ typedef struct {
         int chunk;                 /* actor.chunk: transitions per message to replay */
     } actor;
     struct {
-        ReplayKind kind;           /* replay.kind: uniform | prioritized */
+        ReplayKind kind;           /* replay.kind: uniform */
         uint64_t capacity;         /* replay.capacity: transitions, over all shards */
         int batch_size;            /* replay.batch_size */
         uint64_t min_size;         /* replay.min_size: transitions stored before learning */
-        double alpha;              /* replay.alpha: priority exponent */
-        double beta;               /* replay.beta: initial importance-weight exponent */
-        double beta_final;         /* replay.beta_final: beta after beta_steps updates */
-        uint64_t beta_steps;       /* replay.beta_steps: 0 = constant beta */
-        double epsilon;            /* replay.epsilon: added to |td| for priorities */
         double samples_per_insert; /* replay.samples_per_insert: 0 = derived from agent.train_every,
                                       agent.gradient_steps and batch_size */
         double spi_tolerance;      /* replay.spi_tolerance: relative slack of the limiter */
@@ -146,7 +141,6 @@ typedef struct {
     struct {
         double interval_seconds;   /* logging.interval_seconds: metrics row period */
         ProgressMode progress;     /* logging.progress: auto | always | never */
-        bool trace;                /* logging.trace: write trace.json */
     } logging;
     char source[PATH_LEN];     /* file the config came from (not a key) */
     /* Private to config.c, not settings: origin[i] tells where the value of
