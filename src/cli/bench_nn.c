@@ -165,7 +165,12 @@ int bench_nn(int argc, char **argv) {
     double seconds = 1.0;
     long threads = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            puts("usage: gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]\n"
+                 "updates/s of the DQN update at two network sizes and three batch sizes, and the sgemm\n"
+                 "peak they are compared with; see docs/PERFORMANCE.md");
+            return 0;
+        } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--no-double")) {
             double_dqn = false;

@@ -6,9 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char bench_usage[] =
+    "usage: gorila bench env [--steps N] [--env NAME] [--json]\n"
+    "       gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]\n"
+    "  `gorila bench WHAT --help` lists each benchmark's options.\n";
+
 int cmd_bench(int argc, char **argv) {
-    if (argc < 2) return usage_error("bench: expected one of: env, nn");
+    if (argc < 2) {
+        fputs(bench_usage, stderr);
+        return usage_error("bench: expected one of: env, nn");
+    }
     const char *what = argv[1];
+    if (!strcmp(what, "-h") || !strcmp(what, "--help")) {
+        fputs(bench_usage, stdout);
+        return 0;
+    }
     if (!strcmp(what, "env")) return bench_env(argc - 1, argv + 1);
     if (!strcmp(what, "nn")) return bench_nn(argc - 1, argv + 1);
     return usage_error("bench: unknown benchmark \"%s\" (expected env or nn)", what);

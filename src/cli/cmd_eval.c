@@ -39,6 +39,14 @@ static bool write_params(const char *path, const float *p, size_t n, char *err) 
     return ok;
 }
 
+static const char eval_usage[] =
+    "usage: gorila eval CHECKPOINT [--episodes N] [--seed S] [--json] [--export FILE]\n"
+    "  CHECKPOINT  a run directory (its latest checkpoint) or a checkpoint directory\n"
+    "  --episodes  greedy episodes (default: the run's eval.episodes)\n"
+    "  --seed      evaluation seed (default: the run's eval.seed)\n"
+    "  --json      one JSON object instead of the text line\n"
+    "  --export    write the network's parameters to FILE\n";
+
 int cmd_eval(int argc, char **argv) {
     const char *target = NULL;
     long episodes = 0;
@@ -62,9 +70,12 @@ int cmd_eval(int argc, char **argv) {
             export_path = argv[++i];
         } else if (!strcmp(s, "--json")) {
             json = true;
+        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            fputs(eval_usage, stdout);
+            return 0;
         } else if (s[0] == '-') {
-            return usage_error("eval: unknown option %s (usage: gorila eval CHECKPOINT [--episodes N] [--seed S] "
-                               "[--json] [--export FILE])", s);
+            fputs(eval_usage, stderr);
+            return usage_error("eval: unknown option %s", s);
         } else if (!target) {
             target = s;
         } else {

@@ -1454,11 +1454,12 @@ int config_set(Config *cfg, const char *assignment, char *err) {
 
 /* ---- loading ------------------------------------------------------------------ */
 
-/* Read a whole file of at most CFG_MAX_FILE_BYTES. A regular file's size is
- * checked with fstat before anything is read; other files (pipes) are read
- * up to one byte past the limit. */
+/* Read a whole regular file of at most CFG_MAX_FILE_BYTES. The file is
+ * opened without blocking and checked with fstat before anything is read:
+ * a FIFO, a device or a socket is refused (reading one could block forever
+ * or never end), and so is a file over the limit. */
 static int read_file(const char *path, char **text, size_t *len, char *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return errf(err, "%s: cannot open config: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -1470,7 +1471,15 @@ static int read_file(const char *path, char **text, size_t *len, char *err) {
         close(fd);
         return errf(err, "%s: expected a YAML file, got a directory", path);
     }
-    if (S_ISREG(st.st_mode) && st.st_size > CFG_MAX_FILE_BYTES) {
+    if (!S_ISREG(st.st_mode)) {
+        const char *what = S_ISFIFO(st.st_mode)                           ? "a FIFO"
+                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                           : S_ISSOCK(st.st_mode)                         ? "a socket"
+                                                                          : "not a regular file";
+        close(fd);
+        return errf(err, "%s: expected a regular YAML file, got %s", path, what);
+    }
+    if (st.st_size > CFG_MAX_FILE_BYTES) {
         close(fd);
         return errf(err, "%s: expected a config of at most %d bytes, got %lld bytes", path, CFG_MAX_FILE_BYTES,
                     (long long)st.st_size);

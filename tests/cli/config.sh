@@ -69,6 +69,15 @@ bad_args "two files" "config check: expected one FILE, got \"configs/cartpole.ya
     config check configs/cartpole.yaml configs/acrobot.yaml
 bad_args "missing file" "nope.yaml: cannot open config: No such file or directory" config check nope.yaml
 bad_args "directory" "configs: expected a YAML file, got a directory" config check configs
+# Files that are not regular are refused at once (reading a FIFO would block).
+fifo="$TEST_TMP/config-fifo.yaml"
+rm -f "$fifo"
+mkfifo "$fifo"
+run_cmd timeout 10 "$GORILA" config check "$fifo"
+expect_rc "FIFO: exits 2 at once (no blocking read)" 2
+expect_eq "FIFO: message" "$err" "gorila: error: $fifo: expected a regular YAML file, got a FIFO"
+rm -f "$fifo"
+bad_args "device" "/dev/null: expected a regular YAML file, got a device" config check /dev/null
 
 # A bad file: its one error line on stderr, exit 2.
 bad_args "bad file" \

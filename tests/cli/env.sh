@@ -77,6 +77,13 @@ expect_contains "env --help shows the replay commands" "$out" "state v1 ... vk"
 run_cmd "$GORILA" bench env --help
 expect_rc "bench env --help exits 0" 0
 expect_contains "bench env --help shows the flags" "$out" "--steps N"
+# Help exits 0 on every subcommand, with its usage on stdout.
+for cmd in "bench" "bench nn" "eval" "train" "config check" "env"; do
+    # shellcheck disable=SC2086
+    run_cmd "$GORILA" $cmd --help
+    expect_rc "$cmd --help exits 0" 0
+    expect_contains "$cmd --help prints usage on stdout" "$out" "usage: gorila ${cmd%% *}"
+done
 bad "env without subcommand" "expected one of: list, rollout, replay" "$GORILA" env
 bad "env unknown subcommand" 'unknown subcommand "lst" (did you mean list?)' "$GORILA" env lst
 

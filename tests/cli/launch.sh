@@ -37,4 +37,21 @@ EOF2
 run_cmd "$L"
 expect_rc "launch without arguments: usage, exit 2" 2
 expect_contains "launch without arguments: usage text" "$err" "scripts/launch CONFIG"
+
+run_cmd "$L" --help
+expect_rc "launch --help: exit 0" 0
+expect_contains "launch --help: usage on stdout" "$out" "scripts/launch CONFIG"
+
+# A resume runs on the run's own config.yaml: another config beside --resume
+# is refused, not ignored.
+run_dir="$TEST_TMP/launch-resume-run"
+mkdir -p "$run_dir"
+cp configs/cartpole.yaml "$run_dir/config.yaml"
+run_cmd "$L" configs/acrobot.yaml --resume "$run_dir" --dry-run
+expect_rc "launch CONFIG --resume RUN: exit 2" 2
+expect_contains "launch CONFIG --resume RUN: says why" "$err" "give either CONFIG or --resume RUN_DIR, not both"
+run_cmd "$L" --resume "$run_dir" --dry-run
+expect_rc "launch --resume RUN alone: exit 0" 0
+expect_contains "launch --resume RUN: trains on the run's config" "$out" "gorila train --resume $run_dir"
+rm -rf "$run_dir"
 done_testing
