@@ -77,6 +77,20 @@ expect_contains "env --help shows the replay commands" "$out" "state v1 ... vk"
 run_cmd "$GORILA" bench env --help
 expect_rc "bench env --help exits 0" 0
 expect_contains "bench env --help shows the flags" "$out" "--steps N"
+# Reference columns are built-in constants: labelled as such, with their
+# source, in the table and in every JSON line that carries one.
+run_cmd "$GORILA" bench nn --seconds 0.01
+expect_rc "bench nn: exit 0" 0
+expect_contains "bench nn: the PyTorch column is marked" "$out" "PyTorch*"
+expect_contains "bench nn: the footnote says it is a constant and where from" "$out" \
+    "* PyTorch: constant, not measured: PyTorch 1.13, one core, issue 3 (2026-11)"
+run_cmd "$GORILA" bench nn --seconds 0.01 --json
+refs=$(grep -c '"pytorch_updates_per_second_constant"' <<<"$out")
+labelled=$(grep '"pytorch_updates_per_second_constant"' <<<"$out" | grep -c '"reference_measured":false')
+expect_eq "bench nn --json: both reference rows say the reference was not measured" "$refs/$labelled" "2/2"
+run_cmd "$GORILA" bench env --steps 1000 --env CartPole-v1
+expect_contains "bench env: the Gymnasium reference is labelled a constant" "$out" \
+    "constant, not measured: Gymnasium Python CartPole-v1"
 # Help exits 0 on every subcommand, with its usage on stdout.
 for cmd in "bench" "bench nn" "eval" "train" "config check" "env"; do
     # shellcheck disable=SC2086
@@ -171,12 +185,12 @@ for line in sys.stdin:
     assert o["steps"] == 20000, o
     for k in ("episodes", "seconds", "openblas_config", "openblas_corename", "openblas_coretype", "openblas_num_threads"):
         assert k in o, (k, o)
-    print(o["env"], "speedup_vs_gym" in o)
+    print(o["env"], "gym_steps_per_second_constant" in o and o.get("reference_measured") is False)
 ' <<<"$out" 2>&1)
     expect_eq "bench env --json lines parse with the expected keys" "$keys" \
         "$(printf 'CartPole-v1 True\nMountainCar-v0 False\nAcrobot-v1 False\nPendulum-v1 False')"
 else
-    ok "bench env --json parses # SKIP python3 not found"
+    not_ok "bench env --json parses: python3 not found (scripts/install-deps.sh installs it)"
 fi
 run_cmd "$GORILA" bench env --steps 10000 --env Acrobot-v1
 expect_rc "bench env table exits 0" 0
