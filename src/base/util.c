@@ -3,6 +3,7 @@
 #include "ctx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static _Noreturn void oom(size_t bytes, const char *file, int line) {
     fprintf(stderr, "error: %s:%d: out of memory allocating %zu bytes\n", file, line, bytes);
@@ -171,4 +173,9 @@ const char *did_you_mean(const char *word, const char *const *candidates) {
     if (limit < 1) limit = 1;
     if (limit > 3) limit = 3;
     return best_d <= limit ? best : NULL;
+}
+
+int open_tmp_exclusive(const char *tmp_path) {
+    if (unlink(tmp_path) != 0 && errno != ENOENT) return -1;
+    return open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 }

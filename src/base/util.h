@@ -47,6 +47,14 @@ int errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prefix an existing message in err: "prefix: old message". Returns -1. */
 int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Create a temporary file for an atomic write (write, fsync, rename over
+ * the real name), exclusively and without following links: whatever is
+ * already at tmp_path (a leftover temporary, or a symlink planted to make
+ * the write land outside the run directory) is unlinked, never written
+ * through, then the file is created with O_CREAT | O_EXCL | O_NOFOLLOW.
+ * Returns the descriptor, or -1 with errno set. */
+int open_tmp_exclusive(const char *tmp_path);
+
 /* Seconds from an arbitrary fixed point (CLOCK_MONOTONIC). */
 double now_seconds(void);
 /* CPU seconds used by this process so far (user + system). */

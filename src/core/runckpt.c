@@ -101,7 +101,7 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
     char path[PATH_LEN], tmp[PATH_LEN + 8];
     if (join(path, dir, name, err)) return -1;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fd = open_tmp_exclusive(tmp);
     if (fd < 0) return errf(err, "cannot write %s: %s", tmp, strerror(errno));
     size_t len = strlen(text), done = 0;
     while (done < len) {

@@ -146,8 +146,12 @@ void runlog_eval(RunLog *rl, const EvalRow *r) {
 FILE *runlog_summary_begin(RunLog *rl, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, "summary.json.tmp", path);
-    FILE *f = fopen(path, "w");
-    if (!f) errf(err, "cannot write %s: %s", path, strerror(errno));
+    int fd = open_tmp_exclusive(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        errf(err, "cannot write %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+    }
     return f;
 }
 

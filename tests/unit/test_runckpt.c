@@ -190,3 +190,47 @@ Test(snapshot, refuses_damage_and_mismatch) {
     cr_assert(strstr(err, "checksum mismatch") != NULL, "%s", err);
     teardown(&f);
 }
+
+/* Temporaries of the atomic writes (`latest.tmp`, `MANIFEST.tmp`) are
+ * created exclusively without following links: a symlink planted at the
+ * temporary's name is replaced, and the file it points to outside the run
+ * directory is never written. */
+Test(snapshot, planted_symlinks_at_temporaries_are_not_followed) {
+    Fixture f;
+    setup(&f, "symlink");
+    char victim[PATH_LEN], link_latest[PATH_LEN + 16], link_manifest[PATH_LEN + 16], ckdir[512], dir[PATH_LEN];
+    snprintf(victim, sizeof victim, "%s-victim.txt", f.run);
+    FILE *v = fopen(victim, "w");
+    cr_assert_not_null(v);
+    fputs("untouched\n", v);
+    fclose(v);
+    snprintf(ckdir, sizeof ckdir, "%s/checkpoints", f.run);
+    cr_assert_eq(mkdir(ckdir, 0777), 0);
+    snprintf(link_latest, sizeof link_latest, "%s/latest.tmp", ckdir);
+    cr_assert_eq(symlink(victim, link_latest), 0);
+    write_shards(&f, 2, 1, dir);
+    /* A second checkpoint, with MANIFEST.tmp planted in its directory first. */
+    char err[ERR_LEN], dir2[PATH_LEN];
+    cr_assert_eq(runckpt_begin(f.run, 2, dir2, err), 0, "%s", err);
+    snprintf(link_manifest, sizeof link_manifest, "%s/MANIFEST.tmp", dir2);
+    cr_assert_eq(symlink(victim, link_manifest), 0);
+    cr_assert_eq(symlink(victim, link_latest), 0);
+    write_shards(&f, 2, 2, dir2);
+
+    char text[64] = "";
+    v = fopen(victim, "r");
+    cr_assert_not_null(v);
+    cr_assert_not_null(fgets(text, sizeof text, v));
+    fclose(v);
+    cr_expect_str_eq(text, "untouched\n");
+    struct stat st;
+    char latest[PATH_LEN + 16];
+    snprintf(latest, sizeof latest, "%s/latest", ckdir);
+    cr_assert_eq(lstat(latest, &st), 0);
+    cr_expect(S_ISREG(st.st_mode), "latest is a regular file, not the planted link");
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2);
+    unlink(victim);
+    teardown(&f);
+}
