@@ -1,4 +1,4 @@
-/* model.h: the one place where the config's agent, network and optimizer
+/* agentcfg.h: the one place where the config's agent, network and optimizer
  * sections become the plain parameter structs of agents/ (which know
  * nothing of Config), plus the small rules every trainer shares: the
  * samples-per-insert ratio and the target-network schedule. */

@@ -1,5 +1,6 @@
 /* placement.c: see placement.h. */
 #include "placement.h"
+#include "pacing.h"
 
 #include <stdlib.h>
 
@@ -14,7 +15,7 @@ static int group_of(const Layout *lay, int rank) {
     case ROLE_LEARNER: return i;
     case ROLE_PS: return L > 0 ? i % L : L;
     case ROLE_REPLAY: return L + i;
-    case ROLE_ACTOR: return L + (S > 0 ? i % S : 0);
+    case ROLE_ACTOR: return L + (S > 0 ? pacing_actor_shard(i, S) : 0);
     default: return L; /* coordinator: with the first replay group */
     }
 }

@@ -21,6 +21,7 @@
  */
 #include "actorcore.h"
 #include "agentcfg.h"
+#include "pacing.h"
 #include "role.h"
 #include "util.h"
 
@@ -157,11 +158,11 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     size_t max_n = (size_t)cfg->actor.chunk + (size_t)actorcore_max_emit(&a->ac);
     for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_init(&a->exp[i], proto_exp_layout(max_n, (size_t)a->ac.O, 1).bytes);
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
-    a->replay_rank = layout_rank_of(args->lay, ROLE_REPLAY, ctx->index % S);
+    a->replay_rank = layout_rank_of(args->lay, ROLE_REPLAY, pacing_actor_shard(ctx->index, S));
     a->start_steps = args->start.env_steps;
     if (cfg->run.max_env_steps) {
         uint64_t left = cfg->run.max_env_steps > a->start_steps ? cfg->run.max_env_steps - a->start_steps : 0;
-        a->quota = left / (uint64_t)A + ((uint64_t)ctx->index < left % (uint64_t)A);
+        a->quota = pacing_split(left, A, ctx->index, NULL);
     }
     if (cfg->run.max_env_steps && a->quota == 0) {
         /* Nothing left for us (a resume with fewer steps left than actors):

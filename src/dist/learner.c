@@ -28,6 +28,7 @@
  */
 #include "allreduce.h"
 #include "agentcfg.h"
+#include "pacing.h"
 #include "role.h"
 #include "runckpt.h"
 #include "util.h"
@@ -47,7 +48,7 @@ typedef struct {
     bool next_ready, req_out;
     uint64_t req_seq;
     int S, first_replay;
-    int *rr_weight, *rr_current, rr_total;  /* (S) smooth weighted round-robin */
+    PacingRR rr;              /* which shard to sample next */
     /* parameter-server mode */
     SendBuf *gradbuf;         /* (n_sources) */
     uint64_t *version;        /* (n_sources) params version held per slice */
@@ -64,20 +65,8 @@ typedef struct {
     char final_dir[4097];
 } Learner;
 
-/* Next shard: smooth weighted round-robin (each step every shard gains its
- * weight, the richest is picked and pays the total). */
-static int next_shard(Learner *l) {
-    int best = 0;
-    for (int s = 0; s < l->S; s++) {
-        l->rr_current[s] += l->rr_weight[s];
-        if (l->rr_current[s] > l->rr_current[best]) best = s;
-    }
-    l->rr_current[best] -= l->rr_total;
-    return best;
-}
-
 static void request_sample(Learner *l) {
-    int shard = next_shard(l);
+    int shard = pacing_rr_next(&l->rr);
     MsgHeader h = {0};
     h.count = (uint64_t)l->rb.cfg->replay.batch_size;
     h.version = ++l->req_seq;
@@ -259,14 +248,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     agentcfg_batch_init(&l->next, B, O);
     l->S = args->lay->count[ROLE_REPLAY];
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
-    l->rr_weight = xcalloc((size_t)l->S, sizeof(int));
-    l->rr_current = xcalloc((size_t)l->S, sizeof(int));
-    int A = args->lay->count[ROLE_ACTOR];
-    for (int s = 0; s < l->S; s++) {
-        l->rr_weight[s] = A / l->S + (s < A % l->S);
-        l->rr_total += l->rr_weight[s];
-    }
-    for (int k = 0; k < ctx->index; k++) next_shard(l);
+    pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
     l->version = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
     l->tversion = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
@@ -348,8 +330,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < k; i++) sendbuf_free(bufs[i]);
     free(bufs);
     free(l->reply);
-    free(l->rr_weight);
-    free(l->rr_current);
+    pacing_rr_free(&l->rr);
     free(l->gradbuf);
     free(l->version);
     free(l->tversion);

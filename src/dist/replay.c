@@ -3,25 +3,16 @@
  * its actors (actor a goes to shard a mod S) and answers learners' sample
  * requests with packed uniform batches (SAMPLE: ids, transitions, weights).
  *
- * Samples-per-insert limiter. With spi = agentcfg_samples_per_insert (what the
- * single-process trainer does: batch * gradient_steps / train_every), I
- * transitions inserted, S transitions sampled and m = the shard's share of
- * replay.min_size, the "sampling debt" is e = spi * (I - m) - S. The shard
- *   serves a request of B rows only if I >= m and e - B >= -slack,
- *   accepts a chunk only if I < m or e <= slack,
- * with slack = spi_tolerance * spi * (I - m) + B. So the ratio S / (I - m)
- * stays within spi_tolerance of spi plus one batch, whichever side is
- * faster: a learner that runs ahead waits for inserts, an actor that runs
- * ahead waits for its ack (actor.c). One of the two is always allowed (the
- * conditions overlap since slack >= B), so the limiter cannot deadlock.
- * Blocked chunks and requests wait in small queues (at most 2 chunks per
- * actor, 1 request per learner) and are retried after every message.
- * Once every actor of the shard has sent its last chunk (MSG_LAST: its
- * env-step share is used up) no insert can ever pay the debt back, so the
- * shard serves without the limiter rather than leave a learner waiting for
- * ever while other shards' actors finish their shares.
+ * Samples-per-insert limiter: the rules are in src/core/pacing.h (a request
+ * waits while the learners are ahead of spi * inserts, a chunk while the
+ * actors are ahead; one of the two is always allowed; lifted once every
+ * actor of the shard has sent its last chunk). This file applies them:
+ * blocked chunks and requests wait in small queues (at most 2 chunks per
+ * actor, 1 request per learner) and are retried after every message. A
+ * held chunk is not acked, which is what stops a fast actor (actor.c).
  */
 #include "agentcfg.h"
+#include "pacing.h"
 #include "replaybuf.h"
 #include "role.h"
 #include "util.h"
@@ -39,33 +30,15 @@ typedef struct {
     RoleBase rb;
     ReplayBuf buf;
     Rng rng;
-    double spi, tol;
-    uint64_t min_size;
+    PacingLimiter lim;      /* counts every insert and sample */
     SendBuf *out;           /* (L) one per learner */
     int L, first_learner;
     int *req_batch;         /* (L) pending request size, 0 if none */
     uint64_t *req_seq;      /* (L) its sequence number */
     PendingChunk *pend;     /* FIFO of blocked chunks */
     int n_pend, cap_pend;
-    int my_actors, actors_finished;
     size_t chunk_bytes;
 } Replay;
-
-static double debt(const Replay *r) {
-    return r->spi * ((double)r->rb.m.inserted - (double)r->min_size) - (double)r->rb.m.sampled;
-}
-static double slack(const Replay *r, int B) {
-    double over = (double)r->rb.m.inserted - (double)r->min_size;
-    return r->tol * r->spi * (over > 0 ? over : 0) + B;
-}
-static bool can_insert(const Replay *r) {
-    return r->rb.m.inserted < r->min_size || debt(r) <= slack(r, r->rb.cfg->replay.batch_size);
-}
-static bool can_sample(const Replay *r, int B) {
-    if (replaybuf_size(&r->buf) == 0) return false;
-    if (r->actors_finished == r->my_actors) return true;
-    return r->rb.m.inserted >= r->min_size && debt(r) - B >= -slack(r, B);
-}
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
     size_t n = h->count, O = (size_t)r->buf.obs_dim;
@@ -84,9 +57,9 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
         if (chunk.action[i] < 0 || chunk.action[i] >= r->rb.net.spec.n_actions)
             DIE(r->rb.ctx, "EXPERIENCE from rank %d has action %d outside [0, %d)", source, chunk.action[i],
                 r->rb.net.spec.n_actions);
-    if (h->flags & MSG_LAST) r->actors_finished++;
     if (n) replaybuf_add_batch(&r->buf, &chunk);
-    r->rb.m.inserted += n;
+    pacing_limiter_inserted(&r->lim, n, (h->flags & MSG_LAST) != 0);
+    r->rb.m.inserted = r->lim.inserted;
     r->rb.m.replay_size = replaybuf_size(&r->buf);
     MsgHeader ack = {0};
     ack.count = n;
@@ -115,7 +88,8 @@ static void serve(Replay *r, int l) {
     h.version = r->req_seq[l];
     h.aux = replaybuf_size(&r->buf);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
-    r->rb.m.sampled += (uint64_t)B;
+    pacing_limiter_sampled(&r->lim, B);
+    r->rb.m.sampled = r->lim.sampled;
     r->req_batch[l] = 0;
 }
 
@@ -124,7 +98,7 @@ static bool retry(Replay *r) {
     bool moved = false, again = true;
     while (again) {
         again = false;
-        while (r->n_pend > 0 && can_insert(r)) {
+        while (r->n_pend > 0 && pacing_limiter_can_insert(&r->lim)) {
             PendingChunk *c = &r->pend[0];
             insert(r, &c->h, c->source, c->payload);
             uint8_t *keep = c->payload;
@@ -134,7 +108,7 @@ static bool retry(Replay *r) {
             moved = again = true;
         }
         for (int l = 0; l < r->L; l++) {
-            if (r->req_batch[l] && can_sample(r, r->req_batch[l])) {
+            if (r->req_batch[l] && pacing_limiter_can_sample(&r->lim, r->req_batch[l])) {
                 serve(r, l);
                 moved = again = true;
             }
@@ -144,7 +118,7 @@ static bool retry(Replay *r) {
 }
 
 static void on_experience(Replay *r, const Msg *m) {
-    if (r->n_pend == 0 && can_insert(r)) {
+    if (r->n_pend == 0 && pacing_limiter_can_insert(&r->lim)) {
         insert(r, &m->h, m->source, m->payload);
         return;
     }
@@ -169,12 +143,12 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     role_init(&r->rb, ctx, args);
     const Config *cfg = args->cfg;
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
-    uint64_t cap = (cfg->replay.capacity + (uint64_t)S - 1) / (uint64_t)S;
+    uint64_t cap = pacing_split_max(cfg->replay.capacity, S);
     replaybuf_init(&r->buf, cap, r->rb.net.spec.obs_dim);
     rng_seed(&r->rng, cfg->run.seed, RNG_STREAM_REPLAY + (uint64_t)ctx->index);
-    r->spi = agentcfg_samples_per_insert(cfg);
-    r->tol = cfg->replay.spi_tolerance;
-    r->min_size = (cfg->replay.min_size + (uint64_t)S - 1) / (uint64_t)S;
+    int my_actors = (int)pacing_split((uint64_t)A, S, ctx->index, NULL);
+    pacing_limiter_init(&r->lim, agentcfg_samples_per_insert(cfg), cfg->replay.spi_tolerance,
+                        pacing_split_max(cfg->replay.min_size, S), cfg->replay.batch_size, my_actors);
     r->L = args->lay->count[ROLE_LEARNER];
     r->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
     r->out = xcalloc((size_t)r->L, sizeof *r->out);
@@ -182,15 +156,13 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
         sendbuf_init(&r->out[l], proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->buf.obs_dim).bytes);
     r->req_batch = xcalloc((size_t)r->L, sizeof(int));
     r->req_seq = xcalloc((size_t)r->L, sizeof(uint64_t));
-    int my_actors = A / S + (ctx->index < A % S);
-    r->my_actors = my_actors;
     r->cap_pend = 2 * my_actors + 2;
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
     r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->buf.obs_dim, 1).bytes;
     for (int i = 0; i < r->cap_pend; i++) r->pend[i].payload = xmalloc(r->chunk_bytes);
     log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
-             (unsigned long long)cap, my_actors, r->spi, r->tol, (unsigned long long)r->min_size);
+             (unsigned long long)cap, my_actors, r->lim.spi, r->lim.tol, (unsigned long long)r->lim.min_size);
 
     bool stop = false;
     while (!stop) {
