@@ -22,7 +22,7 @@
 #define ERR_LEN 512
 #define PATH_LEN 1024 /* every file-system path buffer, with its terminating NUL */
 
-typedef struct Ctx Ctx; /* src/ctx.h; NULL means "a tool, not an MPI role" */
+typedef struct Ctx Ctx; /* src/base/ctx.h; NULL means "a tool, not an MPI role" */
 
 /* Allocation that never returns NULL: on failure it reports the size and the
  * call site and dies. Sizes of zero return a valid unique pointer. */

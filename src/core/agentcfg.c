@@ -1,4 +1,4 @@
-/* model.c: see model.h. */
+/* agentcfg.c: see agentcfg.h. */
 #include "agentcfg.h"
 #include "explore.h"
 #include "util.h"

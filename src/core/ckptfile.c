@@ -1,4 +1,4 @@
-/* checkpoint.c: see checkpoint.h; the byte layout is docs/CHECKPOINT.md.
+/* ckptfile.c: see ckptfile.h; the byte layout is docs/CHECKPOINT.md.
  *
  * Integrity chain: the header carries its own CRC and the CRC of the
  * section table; each table entry carries its section's CRC. So a reader

@@ -1,4 +1,4 @@
-/* checkpoint.h: the checkpoint file (no MPI, no config).
+/* ckptfile.h: the checkpoint file (no MPI, no config).
  *
  * One versioned binary container, written by the single-process trainer
  * (the whole network) and by each parameter-server shard (a contiguous

@@ -1,4 +1,4 @@
-/* snapshot.c: see snapshot.h. */
+/* runckpt.c: see runckpt.h. */
 #include "runckpt.h"
 #include "crc32c.h"
 #include "util.h"

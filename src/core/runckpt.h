@@ -1,4 +1,4 @@
-/* snapshot.h: the checkpoints of a run directory, built on the checkpoint
+/* runckpt.h: the checkpoints of a run directory, built on the checkpoint
  * file format (checkpoint.h, docs/CHECKPOINT.md).
  *
  *   <run>/checkpoints/ckpt-<seq>/ps-<p>.ckpt   one file per parameter shard

@@ -5,7 +5,7 @@
  *   episodes.csv  one row per finished training episode
  *   eval.csv      one row per greedy evaluation
  *   summary.json  the final figures (written at the end, atomically)
- *   checkpoints/  see src/checkpoint.h and docs/CHECKPOINT.md
+ *   checkpoints/  see src/core/runckpt.h, src/core/ckptfile.h and docs/CHECKPOINT.md
  * plus the progress line on stderr. Used by the local trainer and by the
  * coordinator of a distributed job; no MPI in here.
  */

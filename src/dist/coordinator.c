@@ -12,7 +12,7 @@
  *  - triggers checkpoints (every checkpoint.every_seconds or every_updates,
  *    and on SIGUSR1): CKPT_REQ to every parameter source, which write their
  *    shard files; when all answered, the MANIFEST is written and `latest`
- *    moved (snapshot.h);
+ *    moved (runckpt.h);
  *  - decides when to stop: every actor used its env-step share, the update
  *    budget, solved (run.stop_when_solved), run.max_seconds, or SIGINT /
  *    SIGTERM; and shuts the job down in this order:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/cli/config.sh: `gorila config check` (src/cmd_config.c).
+# tests/cli/config.sh: `gorila config check` (src/cli/cmd_config.c).
 . "$(dirname "$0")/../lib.sh"
 
 # A good config with an uneven layout: 1 + 3 + 2 + 2 + 3 = 11 ranks.

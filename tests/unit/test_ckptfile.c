@@ -1,4 +1,4 @@
-/* test_checkpoint.c: CRC32C against published vectors, and the checkpoint
+/* test_ckptfile.c: CRC32C against published vectors, and the checkpoint
  * file: exact round trip, every kind of damage detected and named, layout
  * mismatches explained, atomic writes that fail cleanly (missing directory,
  * full disk simulated with RLIMIT_FSIZE).

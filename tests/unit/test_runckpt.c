@@ -1,4 +1,4 @@
-/* test_snapshot.c: checkpoint directories of a run (src/snapshot.c): shard
+/* test_runckpt.c: checkpoint directories of a run (src/core/runckpt.c): shard
  * files written by P shards and read back by any other number of shards
  * give the same parameters, target and optimizer state bit for bit; the
  * manifest and `latest` work as the commit point; damage and mismatches are
@@ -89,7 +89,7 @@ static void write_shards(Fixture *f, int P, uint64_t seq, char *dir) {
     cr_assert_eq(runckpt_commit(f->run, dir, &m, 2, err), 0, "%s", err);
 }
 
-Test(snapshot, any_shard_count_reads_back_what_any_other_wrote) {
+Test(runckpt, any_shard_count_reads_back_what_any_other_wrote) {
     Fixture f;
     setup(&f, "reshard");
     for (int P = 1; P <= 5; P++) {
@@ -123,7 +123,7 @@ Test(snapshot, any_shard_count_reads_back_what_any_other_wrote) {
     teardown(&f);
 }
 
-Test(snapshot, latest_names_the_newest_and_old_ones_are_pruned) {
+Test(runckpt, latest_names_the_newest_and_old_ones_are_pruned) {
     Fixture f;
     setup(&f, "latest");
     char dir[PATH_LEN], err[ERR_LEN];
@@ -146,7 +146,7 @@ Test(snapshot, latest_names_the_newest_and_old_ones_are_pruned) {
     teardown(&f);
 }
 
-Test(snapshot, refuses_damage_and_mismatch) {
+Test(runckpt, refuses_damage_and_mismatch) {
     Fixture f;
     setup(&f, "refuse");
     char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 32];
@@ -195,7 +195,7 @@ Test(snapshot, refuses_damage_and_mismatch) {
  * created exclusively without following links: a symlink planted at the
  * temporary's name is replaced, and the file it points to outside the run
  * directory is never written. */
-Test(snapshot, planted_symlinks_at_temporaries_are_not_followed) {
+Test(runckpt, planted_symlinks_at_temporaries_are_not_followed) {
     Fixture f;
     setup(&f, "symlink");
     char victim[PATH_LEN], link_latest[PATH_LEN + 16], link_manifest[PATH_LEN + 16], ckdir[512], dir[PATH_LEN];
