@@ -53,6 +53,7 @@ typedef struct {
     RunLog log;
     Evaluator ev;
     float *eval_params;
+    float *eval_target;       /* (n_params) the final eval reads it from the checkpoint, unused */
     int eval_got;
     bool eval_pulling;
     uint64_t eval_version;
@@ -430,9 +431,7 @@ static void final_eval(Coord *c) {
     if (!c->final_ckpt_ok || c->stop_reason == STOP_SIGNAL) return;
     if (c->eval.evaluations && c->eval_version == c->updates) return;
     char err[ERR_LEN];
-    RunCkptShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params};
-    float *tgt = xmalloc(c->rb.net.n_params * sizeof(float));
-    sh.target = tgt;
+    RunCkptShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params, .target = c->eval_target};
     if (runckpt_read_slice(c->rb.cfg, &c->rb.net, c->ckpt_dir, &sh, err) == 0) {
         EvalResult r;
         c->eval_version = c->updates;
@@ -441,7 +440,6 @@ static void final_eval(Coord *c) {
     } else {
         log_info(c->rb.ctx, "final evaluation skipped: %s", err);
     }
-    free(tgt);
 }
 
 int coordinator_run(const Ctx *ctx, const JobArgs *args) {
@@ -477,6 +475,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     fflush(stdout);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
     c->eval_params = xmalloc_aligned(c->rb.net.n_params * sizeof(float));
+    c->eval_target = xmalloc(c->rb.net.n_params * sizeof(float));
     evaltrack_init(&c->eval, env_find(cfg->env.name)->reward_threshold);
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
@@ -568,6 +567,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     runlog_free(&c->log);
     evaluator_free(&c->ev);
     free(c->eval_params);
+    free(c->eval_target);
     free(c->last);
     free(c->stopped);
     role_free(&c->rb);
