@@ -1,6 +1,10 @@
 /* runctl.c: see runctl.h. */
 #include "runctl.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 const char *runctl_stop_name(StopReason reason) {
     switch (reason) {
     case STOP_NONE: return "none";
@@ -10,4 +14,86 @@ const char *runctl_stop_name(StopReason reason) {
     case STOP_SIGNAL: return "signal";
     default: return "error";
     }
+}
+
+StopReason runctl_stop(const Config *cfg, const RunState *s) {
+    uint64_t max_steps = cfg->run.max_env_steps;
+    if (s->solved && cfg->run.stop_when_solved) return STOP_SOLVED;
+    if (max_steps && (s->by_actors ? s->actors_done : s->env_steps >= max_steps)) return STOP_BUDGET;
+    if (cfg->run.max_updates && s->updates >= cfg->run.max_updates) return STOP_BUDGET;
+    if (cfg->run.max_seconds > 0 && s->wall_seconds >= cfg->run.max_seconds) return STOP_TIME;
+    if (s->signal) return STOP_SIGNAL;
+    return STOP_NONE;
+}
+
+/* The first multiple of every above n; UINT64_MAX (never) when every is 0. */
+static uint64_t next_multiple(uint64_t n, uint64_t every) {
+    return every ? (n / every + 1) * every : UINT64_MAX;
+}
+
+void runctl_init(RunCtl *rc, const Config *cfg, double wall, uint64_t env_steps, uint64_t updates) {
+    memset(rc, 0, sizeof *rc);
+    rc->eval_every = cfg->eval.every_updates;
+    rc->next_eval_updates = next_multiple(updates, rc->eval_every);
+    rc->ckpt_every_seconds = cfg->checkpoint.every_seconds;
+    rc->next_ckpt_seconds = rc->ckpt_every_seconds > 0 ? rc->ckpt_every_seconds : INFINITY;
+    rc->ckpt_every_updates = cfg->checkpoint.every_updates;
+    rc->next_ckpt_updates = next_multiple(updates, rc->ckpt_every_updates);
+    rc->row_every = cfg->logging.interval_seconds;
+    rc->next_row = wall + rc->row_every;
+    rc->row_t = wall;
+    rc->row_env_steps = env_steps;
+    rc->row_updates = updates;
+}
+
+void runctl_free(RunCtl *rc) { memset(rc, 0, sizeof *rc); }
+
+bool runctl_eval_due(RunCtl *rc, uint64_t updates) {
+    if (updates < rc->next_eval_updates) return false;
+    rc->next_eval_updates = next_multiple(updates, rc->eval_every);
+    return true;
+}
+
+void runctl_eval_done(RunCtl *rc, uint64_t updates) {
+    rc->evaluated = true;
+    rc->last_eval_updates = updates;
+}
+
+bool runctl_final_eval_due(const RunCtl *rc, StopReason stop, uint64_t updates) {
+    if (stop == STOP_SIGNAL) return false;
+    return !(rc->evaluated && rc->last_eval_updates == updates);
+}
+
+bool runctl_ckpt_due(RunCtl *rc, double run_seconds, uint64_t updates, bool requested) {
+    bool by_time = run_seconds >= rc->next_ckpt_seconds;
+    bool by_updates = updates >= rc->next_ckpt_updates;
+    /* Both schedules move when both fired, so one checkpoint serves both. */
+    if (by_time) rc->next_ckpt_seconds = run_seconds + rc->ckpt_every_seconds;
+    if (by_updates) rc->next_ckpt_updates = next_multiple(updates, rc->ckpt_every_updates);
+    return requested || by_time || by_updates;
+}
+
+bool runctl_row_due(RunCtl *rc, double wall) {
+    if (wall < rc->next_row) return false;
+    rc->next_row = wall + rc->row_every;
+    return true;
+}
+
+void runctl_rates(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates, double *env_steps_per_second,
+                  double *updates_per_second) {
+    double dt = wall - rc->row_t;
+    *env_steps_per_second = dt > 0 ? (double)(env_steps - rc->row_env_steps) / dt : NAN;
+    *updates_per_second = dt > 0 ? (double)(updates - rc->row_updates) / dt : NAN;
+    rc->row_t = wall;
+    rc->row_env_steps = env_steps;
+    rc->row_updates = updates;
+}
+
+void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double best_eval) {
+    if (size == 0) return;
+    snprintf(out, size,
+             "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
+             row->wall_seconds, (unsigned long long)row->env_steps, row->env_steps_per_second,
+             (unsigned long long)row->updates, row->updates_per_second, row->epsilon, row->mean_train_return,
+             row->last_eval_return, best_eval);
 }

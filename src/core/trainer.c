@@ -37,11 +37,9 @@ typedef struct {
     double t0, wall_offset;      /* wall_offset: seconds of earlier runs (resume) */
     RecentReturns recent;
     EvalTrack eval;
-    uint64_t last_eval_updates;
     uint64_t start_env_steps, start_updates;  /* at this process's start (resume) */
-    /* metrics interval */
-    double last_row_t;
-    uint64_t last_row_steps, last_row_updates;
+    RunCtl rc;                   /* eval, checkpoint and metrics-row schedules */
+    /* loss over the metrics interval */
     double loss_sum;
     uint64_t loss_n;
     double epsilon;
@@ -55,36 +53,30 @@ static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->
 static void evaluate(Local *L) {
     EvalResult r;
     evaluator_run(&L->ev, L->params, &r);
-    L->last_eval_updates = L->updates;
+    runctl_eval_done(&L->rc, L->updates);
     bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, wall(L));
     EvalRow row = {wall(L), L->env_steps, L->updates, r.episodes, r.mean, r.std, r.min, r.max, solved_now};
     runlog_eval(&L->log, &row);
 }
 
 static void metrics_row(Local *L, bool force_progress) {
-    double t = wall(L);
-    double dt = t - L->last_row_t;
+    double t = wall(L), steps_ps, updates_ps;
+    runctl_rates(&L->rc, t, L->env_steps, L->updates, &steps_ps, &updates_ps);
     MetricsRow row = {
         .wall_seconds = t,
         .env_steps = L->env_steps,
         .updates = L->updates,
-        .env_steps_per_second = dt > 0 ? (double)(L->env_steps - L->last_row_steps) / dt : NAN,
-        .updates_per_second = dt > 0 ? (double)(L->updates - L->last_row_updates) / dt : NAN,
+        .env_steps_per_second = steps_ps,
+        .updates_per_second = updates_ps,
         .mean_train_return = recent_mean(&L->recent),
         .last_eval_return = L->eval.last,
         .epsilon = L->epsilon,
         .loss = L->loss_n ? L->loss_sum / (double)L->loss_n : NAN,
     };
     runlog_metrics(&L->log, &row, NULL);
-    runlog_progress(&L->log, t, force_progress,
-                    "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f "
-                    "(best %.1f)",
-                    t, (unsigned long long)L->env_steps, row.env_steps_per_second,
-                    (unsigned long long)L->updates, row.updates_per_second, L->epsilon, row.mean_train_return,
-                    row.last_eval_return, L->eval.best);
-    L->last_row_t = t;
-    L->last_row_steps = L->env_steps;
-    L->last_row_updates = L->updates;
+    char line[RUNCTL_LINE_LEN];
+    runctl_progress_line(line, sizeof line, &row, L->eval.best);
+    runlog_progress(&L->log, t, force_progress, "%s", line);
     L->loss_sum = 0;
     L->loss_n = 0;
 }
@@ -198,6 +190,7 @@ static void local_free(Local *L) {
     replaybuf_free(&L->rb);
     actorcore_free(&L->ac);
     evaluator_free(&L->ev);
+    runctl_free(&L->rc);
     agentcfg_batch_free(&L->chunk);
     agentcfg_batch_free(&L->batch);
     runlog_free(&L->log);
@@ -245,14 +238,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     signals_install();
 
     StopReason stop = STOP_NONE;
-    L->last_row_t = wall(L);
-    L->last_row_steps = L->env_steps;
-    L->last_row_updates = L->updates;
-    double next_row = L->last_row_t + cfg->logging.interval_seconds;
+    runctl_init(&L->rc, cfg, wall(L), L->env_steps, L->updates);
     double run_t0 = now_seconds();
-    double next_ckpt_time = cfg->checkpoint.every_seconds > 0 ? cfg->checkpoint.every_seconds : INFINITY;
-    uint64_t ck = cfg->checkpoint.every_updates;
-    uint64_t next_ckpt_updates = ck ? (L->updates / ck + 1) * ck : UINT64_MAX;
     while (!stop) {
         L->epsilon = agentcfg_epsilon(cfg, L->env_steps, 0, 1);
         L->chunk.n = 0;
@@ -271,7 +258,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
                 L->pending_train -= (uint64_t)cfg->agent.train_every;
                 for (int g = 0; g < cfg->agent.gradient_steps; g++) {
                     update(L);
-                    if (cfg->eval.every_updates && L->updates % cfg->eval.every_updates == 0) {
+                    if (runctl_eval_due(&L->rc, L->updates)) {
                         evaluate(L);
                         if (L->eval.solved && cfg->run.stop_when_solved) break;
                     }
@@ -279,26 +266,18 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
                 if (L->eval.solved && cfg->run.stop_when_solved) break;
             }
         }
-        if (L->eval.solved && cfg->run.stop_when_solved) stop = STOP_SOLVED;
-        else if (cfg->run.max_env_steps && L->env_steps >= cfg->run.max_env_steps) stop = STOP_BUDGET;
-        else if (cfg->run.max_updates && L->updates >= cfg->run.max_updates) stop = STOP_BUDGET;
-        else if (cfg->run.max_seconds > 0 && wall(L) >= cfg->run.max_seconds) stop = STOP_TIME;
-        else if (signals_stop_requested()) stop = STOP_SIGNAL;
-        double t = wall(L);
-        if (t >= next_row) {
-            metrics_row(L, false);
-            next_row = t + cfg->logging.interval_seconds;
-        }
-        double run_t = now_seconds() - run_t0;
-        if (!stop && (signals_take_checkpoint() || run_t >= next_ckpt_time || L->updates >= next_ckpt_updates)) {
-            if (run_t >= next_ckpt_time) next_ckpt_time = run_t + cfg->checkpoint.every_seconds;
-            if (L->updates >= next_ckpt_updates) next_ckpt_updates = (L->updates / ck + 1) * ck;
+        RunState st = {.env_steps = L->env_steps, .updates = L->updates, .wall_seconds = wall(L),
+                       .solved = L->eval.solved, .signal = signals_stop_requested()};
+        stop = runctl_stop(cfg, &st);
+        if (runctl_row_due(&L->rc, wall(L))) metrics_row(L, false);
+        if (!stop && runctl_ckpt_due(&L->rc, now_seconds() - run_t0, L->updates, signals_take_checkpoint()))
             checkpoint(L);
-        }
     }
     checkpoint(L);
-    /* A final evaluation of the final parameters, unless it just ran. */
-    if (L->updates > 0 && L->last_eval_updates != L->updates && stop != STOP_SIGNAL) evaluate(L);
+    /* A final evaluation of the final parameters, unless it just ran. With no
+     * update at all there is nothing trained to evaluate (the coordinator
+     * evaluates the initial parameters in that case; kept as it was). */
+    if (L->updates > 0 && runctl_final_eval_due(&L->rc, stop, L->updates)) evaluate(L);
     metrics_row(L, true);
     runlog_progress_done(&L->log);
     int rc = write_summary(L, runctl_stop_name(stop)) == 0 ? 0 : 1;

@@ -16,6 +16,8 @@
  *      run.stop_when_solved);
  *   4. a metrics row every logging.interval_seconds, checkpoints on their
  *      schedule or on SIGUSR1; stop on budget, time limit or SIGINT/SIGTERM.
+ * The schedules, the stop decision, the rates and the progress line are
+ * runctl.h's, shared with the coordinator of a distributed job.
  */
 #ifndef GORILA_TRAINER_H
 #define GORILA_TRAINER_H

@@ -13,9 +13,9 @@
  *    and on SIGUSR1): CKPT_REQ to every parameter source, which write their
  *    shard files; when all answered, the MANIFEST is written and `latest`
  *    moved (runckpt.h);
- *  - decides when to stop: every actor used its env-step share, the update
- *    budget, solved (run.stop_when_solved), run.max_seconds, or SIGINT /
- *    SIGTERM; and shuts the job down in this order:
+ *  - decides when to stop: solved (run.stop_when_solved), every actor used
+ *    its env-step share, the update budget, run.max_seconds, or SIGINT /
+ *    SIGTERM, in that order; and shuts the job down in this order:
  *
  *      1. CKPT_REQ(MSG_FINAL) to the parameter sources, then STOP to the
  *         actors and learners; wait for their STOPPED. (A PS writes the final
@@ -28,6 +28,10 @@
  *
  *    No rank blocks in MPI at any point, so a slow or busy rank only
  *    delays the sequence, and every message sent before EXIT is matched.
+ *
+ * The schedules (evaluation, checkpoint, metrics row), the stop decision,
+ * the rates and the progress line are runctl.h's, the same code the local
+ * trainer runs; what is left here is gathering the counters and the messages.
  */
 #include "evaluator.h"
 #include "json.h"
@@ -53,6 +57,7 @@ typedef struct {
     RunLog log;
     Evaluator ev;
     float *eval_params;
+    float *eval_target;       /* (n_params) the final eval reads it from the checkpoint, unused */
     int eval_got;
     bool eval_pulling;
     uint64_t eval_version;
@@ -61,8 +66,7 @@ typedef struct {
     double t0, wall_offset;
     uint64_t env_steps, updates, episodes;
     RecentReturns recent;
-    /* evaluation */
-    uint64_t next_eval_at;
+    RunCtl rc;                /* eval, checkpoint and metrics-row schedules */
     EvalTrack eval;
     /* checkpoints */
     bool ckpt_busy, ckpt_final;
@@ -70,12 +74,8 @@ typedef struct {
     int ckpt_done, ckpt_failed;
     char ckpt_dir[PATH_LEN], ckpt_err[ERR_LEN];
     uint64_t ckpt_env_steps, ckpt_updates, ckpt_episodes;
-    double next_ckpt_time;
-    uint64_t next_ckpt_updates;
     bool final_ckpt_ok, final_shards_written;
-    /* metrics rows */
-    double next_row, last_row_t;
-    uint64_t last_row_steps, last_row_updates;
+    /* loss over the metrics interval, from the learners' cumulative sums */
     double last_loss_sum;
     uint64_t last_loss_n;
     /* shutdown */
@@ -121,6 +121,7 @@ static void on_episodes(Coord *c, const Msg *m) {
 }
 
 static void record_eval(Coord *c, const EvalResult *r) {
+    runctl_eval_done(&c->rc, c->eval_version);
     bool solved_now = evaltrack_record(&c->eval, r->mean, c->env_steps, wall(c));
     EvalRow row = {wall(c), c->env_steps, c->eval_version, r->episodes, r->mean, r->std, r->min, r->max, solved_now};
     runlog_eval(&c->log, &row);
@@ -214,7 +215,8 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
 }
 
 static void metrics_row(Coord *c, bool force_progress) {
-    double t = wall(c), dt = t - c->last_row_t;
+    double t = wall(c), steps_ps, updates_ps;
+    runctl_rates(&c->rc, t, c->env_steps, c->updates, &steps_ps, &updates_ps);
     double loss_sum = 0;
     uint64_t loss_n = 0, bytes[TAG_COUNT] = {0}, stale[PROTO_STALENESS_BINS] = {0}, drops = 0, rsize = 0;
     uint64_t inserted = 0, sampled = 0;
@@ -246,8 +248,8 @@ static void metrics_row(Coord *c, bool force_progress) {
         .wall_seconds = t,
         .env_steps = c->env_steps,
         .updates = c->updates,
-        .env_steps_per_second = dt > 0 ? (double)(c->env_steps - c->last_row_steps) / dt : NAN,
-        .updates_per_second = dt > 0 ? (double)(c->updates - c->last_row_updates) / dt : NAN,
+        .env_steps_per_second = steps_ps,
+        .updates_per_second = updates_ps,
         .mean_train_return = recent_mean(&c->recent),
         .last_eval_return = c->eval.last,
         .epsilon = eps,
@@ -261,13 +263,9 @@ static void metrics_row(Coord *c, bool force_progress) {
     extra[TAG_COUNT + 3] = (double)inserted;
     extra[TAG_COUNT + 4] = (double)sampled;
     runlog_metrics(&c->log, &row, extra);
-    runlog_progress(&c->log, t, force_progress,
-                    "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
-                    t, (unsigned long long)c->env_steps, row.env_steps_per_second, (unsigned long long)c->updates,
-                    row.updates_per_second, eps, row.mean_train_return, row.last_eval_return, c->eval.best);
-    c->last_row_t = t;
-    c->last_row_steps = c->env_steps;
-    c->last_row_updates = c->updates;
+    char line[RUNCTL_LINE_LEN];
+    runctl_progress_line(line, sizeof line, &row, c->eval.best);
+    runlog_progress(&c->log, t, force_progress, "%s", line);
     c->last_loss_sum = loss_sum;
     c->last_loss_n = loss_n;
 }
@@ -427,12 +425,9 @@ static void begin_stop(Coord *c, StopReason reason) {
 
 /* Final evaluation from the final checkpoint (all sources have written it). */
 static void final_eval(Coord *c) {
-    if (!c->final_ckpt_ok || c->stop_reason == STOP_SIGNAL) return;
-    if (c->eval.evaluations && c->eval_version == c->updates) return;
+    if (!c->final_ckpt_ok || !runctl_final_eval_due(&c->rc, c->stop_reason, c->updates)) return;
     char err[ERR_LEN];
-    RunCkptShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params};
-    float *tgt = xmalloc(c->rb.net.n_params * sizeof(float));
-    sh.target = tgt;
+    RunCkptShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params, .target = c->eval_target};
     if (runckpt_read_slice(c->rb.cfg, &c->rb.net, c->ckpt_dir, &sh, err) == 0) {
         EvalResult r;
         c->eval_version = c->updates;
@@ -441,7 +436,6 @@ static void final_eval(Coord *c) {
     } else {
         log_info(c->rb.ctx, "final evaluation skipped: %s", err);
     }
-    free(tgt);
 }
 
 int coordinator_run(const Ctx *ctx, const JobArgs *args) {
@@ -477,6 +471,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     fflush(stdout);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
     c->eval_params = xmalloc_aligned(c->rb.net.n_params * sizeof(float));
+    c->eval_target = xmalloc(c->rb.net.n_params * sizeof(float));
     evaltrack_init(&c->eval, env_find(cfg->env.name)->reward_threshold);
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
@@ -487,15 +482,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         c->last[r].role = (int32_t)role;
         c->last[r].index = idx;
     }
-    uint64_t every = cfg->eval.every_updates;
-    c->next_eval_at = every ? (c->updates / every + 1) * every : UINT64_MAX;
-    c->next_ckpt_time = cfg->checkpoint.every_seconds > 0 ? cfg->checkpoint.every_seconds : INFINITY;
-    uint64_t ck = cfg->checkpoint.every_updates;
-    c->next_ckpt_updates = ck ? (c->updates / ck + 1) * ck : UINT64_MAX;
-    c->last_row_t = wall(c);
-    c->next_row = c->last_row_t + cfg->logging.interval_seconds;
-    c->last_row_steps = c->env_steps;
-    c->last_row_updates = c->updates;
+    runctl_init(&c->rc, cfg, wall(c), c->env_steps, c->updates);
     log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s", cfg->env.name, config_sync_name(cfg->sync.mode),
              c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s");
 
@@ -509,24 +496,18 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         double t = wall(c);
         double run_t = now_seconds() - c->t0;
         if (c->phase == PH_RUN) {
-            if (c->updates >= c->next_eval_at && !c->eval_pulling) {
-                c->next_eval_at = (c->updates / every + 1) * every;
-                start_eval(c);
-            }
+            /* One evaluation at a time: a multiple passed while one runs
+             * is taken when it has finished. */
+            if (!c->eval_pulling && runctl_eval_due(&c->rc, c->updates)) start_eval(c);
             /* A SIGUSR1 during a checkpoint waits for the next loop rather
              * than being taken and lost. */
-            bool want_ckpt = !c->ckpt_busy && (signals_take_checkpoint() || run_t >= c->next_ckpt_time ||
-                                               c->updates >= c->next_ckpt_updates);
-            if (want_ckpt) {
-                if (run_t >= c->next_ckpt_time) c->next_ckpt_time = run_t + cfg->checkpoint.every_seconds;
-                if (c->updates >= c->next_ckpt_updates) c->next_ckpt_updates = (c->updates / ck + 1) * ck;
+            if (!c->ckpt_busy && runctl_ckpt_due(&c->rc, run_t, c->updates, signals_take_checkpoint()))
                 start_ckpt(c, false);
-            }
-            if (c->eval.solved && cfg->run.stop_when_solved) begin_stop(c, STOP_SOLVED);
-            else if (signals_stop_requested()) begin_stop(c, STOP_SIGNAL);
-            else if (cfg->run.max_env_steps && all_actors_done(c)) begin_stop(c, STOP_BUDGET);
-            else if (cfg->run.max_updates && c->updates >= cfg->run.max_updates) begin_stop(c, STOP_BUDGET);
-            else if (cfg->run.max_seconds > 0 && t >= cfg->run.max_seconds) begin_stop(c, STOP_TIME);
+            RunState st = {.env_steps = c->env_steps, .updates = c->updates, .wall_seconds = t,
+                           .solved = c->eval.solved, .signal = signals_stop_requested(),
+                           .by_actors = true, .actors_done = all_actors_done(c)};
+            StopReason why = runctl_stop(cfg, &st);
+            if (why != STOP_NONE) begin_stop(c, why);
         } else if (c->phase == PH_STOP_WORKERS && c->n_waiting == 0) {
             c->phase = PH_FINAL;
         } else if (c->phase == PH_FINAL && !c->ckpt_busy && !c->eval_pulling) {
@@ -542,10 +523,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         } else if (c->phase == PH_STOP_SERVERS && c->n_waiting == 0) {
             c->phase = PH_DONE;
         }
-        if (t >= c->next_row) {
-            metrics_row(c, false);
-            c->next_row = t + cfg->logging.interval_seconds;
-        }
+        if (runctl_row_due(&c->rc, t)) metrics_row(c, false);
         if (worked) comm_busy(&c->rb.comm);
         else comm_idle(&c->rb.comm);
     }
@@ -567,7 +545,9 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     comm_drain(&c->rb.comm, NULL, 0, NULL, 0, &m);
     runlog_free(&c->log);
     evaluator_free(&c->ev);
+    runctl_free(&c->rc);
     free(c->eval_params);
+    free(c->eval_target);
     free(c->last);
     free(c->stopped);
     role_free(&c->rb);
