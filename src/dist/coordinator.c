@@ -88,14 +88,9 @@ static double wall(const Coord *c) { return c->wall_offset + now_seconds() - c->
 
 static void aggregate(Coord *c) {
     const Layout *lay = c->lay;
-    uint64_t steps = 0, eps_n = 0;
-    for (int i = 0; i < lay->count[ROLE_ACTOR]; i++) {
-        const RoleMetrics *m = &c->last[layout_rank_of(lay, ROLE_ACTOR, i)];
-        steps += m->env_steps;
-        eps_n += m->episodes;
-    }
+    uint64_t steps = 0;
+    for (int i = 0; i < lay->count[ROLE_ACTOR]; i++) steps += c->last[layout_rank_of(lay, ROLE_ACTOR, i)].env_steps;
     c->env_steps = c->args->start.env_steps + steps;
-    (void)eps_n;
     int src = c->rb.source_rank[0];
     uint64_t v = c->last[src].params_version;
     if (v > c->updates) c->updates = v;
