@@ -11,8 +11,10 @@
  *   allreduce: the clipped gradients of all learners are summed with
  *   ring_allreduce_sum on the learners' own communicator, averaged, and
  *   every learner applies the same optimizer step to its full copy of the
- *   parameters, so the copies stay bit-identical. Learner 0 also answers
- *   PARAM_REQ from actors and the coordinator, as the only parameter source.
+ *   parameters, so the copies stay bit-identical. Each copy is a PShard
+ *   (pshard.h) of the whole network; learner 0's also answers PARAM_REQ
+ *   from actors and the coordinator, as the only parameter source, and
+ *   CKPT_REQ, with the same code a parameter-server shard runs.
  *   The ring carries one extra float, the sum of the learners' "stop" flags,
  *   so that all learners leave the ring after the same round and none is
  *   left waiting for a neighbour that stopped.
@@ -29,7 +31,7 @@
 #include "allreduce.h"
 #include "agentcfg.h"
 #include "role.h"
-#include "runckpt.h"
+#include "pshard.h"
 #include "util.h"
 
 #include <math.h>
@@ -40,7 +42,9 @@ typedef struct {
     RoleBase rb;
     const JobArgs *args;
     size_t n;
-    float *params, *target, *grad, *ring_tmp;
+    float *params, *target;   /* (n) what gradients are computed on (views): the
+                                 learner's copy in PS modes, its PShard's in allreduce */
+    float *grad;              /* (n + 1) the gradient; allreduce: + the stop flag */
     Dqn dqn;
     DqnParams dp;
     Batch cur, next;
@@ -52,16 +56,13 @@ typedef struct {
     SendBuf *gradbuf;         /* (n_sources) */
     uint64_t *version;        /* (n_sources) params version held per slice */
     uint64_t *tversion;       /* (n_sources) target version held per slice */
+    float *copy_params, *copy_target;  /* (n) the storage behind params, target */
     int got;                  /* PARAMS received in the current pull */
     bool pulling;
     /* allreduce mode */
-    Optim opt;
-    uint64_t steps, target_version;
-    SendBuf *reply;           /* (job size) learner 0's PARAMS replies, lazily set up */
+    PShard sh;                /* this learner's copy of the network; learner 0 serves it */
+    float *ring_tmp;          /* ring_allreduce_sum's scratch */
     bool stop;
-    bool final_pending;       /* allreduce learner 0: final checkpoint asked for */
-    uint64_t final_id;
-    char final_dir[4097];
 } Learner;
 
 /* Next shard: smooth weighted round-robin (each step every shard gains its
@@ -119,61 +120,20 @@ static void on_params(Learner *l, const Msg *m) {
     if (++l->got == l->rb.n_sources) l->pulling = false;
 }
 
-/* Learner 0 in allreduce mode: PARAMS of the whole network to a requester. */
-static void serve_params(Learner *l, const Msg *m) {
-    if (!l->reply) l->reply = xcalloc((size_t)l->rb.lay->size, sizeof *l->reply);
-    SendBuf *s = &l->reply[m->source];
-    if (!s->buf) sendbuf_init(s, 2 * l->n * sizeof(float));
-    comm_wait_send(&l->rb.comm, s);
-    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != l->target_version;
-    float *p = sendbuf_payload(s);
-    memcpy(p, l->params, l->n * sizeof(float));
-    if (with_target) memcpy(p + l->n, l->target, l->n * sizeof(float));
-    MsgHeader h = {0};
-    h.count = l->n;
-    h.version = l->steps;
-    h.aux = 0;
-    h.aux2 = l->target_version;
-    h.flags = with_target ? MSG_HAS_TARGET : 0;
-    comm_send(&l->rb.comm, s, m->source, TAG_PARAMS, h, l->n * sizeof(float) * (with_target ? 2 : 1));
-}
-
-/* Learner 0 in allreduce mode writes the checkpoint (it holds the whole
- * network, as the only parameter source). */
-static void write_ckpt(Learner *l, uint64_t id, const char *dir) {
-    char err[ERR_LEN];
-    RunCkptShard sh = {.index = 0, .off = 0, .len = l->n, .params = l->params, .target = l->target,
-                    .opt = &l->opt, .version = l->steps, .target_version = l->target_version};
-    int rc = runckpt_write_shard(l->rb.cfg, &l->rb.net, dir, &sh, err);
-    role_ckpt_done(&l->rb, id, l->steps, rc, err);
-}
-
-static void on_ckpt_req(Learner *l, const Msg *m) {
-    if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
-        DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
-    char dir[4097];
-    memcpy(dir, m->payload, m->bytes);
-    dir[m->bytes] = '\0';
-    if (m->h.flags & MSG_FINAL) {
-        /* Written when the learners have left the ring for good. */
-        l->final_pending = true;
-        l->final_id = m->h.version;
-        memcpy(l->final_dir, dir, m->bytes + 1);
-        return;
-    }
-    write_ckpt(l, m->h.version, dir);
-}
-
 static void handle(Learner *l, const Msg *m) {
     switch (m->tag) {
     case TAG_SAMPLE: on_sample(l, m); break;
     case TAG_PARAMS: on_params(l, m); break;
     case TAG_PARAM_REQ:
-        if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
-            DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
-        serve_params(l, m);
+        if (!l->sh.serves) DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
+        pshard_on_param_req(&l->sh, m);
         break;
-    case TAG_CKPT_REQ: on_ckpt_req(l, m); break;
+    case TAG_CKPT_REQ:
+        if (!l->sh.serves)
+            DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
+        /* A final one is written when the learners have left the ring for good. */
+        pshard_on_ckpt_req(&l->sh, m, true);
+        break;
     case TAG_STOP: l->stop = true; break;
     default: DIE(l->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
     }
@@ -214,7 +174,7 @@ static void push_grad(Learner *l, bool want_params) {
         h.aux = (uint64_t)l->rb.ctx->index;
         h.aux2 = l->tversion[p];
         h.flags = want_params ? MSG_WANT_PARAMS : 0;
-        comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, l->rb.source_len[p] * sizeof(float));
+        comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, proto_grad_bytes(l->rb.source_len[p]));
     }
     if (want_params) {
         l->got = 0;
@@ -224,22 +184,14 @@ static void push_grad(Learner *l, bool want_params) {
 
 /* One allreduce round; returns false when the learners agreed to stop. */
 static bool allreduce_step(Learner *l, bool have_grad) {
-    const Config *cfg = l->rb.cfg;
     if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
     l->grad[l->n] = l->stop ? 1.0f : 0.0f;
     l->rb.comm.wait_seconds += ring_allreduce_sum(l->rb.ctx, l->grad, l->n + 1, l->ring_tmp, l->args->learners);
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
-    optim_step(&l->opt, l->params, l->grad);
-    l->steps++;
-    if (agentcfg_target_update(cfg, l->steps, l->target, l->params, l->n)) l->target_version++;
-    l->rb.m.params_version = l->steps;
-    if (l->rb.ctx->index == 0) {
-        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates, mu = cfg->run.max_updates;
-        if ((ev && l->steps % ev == 0) || (ck && l->steps % ck == 0) || (mu && l->steps == mu))
-            role_report(&l->rb, true);
-    }
+    pshard_apply(&l->sh, l->grad);
+    pshard_report_if_due(&l->sh);
     return true;
 }
 
@@ -250,8 +202,6 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     l->n = l->rb.net.n_params;
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
-    l->params = xmalloc_aligned(l->n * sizeof(float));
-    l->target = xmalloc_aligned(l->n * sizeof(float));
     l->grad = xmalloc_aligned((l->n + 1) * sizeof(float));
     dqn_init(&l->dqn, &l->rb.net, B);
     agentcfg_dqn_params(cfg, &l->dp);
@@ -274,25 +224,19 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     if (allreduce) {
         int L = args->lay->count[ROLE_LEARNER];
         l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
-        OptimParams op;
-        agentcfg_optim_params(cfg, &op);
-        optim_init(&l->opt, &op, l->n);
-        Rng init_rng;
-        rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
-        qnet_init_params(&l->rb.net, l->params, &init_rng);
-        memcpy(l->target, l->params, l->n * sizeof(float));
-        if (args->start.resumed) {
-            /* Every learner loads the whole network: the copies start equal. */
-            char err[ERR_LEN];
-            RunCkptShard sh = {.off = 0, .len = l->n, .params = l->params, .target = l->target, .opt = &l->opt};
-            if (runckpt_read_slice(cfg, &l->rb.net, args->start.ckpt_dir, &sh, err) != 0) DIE(ctx, "%s", err);
-            l->steps = sh.version;
-            l->target_version = sh.target_version;
-            l->rb.m.params_version = l->steps;
-        }
+        /* Every learner holds the whole network (restored from the
+         * checkpoint on resume, so the copies start equal); learner 0's
+         * serves it. */
+        pshard_init(&l->sh, &l->rb, args, 0, 0, l->n, ctx->index == 0);
+        l->params = l->sh.params;
+        l->target = l->sh.target;
     } else {
+        l->copy_params = xmalloc_aligned(l->n * sizeof(float));
+        l->copy_target = xmalloc_aligned(l->n * sizeof(float));
+        l->params = l->copy_params;
+        l->target = l->copy_target;
         l->gradbuf = xcalloc((size_t)l->rb.n_sources, sizeof *l->gradbuf);
-        for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], l->rb.source_len[p] * sizeof(float));
+        for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], proto_grad_bytes(l->rb.source_len[p]));
         pull_params(l, true);
         WAIT_UNTIL(l, !l->pulling);
     }
@@ -329,35 +273,28 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
      * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
      * any final checkpoint request is too. */
     WAIT_UNTIL(l, false);
-    if (l->final_pending) write_ckpt(l, l->final_id, l->final_dir);
-    /* Tell every PS that no gradient of ours follows (see proto.h). */
-    l->rb.m.params_version = allreduce ? l->steps : l->rb.m.params_version;
+    pshard_write_held(&l->sh);
+    SendBuf *bufs[ROLE_MAX_SOURCES];
     if (!allreduce) {
+        /* Tell every PS that no gradient of ours follows (see proto.h). */
         MsgHeader h = {0};
-        for (int p = 0; p < l->rb.n_sources; p++)
+        for (int p = 0; p < l->rb.n_sources; p++) {
             comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
-    }
-    int nb = allreduce ? (l->reply ? args->lay->size : 0) : l->rb.n_sources;
-    SendBuf **bufs = xcalloc((size_t)nb + 1, sizeof *bufs);
-    int k = 0;
-    for (int i = 0; i < nb; i++) {
-        SendBuf *s = allreduce ? &l->reply[i] : &l->gradbuf[i];
-        if (s->buf) bufs[k++] = s;
-    }
-    role_shutdown(&l->rb, bufs, k);
-    for (int i = 0; i < k; i++) sendbuf_free(bufs[i]);
-    free(bufs);
-    free(l->reply);
+            bufs[p] = &l->gradbuf[p];
+        }
+        role_shutdown(&l->rb, bufs, l->rb.n_sources);
+    } else role_shutdown(&l->rb, l->sh.bufs, l->sh.n_bufs);
+    for (int p = 0; l->gradbuf && p < l->rb.n_sources; p++) sendbuf_free(&l->gradbuf[p]);
     free(l->rr_weight);
     free(l->rr_current);
     free(l->gradbuf);
     free(l->version);
     free(l->tversion);
-    free(l->params);
-    free(l->target);
+    free(l->copy_params);
+    free(l->copy_target);
     free(l->grad);
     free(l->ring_tmp);
-    optim_free(&l->opt);
+    pshard_free(&l->sh);
     dqn_free(&l->dqn);
     agentcfg_batch_free(&l->cur);
     agentcfg_batch_free(&l->next);
