@@ -54,11 +54,14 @@ typedef struct {
     int *rr_weight, *rr_current, rr_total;  /* (S) smooth weighted round-robin */
     /* parameter-server mode */
     SendBuf *gradbuf;         /* (n_sources) */
-    uint64_t *version;        /* (n_sources) params version held per slice */
-    uint64_t *tversion;       /* (n_sources) target version held per slice */
+    struct {
+        uint64_t version;     /* params version of the slice held */
+        uint64_t tversion;    /* target version of the slice held */
+    } *reply;                 /* (n_sources) what each source's last PARAMS carried */
     float *copy_params, *copy_target;  /* (n) the storage behind params, target */
     int got;                  /* PARAMS received in the current pull */
     bool pulling;
+    uint64_t pull_every;      /* updates between pulls */
     /* allreduce mode */
     PShard sh;                /* this learner's copy of the network; learner 0 serves it */
     float *ring_tmp;          /* ring_allreduce_sum's scratch */
@@ -112,10 +115,10 @@ static void on_params(Learner *l, const Msg *m) {
     int p = role_params_source(&l->rb, m, l->pulling);
     const float *src = m->payload;
     memcpy(l->params + m->h.aux, src, m->h.count * sizeof(float));
-    l->version[p] = m->h.version;
+    l->reply[p].version = m->h.version;
     if (m->h.flags & MSG_HAS_TARGET) {
         memcpy(l->target + m->h.aux, src + m->h.count, m->h.count * sizeof(float));
-        l->tversion[p] = m->h.aux2;
+        l->reply[p].tversion = m->h.aux2;
     }
     if (++l->got == l->rb.n_sources) l->pulling = false;
 }
@@ -155,7 +158,7 @@ static void handle(Learner *l, const Msg *m) {
 static void pull_params(Learner *l, bool want_target) {
     MsgHeader h = {0};
     for (int p = 0; p < l->rb.n_sources; p++) {
-        h.aux2 = want_target ? l->tversion[p] : 0;
+        h.aux2 = want_target ? l->reply[p].tversion : 0;
         h.flags = want_target ? 0 : MSG_NO_TARGET;
         comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_PARAM_REQ, h, NULL, 0);
     }
@@ -170,9 +173,9 @@ static void push_grad(Learner *l, bool want_params) {
         memcpy(sendbuf_payload(s), l->grad + l->rb.source_off[p], l->rb.source_len[p] * sizeof(float));
         MsgHeader h = {0};
         h.count = l->rb.source_len[p];
-        h.version = l->version[p];
+        h.version = l->reply[p].version;
         h.aux = (uint64_t)l->rb.ctx->index;
-        h.aux2 = l->tversion[p];
+        h.aux2 = l->reply[p].tversion;
         h.flags = want_params ? MSG_WANT_PARAMS : 0;
         comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, proto_grad_bytes(l->rb.source_len[p]));
     }
@@ -182,8 +185,71 @@ static void push_grad(Learner *l, bool want_params) {
     }
 }
 
-/* One allreduce round; returns false when the learners agreed to stop. */
-static bool allreduce_step(Learner *l, bool have_grad) {
+/* ---- the two ways of syncing ---------------------------------------------
+ * learner_run calls init once, step after every update (have_grad false
+ * when STOP came before the next batch), and finish after STOP: the last
+ * messages, then the shutdown drain of the strategy's own send buffers. */
+typedef struct {
+    void (*init)(Learner *l);
+    bool (*step)(Learner *l, bool have_grad); /* false: the learners agreed to stop */
+    void (*finish)(Learner *l);
+} LearnerSync;
+
+/* Parameter servers: a copy of the network filled by PARAMS, the first
+ * pull before any gradient. */
+static void init_ps(Learner *l) {
+    const Config *cfg = l->rb.cfg;
+    int P = l->rb.n_sources;
+    l->copy_params = xmalloc_aligned(l->n * sizeof(float));
+    l->copy_target = xmalloc_aligned(l->n * sizeof(float));
+    l->params = l->copy_params;
+    l->target = l->copy_target;
+    l->reply = xcalloc((size_t)P, sizeof *l->reply);
+    for (int p = 0; p < P; p++) l->reply[p].tversion = UINT64_MAX;
+    l->gradbuf = xcalloc((size_t)P, sizeof *l->gradbuf);
+    for (int p = 0; p < P; p++) sendbuf_init(&l->gradbuf[p], proto_grad_bytes(l->rb.source_len[p]));
+    l->pull_every = cfg->sync.mode == SYNC_PS_SYNC ? 1 : (uint64_t)cfg->sync.learner_pull_every;
+    pull_params(l, true);
+    WAIT_UNTIL(l, !l->pulling);
+}
+
+/* Each gradient goes out in slices; with a pull due, wait for the PARAMS. */
+static bool step_ps(Learner *l, bool have_grad) {
+    if (!have_grad) return true;
+    push_grad(l, l->rb.m.updates % l->pull_every == 0);
+    WAIT_UNTIL(l, !l->pulling);
+    uint64_t v = UINT64_MAX;
+    for (int p = 0; p < l->rb.n_sources; p++)
+        if (l->reply[p].version < v) v = l->reply[p].version;
+    l->rb.m.params_version = v;
+    return true;
+}
+
+static void finish_ps(Learner *l) {
+    /* Tell every PS that no gradient of ours follows (see proto.h). */
+    MsgHeader h = {0};
+    SendBuf *bufs[ROLE_MAX_SOURCES];
+    for (int p = 0; p < l->rb.n_sources; p++) {
+        comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
+        bufs[p] = &l->gradbuf[p];
+    }
+    role_shutdown(&l->rb, bufs, l->rb.n_sources);
+}
+
+/* Allreduce: every learner holds the whole network as a PShard (restored
+ * from the checkpoint on resume, so the copies start equal); learner 0's
+ * serves it. */
+static void init_allreduce(Learner *l) {
+    int L = l->rb.lay->count[ROLE_LEARNER];
+    l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
+    pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, l->rb.ctx->index == 0);
+    l->params = l->sh.params;
+    l->target = l->sh.target;
+}
+
+/* One ring round (a zero gradient when there is none); the same averaged
+ * step on every copy. */
+static bool step_allreduce(Learner *l, bool have_grad) {
     if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
     l->grad[l->n] = l->stop ? 1.0f : 0.0f;
     l->rb.comm.wait_seconds += ring_allreduce_sum(l->rb.ctx, l->grad, l->n + 1, l->ring_tmp, l->args->learners);
@@ -193,6 +259,28 @@ static bool allreduce_step(Learner *l, bool have_grad) {
     pshard_apply(&l->sh, l->grad);
     pshard_report_if_due(&l->sh);
     return true;
+}
+
+static void finish_allreduce(Learner *l) {
+    pshard_write_held(&l->sh);
+    role_shutdown(&l->rb, l->sh.bufs, l->sh.n_bufs);
+}
+
+static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
+static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
+
+/* The batch that arrived becomes current, the next is requested
+ * (prefetch), and its clipped gradient is computed into l->grad. */
+static void learn(Learner *l) {
+    Batch t = l->cur;
+    l->cur = l->next;
+    l->next = t;
+    l->next_ready = false;
+    request_sample(l);
+    double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
+    optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    l->rb.m.updates++;
+    l->rb.m.loss_sum += loss;
 }
 
 int learner_run(const Ctx *ctx, const JobArgs *args) {
@@ -218,78 +306,26 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     }
     for (int k = 0; k < ctx->index; k++) next_shard(l);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
-    l->version = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
-    l->tversion = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
-    for (int p = 0; p < l->rb.n_sources; p++) l->tversion[p] = UINT64_MAX;
-    if (allreduce) {
-        int L = args->lay->count[ROLE_LEARNER];
-        l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
-        /* Every learner holds the whole network (restored from the
-         * checkpoint on resume, so the copies start equal); learner 0's
-         * serves it. */
-        pshard_init(&l->sh, &l->rb, args, 0, 0, l->n, ctx->index == 0);
-        l->params = l->sh.params;
-        l->target = l->sh.target;
-    } else {
-        l->copy_params = xmalloc_aligned(l->n * sizeof(float));
-        l->copy_target = xmalloc_aligned(l->n * sizeof(float));
-        l->params = l->copy_params;
-        l->target = l->copy_target;
-        l->gradbuf = xcalloc((size_t)l->rb.n_sources, sizeof *l->gradbuf);
-        for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], proto_grad_bytes(l->rb.source_len[p]));
-        pull_params(l, true);
-        WAIT_UNTIL(l, !l->pulling);
-    }
-    uint64_t pull_every = cfg->sync.mode == SYNC_PS_SYNC ? 1 : (uint64_t)cfg->sync.learner_pull_every;
+    const LearnerSync *via = allreduce ? &via_allreduce : &via_ps;
+    via->init(l);
     if (!l->stop) request_sample(l);
     while (!l->stop) {
         WAIT_UNTIL(l, l->next_ready);
         bool have = l->next_ready;
-        if (have) {
-            Batch t = l->cur;
-            l->cur = l->next;
-            l->next = t;
-            l->next_ready = false;
-            request_sample(l);
-            double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
-            optim_clip_norm(l->grad, l->n, cfg->optimizer.grad_clip);
-            l->rb.m.updates++;
-            l->rb.m.loss_sum += loss;
-        }
-        if (allreduce) {
-            if (!allreduce_step(l, have)) break;
-        } else if (have) {
-            bool pull = l->rb.m.updates % pull_every == 0;
-            push_grad(l, pull);
-            WAIT_UNTIL(l, !l->pulling);
-            uint64_t v = UINT64_MAX;
-            for (int p = 0; p < l->rb.n_sources; p++)
-                if (l->version[p] < v) v = l->version[p];
-            l->rb.m.params_version = v;
-        }
+        if (have) learn(l);
+        if (!via->step(l, have)) break;
         role_report(&l->rb, false);
     }
     /* In allreduce mode the ring may end before this learner has seen its
      * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
      * any final checkpoint request is too. */
     WAIT_UNTIL(l, false);
-    pshard_write_held(&l->sh);
-    SendBuf *bufs[ROLE_MAX_SOURCES];
-    if (!allreduce) {
-        /* Tell every PS that no gradient of ours follows (see proto.h). */
-        MsgHeader h = {0};
-        for (int p = 0; p < l->rb.n_sources; p++) {
-            comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
-            bufs[p] = &l->gradbuf[p];
-        }
-        role_shutdown(&l->rb, bufs, l->rb.n_sources);
-    } else role_shutdown(&l->rb, l->sh.bufs, l->sh.n_bufs);
+    via->finish(l);
     for (int p = 0; l->gradbuf && p < l->rb.n_sources; p++) sendbuf_free(&l->gradbuf[p]);
+    free(l->reply);
     free(l->rr_weight);
     free(l->rr_current);
     free(l->gradbuf);
-    free(l->version);
-    free(l->tversion);
     free(l->copy_params);
     free(l->copy_target);
     free(l->grad);
