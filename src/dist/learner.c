@@ -11,8 +11,10 @@
  *   allreduce: the clipped gradients of all learners are summed with
  *   ring_allreduce_sum on the learners' own communicator, averaged, and
  *   every learner applies the same optimizer step to its full copy of the
- *   parameters, so the copies stay bit-identical. Learner 0 also answers
- *   PARAM_REQ from actors and the coordinator, as the only parameter source.
+ *   parameters, so the copies stay bit-identical. Each copy is a PShard
+ *   (pshard.h) of the whole network; learner 0's also answers PARAM_REQ
+ *   from actors and the coordinator, as the only parameter source, and
+ *   CKPT_REQ, with the same code a parameter-server shard runs.
  *   The ring carries one extra float, the sum of the learners' "stop" flags,
  *   so that all learners leave the ring after the same round and none is
  *   left waiting for a neighbour that stopped.
@@ -30,7 +32,7 @@
 #include "agentcfg.h"
 #include "pacing.h"
 #include "role.h"
-#include "runckpt.h"
+#include "pshard.h"
 #include "util.h"
 
 #include <math.h>
@@ -41,7 +43,9 @@ typedef struct {
     RoleBase rb;
     const JobArgs *args;
     size_t n;
-    float *params, *target, *grad, *ring_tmp;
+    float *params, *target;   /* (n) what gradients are computed on (views): the
+                                 learner's copy in PS modes, its PShard's in allreduce */
+    float *grad;              /* (n + 1) the gradient; allreduce: + the stop flag */
     Dqn dqn;
     DqnParams dp;
     Batch cur, next;
@@ -51,18 +55,18 @@ typedef struct {
     PacingRR rr;              /* which shard to sample next */
     /* parameter-server mode */
     SendBuf *gradbuf;         /* (n_sources) */
-    uint64_t *version;        /* (n_sources) params version held per slice */
-    uint64_t *tversion;       /* (n_sources) target version held per slice */
+    struct {
+        uint64_t version;     /* params version of the slice held */
+        uint64_t tversion;    /* target version of the slice held */
+    } *reply;                 /* (n_sources) what each source's last PARAMS carried */
+    float *copy_params, *copy_target;  /* (n) the storage behind params, target */
     int got;                  /* PARAMS received in the current pull */
     bool pulling;
+    uint64_t pull_every;      /* updates between pulls */
     /* allreduce mode */
-    Optim opt;
-    uint64_t steps, target_version;
-    SendBuf *reply;           /* (job size) learner 0's PARAMS replies, lazily set up */
+    PShard sh;                /* this learner's copy of the network; learner 0 serves it */
+    float *ring_tmp;          /* ring_allreduce_sum's scratch */
     bool stop;
-    bool final_pending;       /* allreduce learner 0: final checkpoint asked for */
-    uint64_t final_id;
-    char final_dir[4097];
 } Learner;
 
 static void request_sample(Learner *l) {
@@ -100,57 +104,12 @@ static void on_params(Learner *l, const Msg *m) {
     int p = role_params_source(&l->rb, m, l->pulling);
     const float *src = m->payload;
     memcpy(l->params + m->h.aux, src, m->h.count * sizeof(float));
-    l->version[p] = m->h.version;
+    l->reply[p].version = m->h.version;
     if (m->h.flags & MSG_HAS_TARGET) {
         memcpy(l->target + m->h.aux, src + m->h.count, m->h.count * sizeof(float));
-        l->tversion[p] = m->h.aux2;
+        l->reply[p].tversion = m->h.aux2;
     }
     if (++l->got == l->rb.n_sources) l->pulling = false;
-}
-
-/* Learner 0 in allreduce mode: PARAMS of the whole network to a requester. */
-static void serve_params(Learner *l, const Msg *m) {
-    if (!l->reply) l->reply = xcalloc((size_t)l->rb.lay->size, sizeof *l->reply);
-    SendBuf *s = &l->reply[m->source];
-    if (!s->buf) sendbuf_init(s, 2 * l->n * sizeof(float));
-    comm_wait_send(&l->rb.comm, s);
-    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != l->target_version;
-    float *p = sendbuf_payload(s);
-    memcpy(p, l->params, l->n * sizeof(float));
-    if (with_target) memcpy(p + l->n, l->target, l->n * sizeof(float));
-    MsgHeader h = {0};
-    h.count = l->n;
-    h.version = l->steps;
-    h.aux = 0;
-    h.aux2 = l->target_version;
-    h.flags = with_target ? MSG_HAS_TARGET : 0;
-    comm_send(&l->rb.comm, s, m->source, TAG_PARAMS, h, l->n * sizeof(float) * (with_target ? 2 : 1));
-}
-
-/* Learner 0 in allreduce mode writes the checkpoint (it holds the whole
- * network, as the only parameter source). */
-static void write_ckpt(Learner *l, uint64_t id, const char *dir) {
-    char err[ERR_LEN];
-    RunCkptShard sh = {.index = 0, .off = 0, .len = l->n, .params = l->params, .target = l->target,
-                    .opt = &l->opt, .version = l->steps, .target_version = l->target_version};
-    int rc = runckpt_write_shard(l->rb.cfg, &l->rb.net, dir, &sh, err);
-    role_ckpt_done(&l->rb, id, l->steps, rc, err);
-}
-
-static void on_ckpt_req(Learner *l, const Msg *m) {
-    if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
-        DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
-    char dir[4097];
-    memcpy(dir, m->payload, m->bytes);
-    dir[m->bytes] = '\0';
-    if (m->h.flags & MSG_FINAL) {
-        /* Written when the learners have left the ring for good. */
-        l->final_pending = true;
-        l->final_id = m->h.version;
-        memcpy(l->final_dir, dir, m->bytes + 1);
-        return;
-    }
-    write_ckpt(l, m->h.version, dir);
 }
 
 static void handle(Learner *l, const Msg *m) {
@@ -158,11 +117,15 @@ static void handle(Learner *l, const Msg *m) {
     case TAG_SAMPLE: on_sample(l, m); break;
     case TAG_PARAMS: on_params(l, m); break;
     case TAG_PARAM_REQ:
-        if (l->rb.cfg->sync.mode != SYNC_ALLREDUCE || l->rb.ctx->index != 0)
-            DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
-        serve_params(l, m);
+        if (!l->sh.serves) DIE(l->rb.ctx, "PARAM_REQ from rank %d, but this learner serves no parameters", m->source);
+        pshard_on_param_req(&l->sh, m);
         break;
-    case TAG_CKPT_REQ: on_ckpt_req(l, m); break;
+    case TAG_CKPT_REQ:
+        if (!l->sh.serves)
+            DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
+        /* A final one is written when the learners have left the ring for good. */
+        pshard_on_ckpt_req(&l->sh, m, true);
+        break;
     case TAG_STOP: l->stop = true; break;
     default: DIE(l->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
     }
@@ -184,7 +147,7 @@ static void handle(Learner *l, const Msg *m) {
 static void pull_params(Learner *l, bool want_target) {
     MsgHeader h = {0};
     for (int p = 0; p < l->rb.n_sources; p++) {
-        h.aux2 = want_target ? l->tversion[p] : 0;
+        h.aux2 = want_target ? l->reply[p].tversion : 0;
         h.flags = want_target ? 0 : MSG_NO_TARGET;
         comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_PARAM_REQ, h, NULL, 0);
     }
@@ -199,11 +162,11 @@ static void push_grad(Learner *l, bool want_params) {
         memcpy(sendbuf_payload(s), l->grad + l->rb.source_off[p], l->rb.source_len[p] * sizeof(float));
         MsgHeader h = {0};
         h.count = l->rb.source_len[p];
-        h.version = l->version[p];
+        h.version = l->reply[p].version;
         h.aux = (uint64_t)l->rb.ctx->index;
-        h.aux2 = l->tversion[p];
+        h.aux2 = l->reply[p].tversion;
         h.flags = want_params ? MSG_WANT_PARAMS : 0;
-        comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, l->rb.source_len[p] * sizeof(float));
+        comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, proto_grad_bytes(l->rb.source_len[p]));
     }
     if (want_params) {
         l->got = 0;
@@ -211,25 +174,102 @@ static void push_grad(Learner *l, bool want_params) {
     }
 }
 
-/* One allreduce round; returns false when the learners agreed to stop. */
-static bool allreduce_step(Learner *l, bool have_grad) {
+/* ---- the two ways of syncing ---------------------------------------------
+ * learner_run calls init once, step after every update (have_grad false
+ * when STOP came before the next batch), and finish after STOP: the last
+ * messages, then the shutdown drain of the strategy's own send buffers. */
+typedef struct {
+    void (*init)(Learner *l);
+    bool (*step)(Learner *l, bool have_grad); /* false: the learners agreed to stop */
+    void (*finish)(Learner *l);
+} LearnerSync;
+
+/* Parameter servers: a copy of the network filled by PARAMS, the first
+ * pull before any gradient. */
+static void init_ps(Learner *l) {
     const Config *cfg = l->rb.cfg;
+    int P = l->rb.n_sources;
+    l->copy_params = xmalloc_aligned(l->n * sizeof(float));
+    l->copy_target = xmalloc_aligned(l->n * sizeof(float));
+    l->params = l->copy_params;
+    l->target = l->copy_target;
+    l->reply = xcalloc((size_t)P, sizeof *l->reply);
+    for (int p = 0; p < P; p++) l->reply[p].tversion = UINT64_MAX;
+    l->gradbuf = xcalloc((size_t)P, sizeof *l->gradbuf);
+    for (int p = 0; p < P; p++) sendbuf_init(&l->gradbuf[p], proto_grad_bytes(l->rb.source_len[p]));
+    l->pull_every = cfg->sync.mode == SYNC_PS_SYNC ? 1 : (uint64_t)cfg->sync.learner_pull_every;
+    pull_params(l, true);
+    WAIT_UNTIL(l, !l->pulling);
+}
+
+/* Each gradient goes out in slices; with a pull due, wait for the PARAMS. */
+static bool step_ps(Learner *l, bool have_grad) {
+    if (!have_grad) return true;
+    push_grad(l, l->rb.m.updates % l->pull_every == 0);
+    WAIT_UNTIL(l, !l->pulling);
+    uint64_t v = UINT64_MAX;
+    for (int p = 0; p < l->rb.n_sources; p++)
+        if (l->reply[p].version < v) v = l->reply[p].version;
+    l->rb.m.params_version = v;
+    return true;
+}
+
+static void finish_ps(Learner *l) {
+    /* Tell every PS that no gradient of ours follows (see proto.h). */
+    MsgHeader h = {0};
+    SendBuf *bufs[ROLE_MAX_SOURCES];
+    for (int p = 0; p < l->rb.n_sources; p++) {
+        comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
+        bufs[p] = &l->gradbuf[p];
+    }
+    role_shutdown(&l->rb, bufs, l->rb.n_sources);
+}
+
+/* Allreduce: every learner holds the whole network as a PShard (restored
+ * from the checkpoint on resume, so the copies start equal); learner 0's
+ * serves it. */
+static void init_allreduce(Learner *l) {
+    int L = l->rb.lay->count[ROLE_LEARNER];
+    l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
+    pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, l->rb.ctx->index == 0);
+    l->params = l->sh.params;
+    l->target = l->sh.target;
+}
+
+/* One ring round (a zero gradient when there is none); the same averaged
+ * step on every copy. */
+static bool step_allreduce(Learner *l, bool have_grad) {
     if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
     l->grad[l->n] = l->stop ? 1.0f : 0.0f;
     l->rb.comm.wait_seconds += ring_allreduce_sum(l->rb.ctx, l->grad, l->n + 1, l->ring_tmp, l->args->learners);
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
-    optim_step(&l->opt, l->params, l->grad);
-    l->steps++;
-    if (agentcfg_target_update(cfg, l->steps, l->target, l->params, l->n)) l->target_version++;
-    l->rb.m.params_version = l->steps;
-    if (l->rb.ctx->index == 0) {
-        uint64_t ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates, mu = cfg->run.max_updates;
-        if ((ev && l->steps % ev == 0) || (ck && l->steps % ck == 0) || (mu && l->steps == mu))
-            role_report(&l->rb, true);
-    }
+    pshard_apply(&l->sh, l->grad);
+    pshard_report_if_due(&l->sh);
     return true;
+}
+
+static void finish_allreduce(Learner *l) {
+    pshard_write_held(&l->sh);
+    role_shutdown(&l->rb, l->sh.bufs, l->sh.n_bufs);
+}
+
+static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
+static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
+
+/* The batch that arrived becomes current, the next is requested
+ * (prefetch), and its clipped gradient is computed into l->grad. */
+static void learn(Learner *l) {
+    Batch t = l->cur;
+    l->cur = l->next;
+    l->next = t;
+    l->next_ready = false;
+    request_sample(l);
+    double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
+    optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    l->rb.m.updates++;
+    l->rb.m.loss_sum += loss;
 }
 
 int learner_run(const Ctx *ctx, const JobArgs *args) {
@@ -239,8 +279,6 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     l->n = l->rb.net.n_params;
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
-    l->params = xmalloc_aligned(l->n * sizeof(float));
-    l->target = xmalloc_aligned(l->n * sizeof(float));
     l->grad = xmalloc_aligned((l->n + 1) * sizeof(float));
     dqn_init(&l->dqn, &l->rb.net, B);
     agentcfg_dqn_params(cfg, &l->dp);
@@ -250,95 +288,30 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
     pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
-    l->version = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
-    l->tversion = xcalloc((size_t)l->rb.n_sources, sizeof(uint64_t));
-    for (int p = 0; p < l->rb.n_sources; p++) l->tversion[p] = UINT64_MAX;
-    if (allreduce) {
-        int L = args->lay->count[ROLE_LEARNER];
-        l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
-        OptimParams op;
-        agentcfg_optim_params(cfg, &op);
-        optim_init(&l->opt, &op, l->n);
-        Rng init_rng;
-        rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
-        qnet_init_params(&l->rb.net, l->params, &init_rng);
-        memcpy(l->target, l->params, l->n * sizeof(float));
-        if (args->start.resumed) {
-            /* Every learner loads the whole network: the copies start equal. */
-            char err[ERR_LEN];
-            RunCkptShard sh = {.off = 0, .len = l->n, .params = l->params, .target = l->target, .opt = &l->opt};
-            if (runckpt_read_slice(cfg, &l->rb.net, args->start.ckpt_dir, &sh, err) != 0) DIE(ctx, "%s", err);
-            l->steps = sh.version;
-            l->target_version = sh.target_version;
-            l->rb.m.params_version = l->steps;
-        }
-    } else {
-        l->gradbuf = xcalloc((size_t)l->rb.n_sources, sizeof *l->gradbuf);
-        for (int p = 0; p < l->rb.n_sources; p++) sendbuf_init(&l->gradbuf[p], l->rb.source_len[p] * sizeof(float));
-        pull_params(l, true);
-        WAIT_UNTIL(l, !l->pulling);
-    }
-    uint64_t pull_every = cfg->sync.mode == SYNC_PS_SYNC ? 1 : (uint64_t)cfg->sync.learner_pull_every;
+    const LearnerSync *via = allreduce ? &via_allreduce : &via_ps;
+    via->init(l);
     if (!l->stop) request_sample(l);
     while (!l->stop) {
         WAIT_UNTIL(l, l->next_ready);
         bool have = l->next_ready;
-        if (have) {
-            Batch t = l->cur;
-            l->cur = l->next;
-            l->next = t;
-            l->next_ready = false;
-            request_sample(l);
-            double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
-            optim_clip_norm(l->grad, l->n, cfg->optimizer.grad_clip);
-            l->rb.m.updates++;
-            l->rb.m.loss_sum += loss;
-        }
-        if (allreduce) {
-            if (!allreduce_step(l, have)) break;
-        } else if (have) {
-            bool pull = l->rb.m.updates % pull_every == 0;
-            push_grad(l, pull);
-            WAIT_UNTIL(l, !l->pulling);
-            uint64_t v = UINT64_MAX;
-            for (int p = 0; p < l->rb.n_sources; p++)
-                if (l->version[p] < v) v = l->version[p];
-            l->rb.m.params_version = v;
-        }
+        if (have) learn(l);
+        if (!via->step(l, have)) break;
         role_report(&l->rb, false);
     }
     /* In allreduce mode the ring may end before this learner has seen its
      * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
      * any final checkpoint request is too. */
     WAIT_UNTIL(l, false);
-    if (l->final_pending) write_ckpt(l, l->final_id, l->final_dir);
-    /* Tell every PS that no gradient of ours follows (see proto.h). */
-    l->rb.m.params_version = allreduce ? l->steps : l->rb.m.params_version;
-    if (!allreduce) {
-        MsgHeader h = {0};
-        for (int p = 0; p < l->rb.n_sources; p++)
-            comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
-    }
-    int nb = allreduce ? (l->reply ? args->lay->size : 0) : l->rb.n_sources;
-    SendBuf **bufs = xcalloc((size_t)nb + 1, sizeof *bufs);
-    int k = 0;
-    for (int i = 0; i < nb; i++) {
-        SendBuf *s = allreduce ? &l->reply[i] : &l->gradbuf[i];
-        if (s->buf) bufs[k++] = s;
-    }
-    role_shutdown(&l->rb, bufs, k);
-    for (int i = 0; i < k; i++) sendbuf_free(bufs[i]);
-    free(bufs);
+    via->finish(l);
+    for (int p = 0; l->gradbuf && p < l->rb.n_sources; p++) sendbuf_free(&l->gradbuf[p]);
     free(l->reply);
     pacing_rr_free(&l->rr);
     free(l->gradbuf);
-    free(l->version);
-    free(l->tversion);
-    free(l->params);
-    free(l->target);
+    free(l->copy_params);
+    free(l->copy_target);
     free(l->grad);
     free(l->ring_tmp);
-    optim_free(&l->opt);
+    pshard_free(&l->sh);
     dqn_free(&l->dqn);
     agentcfg_batch_free(&l->cur);
     agentcfg_batch_free(&l->next);

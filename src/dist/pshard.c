@@ -1,0 +1,153 @@
+/* pshard.c: see pshard.h. */
+#include "pshard.h"
+#include "agentcfg.h"
+#include "runckpt.h"
+#include "util.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ranks that may ask a source for PARAMS: the coordinator (evaluation),
+ * the actors, and the learners unless they sync by allreduce (then each
+ * holds its own copy and learner 0 is the source). */
+static void init_replies(PShard *s) {
+    const Layout *lay = s->rb->lay;
+    bool learners = s->rb->cfg->sync.mode != SYNC_ALLREDUCE;
+    int n = 1 + lay->count[ROLE_ACTOR] + (learners ? lay->count[ROLE_LEARNER] : 0);
+    s->reply = xcalloc((size_t)lay->size, sizeof *s->reply);
+    s->bufs = xcalloc((size_t)n, sizeof *s->bufs);
+    int ranks = 0;
+    s->bufs[ranks++] = &s->reply[layout_rank_of(lay, ROLE_COORD, 0)];
+    for (int a = 0; a < lay->count[ROLE_ACTOR]; a++) s->bufs[ranks++] = &s->reply[layout_rank_of(lay, ROLE_ACTOR, a)];
+    for (int l = 0; learners && l < lay->count[ROLE_LEARNER]; l++)
+        s->bufs[ranks++] = &s->reply[layout_rank_of(lay, ROLE_LEARNER, l)];
+    for (int i = 0; i < ranks; i++) sendbuf_init(s->bufs[i], proto_params_bytes(s->len, 1));
+    s->n_bufs = ranks;
+}
+
+void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t off, size_t len, bool serves) {
+    memset(s, 0, sizeof *s);
+    s->rb = rb;
+    s->index = index;
+    s->off = off;
+    s->len = len;
+    s->serves = serves;
+    const Config *cfg = rb->cfg;
+    s->params = xmalloc_aligned((len ? len : 1) * sizeof(float));
+    s->target = xmalloc_aligned((len ? len : 1) * sizeof(float));
+    OptimParams op;
+    agentcfg_optim_params(cfg, &op);
+    optim_init(&s->opt, &op, len);
+    if (args->start.resumed) {
+        char err[ERR_LEN];
+        RunCkptShard sh = {.index = index, .off = off, .len = len, .params = s->params, .target = s->target,
+                           .opt = &s->opt};
+        if (runckpt_read_slice(cfg, &rb->net, args->start.ckpt_dir, &sh, err) != 0) DIE(rb->ctx, "%s", err);
+        s->version = sh.version;
+        s->target_version = sh.target_version;
+    } else {
+        /* Every slice draws the whole initialisation and keeps its part, so
+         * the network starts exactly as in a local run of the same seed. */
+        size_t n = rb->net.n_params;
+        float *full = xmalloc_aligned(n * sizeof(float));
+        Rng init_rng;
+        rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
+        qnet_init_params(&rb->net, full, &init_rng);
+        memcpy(s->params, full + off, len * sizeof(float));
+        memcpy(s->target, s->params, len * sizeof(float));
+        free(full);
+    }
+    rb->m.params_version = s->version;
+    if (serves) init_replies(s);
+}
+
+void pshard_free(PShard *s) {
+    for (int i = 0; i < s->n_bufs; i++) sendbuf_free(s->bufs[i]);
+    free(s->bufs);
+    free(s->reply);
+    free(s->params);
+    free(s->target);
+    optim_free(&s->opt);
+    memset(s, 0, sizeof *s);
+}
+
+void pshard_apply(PShard *s, const float *grad) {
+    optim_step(&s->opt, s->params, grad);
+    s->version++;
+    if (agentcfg_target_update(s->rb->cfg, s->version, s->target, s->params, s->len)) s->target_version++;
+    s->rb->m.params_version = s->version;
+}
+
+void pshard_report_if_due(PShard *s) {
+    if (s->rb->ctx->index != 0) return;
+    const Config *cfg = s->rb->cfg;
+    uint64_t v = s->version, ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates;
+    uint64_t mu = cfg->run.max_updates;
+    if ((ev && v % ev == 0) || (ck && v % ck == 0) || (mu && v == mu)) role_report(s->rb, true);
+}
+
+void pshard_send_params(PShard *s, int rank, bool with_target) {
+    assert(s->serves);
+    const Layout *lay = s->rb->lay;
+    if (rank < 0 || rank >= lay->size || !s->reply[rank].buf) {
+        Role role = ROLE_TOOL;
+        int i = -1;
+        if (rank >= 0 && rank < lay->size) layout_role_of(lay, rank, &role, &i);
+        DIE(s->rb->ctx, "PARAMS asked for by rank %d (%s %d), which never takes parameters", rank, role_name(role), i);
+    }
+    SendBuf *b = &s->reply[rank];
+    comm_wait_send(&s->rb->comm, b);
+    float *p = sendbuf_payload(b);
+    memcpy(p, s->params, s->len * sizeof(float));
+    if (with_target) memcpy(p + s->len, s->target, s->len * sizeof(float));
+    MsgHeader h = {0};
+    h.count = s->len;
+    h.version = s->version;
+    h.aux = s->off;
+    h.aux2 = s->target_version;
+    h.flags = with_target ? MSG_HAS_TARGET : 0;
+    comm_send(&s->rb->comm, b, rank, TAG_PARAMS, h, proto_params_bytes(s->len, with_target));
+}
+
+void pshard_on_param_req(PShard *s, const Msg *m) {
+    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != s->target_version;
+    pshard_send_params(s, m->source, with_target);
+}
+
+static void write_answer(PShard *s, uint64_t id, const char *dir) {
+    char err[ERR_LEN];
+    RunCkptShard sh = {
+        .index = s->index,
+        .off = s->off,
+        .len = s->len,
+        .params = s->params,
+        .target = s->target,
+        .opt = &s->opt,
+        .version = s->version,
+        .target_version = s->target_version,
+    };
+    int rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, dir, &sh, err);
+    role_ckpt_done(s->rb, id, s->version, rc, err);
+}
+
+void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final) {
+    assert(s->serves);
+    /* comm_poll bounds the path by PROTO_MAX_TEXT (proto_payload_bytes). */
+    char dir[PROTO_MAX_TEXT + 1];
+    memcpy(dir, m->payload, m->bytes);
+    dir[m->bytes] = '\0';
+    if (hold_final && (m->h.flags & MSG_FINAL)) {
+        s->final_pending = true;
+        s->final_id = m->h.version;
+        memcpy(s->final_dir, dir, m->bytes + 1);
+        return;
+    }
+    write_answer(s, m->h.version, dir);
+}
+
+void pshard_write_held(PShard *s) {
+    if (!s->final_pending) return;
+    s->final_pending = false;
+    write_answer(s, s->final_id, s->final_dir);
+}

@@ -1,0 +1,107 @@
+/* pshard.h: one slice of the parameters as a parameter source holds it.
+ *
+ * A PShard owns the slice [off, off + len) of the flat parameters, the
+ * same slice of the target network, the optimizer state of that slice,
+ * their two versions, and the buffers its PARAMS replies are sent from.
+ * Two roles hold one, so serving, applying and checkpointing have one
+ * code path:
+ *
+ *   parameter-server shard p   the slice shard_range(n_params, P, p)
+ *   learner l, allreduce mode  the whole network [0, n_params): learner 0
+ *                              is the job's only parameter source; the
+ *                              others hold replicas that only apply the
+ *                              same steps (so the copies stay identical)
+ *
+ * Whom it talks to, through its owner's Comm (a source only):
+ *
+ *   requester   --PARAM_REQ-->  source  --PARAMS----->  requester
+ *   learner     --GRAD------->  PS      --PARAMS----->  learner     (owner decides)
+ *   coordinator --CKPT_REQ--->  source  --CKPT_DONE-->  coordinator
+ *   source 0    --METRICS---->  coordinator   at once when a version
+ *                               crosses an eval, checkpoint or update mark
+ *
+ * Versions: `version` counts optimizer steps applied to the slice;
+ * `target_version` counts changes of the target slice, so a requester that
+ * already holds the current target gets PARAMS without it. Both start at 0,
+ * or at the checkpoint's values on resume.
+ *
+ * Only pshard_init of a replica (serves false), pshard_apply without a
+ * report due and pshard_free stay off MPI; everything else sends.
+ */
+#ifndef GORILA_PSHARD_H
+#define GORILA_PSHARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm.h"
+#include "job.h"
+#include "optim.h"
+#include "role.h"
+
+typedef struct {
+    RoleBase *rb;             /* the owner's (not owned): Comm, config, network, counters */
+    int index;                /* checkpoint file ps-<index>.ckpt */
+    size_t off, len;          /* the slice of the flat parameters */
+    float *params, *target;   /* (len) each */
+    Optim opt;                /* state of len parameters */
+    uint64_t version;         /* optimizer steps applied */
+    uint64_t target_version;  /* changes of the target slice */
+    bool serves;              /* a parameter source (answers PARAM_REQ, CKPT_REQ) */
+    SendBuf *reply;           /* (job size) PARAMS reply per requester rank; .buf is
+                                 NULL for a rank that never asks */
+    SendBuf **bufs;           /* (n_bufs) the allocated replies, for role_shutdown */
+    int n_bufs;
+    /* a final checkpoint request the owner asked to hold back */
+    bool final_pending;
+    uint64_t final_id;
+    char final_dir[PROTO_MAX_TEXT + 1];
+} PShard;
+
+/* Set up the slice of len floats at off of rb's network, for shard file
+ * ps-<index>.ckpt. params, target, optimizer state and versions come from
+ * the checkpoint args->start.ckpt_dir when args->start.resumed (dies with
+ * the reader's message if it cannot be read); otherwise the whole network
+ * is drawn from the run seed as a local run draws it, and the slice kept,
+ * with target = params. Sets rb->m.params_version.
+ * serves: this rank is a parameter source; one PARAMS reply buffer of
+ * proto_params_bytes(len, 1) is allocated for each rank that may ask (the
+ * coordinator, every actor, and in the PS modes every learner), so no
+ * message handler allocates. rb is kept (not owned) and must outlive s. */
+void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t off, size_t len, bool serves);
+void pshard_free(PShard *s); /* safe on a zeroed PShard; sends must be complete */
+
+/* One optimizer step with grad (len floats, already averaged; not kept),
+ * version + 1, then the target rule (agentcfg_target_update) for the new
+ * version, target_version + 1 if the target changed. Sets
+ * rb->m.params_version. Touches no other counter and sends nothing. */
+void pshard_apply(PShard *s, const float *grad);
+
+/* The first rank of its role (PS shard 0, learner 0) sends METRICS at once
+ * when version just reached a multiple of eval.every_updates or
+ * checkpoint.every_updates, or run.max_updates, so the coordinator
+ * evaluates, checkpoints or stops without waiting a metrics period. Call
+ * after pshard_apply, once the owner's counters are up to date. */
+void pshard_report_if_due(PShard *s);
+
+/* PARAMS to rank: slice, version, offset and target version, plus the
+ * target slice when with_target. Waits (never spinning) for that rank's
+ * previous reply to leave. s must serve; dies when rank is not one that
+ * may ask (pshard_init). */
+void pshard_send_params(PShard *s, int rank, bool with_target);
+
+/* Answer PARAM_REQ m: PARAMS to its sender, with the target slice unless it
+ * wants none (MSG_NO_TARGET) or already holds target_version (m->h.aux2). */
+void pshard_on_param_req(PShard *s, const Msg *m);
+
+/* Answer CKPT_REQ m (from the coordinator; s must serve): write the shard file into the
+ * directory m names and send CKPT_DONE (MSG_FAILED with the reason when
+ * the write failed; the run goes on). With hold_final and MSG_FINAL in m,
+ * keep the request for pshard_write_held instead. */
+void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final);
+
+/* Write and answer the held final request, if any (else nothing). */
+void pshard_write_held(PShard *s);
+
+#endif
