@@ -76,7 +76,7 @@ void comm_free(Comm *c) {
     }
     free(c->inbox);
     c->inbox = NULL;
-    doorbell_free(&c->bells);
+    doorbell_free(&c->bells, c->ctx);
 }
 
 bool comm_send_done(Comm *c, SendBuf *s) {

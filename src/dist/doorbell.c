@@ -63,8 +63,8 @@ void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world) {
     MPI_CHECK(ctx, MPI_Comm_free(&node));
 }
 
-void doorbell_free(Doorbells *d) {
-    if (d->win != MPI_WIN_NULL) MPI_Win_free(&d->win);
+void doorbell_free(Doorbells *d, const Ctx *ctx) {
+    if (d->win != MPI_WIN_NULL) MPI_CHECK(ctx, MPI_Win_free(&d->win));
     d->win = MPI_WIN_NULL;
     d->slots = NULL;
     free(d->slot_of);

@@ -41,7 +41,7 @@ typedef struct {
  * (then doorbell_enabled is false and every wait is a timed sleep). */
 void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world);
 /* Collective (the shared window). Safe on a zeroed struct. */
-void doorbell_free(Doorbells *d);
+void doorbell_free(Doorbells *d, const Ctx *ctx);
 
 static inline bool doorbell_enabled(const Doorbells *d) { return d->slots != NULL; }
 
