@@ -69,6 +69,14 @@ bad_args "two files" "config check: expected one FILE, got \"configs/cartpole.ya
     config check configs/cartpole.yaml configs/acrobot.yaml
 bad_args "missing file" "nope.yaml: cannot open config: No such file or directory" config check nope.yaml
 bad_args "directory" "configs: expected a YAML file, got a directory" config check configs
+# run.out_dir: up to 767 bytes (PATH_LEN 1024 less 257 for the run name and
+# the files below it), no more.
+long767=$(printf 'd%.0s' $(seq 767))
+run_cmd "$GORILA" config check configs/cartpole.yaml --set "run.out_dir=$long767"
+expect_rc "run.out_dir of 767 bytes is accepted" 0
+run_cmd "$GORILA" config check configs/cartpole.yaml --set "run.out_dir=${long767}d"
+expect_rc "run.out_dir of 768 bytes is refused" 2
+expect_contains "run.out_dir limit message" "$err" "expected a directory path of 1 to 767 bytes"
 # Files that are not regular are refused at once (reading a FIFO would block).
 fifo="$TEST_TMP/config-fifo.yaml"
 rm -f "$fifo"
