@@ -40,20 +40,29 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line) {
     return p;
 }
 
-void die_at(const Ctx *ctx, const char *file, int line, const char *fmt, ...) {
+static _Noreturn void die_v(const Ctx *ctx, int code, const char *file, int line, const char *fmt, va_list ap) {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (ctx && ctx->role != ROLE_TOOL)
         fprintf(stderr, "error: [rank %d %s %d/%d] %s:%d: %s\n", ctx->rank, role_name(ctx->role),
                 ctx->index, ctx->count, file, line, msg);
     else
         fprintf(stderr, "error: %s:%d: %s\n", file, line, msg);
     fflush(stderr);
-    if (ctx && ctx->abort_job) ctx->abort_job(1);
-    exit(1);
+    if (ctx && ctx->abort_job) ctx->abort_job(code);
+    exit(code);
+}
+
+void die_at(const Ctx *ctx, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die_v(ctx, 1, file, line, fmt, ap);
+}
+
+void die_code_at(const Ctx *ctx, int code, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die_v(ctx, code, file, line, fmt, ap);
 }
 
 int errf(char *err, const char *fmt, ...) {

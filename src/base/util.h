@@ -39,6 +39,11 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line);
 _Noreturn void die_at(const Ctx *ctx, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define DIE(ctx, ...) die_at((ctx), __FILE__, __LINE__, __VA_ARGS__)
+/* The same with an exit status from exitcode.h instead of 1 (the status a
+ * job's mpirun returns too, through MPI_Abort). */
+_Noreturn void die_code_at(const Ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define DIE_CODE(ctx, code, ...) die_code_at((ctx), (code), __FILE__, __LINE__, __VA_ARGS__)
 
 /* Write a formatted message into err (ERR_LEN bytes) and return -1, so that
  * error paths read `return errf(err, "...", ...);`. */

@@ -42,6 +42,11 @@ typedef struct {
     /* counters stored in the shard's header (local trainer) */
     uint64_t env_steps, updates, episodes;
     double wall_seconds;
+    /* binding to the manifest: written into the shard's header by
+     * runckpt_write_shard and checked by runckpt_read_slice */
+    uint64_t run_id;           /* the run's id (RunLog.run_id) */
+    uint64_t seq;              /* the checkpoint's sequence number */
+    int n_shards;              /* shard files in the checkpoint */
 } RunCkptShard;
 
 typedef struct {
@@ -50,6 +55,14 @@ typedef struct {
     double wall_seconds;
     int n_shards;
     char mode[32];             /* "local", "ps_sync", ... */
+    uint64_t run_id;           /* the run's id; every shard file carries it */
+    char kind[16];             /* "periodic", "final" or "best" */
+    /* the greedy evaluation of exactly these parameters, when there was one
+     * (eval_episodes 0 and eval_mean NaN otherwise) */
+    double eval_mean;
+    int eval_episodes;
+    uint64_t eval_seed;
+    uint64_t params_version;   /* optimizer steps the parameters had (shard 0's version) */
     char dir[PATH_LEN];   /* the checkpoint's directory (filled on read) */
 } RunCkptManifest;
 
