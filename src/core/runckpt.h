@@ -78,6 +78,18 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
  * but the newest `keep` checkpoint directories. 0 or -1 with err. */
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err);
 
+/* checkpoints/best: stage a checkpoint in checkpoints/best.new-<seq>
+ * (runckpt_begin_best), write its shards there, then runckpt_commit_best
+ * writes its MANIFEST (kind "best") and atomically puts it in place of
+ * checkpoints/best. runckpt_best reads checkpoints/best/MANIFEST. */
+int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err);
+int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManifest *m, char *err);
+int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err);
+/* Make the complete checkpoint ckpt_dir the best one too: its shard files
+ * are hard-linked into a staging directory and committed with m (whose
+ * seq and shard count must be ckpt_dir's). 0 or -1 with err. */
+int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptManifest *m, char *err);
+
 /* Find the newest complete checkpoint of run_dir and read its manifest.
  * 0, or -1 with err ("no checkpoint in runs/x (checkpoints/latest missing)"). */
 int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err);

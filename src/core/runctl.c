@@ -97,3 +97,32 @@ void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double 
              (unsigned long long)row->updates, row->updates_per_second, row->epsilon, row->mean_train_return,
              row->last_eval_return, best_eval);
 }
+
+void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack *e, uint64_t env_steps,
+                       uint64_t updates, double wall_seconds, StopReason stop, const char *final_ckpt,
+                       bool final_evaluated, const char *best_ckpt) {
+    size_t n = 0;
+#define ADD(...)                                                               \
+    do {                                                                       \
+        if (n < size) {                                                        \
+            int k_ = snprintf(out + n, size - n, __VA_ARGS__);                 \
+            n += k_ > 0 ? (size_t)k_ : 0;                                      \
+        }                                                                      \
+    } while (0)
+    if (size == 0) return;
+    out[0] = '\0';
+    if (e->solved)
+        ADD("%s: solved at %llu env steps, %llu updates, %.1f s", env, (unsigned long long)e->solved_at_env_steps,
+            (unsigned long long)e->solved_at_version, e->solved_at_seconds);
+    else if (e->evaluations > 0)
+        ADD("%s: not solved (best eval %.1f at %llu env steps)", env, e->best, (unsigned long long)e->best_env_steps);
+    else
+        ADD("%s: not solved (no evaluation)", env);
+    ADD("; stopped (%s) after %llu env steps, %llu updates, %.1f s", runctl_stop_name(stop),
+        (unsigned long long)env_steps, (unsigned long long)updates, wall_seconds);
+    if (!final_ckpt) ADD("; no final checkpoint");
+    else if (final_evaluated) ADD("; final checkpoint %s: eval %.1f", final_ckpt, e->last);
+    else ADD("; final checkpoint %s (not evaluated)", final_ckpt);
+    if (best_ckpt) ADD("; best %.1f (%s)", e->best, best_ckpt);
+#undef ADD
+}

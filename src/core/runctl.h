@@ -135,4 +135,13 @@ void runctl_rates(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates,
  * mean_train_return and last_eval_return of row. */
 void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double best_eval);
 
+/* The line a run ends with, into out (size bytes, always terminated): when
+ * it solved (env steps, updates and seconds of the solving evaluation), or
+ * that it did not and its best; why and where it stopped; which checkpoint
+ * it leaves and that checkpoint's evaluation (final_ckpt NULL: none written;
+ * final_evaluated false: not evaluated); and the best checkpoint. */
+void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack *e, uint64_t env_steps,
+                       uint64_t updates, double wall_seconds, StopReason stop, const char *final_ckpt,
+                       bool final_evaluated, const char *best_ckpt);
+
 #endif

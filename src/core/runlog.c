@@ -220,17 +220,29 @@ void evaltrack_init(EvalTrack *t, double threshold) {
     t->last = t->best = NAN;
 }
 
-bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, double wall_seconds) {
+bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, uint64_t version, double wall_seconds) {
     t->evaluations++;
     t->last = mean;
-    if (t->evaluations == 1 || mean > t->best) t->best = mean;
+    t->last_was_best = t->evaluations == 1 || isnan(t->best) || mean > t->best;
+    if (t->last_was_best) {
+        t->best = mean;
+        t->best_env_steps = env_steps;
+        t->best_version = version;
+        t->best_seconds = wall_seconds;
+    }
     bool solved_now = mean >= t->threshold;
     if (solved_now && !t->solved) {
         t->solved = true;
         t->solved_at_env_steps = env_steps;
+        t->solved_at_version = version;
         t->solved_at_seconds = wall_seconds;
     }
     return solved_now;
+}
+
+static void str_or_null(JsonW *j, const char *key, const char *v) {
+    if (v) json_str(j, key, v);
+    else json_null(j, key);
 }
 
 void runlog_summary_fields(JsonW *j, const RunSummary *s) {
@@ -241,17 +253,29 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     json_bool(j, "solved", e->solved);
     if (e->solved) {
         json_u64(j, "solved_at_env_steps", e->solved_at_env_steps);
+        json_u64(j, "solved_at_updates", e->solved_at_version);
         json_num(j, "solved_at_seconds", e->solved_at_seconds);
     } else {
         json_null(j, "solved_at_env_steps");
+        json_null(j, "solved_at_updates");
         json_null(j, "solved_at_seconds");
     }
     json_u64(j, "env_steps", s->env_steps);
     json_u64(j, "updates", s->updates);
     json_u64(j, "episodes", s->episodes);
     json_num(j, "wall_seconds", s->wall_seconds);
-    json_num(j, "last_eval_mean_return", e->last); /* null before any evaluation */
-    json_num(j, "best_eval_mean_return", e->best);
+    str_or_null(j, "final_checkpoint", s->final_checkpoint);
+    /* of final_checkpoint; null when it was not evaluated (a signal stop) */
+    json_num(j, "last_eval_mean_return", s->final_evaluated ? e->last : NAN);
+    str_or_null(j, "best_checkpoint", s->best_checkpoint);
+    json_num(j, "best_eval_mean_return", e->best); /* of best_checkpoint when there is one */
+    if (e->evaluations > 0) {
+        json_u64(j, "best_at_env_steps", e->best_env_steps);
+        json_u64(j, "best_at_updates", e->best_version);
+    } else {
+        json_null(j, "best_at_env_steps");
+        json_null(j, "best_at_updates");
+    }
     json_num(j, "reward_threshold", e->threshold);
     json_u64(j, "evaluations", (uint64_t)e->evaluations);
     double t = s->run_seconds;

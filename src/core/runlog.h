@@ -48,6 +48,7 @@ typedef struct {
     int n_extra;
     char extra[RUNLOG_MAX_EXTRA][48];
     uint64_t n_episodes;          /* episodes logged so far (ids) */
+    uint64_t run_id;              /* the run's id, in every checkpoint (runckpt.h) */
     /* progress line */
     bool progress_tty, progress_on;
     double progress_every, progress_last;
@@ -63,18 +64,25 @@ typedef struct {
 void recent_add(RecentReturns *r, double ret);
 double recent_mean(const RecentReturns *r); /* NaN before the first episode */
 
-/* Greedy evaluations of a run: last, best, and when it was first solved. */
+/* Greedy evaluations of a run: last, best, and when it was first solved.
+ * Each evaluation is of one known set of parameters: `version` is the
+ * optimizer steps they had (shard 0's version in a distributed job). */
 typedef struct {
     double threshold;          /* the env's reward threshold */
     int evaluations;
     double last, best;         /* NaN before the first evaluation */
+    bool last_was_best;        /* the last recorded evaluation set a new best */
+    uint64_t best_env_steps, best_version;
+    double best_seconds;
     bool solved;
-    uint64_t solved_at_env_steps;
+    uint64_t solved_at_env_steps, solved_at_version;
     double solved_at_seconds;
 } EvalTrack;
 void evaltrack_init(EvalTrack *t, double threshold);
-/* Record one evaluation's mean; returns whether it reached the threshold. */
-bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, double wall_seconds);
+/* Record one evaluation's mean, of parameters at `version`, taken at
+ * env_steps and wall_seconds; returns whether it reached the threshold.
+ * A new best needs a strictly higher mean (the first evaluation is one). */
+bool evaltrack_record(EvalTrack *t, double mean, uint64_t env_steps, uint64_t version, double wall_seconds);
 
 /* The keys every summary.json has (local and distributed alike). */
 typedef struct {
@@ -87,6 +95,11 @@ typedef struct {
     double run_seconds;
     uint64_t run_env_steps, run_updates;
     bool resumed;
+    /* the checkpoints the figures belong to, relative to the run directory
+     * ("checkpoints/best", "checkpoints/ckpt-000007"); NULL: none */
+    const char *best_checkpoint, *final_checkpoint;
+    /* eval->last is of final_checkpoint (else last_eval_mean_return is null) */
+    bool final_evaluated;
 } RunSummary;
 /* Write the keys of s as members of the JSON object open in j. */
 void runlog_summary_fields(JsonW *j, const RunSummary *s);

@@ -2,6 +2,7 @@
 #include "trainer.h"
 #include "actorcore.h"
 #include "evaluator.h"
+#include "exitcode.h"
 #include "json.h"
 #include "agentcfg.h"
 #include "runctl.h"
@@ -46,17 +47,57 @@ typedef struct {
     /* checkpoints */
     uint64_t ckpt_seq;
     Rng *rngs;                   /* (2 + E) scratch for saving generator states */
+    EvalResult last_res;         /* the last evaluation */
+    bool best_saved;             /* checkpoints/best exists */
+    char ckpt_dir[PATH_LEN];     /* the last checkpoint committed */
+    char ckpt_err[ERR_LEN];      /* why the last one failed */
 } Local;
 
 static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->t0; }
 
-static void evaluate(Local *L) {
+static void fill_eval(RunCkptManifest *man, const Local *L) {
+    man->eval_mean = L->last_res.mean;
+    man->eval_episodes = L->last_res.episodes;
+    man->eval_seed = L->cfg->eval.seed;
+}
+
+/* Save the parameters just evaluated as checkpoints/best (no generators or
+ * replay: it is for evaluation and export, not for resuming). */
+static void save_best(Local *L) {
+    char err[ERR_LEN], dir[PATH_LEN];
+    const Config *cfg = L->cfg;
+    L->ckpt_seq++;
+    RunCkptShard sh = {
+        .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
+        .version = L->updates, .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes,
+        .wall_seconds = wall(L), .run_id = L->log.run_id, .seq = L->ckpt_seq, .n_shards = 1,
+    };
+    RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
+                           .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1,
+                           .run_id = L->log.run_id, .params_version = L->updates};
+    snprintf(man.mode, sizeof man.mode, "local");
+    snprintf(man.kind, sizeof man.kind, "best");
+    fill_eval(&man, L);
+    if (runckpt_begin_best(L->log.dir, L->ckpt_seq, dir, err) != 0 ||
+        runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 || runckpt_commit_best(L->log.dir, dir, &man, err) != 0) {
+        runlog_progress_done(&L->log);
+        fprintf(stderr, "gorila: warning: best checkpoint not saved: %s\n", err);
+        return;
+    }
+    L->best_saved = true;
+}
+
+/* Evaluate the current parameters; a new best is saved at once (final: the
+ * caller saves it from the final checkpoint). */
+static void evaluate(Local *L, bool final) {
     EvalResult r;
     evaluator_run(&L->ev, L->params, &r);
     runctl_eval_done(&L->rc, L->updates);
-    bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, wall(L));
+    bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, L->updates, wall(L));
     EvalRow row = {wall(L), L->env_steps, L->updates, r.episodes, r.mean, r.std, r.min, r.max, solved_now};
     runlog_eval(&L->log, &row);
+    L->last_res = r;
+    if (L->eval.last_was_best && !final) save_best(L);
 }
 
 static void metrics_row(Local *L, bool force_progress) {
@@ -102,7 +143,8 @@ static int gather_rngs(Local *L) {
     return 2 + L->ac.E;
 }
 
-static void checkpoint(Local *L) {
+/* Write a checkpoint of the whole state; 0, or -1 with L->ckpt_err. */
+static int checkpoint(Local *L, bool final) {
     char err[ERR_LEN], dir[PATH_LEN];
     const Config *cfg = L->cfg;
     L->ckpt_seq++;
@@ -111,15 +153,24 @@ static void checkpoint(Local *L) {
         .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
         .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
         .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
+        .run_id = L->log.run_id, .seq = L->ckpt_seq, .n_shards = 1,
     };
     RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
-                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1};
+                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1,
+                        .run_id = L->log.run_id, .params_version = L->updates, .eval_mean = NAN};
     snprintf(man.mode, sizeof man.mode, "local");
+    snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
+    /* the last evaluation was of exactly these parameters */
+    if (L->rc.evaluated && L->rc.last_eval_updates == L->updates) fill_eval(&man, L);
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
         runlog_progress_done(&L->log);
         fprintf(stderr, "gorila: warning: checkpoint failed: %s\n", err);
+        snprintf(L->ckpt_err, sizeof L->ckpt_err, "%s", err);
+        return -1;
     }
+    snprintf(L->ckpt_dir, sizeof L->ckpt_dir, "%s", dir);
+    return 0;
 }
 
 /* Continue from the newest checkpoint of run_dir: parameters, target,
@@ -152,7 +203,7 @@ static int restore(Local *L, const char *run_dir, char *err) {
     return 0;
 }
 
-static int write_summary(Local *L, const char *stop) {
+static int write_summary(Local *L, const char *stop, const char *final_ckpt, bool final_evaluated) {
     char err[ERR_LEN];
     FILE *f = runlog_summary_begin(&L->log, err);
     if (!f) {
@@ -165,6 +216,8 @@ static int write_summary(Local *L, const char *stop) {
         .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = t,
         .eval = &L->eval, .run_seconds = t - L->wall_offset, .run_env_steps = L->env_steps - L->start_env_steps,
         .run_updates = L->updates - L->start_updates, .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
+        .final_checkpoint = final_ckpt, .final_evaluated = final_evaluated,
+        .best_checkpoint = L->best_saved ? "checkpoints/best" : NULL,
     };
     JsonW j;
     json_init(&j, f, true);
@@ -259,7 +312,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
                 for (int g = 0; g < cfg->agent.gradient_steps; g++) {
                     update(L);
                     if (runctl_eval_due(&L->rc, L->updates)) {
-                        evaluate(L);
+                        evaluate(L, false);
                         if (L->eval.solved && cfg->run.stop_when_solved) break;
                     }
                 }
@@ -271,20 +324,44 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         stop = runctl_stop(cfg, &st);
         if (runctl_row_due(&L->rc, wall(L))) metrics_row(L, false);
         if (!stop && runctl_ckpt_due(&L->rc, now_seconds() - run_t0, L->updates, signals_take_checkpoint()))
-            checkpoint(L);
+            checkpoint(L, false);
     }
-    checkpoint(L);
-    /* A final evaluation of the final parameters, unless it just ran. With no
-     * update at all there is nothing trained to evaluate (the coordinator
-     * evaluates the initial parameters in that case; kept as it was). */
-    if (L->updates > 0 && runctl_final_eval_due(&L->rc, stop, L->updates)) evaluate(L);
+    /* The final checkpoint, then its evaluation unless the last one was of
+     * these very parameters (a stop because an evaluation solved: nothing
+     * changed since). With no update at all there is nothing trained to
+     * evaluate. A new best found by it makes the final checkpoint the best. */
+    bool final_ok = checkpoint(L, true) == 0;
+    if (final_ok && L->updates > 0 && runctl_final_eval_due(&L->rc, stop, L->updates)) {
+        evaluate(L, true);
+        if (L->eval.last_was_best) {
+            RunCkptManifest man;
+            if (runckpt_read_manifest(L->ckpt_dir, &man, err) == 0) {
+                snprintf(man.kind, sizeof man.kind, "best");
+                fill_eval(&man, L);
+                if (runckpt_best_from(L->log.dir, L->ckpt_dir, &man, err) == 0) L->best_saved = true;
+                else fprintf(stderr, "gorila: warning: best checkpoint not saved: %s\n", err);
+            }
+        }
+    }
+    bool final_evaluated = final_ok && L->rc.evaluated && L->rc.last_eval_updates == L->updates;
+    char final_name[PATH_LEN + 16] = "";
+    if (final_ok) {
+        const char *b = strrchr(L->ckpt_dir, '/');
+        snprintf(final_name, sizeof final_name, "checkpoints/%s", b ? b + 1 : L->ckpt_dir);
+    }
     metrics_row(L, true);
     runlog_progress_done(&L->log);
-    int rc = write_summary(L, runctl_stop_name(stop)) == 0 ? 0 : 1;
-    printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f%s\n", cfg->env.name,
-           L->eval.solved ? "solved" : "not solved", (unsigned long long)L->env_steps, (unsigned long long)L->updates,
-           wall(L), L->eval.last, L->eval.best, stop == STOP_SIGNAL ? " (interrupted)" : "");
+    int rc = write_summary(L, runctl_stop_name(stop), final_ok ? final_name : NULL, final_evaluated) == 0
+                 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    char line[RUNCTL_LINE_LEN];
+    runctl_final_line(line, sizeof line, cfg->env.name, &L->eval, L->env_steps, L->updates, wall(L), stop,
+                      final_ok ? final_name : NULL, final_evaluated, L->best_saved ? "checkpoints/best" : NULL);
+    printf("%s\n", line);
     printf("run directory: %s\n", L->log.dir);
+    if (!final_ok) {
+        fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n", L->ckpt_err);
+        rc = GORILA_EXIT_CKPT_WRITE;
+    }
     local_free(L);
     free(L);
     return rc;

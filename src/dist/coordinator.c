@@ -5,10 +5,16 @@
  *    and EPISODES from the actors, and writes the run directory (runlog.h:
  *    the same files and summary.json keys as the local trainer, plus
  *    per-role counters);
- *  - evaluates greedily on the latest parameters every eval.every_updates
- *    optimizer steps (parameter server 0, or learner 0 in allreduce mode,
- *    reports at once when a multiple is reached; the coordinator then pulls
- *    the parameters from every source and runs the Evaluator);
+ *  - evaluates greedily every eval.every_updates optimizer steps (parameter
+ *    server 0, or learner 0 in allreduce mode, reports at once when a
+ *    multiple is reached): it pulls the parameters from every source with
+ *    PARAM_REQ(MSG_SNAPSHOT), and each source keeps a copy of exactly what it
+ *    sent (parameters, target, optimizer state, versions) while the learners
+ *    go on. The evaluation is therefore of one known set of parameters, and
+ *    when it is the best so far that copy is written as checkpoints/best
+ *    (CKPT_REQ(MSG_SNAPSHOT)); when it solves the env and the run stops for
+ *    it, the final checkpoint is that copy too, so what the run reports is
+ *    what it saved. The next evaluation waits until the copy is saved;
  *  - triggers checkpoints (every checkpoint.every_seconds or every_updates,
  *    and on SIGUSR1): CKPT_REQ to every parameter source, which write their
  *    shard files; when all answered, the MANIFEST is written and `latest`
@@ -21,8 +27,13 @@
  *         actors and learners; wait for their STOPPED. (A PS writes the final
  *         shard only after every learner's last-gradient marker; learner 0
  *         in allreduce mode writes it when the learners leave the ring.)
+ *         (Before that, an evaluation in flight finishes, and a best
+ *         snapshot still to save is saved.)
  *      2. wait for every CKPT_DONE, write the MANIFEST; evaluate the final
- *         parameters, read back from that checkpoint.
+ *         parameters, read back from that checkpoint (not needed when the
+ *         final checkpoint is the snapshot of the solving evaluation). If the
+ *         final checkpoint could not be written the job ends with
+ *         GORILA_EXIT_CKPT_WRITE.
  *      3. STOP to the replay shards and parameter servers; wait for STOPPED.
  *      4. EXIT to everyone; finish our own sends; return.
  *
@@ -34,6 +45,7 @@
  * trainer runs; what is left here is gathering the counters and the messages.
  */
 #include "evaluator.h"
+#include "exitcode.h"
 #include "json.h"
 #include "agentcfg.h"
 #include "role.h"
@@ -49,6 +61,7 @@
 #include <string.h>
 
 typedef enum { PH_RUN, PH_STOP_WORKERS, PH_FINAL, PH_STOP_SERVERS, PH_DONE } Phase;
+typedef enum { CK_PERIODIC, CK_FINAL, CK_BEST } CkptKind;
 
 typedef struct {
     RoleBase rb;
@@ -56,11 +69,19 @@ typedef struct {
     const Layout *lay;
     RunLog log;
     Evaluator ev;
-    float *eval_params;
+    float *eval_params;       /* (n_params) the parameters of evaluation eval_id */
     float *eval_target;       /* (n_params) the final eval reads it from the checkpoint, unused */
     int eval_got;
     bool eval_pulling;
-    uint64_t eval_version;
+    uint64_t eval_id;         /* the evaluation the sources hold a snapshot of; 0: none */
+    uint64_t eval_version;    /* source 0's version of those parameters */
+    uint64_t eval_env_steps;
+    uint64_t eval_episodes;
+    double eval_wall;
+    EvalResult eval_res;
+    uint64_t solved_eval_id;  /* the evaluation that first solved, in this process */
+    bool best_pending;        /* eval_id set a new best: save its snapshot as checkpoints/best */
+    bool best_saved;          /* checkpoints/best exists (this or an earlier segment) */
     RoleMetrics *last;        /* (size) latest report of each rank */
     bool *stopped;            /* (size) STOPPED received */
     double t0, wall_offset;
@@ -69,12 +90,16 @@ typedef struct {
     RunCtl rc;                /* eval, checkpoint and metrics-row schedules */
     EvalTrack eval;
     /* checkpoints */
-    bool ckpt_busy, ckpt_final;
+    bool ckpt_busy;
+    CkptKind ckpt_kind;
+    uint64_t ckpt_snapshot;   /* evaluation id written by the one in progress; 0: live state */
     uint64_t ckpt_seq;
     int ckpt_done, ckpt_failed;
     char ckpt_dir[PATH_LEN], ckpt_err[ERR_LEN];
-    uint64_t ckpt_env_steps, ckpt_updates, ckpt_episodes;
-    bool final_ckpt_ok, final_shards_written;
+    uint64_t ckpt_env_steps, ckpt_updates, ckpt_episodes, ckpt_version;
+    bool final_shards_written, final_ckpt_ok, final_evaluated;
+    char final_err[ERR_LEN];
+    char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
     /* loss over the metrics interval, from the learners' cumulative sums */
     double last_loss_sum;
     uint64_t last_loss_n;
@@ -115,16 +140,27 @@ static void on_episodes(Coord *c, const Msg *m) {
     }
 }
 
-static void record_eval(Coord *c, const EvalResult *r) {
-    runctl_eval_done(&c->rc, c->eval_version);
-    bool solved_now = evaltrack_record(&c->eval, r->mean, c->env_steps, wall(c));
-    EvalRow row = {wall(c), c->env_steps, c->eval_version, r->episodes, r->mean, r->std, r->min, r->max, solved_now};
+/* Record the evaluation of parameters at `version`; a new best is saved
+ * (from the sources' snapshot) unless it is of the final checkpoint. */
+static void record_eval(Coord *c, const EvalResult *r, uint64_t version, bool of_final) {
+    runctl_eval_done(&c->rc, version);
+    bool was_solved = c->eval.solved;
+    bool solved_now = evaltrack_record(&c->eval, r->mean, c->env_steps, version, wall(c));
+    if (solved_now && !was_solved) c->solved_eval_id = c->eval_id;
+    EvalRow row = {wall(c), c->env_steps, version, r->episodes, r->mean, r->std, r->min, r->max, solved_now};
     runlog_eval(&c->log, &row);
+    c->eval_res = *r;
+    c->eval_version = version;
+    c->eval_env_steps = c->env_steps;
+    c->eval_episodes = c->args->start.episodes + c->episodes;
+    c->eval_wall = wall(c);
+    if (c->eval.last_was_best && !of_final) c->best_pending = true;
 }
 
 static void start_eval(Coord *c) {
     MsgHeader h = {0};
-    h.flags = MSG_NO_TARGET;
+    h.flags = MSG_NO_TARGET | MSG_SNAPSHOT;
+    h.version = ++c->eval_id;
     for (int p = 0; p < c->rb.n_sources; p++) comm_send_ctl(&c->rb.comm, c->rb.source_rank[p], TAG_PARAM_REQ, h, NULL, 0);
     c->eval_pulling = true;
     c->eval_got = 0;
@@ -133,36 +169,71 @@ static void start_eval(Coord *c) {
 static void on_params(Coord *c, const Msg *m) {
     role_params_source(&c->rb, m, c->eval_pulling);
     memcpy(c->eval_params + m->h.aux, m->payload, m->h.count * sizeof(float));
-    if (c->eval_got == 0 || m->h.version < c->eval_version) c->eval_version = m->h.version;
+    if (m->source == c->rb.source_rank[0]) c->eval_version = m->h.version;
     if (++c->eval_got < c->rb.n_sources) return;
     c->eval_pulling = false;
     EvalResult r;
     evaluator_run(&c->ev, c->eval_params, &r);
-    record_eval(c, &r);
+    record_eval(c, &r, c->eval_version, false);
 }
 
 static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes);
 
-static void start_ckpt(Coord *c, bool final) {
+/* Ask every source to write checkpoint kind (snapshot: of that evaluation id,
+ * 0: the live state). */
+static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     char err[ERR_LEN];
     c->ckpt_seq++;
-    if (runckpt_begin(c->log.dir, c->ckpt_seq, c->ckpt_dir, err) != 0) {
+    int rc = kind == CK_BEST ? runckpt_begin_best(c->log.dir, c->ckpt_seq, c->ckpt_dir, err)
+                             : runckpt_begin(c->log.dir, c->ckpt_seq, c->ckpt_dir, err);
+    if (rc != 0) {
         log_info(c->rb.ctx, "checkpoint skipped: %s", err);
+        if (kind == CK_FINAL) snprintf(c->final_err, sizeof c->final_err, "%s", err);
+        if (kind == CK_BEST) c->best_pending = false;
         return;
     }
     c->ckpt_busy = true;
-    c->ckpt_final = final;
+    c->ckpt_kind = kind;
+    c->ckpt_snapshot = snapshot;
     c->ckpt_done = c->ckpt_failed = 0;
     c->ckpt_env_steps = c->env_steps;
     c->ckpt_updates = c->updates;
     c->ckpt_episodes = c->args->start.episodes + c->episodes;
+    c->ckpt_version = 0;
     MsgHeader h = {0};
     h.version = c->ckpt_seq;
-    h.flags = final ? MSG_FINAL : 0;
+    h.aux = c->log.run_id;
+    h.aux2 = snapshot;
+    h.flags = (kind == CK_FINAL ? MSG_FINAL : 0) | (snapshot ? MSG_SNAPSHOT : 0);
     size_t len = strlen(c->ckpt_dir);
     h.count = len;
     for (int p = 0; p < c->rb.n_sources; p++)
         comm_send_ctl(&c->rb.comm, c->rb.source_rank[p], TAG_CKPT_REQ, h, c->ckpt_dir, len);
+}
+
+static void fill_eval(RunCkptManifest *man, const Coord *c) {
+    man->eval_mean = c->eval_res.mean;
+    man->eval_episodes = c->eval_res.episodes;
+    man->eval_seed = c->rb.cfg->eval.seed;
+}
+
+static void commit_best(Coord *c) {
+    RunCkptManifest man = {
+        .seq = c->ckpt_seq, .env_steps = c->eval_env_steps, .updates = c->ckpt_version,
+        .episodes = c->eval_episodes, .wall_seconds = c->eval_wall, .n_shards = c->rb.n_sources,
+        .run_id = c->log.run_id, .params_version = c->ckpt_version,
+    };
+    snprintf(man.kind, sizeof man.kind, "best");
+    snprintf(man.mode, sizeof man.mode, "%s", config_sync_name(c->rb.cfg->sync.mode));
+    fill_eval(&man, c);
+    char err[ERR_LEN];
+    if (runckpt_commit_best(c->log.dir, c->ckpt_dir, &man, err) != 0) {
+        log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
+        return;
+    }
+    c->best_saved = true;
+    log_info(c->rb.ctx, "best checkpoint: eval %.2f of the parameters after %llu updates", man.eval_mean,
+             (unsigned long long)man.params_version);
 }
 
 static void on_ckpt_done(Coord *c, const Msg *m) {
@@ -173,40 +244,58 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
         memcpy(c->ckpt_err, m->payload, n);
         c->ckpt_err[n] = '\0';
     }
-    if (m->h.aux > c->ckpt_updates && m->source == c->rb.source_rank[0]) c->ckpt_updates = m->h.aux;
+    if (m->source == c->rb.source_rank[0]) c->ckpt_version = m->h.aux;
     if (++c->ckpt_done < c->rb.n_sources) return;
     c->ckpt_busy = false;
+    if (c->ckpt_kind == CK_BEST) c->best_pending = false;
     if (c->ckpt_failed) {
         log_info(c->rb.ctx, "checkpoint %llu failed: %s", (unsigned long long)c->ckpt_seq, c->ckpt_err);
+        if (c->ckpt_kind == CK_FINAL) snprintf(c->final_err, sizeof c->final_err, "%s", c->ckpt_err);
         return;
     }
     /* The final checkpoint is committed once every worker has stopped, with
-     * the final counters (commit_final); a periodic one now, with the
-     * counters as they stood when it was requested (actors report every
-     * 20 ms, so they are at most that stale). */
-    if (c->ckpt_final) c->final_shards_written = true;
-    else commit_ckpt(c, c->ckpt_env_steps, c->ckpt_episodes);
+     * the final counters (PH_FINAL); a periodic one now, with the counters
+     * as they stood when it was requested (actors report every 20 ms, so
+     * they are at most that stale). */
+    switch (c->ckpt_kind) {
+    case CK_FINAL: c->final_shards_written = true; break;
+    case CK_BEST: commit_best(c); break;
+    case CK_PERIODIC: commit_ckpt(c, c->ckpt_env_steps, c->ckpt_episodes); break;
+    }
 }
 
-/* Write the MANIFEST of the checkpoint whose shards are all written. */
+/* Write the MANIFEST of the checkpoint whose shards are all written. Its
+ * updates are source 0's version in the files (what a resume continues from). */
 static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
+    bool final = c->ckpt_kind == CK_FINAL;
     RunCkptManifest man = {
         .seq = c->ckpt_seq,
         .env_steps = env_steps,
-        .updates = c->ckpt_updates,
+        .updates = c->ckpt_version,
         .episodes = episodes,
         .wall_seconds = wall(c),
         .n_shards = c->rb.n_sources,
+        .run_id = c->log.run_id,
+        .params_version = c->ckpt_version,
+        .eval_mean = NAN,
     };
+    snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
     snprintf(man.mode, sizeof man.mode, "%s", config_sync_name(c->rb.cfg->sync.mode));
+    if (c->ckpt_snapshot) fill_eval(&man, c);
     char err[ERR_LEN];
     if (runckpt_commit(c->log.dir, c->ckpt_dir, &man, c->rb.cfg->checkpoint.keep, err) != 0) {
         log_info(c->rb.ctx, "checkpoint %llu not committed: %s", (unsigned long long)c->ckpt_seq, err);
+        if (final) snprintf(c->final_err, sizeof c->final_err, "%s", err);
         return;
     }
-    if (c->ckpt_final) c->final_ckpt_ok = true;
-    log_info(c->rb.ctx, "checkpoint %s: %llu env steps, %llu updates", c->ckpt_dir,
-             (unsigned long long)man.env_steps, (unsigned long long)man.updates);
+    if (final) {
+        c->final_ckpt_ok = true;
+        const char *base = strrchr(c->ckpt_dir, '/');
+        snprintf(c->final_name, sizeof c->final_name, "checkpoints/%s", base ? base + 1 : c->ckpt_dir);
+    }
+    log_info(c->rb.ctx, "checkpoint %s: %llu env steps, %llu updates%s", c->ckpt_dir,
+             (unsigned long long)man.env_steps, (unsigned long long)man.updates,
+             c->ckpt_snapshot ? " (the evaluated parameters)" : "");
 }
 
 static void metrics_row(Coord *c, bool force_progress) {
@@ -328,6 +417,8 @@ static int write_summary(Coord *c) {
         .episodes = c->args->start.episodes + c->episodes, .wall_seconds = t, .eval = &c->eval,
         .run_seconds = run_t, .run_env_steps = c->env_steps - c->args->start.env_steps,
         .run_updates = c->updates - c->args->start.updates, .resumed = c->args->start.resumed,
+        .final_checkpoint = c->final_ckpt_ok ? c->final_name : NULL, .final_evaluated = c->final_evaluated,
+        .best_checkpoint = c->best_saved ? "checkpoints/best" : NULL,
     };
     JsonW j;
     json_init(&j, f, true);
@@ -404,32 +495,64 @@ static void send_stop(Coord *c, Role role) {
     }
 }
 
-static void begin_stop(Coord *c, StopReason reason) {
-    c->stop_reason = reason;
-    log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(reason));
-    while (c->ckpt_busy) { /* let a checkpoint in progress finish first */
+/* Handle messages until neither a checkpoint nor an evaluation is in flight. */
+static void settle(Coord *c) {
+    while (c->ckpt_busy || c->eval_pulling) {
         Msg m;
         if (comm_poll(&c->rb.comm, &m)) handle(c, &m);
         else comm_idle(&c->rb.comm);
     }
-    start_ckpt(c, true);
+}
+
+static void begin_stop(Coord *c, StopReason reason) {
+    c->stop_reason = reason;
+    log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(reason));
+    settle(c); /* a checkpoint or an evaluation in progress finishes first */
+    if (c->best_pending) {
+        start_ckpt(c, CK_BEST, c->eval_id);
+        settle(c);
+    }
+    /* Stopped because an evaluation solved the env: the final checkpoint is
+     * exactly the parameters that evaluation saw (the sources' snapshot;
+     * nothing was evaluated since, as the stop is decided before the next
+     * evaluation starts). */
+    bool snap = reason == STOP_SOLVED && c->solved_eval_id != 0 && c->solved_eval_id == c->eval_id;
+    start_ckpt(c, CK_FINAL, snap ? c->eval_id : 0);
     send_stop(c, ROLE_ACTOR);
     send_stop(c, ROLE_LEARNER);
     c->phase = PH_STOP_WORKERS;
 }
 
-/* Final evaluation from the final checkpoint (all sources have written it). */
+/* The final checkpoint's evaluation: none needed when it is the solving
+ * snapshot (its evaluation is the last one recorded); after a signal none
+ * (the user wants out now); otherwise its parameters are read back from
+ * the files and evaluated. A new best found here makes the final
+ * checkpoint the best one too. */
 static void final_eval(Coord *c) {
-    if (!c->final_ckpt_ok || !runctl_final_eval_due(&c->rc, c->stop_reason, c->updates)) return;
+    if (!c->final_ckpt_ok) return;
+    if (c->ckpt_snapshot) {
+        c->final_evaluated = true;
+        return;
+    }
+    if (c->stop_reason == STOP_SIGNAL) return;
     char err[ERR_LEN];
     RunCkptShard sh = {.off = 0, .len = c->rb.net.n_params, .params = c->eval_params, .target = c->eval_target};
-    if (runckpt_read_slice(c->rb.cfg, &c->rb.net, c->ckpt_dir, &sh, err) == 0) {
-        EvalResult r;
-        c->eval_version = c->updates;
-        evaluator_run(&c->ev, c->eval_params, &r);
-        record_eval(c, &r);
-    } else {
+    if (runckpt_read_slice(c->rb.cfg, &c->rb.net, c->ckpt_dir, &sh, err) != 0) {
         log_info(c->rb.ctx, "final evaluation skipped: %s", err);
+        return;
+    }
+    EvalResult r;
+    evaluator_run(&c->ev, c->eval_params, &r);
+    record_eval(c, &r, sh.version, true);
+    c->final_evaluated = true;
+    if (c->eval.last_was_best) {
+        RunCkptManifest man;
+        if (runckpt_read_manifest(c->ckpt_dir, &man, err) == 0) {
+            snprintf(man.kind, sizeof man.kind, "best");
+            fill_eval(&man, c);
+            if (runckpt_best_from(c->log.dir, c->ckpt_dir, &man, err) == 0) c->best_saved = true;
+            else log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
+        }
     }
 }
 
@@ -491,26 +614,31 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         double t = wall(c);
         double run_t = now_seconds() - c->t0;
         if (c->phase == PH_RUN) {
-            /* One evaluation at a time: a multiple passed while one runs
-             * is taken when it has finished. */
-            if (!c->eval_pulling && runctl_eval_due(&c->rc, c->updates)) start_eval(c);
-            /* A SIGUSR1 during a checkpoint waits for the next loop rather
-             * than being taken and lost. */
-            if (!c->ckpt_busy && runctl_ckpt_due(&c->rc, run_t, c->updates, signals_take_checkpoint()))
-                start_ckpt(c, false);
+            /* The stop decision comes first, so that a solving evaluation is
+             * the last one and its snapshot can be the final checkpoint. */
             RunState st = {.env_steps = c->env_steps, .updates = c->updates, .wall_seconds = t,
                            .solved = c->eval.solved, .signal = signals_stop_requested(),
                            .by_actors = true, .actors_done = all_actors_done(c)};
             StopReason why = runctl_stop(cfg, &st);
-            if (why != STOP_NONE) begin_stop(c, why);
+            if (why != STOP_NONE) {
+                begin_stop(c, why);
+                continue;
+            }
+            /* A new best is saved from the sources' snapshot before the next
+             * evaluation replaces it. */
+            if (c->best_pending && !c->ckpt_busy) start_ckpt(c, CK_BEST, c->eval_id);
+            /* One evaluation at a time: a multiple passed while one runs
+             * is taken when it has finished. */
+            if (!c->eval_pulling && !c->best_pending && runctl_eval_due(&c->rc, c->updates)) start_eval(c);
+            /* A SIGUSR1 during a checkpoint waits for the next loop rather
+             * than being taken and lost. */
+            if (!c->ckpt_busy && runctl_ckpt_due(&c->rc, run_t, c->updates, signals_take_checkpoint()))
+                start_ckpt(c, CK_PERIODIC, 0);
         } else if (c->phase == PH_STOP_WORKERS && c->n_waiting == 0) {
             c->phase = PH_FINAL;
         } else if (c->phase == PH_FINAL && !c->ckpt_busy && !c->eval_pulling) {
             /* Every actor and learner has stopped: the counters are final. */
-            if (c->final_shards_written) {
-                if (c->updates > c->ckpt_updates) c->ckpt_updates = c->updates;
-                commit_ckpt(c, c->env_steps, c->args->start.episodes + c->episodes);
-            }
+            if (c->final_shards_written) commit_ckpt(c, c->env_steps, c->args->start.episodes + c->episodes);
             final_eval(c);
             send_stop(c, ROLE_REPLAY);
             send_stop(c, ROLE_PS);
@@ -528,12 +656,19 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->last[0].wait_seconds = c->rb.comm.wait_seconds;
     c->last[0].busy_seconds = now_seconds() - c->t0 - c->rb.comm.wait_seconds;
     comm_fill_metrics(&c->rb.comm, &c->last[0]);
-    int rc = write_summary(c) == 0 ? 0 : 1;
-    printf("%s: %s after %llu env steps, %llu updates, %.1f s; last eval %.1f, best %.1f (%s)\n", cfg->env.name,
-           c->eval.solved ? "solved" : "not solved", (unsigned long long)c->env_steps, (unsigned long long)c->updates,
-           wall(c), c->eval.last, c->eval.best, runctl_stop_name(c->stop_reason));
+    int rc = write_summary(c) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    char line[RUNCTL_LINE_LEN];
+    runctl_final_line(line, sizeof line, cfg->env.name, &c->eval, c->env_steps, c->updates, wall(c), c->stop_reason,
+                      c->final_ckpt_ok ? c->final_name : NULL, c->final_evaluated,
+                      c->best_saved ? "checkpoints/best" : NULL);
+    printf("%s\n", line);
     printf("run directory: %s\n", c->log.dir);
     fflush(stdout);
+    if (!c->final_ckpt_ok) {
+        fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n",
+                c->final_err[0] ? c->final_err : "(no reason given)");
+        rc = GORILA_EXIT_CKPT_WRITE;
+    }
     MsgHeader h = {0};
     for (int r = 1; r < c->lay->size; r++) comm_send_ctl(&c->rb.comm, r, TAG_EXIT, h, NULL, 0);
     Msg m;

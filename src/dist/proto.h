@@ -43,13 +43,16 @@ enum {
                             aux2 = target version the learner holds; flags MSG_WANT_PARAMS.
                             payload: grad[count] f32 */
     TAG_PARAM_REQ,       /* any -> ps: aux2 = target version held (MSG_NO_TARGET: none wanted);
+                            coordinator only: flags MSG_SNAPSHOT, version = evaluation id.
                             no payload */
     TAG_PARAMS,          /* ps -> any: count = slice length; version = params version;
                             aux = slice offset; aux2 = target version; flags MSG_HAS_TARGET.
                             payload: params[count] f32 (+ target[count] f32) */
     TAG_METRICS,         /* any -> coordinator: payload: RoleMetrics */
     TAG_EPISODES,        /* actor -> coordinator: count = n. payload: EpisodeRec[n] */
-    TAG_CKPT_REQ,        /* coordinator -> ps: version = checkpoint id; count = path bytes.
+    TAG_CKPT_REQ,        /* coordinator -> ps: version = checkpoint id; count = path bytes;
+                            aux = run id; flags MSG_FINAL, MSG_SNAPSHOT (aux2 = the
+                            evaluation id whose snapshot to write).
                             payload: directory path (no NUL) */
     TAG_CKPT_DONE,       /* ps -> coordinator: version = checkpoint id; aux = params version
                             saved; flags MSG_FAILED; count = message bytes. payload: error text */
@@ -73,8 +76,11 @@ enum {
     MSG_FAILED = 1u << 4,       /* CKPT_DONE: the shard could not write */
     MSG_FINAL = 1u << 5,        /* CKPT_REQ: the last checkpoint of the run: write it only
                                    after every learner's STOPPED marker (all gradients in) */
-    MSG_LAST = 1u << 6          /* EXPERIENCE: the actor's last chunk (its env-step share is
+    MSG_LAST = 1u << 6,         /* EXPERIENCE: the actor's last chunk (its env-step share is
                                    used up); may carry 0 transitions */
+    MSG_SNAPSHOT = 1u << 7      /* PARAM_REQ: keep a copy of the whole slice state (params,
+                                   target, optimizer, versions) as sent, for evaluation id
+                                   `version`; CKPT_REQ: write that copy, not the live state */
 };
 
 typedef struct {

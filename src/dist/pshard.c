@@ -59,7 +59,12 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
         free(full);
     }
     rb->m.params_version = s->version;
-    if (serves) init_replies(s);
+    if (serves) {
+        init_replies(s);
+        s->snap.params = xmalloc_aligned((len ? len : 1) * sizeof(float));
+        s->snap.target = xmalloc_aligned((len ? len : 1) * sizeof(float));
+        s->snap.opt_state = xmalloc_aligned((s->opt.n_state ? s->opt.n_state : 1) * sizeof(float));
+    }
 }
 
 void pshard_free(PShard *s) {
@@ -68,6 +73,9 @@ void pshard_free(PShard *s) {
     free(s->reply);
     free(s->params);
     free(s->target);
+    free(s->snap.params);
+    free(s->snap.target);
+    free(s->snap.opt_state);
     optim_free(&s->opt);
     memset(s, 0, sizeof *s);
 }
@@ -110,44 +118,76 @@ void pshard_send_params(PShard *s, int rank, bool with_target) {
     comm_send(&s->rb->comm, b, rank, TAG_PARAMS, h, proto_params_bytes(s->len, with_target));
 }
 
+static void take_snapshot(PShard *s, uint64_t id) {
+    PShardSnap *p = &s->snap;
+    memcpy(p->params, s->params, s->len * sizeof(float));
+    memcpy(p->target, s->target, s->len * sizeof(float));
+    if (s->opt.n_state) memcpy(p->opt_state, s->opt.state, s->opt.n_state * sizeof(float));
+    p->opt_step = s->opt.step;
+    p->version = s->version;
+    p->target_version = s->target_version;
+    p->id = id;
+}
+
 void pshard_on_param_req(PShard *s, const Msg *m) {
+    if (m->h.flags & MSG_SNAPSHOT) {
+        if (m->h.version == 0) DIE(s->rb->ctx, "PARAM_REQ from rank %d asks for a snapshot with id 0", m->source);
+        take_snapshot(s, m->h.version);
+    }
     bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != s->target_version;
     pshard_send_params(s, m->source, with_target);
 }
 
-static void write_answer(PShard *s, uint64_t id, const char *dir) {
+/* Write the live state (snap NULL) or the snapshot into dir and answer. */
+static void write_answer(PShard *s, const CkptReq *q) {
     char err[ERR_LEN];
+    Optim snap_opt;
     RunCkptShard sh = {
-        .index = s->index,
-        .off = s->off,
-        .len = s->len,
-        .params = s->params,
-        .target = s->target,
-        .opt = &s->opt,
-        .version = s->version,
-        .target_version = s->target_version,
+        .index = s->index, .off = s->off, .len = s->len,
+        .params = s->params, .target = s->target, .opt = &s->opt,
+        .version = s->version, .target_version = s->target_version,
+        .run_id = q->run_id, .seq = q->id, .n_shards = s->rb->n_sources,
     };
-    int rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, dir, &sh, err);
-    role_ckpt_done(s->rb, id, s->version, rc, err);
+    int rc = 0;
+    if (q->snapshot) {
+        const PShardSnap *p = &s->snap;
+        if (p->id != q->snapshot) {
+            rc = errf(err, "shard %d holds the snapshot of evaluation %llu, not %llu", s->index,
+                      (unsigned long long)p->id, (unsigned long long)q->snapshot);
+        } else {
+            snap_opt = s->opt; /* same kind and sizes; the state and step of the snapshot */
+            snap_opt.state = p->opt_state;
+            snap_opt.step = p->opt_step;
+            sh.params = p->params;
+            sh.target = p->target;
+            sh.opt = &snap_opt;
+            sh.version = p->version;
+            sh.target_version = p->target_version;
+        }
+    }
+    if (rc == 0) rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, q->dir, &sh, err);
+    role_ckpt_done(s->rb, q->id, sh.version, rc, err);
 }
 
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final) {
     assert(s->serves);
+    CkptReq q = {.id = m->h.version, .run_id = m->h.aux,
+                 .snapshot = (m->h.flags & MSG_SNAPSHOT) ? m->h.aux2 : 0};
     /* comm_poll bounds the path by PROTO_MAX_TEXT (proto_payload_bytes). */
-    char dir[PROTO_MAX_TEXT + 1];
-    memcpy(dir, m->payload, m->bytes);
-    dir[m->bytes] = '\0';
-    if (hold_final && (m->h.flags & MSG_FINAL)) {
+    memcpy(q.dir, m->payload, m->bytes);
+    q.dir[m->bytes] = '\0';
+    if ((m->h.flags & MSG_SNAPSHOT) && q.snapshot == 0)
+        DIE(s->rb->ctx, "CKPT_REQ from rank %d asks for the snapshot of evaluation 0", m->source);
+    if (hold_final && (m->h.flags & MSG_FINAL) && !q.snapshot) {
         s->final_pending = true;
-        s->final_id = m->h.version;
-        memcpy(s->final_dir, dir, m->bytes + 1);
+        s->final = q;
         return;
     }
-    write_answer(s, m->h.version, dir);
+    write_answer(s, &q);
 }
 
 void pshard_write_held(PShard *s) {
     if (!s->final_pending) return;
     s->final_pending = false;
-    write_answer(s, s->final_id, s->final_dir);
+    write_answer(s, &s->final);
 }

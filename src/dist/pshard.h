@@ -40,6 +40,27 @@
 #include "optim.h"
 #include "role.h"
 
+/* A CKPT_REQ as received. */
+typedef struct {
+    uint64_t id;              /* checkpoint sequence number */
+    uint64_t run_id;
+    uint64_t snapshot;        /* evaluation id of the snapshot to write; 0: the live state */
+    char dir[PROTO_MAX_TEXT + 1];
+} CkptReq;
+
+/* The slice's state as it was sent to the coordinator for one evaluation
+ * (PARAM_REQ with MSG_SNAPSHOT), so that the evaluated parameters can be
+ * checkpointed exactly, with their optimizer state, after the evaluation
+ * has decided they are the best so far or solve the env. One is kept: the
+ * coordinator takes the next only after it has saved what it needed. */
+typedef struct {
+    float *params, *target;   /* (len) each */
+    float *opt_state;         /* (opt.n_state) */
+    uint64_t opt_step;
+    uint64_t version, target_version;
+    uint64_t id;              /* the evaluation id it was taken for; 0: none yet */
+} PShardSnap;
+
 typedef struct {
     RoleBase *rb;             /* the owner's (not owned): Comm, config, network, counters */
     int index;                /* checkpoint file ps-<index>.ckpt */
@@ -53,10 +74,10 @@ typedef struct {
                                  NULL for a rank that never asks */
     SendBuf **bufs;           /* (n_bufs) the allocated replies, for role_shutdown */
     int n_bufs;
+    PShardSnap snap;          /* allocated when serving */
     /* a final checkpoint request the owner asked to hold back */
     bool final_pending;
-    uint64_t final_id;
-    char final_dir[PROTO_MAX_TEXT + 1];
+    CkptReq final;
 } PShard;
 
 /* Set up the slice of len floats at off of rb's network, for shard file
@@ -92,13 +113,17 @@ void pshard_report_if_due(PShard *s);
 void pshard_send_params(PShard *s, int rank, bool with_target);
 
 /* Answer PARAM_REQ m: PARAMS to its sender, with the target slice unless it
- * wants none (MSG_NO_TARGET) or already holds target_version (m->h.aux2). */
+ * wants none (MSG_NO_TARGET) or already holds target_version (m->h.aux2).
+ * With MSG_SNAPSHOT (the coordinator, before an evaluation), first copy the
+ * whole slice state into s->snap for evaluation id m->h.version. */
 void pshard_on_param_req(PShard *s, const Msg *m);
 
 /* Answer CKPT_REQ m (from the coordinator; s must serve): write the shard file into the
  * directory m names and send CKPT_DONE (MSG_FAILED with the reason when
- * the write failed; the run goes on). With hold_final and MSG_FINAL in m,
- * keep the request for pshard_write_held instead. */
+ * the write failed; the run goes on). With MSG_SNAPSHOT, the file holds the
+ * snapshot of evaluation m->h.aux2 (fails if that is not the one held) and
+ * is written at once; otherwise the live state, and with hold_final and
+ * MSG_FINAL in m the request is kept for pshard_write_held instead. */
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final);
 
 /* Write and answer the held final request, if any (else nothing). */
