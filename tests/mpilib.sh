@@ -40,3 +40,38 @@ jcount() {
 
 # manifest KEY: value from the newest checkpoint's MANIFEST of $RUN.
 manifest() { sed -n "s/^$1 //p" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")/MANIFEST"; }
+
+# jnum JSON KEY: a number from a one-line JSON object (gorila eval --json).
+jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }
+
+# same_double A B: A and B parse to the same double (awk reads numbers
+# with strtod), so 261.02 and 261.01999999999998 are equal, 261.03 is not.
+same_double() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0) }'; }
+
+# check_artifacts NAME: what the run in $RUN reports is true of what it
+# saved. The best checkpoint, evaluated again with the run's eval seed,
+# scores exactly best_eval_mean_return; the final checkpoint scores exactly
+# last_eval_mean_return (when the run evaluated it); eval.csv's updates
+# column never goes back. Evaluation is deterministic for given parameters
+# and seed, so equality is exact (both sides print round-trip doubles).
+check_artifacts() {
+    local name=$1 s="$RUN/summary.json" j
+    local best last bestck finalck
+    best=$(jget "$s" best_eval_mean_return)
+    last=$(jget "$s" last_eval_mean_return)
+    bestck=$(jget "$s" best_checkpoint)
+    finalck=$(jget "$s" final_checkpoint)
+    check "$name: summary names its final checkpoint ($finalck)" [ -f "$RUN/$finalck/MANIFEST" ]
+    if [ "$bestck" != null ] && [ -n "$bestck" ]; then
+        j=$("$GORILA" eval "$RUN" --checkpoint best --json 2>/dev/null)
+        check "$name: best checkpoint evaluates as logged ($(jnum "$j" mean) vs $best)" same_double "$(jnum "$j" mean)" "$best"
+    elif [ "$best" != null ]; then
+        not_ok "$name: evaluated (best $best) but no best checkpoint"
+    fi
+    if [ "$last" != null ] && [ -n "$last" ]; then
+        j=$("$GORILA" eval "$RUN/$finalck" --json 2>/dev/null)
+        check "$name: final checkpoint evaluates as last_eval_mean_return ($(jnum "$j" mean) vs $last)" \
+            same_double "$(jnum "$j" mean)" "$last"
+    fi
+    check "$name: eval.csv updates never go back" awk -F, 'NR > 2 && $3 < prev { exit 1 } { prev = $3 }' "$RUN/eval.csv"
+}

@@ -1,8 +1,13 @@
-/* cmd_eval.c: `gorila eval CHECKPOINT [--episodes N] [--seed S] [--json]
- * [--export FILE]`.
+/* cmd_eval.c: `gorila eval RUN|CHECKPOINT [--checkpoint latest|final|best|PATH]
+ * [--episodes N] [--seed S] [--json] [--export FILE]`.
  *
- * CHECKPOINT is a run directory (its newest checkpoint is used) or one
- * checkpoint directory (runs/x/checkpoints/ckpt-000003). The network and
+ * The target is a run directory or one checkpoint directory
+ * (runs/x/checkpoints/ckpt-000003, runs/x/checkpoints/best). In a run
+ * directory --checkpoint picks which: latest (default: the newest complete
+ * one, which is the final one of a finished run), final (the same, but
+ * refused when the run did not finish), best (checkpoints/best, the best
+ * evaluation's parameters), or a path. The line printed first says which
+ * checkpoint was loaded and what its manifest records. The network and
  * environment come from the run's config.yaml and are checked against the
  * checkpoint files; the parameters are assembled from every shard file.
  * Prints the mean and standard deviation of the greedy return. --export
@@ -12,6 +17,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "evaluator.h"
+#include "exitcode.h"
 #include "agentcfg.h"
 #include "runckpt.h"
 #include "util.h"
@@ -39,9 +45,61 @@ static bool write_params(const char *path, const float *p, size_t n, char *err) 
     return ok;
 }
 
+/* A checkpoint directory's run directory: <run>/checkpoints/<name>. */
+static void run_of(const char *ckpt_dir, char *run_dir) {
+    snprintf(run_dir, PATH_LEN, "%s/../..", ckpt_dir);
+}
+
+/* Find the checkpoint to load: target a checkpoint directory (which must be
+ * NULL or a path), or a run directory and which (NULL = latest). Fills man
+ * and run_dir. 0, or an exit status with err. */
+static int resolve(const char *target, const char *which, RunCkptManifest *man, char *run_dir, char *err) {
+    struct stat st;
+    if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
+        return errf(err, "%s is not a directory (give a run directory or a checkpoint directory)", target),
+               GORILA_EXIT_USAGE;
+    if (is_file(target, "MANIFEST")) {
+        if (which) return errf(err, "--checkpoint applies to a run directory; %s is a checkpoint", target), GORILA_EXIT_USAGE;
+        if (runckpt_read_manifest(target, man, err)) return GORILA_EXIT_CKPT_READ;
+        run_of(target, run_dir);
+        return 0;
+    }
+    if (!is_file(target, "config.yaml"))
+        return errf(err, "%s is neither a run directory (no config.yaml) nor a checkpoint (no MANIFEST)", target),
+               GORILA_EXIT_USAGE;
+    snprintf(run_dir, PATH_LEN, "%s", target);
+    if (!which || !strcmp(which, "latest") || !strcmp(which, "final")) {
+        if (runckpt_latest(target, man, err)) return GORILA_EXIT_CKPT_READ;
+        if (which && !strcmp(which, "final") && strcmp(man->kind, "final") != 0)
+            return errf(err, "%s has no final checkpoint (the run did not finish; its newest is %s, kind %s): "
+                        "use --checkpoint latest", target, man->dir, man->kind[0] ? man->kind : "periodic"),
+                   GORILA_EXIT_CKPT_READ;
+        return 0;
+    }
+    if (!strcmp(which, "best")) {
+        if (runckpt_best(target, man, err)) return GORILA_EXIT_CKPT_READ;
+        return 0;
+    }
+    if (stat(which, &st) != 0 || !S_ISDIR(st.st_mode) || !is_file(which, "MANIFEST"))
+        return errf(err, "--checkpoint %s: not latest, final, best, or a checkpoint directory", which), GORILA_EXIT_USAGE;
+    if (runckpt_read_manifest(which, man, err)) return GORILA_EXIT_CKPT_READ;
+    return 0;
+}
+
+/* What the manifest says about the parameters, for the "loaded" line. */
+static void describe(const RunCkptManifest *m, char *out, size_t size) {
+    int n = snprintf(out, size, "%s checkpoint, parameters after %llu updates, %llu env steps",
+                     m->kind[0] ? m->kind : "periodic", (unsigned long long)m->params_version,
+                     (unsigned long long)m->env_steps);
+    if (n > 0 && (size_t)n < size && m->eval_episodes > 0)
+        snprintf(out + n, size - (size_t)n, "; logged eval %.2f over %d episodes, seed %llu", m->eval_mean,
+                 m->eval_episodes, (unsigned long long)m->eval_seed);
+}
+
 static const char eval_usage[] =
-    "usage: gorila eval CHECKPOINT [--episodes N] [--seed S] [--json] [--export FILE]\n"
-    "  CHECKPOINT  a run directory (its latest checkpoint) or a checkpoint directory\n"
+    "usage: gorila eval RUN|CHECKPOINT [--checkpoint WHICH] [--episodes N] [--seed S] [--json] [--export FILE]\n"
+    "  RUN|CHECKPOINT  a run directory or a checkpoint directory\n"
+    "  --checkpoint    in a run directory: latest (default), final, best, or a checkpoint path\n"
     "  --episodes  greedy episodes (default: the run's eval.episodes)\n"
     "  --seed      evaluation seed (default: the run's eval.seed)\n"
     "  --json      one JSON object instead of the text line\n"
@@ -52,7 +110,7 @@ int cmd_eval(int argc, char **argv) {
     long episodes = 0;
     uint64_t seed = 0;
     bool have_seed = false, json = false;
-    const char *export_path = NULL;
+    const char *export_path = NULL, *which = NULL;
     char err[ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -65,6 +123,9 @@ int cmd_eval(int argc, char **argv) {
                 if (parse_u64(v, &seed, err)) return usage_error("eval: --seed: %s", err);
                 have_seed = true;
             }
+        } else if (!strcmp(s, "--checkpoint")) {
+            if (i + 1 >= argc) return usage_error("eval: --checkpoint needs latest, final, best or a path");
+            which = argv[++i];
         } else if (!strcmp(s, "--export")) {
             if (i + 1 >= argc) return usage_error("eval: --export needs a file name");
             export_path = argv[++i];
@@ -82,20 +143,13 @@ int cmd_eval(int argc, char **argv) {
             return usage_error("eval: more than one checkpoint given");
         }
     }
-    if (!target) return usage_error("eval: missing CHECKPOINT (a run directory or a checkpoint directory)");
-    struct stat st;
-    if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
-        return usage_error("eval: %s is not a directory (give a run directory or a checkpoint directory)", target);
+    if (!target) return usage_error("eval: missing RUN or CHECKPOINT (a run directory or a checkpoint directory)");
     RunCkptManifest man;
     char run_dir[PATH_LEN];
-    if (is_file(target, "MANIFEST")) {
-        if (runckpt_read_manifest(target, &man, err)) return usage_error("eval: %s", err);
-        char tmp[PATH_LEN];
-        snprintf(tmp, sizeof tmp, "%s/../..", target);
-        snprintf(run_dir, sizeof run_dir, "%s", tmp);
-    } else {
-        if (runckpt_latest(target, &man, err)) return usage_error("eval: %s", err);
-        snprintf(run_dir, sizeof run_dir, "%s", target);
+    int rc = resolve(target, which, &man, run_dir, err);
+    if (rc) {
+        fprintf(stderr, "gorila: error: eval: %s\n", err);
+        return rc;
     }
     char cfg_path[PATH_LEN + 16];
     snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", run_dir);
@@ -114,10 +168,12 @@ int cmd_eval(int argc, char **argv) {
     float *params = xmalloc_aligned(net.n_params * sizeof(float));
     float *target_p = xmalloc_aligned(net.n_params * sizeof(float));
     RunCkptShard sh = {.off = 0, .len = net.n_params, .params = params, .target = target_p};
-    int rc = 0;
     Evaluator ev;
     memset(&ev, 0, sizeof ev);
-    if (runckpt_read_slice(cfg, &net, man.dir, &sh, err) || evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
+    if (runckpt_read_slice(cfg, &net, man.dir, &sh, err)) {
+        fprintf(stderr, "gorila: error: eval: %s\n", err);
+        rc = GORILA_EXIT_CKPT_READ;
+    } else if (evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
         rc = usage_error("eval: %s", err);
     } else if (export_path && !write_params(export_path, params, net.n_params, err)) {
         rc = usage_error("eval: %s", err);
@@ -125,16 +181,27 @@ int cmd_eval(int argc, char **argv) {
         EvalResult r;
         evaluator_run(&ev, params, &r);
         double thr = env_find(cfg->env.name)->reward_threshold;
-        if (json)
-            printf("{\"checkpoint\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"mean\": %.10g, \"std\": %.10g, "
-                   "\"min\": %.10g, \"max\": %.10g, \"updates\": %llu, \"env_steps\": %llu, \"solved\": %s}\n",
-                   man.dir, cfg->env.name, r.episodes, r.mean, r.std, r.min, r.max, (unsigned long long)man.updates,
-                   (unsigned long long)man.env_steps, r.mean >= thr ? "true" : "false");
-        else
+        char what[256];
+        describe(&man, what, sizeof what);
+        if (json) {
+            printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %llu, "
+                   "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %llu, "
+                   "\"params_version\": %llu, \"env_steps\": %llu, \"solved\": %s",
+                   man.dir, man.kind[0] ? man.kind : "periodic", cfg->env.name, r.episodes,
+                   (unsigned long long)cfg->eval.seed, r.mean, r.std, r.min, r.max, (unsigned long long)man.updates,
+                   (unsigned long long)man.params_version, (unsigned long long)man.env_steps,
+                   r.mean >= thr ? "true" : "false");
+            if (man.eval_episodes > 0)
+                printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %llu",
+                       man.eval_mean, man.eval_episodes, (unsigned long long)man.eval_seed);
+            printf("}\n");
+        } else {
+            printf("loaded %s (%s)\n", man.dir, what);
             printf("%s: %s, %d greedy episodes (eval seed %llu): mean %.2f, std %.2f, min %.1f, max %.1f "
                    "(threshold %.0f: %s)\n",
                    man.dir, cfg->env.name, r.episodes, (unsigned long long)cfg->eval.seed, r.mean, r.std, r.min, r.max,
                    thr, r.mean >= thr ? "solved" : "not solved");
+        }
     }
     evaluator_free(&ev);
     free(params);

@@ -40,6 +40,7 @@ check_job() { # NAME MODE PS LEARNERS
     local rows
     rows=$(wc -l <"$RUN/eval.csv")
     check "$name: evaluations recorded ($((rows - 1)))" [ "$rows" -ge 2 ]
+    check_artifacts "$name"
 }
 
 job even-sync

@@ -18,6 +18,17 @@ check "distributed CartPole learns: best greedy mean $best >= 150 within 30000 e
     awk -v b="${best:-0}" 'BEGIN { exit !(b >= 150) }'
 n=$(($(wc -l <"$RUN/eval.csv") - 1))
 check "distributed CartPole: evaluations every 250 updates ($n)" [ "$n" -ge 2 ]
+check_artifacts "distributed CartPole"
+solved_checks() { # NAME: a run that stopped because it solved saved the solving parameters
+    local s="$RUN/summary.json"
+    [ "$(jget "$s" stop_reason)" = solved ] || return 0
+    local last thr
+    last=$(jget "$s" last_eval_mean_return)
+    thr=$(jget "$s" reward_threshold)
+    check "$1: stopped solved; its final checkpoint scores $last >= $thr" awk -v a="$last" -v t="$thr" 'BEGIN { exit !(a >= t) }'
+    check "$1: final line says when it solved" grep -q "solved at $(jget "$s" solved_at_env_steps) env steps" <<<"$out"
+}
+solved_checks "distributed CartPole"
 
 RUN="$RUNS/learn-local"
 rm -rf "$RUN"
@@ -27,4 +38,6 @@ expect_rc "local CartPole: exit status 0" 0
 best=$(jget "$RUN/summary.json" best_eval_mean_return)
 check "local CartPole learns: best greedy mean $best >= 150 within 30000 env steps" \
     awk -v b="${best:-0}" 'BEGIN { exit !(b >= 150) }'
+check_artifacts "local CartPole"
+solved_checks "local CartPole"
 done_testing
