@@ -306,3 +306,66 @@ Test(runctl, progress_line_long_run_and_small_buffer) {
     runctl_progress_line(small, sizeof small, &row, -99.26);
     cr_assert_str_eq(small, "[123456.8", "cut to 9 characters and terminated");
 }
+
+/* ---- evaluation history and the final line ---------------------------- */
+
+Test(runctl, evaltrack_best_needs_a_strictly_higher_mean_and_keeps_the_first_solve) {
+    EvalTrack t;
+    evaltrack_init(&t, 475.0);
+    cr_assert(isnan(t.best) && isnan(t.last));
+    cr_assert_not(evaltrack_record(&t, 100.0, 1000, 250, 1.0));
+    cr_assert(t.last_was_best, "the first evaluation is the best so far");
+    cr_assert(evaltrack_record(&t, 480.0, 2000, 500, 2.0));
+    cr_assert(t.last_was_best);
+    cr_assert(t.solved);
+    cr_assert_eq(t.solved_at_env_steps, 2000);
+    cr_assert_eq(t.solved_at_version, 500);
+    /* equal to the best: not a new best (the saved best stays the first) */
+    cr_assert(evaltrack_record(&t, 480.0, 3000, 750, 3.0));
+    cr_assert_not(t.last_was_best);
+    cr_assert_eq(t.best_env_steps, 2000);
+    cr_assert_eq(t.best_version, 500);
+    /* a higher one moves best but not the first solve */
+    cr_assert(evaltrack_record(&t, 500.0, 4000, 1000, 4.0));
+    cr_assert(t.last_was_best);
+    cr_assert_eq(t.best_version, 1000);
+    cr_assert_eq(t.solved_at_env_steps, 2000);
+    cr_assert_float_eq(t.solved_at_seconds, 2.0, 0);
+    /* a worse one after: last drops, best stays */
+    cr_assert_not(evaltrack_record(&t, 50.0, 5000, 1250, 5.0));
+    cr_assert_not(t.last_was_best);
+    cr_assert_float_eq(t.last, 50.0, 0);
+    cr_assert_float_eq(t.best, 500.0, 0);
+    cr_assert_eq(t.evaluations, 5);
+}
+
+Test(runctl, final_line_solved_says_when) {
+    EvalTrack t;
+    evaltrack_init(&t, 475.0);
+    evaltrack_record(&t, 500.0, 7511, 1750, 1.94);
+    char line[RUNCTL_LINE_LEN];
+    runctl_final_line(line, sizeof line, "CartPole-v1", &t, 8000, 2000, 2.26, STOP_SOLVED, "checkpoints/ckpt-000004",
+                      true, "checkpoints/best");
+    cr_assert_str_eq(line, "CartPole-v1: solved at 7511 env steps, 1750 updates, 1.9 s; stopped (solved) after 8000 "
+                           "env steps, 2000 updates, 2.3 s; final checkpoint checkpoints/ckpt-000004: eval 500.0; "
+                           "best 500.0 (checkpoints/best)");
+}
+
+Test(runctl, final_line_not_solved_unevaluated_and_no_checkpoint) {
+    EvalTrack t;
+    evaltrack_init(&t, -100.0);
+    char line[RUNCTL_LINE_LEN];
+    runctl_final_line(line, sizeof line, "Acrobot-v1", &t, 10, 0, 0.04, STOP_SIGNAL, NULL, false, NULL);
+    cr_assert_str_eq(line, "Acrobot-v1: not solved (no evaluation); stopped (signal) after 10 env steps, 0 updates, "
+                           "0.0 s; no final checkpoint");
+    evaltrack_record(&t, -300.0, 5000, 900, 3.0);
+    evaltrack_record(&t, -400.0, 9000, 1800, 6.0);
+    runctl_final_line(line, sizeof line, "Acrobot-v1", &t, 9500, 1900, 6.5, STOP_SIGNAL, "checkpoints/ckpt-000002",
+                      false, "checkpoints/best");
+    cr_assert_str_eq(line, "Acrobot-v1: not solved (best eval -300.0 at 5000 env steps); stopped (signal) after 9500 "
+                           "env steps, 1900 updates, 6.5 s; final checkpoint checkpoints/ckpt-000002 (not evaluated); "
+                           "best -300.0 (checkpoints/best)");
+    char small[24];
+    runctl_final_line(small, sizeof small, "Acrobot-v1", &t, 9500, 1900, 6.5, STOP_SIGNAL, NULL, false, NULL);
+    cr_assert_eq(strlen(small), sizeof small - 1, "cut to fit, terminated");
+}
