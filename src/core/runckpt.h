@@ -25,6 +25,7 @@
 #include "optim.h"
 #include "qnet.h"
 #include "replaybuf.h"
+#include "runlog.h"
 #include "rng.h"
 
 
@@ -63,6 +64,10 @@ typedef struct {
     int eval_episodes;
     uint64_t eval_seed;
     uint64_t params_version;   /* optimizer steps the parameters had (shard 0's version) */
+    /* the run's evaluation record up to this checkpoint (first solve, best,
+     * last), so that a resume keeps its history; has_history 0: none kept */
+    int has_history;
+    EvalTrack history;
     char dir[PATH_LEN];   /* the checkpoint's directory (filled on read) */
 } RunCkptManifest;
 

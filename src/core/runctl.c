@@ -126,3 +126,27 @@ void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack 
     if (best_ckpt) ADD("; best %.1f (%s)", e->best, best_ckpt);
 #undef ADD
 }
+
+StopReason runctl_resume_done(const Config *cfg, uint64_t env_steps, uint64_t updates, double wall_seconds, bool solved) {
+    RunState st = {.env_steps = env_steps, .updates = updates, .wall_seconds = wall_seconds, .solved = solved};
+    return runctl_stop(cfg, &st);
+}
+
+void runctl_done_line(char *out, size_t size, const char *run_dir, StopReason why, uint64_t env_steps,
+                      uint64_t updates, const EvalTrack *history) {
+    const char *hint = "";
+    switch (why) {
+    case STOP_SOLVED: hint = "set run.stop_when_solved=false"; break;
+    case STOP_BUDGET: hint = "raise run.max_env_steps or run.max_updates"; break;
+    case STOP_TIME: hint = "raise run.max_seconds"; break;
+    default: hint = "change the limits"; break;
+    }
+    char solved[128] = "";
+    if (why == STOP_SOLVED && history && history->solved)
+        snprintf(solved, sizeof solved, " at %llu env steps", (unsigned long long)history->solved_at_env_steps);
+    snprintf(out, size,
+             "%s is already complete (%s%s; its checkpoint is at %llu env steps, %llu updates): nothing to do; "
+             "%s with --set to continue it",
+             run_dir, why == STOP_SOLVED ? "solved" : runctl_stop_name(why), solved, (unsigned long long)env_steps,
+             (unsigned long long)updates, hint);
+}

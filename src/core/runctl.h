@@ -135,6 +135,16 @@ void runctl_rates(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates,
  * mean_train_return and last_eval_return of row. */
 void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double best_eval);
 
+/* Whether a run resumed at these counters (and whether its evaluations
+ * had solved it) already met a stop condition of cfg: STOP_SOLVED (with
+ * run.stop_when_solved), STOP_BUDGET (run.max_env_steps or max_updates
+ * reached), STOP_TIME (run.max_seconds), else STOP_NONE. */
+StopReason runctl_resume_done(const Config *cfg, uint64_t env_steps, uint64_t updates, double wall_seconds, bool solved);
+/* What a resume that has nothing to do prints: which condition the run in
+ * run_dir met, and which --set would let it go on. history may be NULL. */
+void runctl_done_line(char *out, size_t size, const char *run_dir, StopReason why, uint64_t env_steps,
+                      uint64_t updates, const EvalTrack *history);
+
 /* The line a run ends with, into out (size bytes, always terminated): when
  * it solved (env steps, updates and seconds of the solving evaluation), or
  * that it did not and its best; why and where it stopped; which checkpoint

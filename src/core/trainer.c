@@ -78,6 +78,8 @@ static void save_best(Local *L) {
     snprintf(man.mode, sizeof man.mode, "local");
     snprintf(man.kind, sizeof man.kind, "best");
     fill_eval(&man, L);
+    man.has_history = 1;
+    man.history = L->eval;
     if (runckpt_begin_best(L->log.dir, L->ckpt_seq, dir, err) != 0 ||
         runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 || runckpt_commit_best(L->log.dir, dir, &man, err) != 0) {
         runlog_progress_done(&L->log);
@@ -162,6 +164,8 @@ static int checkpoint(Local *L, bool final) {
     snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
     /* the last evaluation was of exactly these parameters */
     if (L->rc.evaluated && L->rc.last_eval_updates == L->updates) fill_eval(&man, L);
+    man.has_history = 1;
+    man.history = L->eval;
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
         runlog_progress_done(&L->log);
@@ -195,6 +199,12 @@ static int restore(Local *L, const char *run_dir, char *err) {
     L->episodes = sh.episodes;
     L->wall_offset = sh.wall_seconds;
     L->ckpt_seq = man.seq;
+    if (man.has_history) { /* keep the run's first solve and best */
+        double thr = L->eval.threshold;
+        L->eval = man.history;
+        L->eval.threshold = thr;
+        L->eval.last_was_best = false;
+    }
     L->ac.steps = L->env_steps;
     L->start_env_steps = L->env_steps;
     L->start_updates = L->updates;
@@ -282,9 +292,25 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
     L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
     if (resume_dir && restore(L, resume_dir, err) != 0) goto fail;
+    if (resume_dir) {
+        StopReason done = runctl_resume_done(cfg, L->env_steps, L->updates, L->wall_offset, L->eval.solved);
+        if (done != STOP_NONE) { /* nothing to do, nothing written */
+            char line[RUNCTL_LINE_LEN];
+            runctl_done_line(line, sizeof line, resume_dir, done, L->env_steps, L->updates, &L->eval);
+            printf("%s\n", line);
+            local_free(L);
+            free(L);
+            return 0;
+        }
+    }
     if (runlog_init(&L->log, cfg, resume_dir, NULL, 0, err) != 0) goto fail;
     printf("run directory: %s\n", L->log.dir);
     fflush(stdout);
+    if (resume_dir) {
+        RunCkptManifest bm;
+        char berr[ERR_LEN];
+        L->best_saved = runckpt_best(L->log.dir, &bm, berr) == 0;
+    }
     log_info(NULL, "local training: %s, network %zu parameters, replay %llu, batch %d, budget %llu env steps",
              cfg->env.name, n, (unsigned long long)cfg->replay.capacity, cfg->replay.batch_size,
              (unsigned long long)cfg->run.max_env_steps);
@@ -338,6 +364,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             if (runckpt_read_manifest(L->ckpt_dir, &man, err) == 0) {
                 snprintf(man.kind, sizeof man.kind, "best");
                 fill_eval(&man, L);
+                man.has_history = 1;
+                man.history = L->eval;
                 if (runckpt_best_from(L->log.dir, L->ckpt_dir, &man, err) == 0) L->best_saved = true;
                 else fprintf(stderr, "gorila: warning: best checkpoint not saved: %s\n", err);
             }

@@ -226,6 +226,8 @@ static void commit_best(Coord *c) {
     snprintf(man.kind, sizeof man.kind, "best");
     snprintf(man.mode, sizeof man.mode, "%s", config_sync_name(c->rb.cfg->sync.mode));
     fill_eval(&man, c);
+    man.has_history = 1;
+    man.history = c->eval;
     char err[ERR_LEN];
     if (runckpt_commit_best(c->log.dir, c->ckpt_dir, &man, err) != 0) {
         log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
@@ -282,6 +284,8 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
     snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
     snprintf(man.mode, sizeof man.mode, "%s", config_sync_name(c->rb.cfg->sync.mode));
     if (c->ckpt_snapshot) fill_eval(&man, c);
+    man.has_history = 1;
+    man.history = c->eval;
     char err[ERR_LEN];
     if (runckpt_commit(c->log.dir, c->ckpt_dir, &man, c->rb.cfg->checkpoint.keep, err) != 0) {
         log_info(c->rb.ctx, "checkpoint %llu not committed: %s", (unsigned long long)c->ckpt_seq, err);
@@ -550,6 +554,8 @@ static void final_eval(Coord *c) {
         if (runckpt_read_manifest(c->ckpt_dir, &man, err) == 0) {
             snprintf(man.kind, sizeof man.kind, "best");
             fill_eval(&man, c);
+            man.has_history = 1;
+            man.history = c->eval;
             if (runckpt_best_from(c->log.dir, c->ckpt_dir, &man, err) == 0) c->best_saved = true;
             else log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
         }
@@ -591,6 +597,17 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->eval_params = xmalloc_aligned(c->rb.net.n_params * sizeof(float));
     c->eval_target = xmalloc(c->rb.net.n_params * sizeof(float));
     evaltrack_init(&c->eval, env_find(cfg->env.name)->reward_threshold);
+    if (args->start.resumed && args->start.has_history) {
+        /* Keep the run's history: its first solve and its best stay. */
+        c->eval = args->start.history;
+        c->eval.threshold = env_find(cfg->env.name)->reward_threshold;
+        c->eval.last_was_best = false;
+    }
+    if (args->start.resumed) {
+        RunCkptManifest best;
+        char berr[ERR_LEN];
+        c->best_saved = runckpt_best(c->log.dir, &best, berr) == 0;
+    }
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
     for (int r = 0; r < c->lay->size; r++) {

@@ -5,6 +5,7 @@
 #include "signals.h"
 #include "trainer.h"
 #include "runckpt.h"
+#include "runctl.h"
 #include "util.h"
 
 #include <cblas.h>
@@ -30,6 +31,8 @@ static void load_start(const JobArgs *args, JobStart *s, char *err) {
     s->updates = m.updates;
     s->episodes = m.episodes;
     s->wall_seconds = m.wall_seconds;
+    s->has_history = m.has_history;
+    s->history = m.history;
     if (snprintf(s->ckpt_dir, sizeof s->ckpt_dir, "%s", m.dir) >= (int)sizeof s->ckpt_dir ||
         snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir) >= (int)sizeof s->run_dir) {
         s->ok = 0;
@@ -99,6 +102,22 @@ int job_run(Ctx *ctx, JobArgs *args) {
     if (!args->start.ok) {
         if (ctx->rank == 0) fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
         return EXIT_USAGE_JOB;
+    }
+    /* A resumed run that already met its stop condition has nothing to do:
+     * every rank sees the same start and leaves with 0, nothing written. */
+    if (args->start.resumed) {
+        StopReason done = runctl_resume_done(args->cfg, args->start.env_steps, args->start.updates,
+                                             args->start.wall_seconds, args->start.has_history && args->start.history.solved);
+        if (done != STOP_NONE) {
+            if (ctx->rank == 0) {
+                char line[RUNCTL_LINE_LEN];
+                runctl_done_line(line, sizeof line, args->start.run_dir, done, args->start.env_steps,
+                                 args->start.updates, args->start.has_history ? &args->start.history : NULL);
+                printf("%s\n", line);
+                fflush(stdout);
+            }
+            return 0;
+        }
     }
     MPI_CHECK(ctx, MPI_Comm_split(args->world, ctx->role == ROLE_LEARNER ? 1 : MPI_UNDEFINED, ctx->rank, &args->learners));
     pin(ctx, args);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "ctx.h"
 #include "layout.h"
+#include "runlog.h"
 
 /* Where the job starts: zeros for a fresh run, the counters of the
  * checkpoint for --resume. The coordinator reads the manifest and every
@@ -20,6 +21,8 @@ typedef struct {
     double wall_seconds;      /* run time before this start */
     char ckpt_dir[PATH_LEN];  /* checkpoint directory to load (resumed) */
     char run_dir[PATH_LEN];   /* run directory (the coordinator's) */
+    int32_t has_history;
+    EvalTrack history;        /* the evaluations before this start (runckpt.h) */
 } JobStart;
 
 /* Everything a role needs from the command line and the start-up. */
