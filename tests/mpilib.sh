@@ -45,8 +45,9 @@ manifest() { sed -n "s/^$1 //p" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest
 jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }
 
 # same_double A B: A and B parse to the same double (awk reads numbers
-# with strtod), so 261.02 and 261.01999999999998 are equal, 261.03 is not.
-same_double() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0) }'; }
+# with strtod), so 261.02 and 261.01999999999998 are equal, 261.03 is not;
+# nan never (mawk would call it equal to anything).
+same_double() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" != nan ] && [ "$2" != nan ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0) }'; }
 
 # check_artifacts NAME: what the run in $RUN reports is true of what it
 # saved. The best checkpoint, evaluated again with the run's eval seed,
