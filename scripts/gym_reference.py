@@ -22,9 +22,13 @@ docs/ENVIRONMENTS.md, "Regenerating the fixtures").
 
 What the script adds around Gymnasium's step(), and why:
   - TimeLimit: a step counter per episode (reset by `state`); truncated is
-    set when it reaches the registered limit and the step did not
-    terminate (gorila's rule; Gymnasium's TimeLimit would also set it on a
-    terminating step, which no fixture contains).
+    set when it reaches the registered limit, also on a step that
+    terminated, exactly as Gymnasium's TimeLimit wrapper does
+    (gymnasium/wrappers/common.py: `if self._elapsed_steps >=
+    self._max_episode_steps: truncated = True`). `gorila env replay`
+    reports the flags that way. (Before issue 8 the script used gorila's
+    learner-side rule, terminated wins; no committed fixture has a step that
+    terminates at or past the limit, so their data is the same under both.)
   - A `state` command also clears CartPole's steps_beyond_terminated, as
     reset() would: it starts a new episode.
   - Pendulum: action i is the float64 torque TORQUES[i], passed to step()
@@ -264,7 +268,7 @@ class Fixture:
         obs, reward, terminated, truncated, _ = self.env.step(self.act(a))
         assert truncated is False
         self.t += 1
-        truncated = self.t >= self.limit and not terminated
+        truncated = self.t >= self.limit  # Gymnasium's TimeLimit, whatever terminated says
         vals = [fmt(o) for o in np.asarray(obs, dtype=np.float32)]
         vals += [fmt(reward), "1" if terminated else "0", "1" if truncated else "0"]
         vals += [fmt(s) for s in self.get_state(self.env)]

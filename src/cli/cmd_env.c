@@ -15,6 +15,13 @@
  *   step A            apply action index A; print one line
  *                     obs_1,...,obs_m,reward,terminated,truncated,state_1,...,state_k
  *                     (floats in %.17g, the float32 obs widened to double; flags 0/1)
+ *
+ * Flags are reported as Gymnasium reports them (reported_flags below):
+ * truncated whenever the episode's step count has reached the time limit,
+ * also on a step that terminated, so both can be 1. env_step's own
+ * EnvStep.truncated, which the actors and the learner use, stays false on a
+ * terminating step (terminated wins there: no bootstrap past a true end);
+ * only what these commands print follows Gymnasium.
  * Any malformed line stops the replay with one line on stderr,
  * "gorila env replay: line N: ...", and exit status 2; the lines before it
  * have been answered on stdout.
@@ -149,6 +156,20 @@ static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
     return 0;
 }
 
+/* The flags of the step just taken, as Gymnasium's TimeLimit wrapper reports
+ * them: `truncated = elapsed_steps >= max_episode_steps`, whatever the
+ * environment said about termination. r is env_step's answer for e. */
+static EnvStep reported_flags(const Env *e, EnvStep r) {
+    r.truncated = e->t >= e->max_steps;
+    return r;
+}
+
+/* Rollout's "end" column for the last step of an episode. */
+static const char *end_name(EnvStep r) {
+    if (r.terminated && r.truncated) return "terminated+truncated";
+    return r.terminated ? "terminated" : "truncated";
+}
+
 static int env_list(int argc, char **argv) {
     if (argc > 1) return usage_error("env list: takes no arguments, got \"%s\"", argv[1]);
     printf("%-16s %4s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
@@ -186,12 +207,12 @@ static int env_rollout(int argc, char **argv) {
         EnvStep r;
         do {
             int act = (int)rng_below(&policy, (uint64_t)e.num_actions);
-            r = env_step(&e, act, obs);
+            r = reported_flags(&e, env_step(&e, act, obs));
             ret += r.reward;
             len++;
         } while (!r.terminated && !r.truncated);
         total += (uint64_t)len;
-        printf("%8llu %14.6f %8ld %s\n", (unsigned long long)ep, ret, len, r.terminated ? "terminated" : "truncated");
+        printf("%8llu %14.6f %8ld %s\n", (unsigned long long)ep, ret, len, end_name(r));
     }
     double secs = now_seconds() - t0;
     printf("total steps: %llu\n", (unsigned long long)total);
@@ -296,7 +317,7 @@ static int env_replay(int argc, char **argv) {
                 rc = line_error(lineno, "step before any state command (set the state first)");
                 break;
             }
-            EnvStep r = env_step(&e, (int)act, obs);
+            EnvStep r = reported_flags(&e, env_step(&e, (int)act, obs));
             print_transition(&e, obs, r);
         } else {
             rc = line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
@@ -322,6 +343,9 @@ static const char env_usage[] =
     "replay reads one command per line (blank and # lines ignored):\n"
     "  state v1 ... vk   set the float64 internal state, start a new episode\n"
     "  step A            apply action A, print obs...,reward,terminated,truncated,state...\n"
+    "Flags follow Gymnasium: truncated is 1 once the step count reaches the time\n"
+    "limit, also on a step that terminated (both 1); rollout's end column then\n"
+    "reads terminated+truncated.\n"
     "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
     "See docs/ENVIRONMENTS.md.\n";
 

@@ -1,5 +1,5 @@
 /* cmd_eval.c: `gorila eval RUN|CHECKPOINT [--checkpoint latest|final|best|PATH]
- * [--episodes N] [--seed S] [--json] [--export FILE]`.
+ * [--episodes N] [--seed S] [--json] [--export FILE] [--actions OBSFILE]`.
  *
  * The target is a run directory or one checkpoint directory
  * (runs/x/checkpoints/ckpt-000003, runs/x/checkpoints/best). In a run
@@ -11,14 +11,17 @@
  * environment come from the run's config.yaml and are checked against the
  * checkpoint files; the parameters are assembled from every shard file.
  * Prints the mean and standard deviation of the greedy return. --export
- * also writes the assembled flat parameters (n_params float32 in this
- * machine's byte order, agents/qnet.h layout) to FILE, for use elsewhere
- * and for bit-for-bit comparisons of checkpoints. */
+ * also writes the network to FILE as a NumPy .npz (src/cli/npz.h), or, when
+ * FILE ends in .bin, the assembled flat parameters (n_params float32 in
+ * this machine's byte order, agents/qnet.h layout) for bit-for-bit
+ * comparisons of checkpoints. --actions prints the greedy action for each
+ * observation in OBSFILE instead of evaluating (the check of an export). */
 #include "cmd.h"
 #include "config.h"
 #include "evaluator.h"
 #include "exitcode.h"
 #include "agentcfg.h"
+#include "npz.h"
 #include "runckpt.h"
 #include "util.h"
 
@@ -98,19 +101,25 @@ static void describe(const RunCkptManifest *m, char *out, size_t size) {
 
 static const char eval_usage[] =
     "usage: gorila eval RUN|CHECKPOINT [--checkpoint WHICH] [--episodes N] [--seed S] [--json] [--export FILE]\n"
+    "                   [--actions OBSFILE]\n"
     "  RUN|CHECKPOINT  a run directory or a checkpoint directory\n"
     "  --checkpoint    in a run directory: latest (default), final, best, or a checkpoint path\n"
     "  --episodes  greedy episodes (default: the run's eval.episodes)\n"
     "  --seed      evaluation seed (default: the run's eval.seed)\n"
     "  --json      one JSON object instead of the text line\n"
-    "  --export    write the network's parameters to FILE\n";
+    "  --export    write the network to FILE as a NumPy .npz (PyTorch (out, in) weights,\n"
+    "              env and sizes; docs/CHECKPOINT.md), or its raw float32 parameters\n"
+    "              when FILE ends in .bin\n"
+    "  --actions   print the greedy action for each observation in OBSFILE (one per\n"
+    "              line, numbers separated by blanks or commas; - for stdin) instead\n"
+    "              of evaluating\n";
 
 int cmd_eval(int argc, char **argv) {
     const char *target = NULL;
     long episodes = 0;
     uint64_t seed = 0;
     bool have_seed = false, json = false;
-    const char *export_path = NULL, *which = NULL;
+    const char *export_path = NULL, *which = NULL, *actions_path = NULL;
     char err[ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -129,6 +138,9 @@ int cmd_eval(int argc, char **argv) {
         } else if (!strcmp(s, "--export")) {
             if (i + 1 >= argc) return usage_error("eval: --export needs a file name");
             export_path = argv[++i];
+        } else if (!strcmp(s, "--actions")) {
+            if (i + 1 >= argc) return usage_error("eval: --actions needs a file name");
+            actions_path = argv[++i];
         } else if (!strcmp(s, "--json")) {
             json = true;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
@@ -175,8 +187,17 @@ int cmd_eval(int argc, char **argv) {
         rc = GORILA_EXIT_CKPT_READ;
     } else if (evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
         rc = usage_error("eval: %s", err);
-    } else if (export_path && !write_params(export_path, params, net.n_params, err)) {
+    } else if (export_path &&
+               (npz_wants_raw(export_path) ? !write_params(export_path, params, net.n_params, err)
+                                           : npz_export_qnet(export_path, cfg, &net, params, err) != 0)) {
         rc = usage_error("eval: %s", err);
+    } else if (actions_path) {
+        FILE *in = strcmp(actions_path, "-") ? fopen(actions_path, "r") : stdin;
+        if (!in)
+            rc = usage_error("eval: --actions: cannot read %s: %s", actions_path, strerror(errno));
+        else if (npz_print_actions(&net, params, in, stdout, err))
+            rc = usage_error("eval: --actions %s: %s", actions_path, err);
+        if (in && in != stdin) fclose(in);
     } else {
         EvalResult r;
         evaluator_run(&ev, params, &r);

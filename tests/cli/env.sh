@@ -132,6 +132,14 @@ for f in "$data"/*.replay; do
         not_ok "replay $name matches Gymnasium within 1e-9"
         head -5 <<<"$res" | sed 's/^/# /'
     fi
+    # The fixture's own truncated column follows Gymnasium's TimeLimit rule,
+    # truncated = (steps since the last `state` >= the registered limit), with
+    # the obs size and limit taken from `env list`.
+    read -r obs limit < <("$GORILA" env list | awk -v n="$name" '$1 == n {print $2, $4}')
+    bad=$(awk -F, -v o="$obs" -v L="$limit" '/^state/ {t = 0} /^#> / {t++; want = t >= L ? 1 : 0
+        if ($(o + 3) != want) { print "step " t ": truncated " $(o + 3) ", want " want; n++ } }
+        END { print n + 0 " bad" }' "$f" | tail -1)
+    expect_eq "fixture $name: truncated is set exactly when the step count reaches $limit" "$bad" "0 bad"
 done
 
 # ---- replay protocol errors (line numbers count every line)
@@ -170,6 +178,28 @@ expect_rc "replay accepts CRLF and blank lines" 0
 # truncation through the binary: 200 steps of Pendulum, flag only on the last
 run_cmd bash -c '{ echo "state 0 0"; for i in $(seq 200); do echo "step 1"; done; } | "$1" env replay Pendulum-v1' _ "$GORILA"
 expect_eq "replay: truncated exactly at step 200" "$(awk -F, '$6 == 1 {print NR}' <<<"$out")" "200"
+
+# Flags as Gymnasium's TimeLimit reports them: `truncated = elapsed_steps >=
+# max_episode_steps` (gymnasium/wrappers/common.py), whatever terminated says.
+# A MountainCar car parked at the right edge (position 0.6, the clip bound,
+# velocity 0.07, the speed bound) and pushed right (action 2) terminates on
+# every step: the goal is position >= 0.5 with velocity >= 0, and pushing
+# right adds force 0.001 while gravity's term -0.0025 cos(3 * 0.6) is also
+# positive, so the velocity stays at its 0.07 clip and the position at 0.6.
+# MountainCar-v0's registered limit is 200 steps.
+run_cmd bash -c '{ echo "state 0.6 0.07"; for i in $(seq 201); do echo "step 2"; done; } | "$1" env replay MountainCar-v0' _ "$GORILA"
+expect_rc "replay: 201 steps at the goal exit 0" 0
+flags=$(cut -d, -f4,5 <<<"$out") # MountainCar: obs 2, reward, terminated, truncated
+expect_eq "replay: the car at the goal terminates on every one of the 201 steps" \
+    "$(cut -d, -f1 <<<"$flags" | sort -u)/$(wc -l <<<"$flags")" "1/201"
+expect_eq "replay: step 199, before the limit, terminated and not truncated" "$(sed -n 199p <<<"$flags")" "1,0"
+expect_eq "replay: step 200 terminates at the limit and reports both flags" "$(sed -n 200p <<<"$flags")" "1,1"
+expect_eq "replay: step 201, past the limit, still reports both" "$(sed -n 201p <<<"$flags")" "1,1"
+expect_eq "replay: truncated on steps 200 and 201 only" "$(awk -F, '$5 == 1 {print NR}' <<<"$out" | paste -sd' ')" \
+    "200 201"
+# A state command starts a new episode: the step count, and so truncated, start again.
+run_cmd bash -c '{ echo "state 0.6 0.07"; for i in $(seq 200); do echo "step 2"; done; echo "state 0.6 0.07"; echo "step 2"; } | "$1" env replay MountainCar-v0' _ "$GORILA"
+expect_eq "replay: after a new state, step 1 terminates without truncated" "$(tail -1 <<<"$out" | cut -d, -f4,5)" "1,0"
 
 # ---- bench env
 run_cmd "$GORILA" bench env --steps 20000 --json

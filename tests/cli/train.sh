@@ -67,10 +67,12 @@ train configs/local/cartpole.yaml --set|--set needs key.path=value
 train configs/local/cartpole.yaml --resume $R|give either CONFIG or --resume
 train --resume $TEST_TMP/nope|--resume $TEST_TMP/nope: not a run directory
 train configs/local/cartpole.yaml --set run.seed=-1|run.seed
-eval|eval: missing CHECKPOINT
+eval|eval: missing RUN or CHECKPOINT
 eval $TEST_TMP/nope|is not a directory
 eval $R --episodes 0|--episodes: expected an integer in [1, 100000], got 0
 eval $R --frobnicate|eval: unknown option --frobnicate
-eval $TEST_TMP|no checkpoint in
+eval $TEST_TMP|is neither a run directory (no config.yaml) nor a checkpoint (no MANIFEST)
+eval $R --checkpoint nowhere|--checkpoint nowhere: not latest, final, best, or a checkpoint directory
+eval $R/checkpoints/latest --checkpoint best|is not a directory
 EOF2
 done_testing

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""npz_policy.py: greedy actions of a network exported by `gorila eval --export FILE.npz`.
+
+Loads the .npz (format in docs/CHECKPOINT.md, "Exporting a network"), builds
+the Q-network and prints the greedy action for each observation, one per
+line, as `gorila eval RUN --actions OBSFILE` does for the same checkpoint.
+
+Observations come from OBSFILE, or stdin when it is absent or "-": one per
+line, obs_dim numbers separated by blanks or commas; blank lines and lines
+starting with '#' are skipped.
+
+Backends (--backend, default auto = the first one available):
+  torch   numpy loads the file (np.load), the arrays go into an equivalent
+          torch.nn.Module (QNet below) with load_state_dict: the array names
+          are its state_dict keys
+  numpy   np.load and the forward pass in numpy, float32
+  stdlib  no third-party package: the zip is read with `zipfile`, each .npy
+          header parsed with `struct` and `ast.literal_eval`, the forward
+          pass in Python floats (float64 arithmetic on the float32 weights)
+
+Every backend picks argmax_a Q(s, a) with ties going to the lowest index,
+as gorila does. Near-ties can differ between backends in float rounding;
+the exported weights are the same bits in every case.
+
+Usage:
+    scripts/npz_policy.py MODEL.npz [OBSFILE] [--backend auto|torch|numpy|stdlib] [--q] [--info]
+      --q      print the Q-values after the action: "action,q0,q1,..."
+      --info   print the metadata and every array's shape, then exit
+"""
+
+import argparse
+import ast
+import math
+import struct
+import sys
+import zipfile
+
+FORMAT_VERSION = 1
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+# ------------------------------------------------------------- loading
+
+
+def _npy_parse(name, data):
+    """Decode one .npy v1.0/2.0 file (bytes) into (shape, values) with the
+    standard library only: values is a flat list (numbers or bools), or a
+    str for a 0-d unicode/bytes array."""
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError("%s: not a .npy file" % name)
+    major = data[6]
+    if major == 1:
+        (hlen,) = struct.unpack("<H", data[8:10])
+        start = 10
+    elif major in (2, 3):
+        (hlen,) = struct.unpack("<I", data[8:12])
+        start = 12
+    else:
+        raise ValueError("%s: .npy version %d not supported" % (name, major))
+    header = ast.literal_eval(data[start : start + hlen].decode("latin1"))
+    descr, shape = header["descr"], tuple(header["shape"])
+    if header.get("fortran_order"):
+        raise ValueError("%s: Fortran order not supported" % name)
+    body = data[start + hlen :]
+    count = 1
+    for d in shape:
+        count *= d
+    order, kind = descr[0], descr[1:]
+    endian = {"<": "<", ">": ">", "|": "<", "=": "="}[order]
+    if kind[0] == "U":
+        width = int(kind[1:])
+        chars = struct.unpack("%s%dI" % (endian, width * count), body[: 4 * width * count])
+        if count != 1:
+            raise ValueError("%s: only 0-d strings are supported" % name)
+        return shape, "".join(chr(c) for c in chars).rstrip("\0")
+    if kind[0] == "S":
+        width = int(kind[1:])
+        if count != 1:
+            raise ValueError("%s: only 0-d strings are supported" % name)
+        return shape, body[:width].rstrip(b"\0").decode("ascii")
+    codes = {"f4": "f", "f8": "d", "i8": "q", "i4": "i", "b1": "?", "u1": "B"}
+    if kind not in codes:
+        raise ValueError("%s: dtype %s not supported" % (name, descr))
+    size = struct.calcsize(codes[kind])
+    values = list(struct.unpack("%s%d%s" % (endian, count, codes[kind]), body[: size * count]))
+    return shape, values
+
+
+def load_stdlib(path):
+    """{name: (shape, values)} from the .npz, standard library only."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            name = info.filename[: -len(".npy")]
+            out[name] = _npy_parse(info.filename, z.read(info))
+    return out
+
+
+def load_numpy(path):
+    """{name: ndarray} through np.load (no pickles)."""
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+class Model:
+    """The metadata and the layers of an exported network, whatever loaded it.
+
+    arrays: {name: (shape, flat values)}; for a string, values is the str."""
+
+    def __init__(self, arrays):
+        def scalar(name):
+            shape, v = arrays[name]
+            return v if isinstance(v, str) else v[0]
+
+        missing = [k for k in ("format_version", "env", "obs_dim", "num_actions", "hidden", "activation", "dueling")
+                   if k not in arrays]
+        if missing:
+            raise ValueError("not a gorila export: missing %s" % ", ".join(missing))
+        self.format_version = int(scalar("format_version"))
+        if self.format_version != FORMAT_VERSION:
+            raise ValueError("format_version %d, this script reads %d" % (self.format_version, FORMAT_VERSION))
+        self.env = str(scalar("env"))
+        self.obs_dim = int(scalar("obs_dim"))
+        self.num_actions = int(scalar("num_actions"))
+        self.hidden = [int(h) for h in arrays["hidden"][1]]
+        self.activation = str(scalar("activation"))
+        self.dueling = bool(scalar("dueling"))
+        if self.activation != "relu":
+            raise ValueError("activation %r not supported" % self.activation)
+        self.torques = list(arrays["torques"][1]) if "torques" in arrays else None
+        self.arrays = arrays
+        # (weight name, bias name, out, in) of every linear layer, forward order
+        widths = [self.obs_dim] + self.hidden
+        n_body = len(self.hidden) if self.dueling else len(self.hidden) + 1
+        outs = self.hidden + ([] if self.dueling else [self.num_actions])
+        self.layers = [("layers.%d" % l, outs[l], widths[l]) for l in range(n_body)]
+        last = widths[-1]
+        self.heads = [("advantage", self.num_actions, last), ("value", 1, last)] if self.dueling else []
+        for prefix, out, inp in self.layers + self.heads:
+            wshape = tuple(arrays[prefix + ".weight"][0])
+            bshape = tuple(arrays[prefix + ".bias"][0])
+            if wshape != (out, inp) or bshape != (out,):
+                raise ValueError("%s: weight %s bias %s, expected (%d, %d) and (%d,)" % (prefix, wshape, bshape, out,
+                                                                                         inp, out))
+
+    def info(self):
+        lines = ["env: %s" % self.env, "format_version: %d" % self.format_version, "obs_dim: %d" % self.obs_dim,
+                 "num_actions: %d" % self.num_actions, "hidden: %s" % self.hidden,
+                 "activation: %s" % self.activation, "dueling: %s" % self.dueling]
+        if self.torques is not None:
+            lines.append("torques: %s" % self.torques)
+        for name in sorted(self.arrays):
+            lines.append("array %s %s" % (name, tuple(self.arrays[name][0])))
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------- forward passes
+
+
+def q_stdlib(model, obs):
+    """Q-values of one observation (list of floats), pure Python."""
+    a = model.arrays
+    x = list(obs)
+
+    def linear(prefix, out, inp, x):
+        W, b = a[prefix + ".weight"][1], a[prefix + ".bias"][1]
+        return [b[o] + math.fsum(W[o * inp + i] * x[i] for i in range(inp)) for o in range(out)]
+
+    for l, (prefix, out, inp) in enumerate(model.layers):
+        x = linear(prefix, out, inp, x)
+        if l < len(model.hidden):
+            x = [v if v > 0.0 else 0.0 for v in x]
+    if not model.dueling:
+        return x
+    adv = linear("advantage", model.num_actions, len(x), x)
+    (v,) = linear("value", 1, len(x), x)
+    mean = sum(adv) / len(adv)
+    return [v + adv_a - mean for adv_a in adv]
+
+
+def q_numpy(model, arrays, obs):
+    """Q-values (B, A) for obs (B, O), numpy float32."""
+    x = np.asarray(obs, dtype=np.float32)
+    for l, (prefix, _, _) in enumerate(model.layers):
+        x = x @ arrays[prefix + ".weight"].T + arrays[prefix + ".bias"]
+        if l < len(model.hidden):
+            x = np.maximum(x, np.float32(0))
+    if not model.dueling:
+        return x
+    adv = x @ arrays["advantage.weight"].T + arrays["advantage.bias"]
+    v = x @ arrays["value.weight"].T + arrays["value.bias"]
+    return v + adv - adv.mean(axis=1, keepdims=True)
+
+
+def make_torch_module(model, arrays):
+    """A torch.nn.Module equivalent to the exported network, its parameters
+    loaded with load_state_dict (the .npz array names are its keys)."""
+    nn = torch.nn
+
+    class QNet(nn.Module):
+        def __init__(self, obs_dim, hidden, num_actions, dueling):
+            super().__init__()
+            widths = [obs_dim] + list(hidden)
+            outs = list(hidden) + ([] if dueling else [num_actions])
+            self.n_hidden = len(hidden)
+            self.dueling = dueling
+            self.layers = nn.ModuleList(nn.Linear(widths[i], outs[i]) for i in range(len(outs)))
+            if dueling:
+                self.advantage = nn.Linear(widths[-1], num_actions)
+                self.value = nn.Linear(widths[-1], 1)
+
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                x = layer(x)
+                if i < self.n_hidden:
+                    x = torch.relu(x)
+            if not self.dueling:
+                return x
+            adv = self.advantage(x)
+            return self.value(x) + adv - adv.mean(dim=1, keepdim=True)
+
+    net = QNet(model.obs_dim, model.hidden, model.num_actions, model.dueling)
+    keys = net.state_dict().keys()
+    net.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(arrays[k])) for k in keys})
+    return net.eval()
+
+
+def argmax_lowest(q):
+    """Index of the largest value, the lowest index on ties (gorila's rule)."""
+    best = 0
+    for i in range(1, len(q)):
+        if q[i] > q[best]:
+            best = i
+    return best
+
+
+# ------------------------------------------------------------- command line
+
+
+def read_observations(stream, obs_dim):
+    rows = []
+    for lineno, line in enumerate(stream, 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        vals = [float(t) for t in s.replace(",", " ").split()]
+        if len(vals) != obs_dim:
+            sys.exit("npz_policy: line %d: expected %d values, got %d" % (lineno, obs_dim, len(vals)))
+        # gorila reads each value into a float32; so does every backend here
+        rows.append([struct.unpack("f", struct.pack("f", v))[0] for v in vals])
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="the .npz written by gorila eval --export")
+    ap.add_argument("obs", nargs="?", default="-", help="observations, one per line (default: stdin)")
+    ap.add_argument("--backend", choices=("auto", "torch", "numpy", "stdlib"), default="auto")
+    ap.add_argument("--q", action="store_true", help="print action,q0,q1,... per observation")
+    ap.add_argument("--info", action="store_true", help="print the metadata and array shapes, then exit")
+    args = ap.parse_args()
+
+    backend = args.backend
+    if backend == "auto":
+        backend = "torch" if torch is not None and np is not None else "numpy" if np is not None else "stdlib"
+    if backend in ("torch", "numpy") and np is None:
+        sys.exit("npz_policy: --backend %s needs numpy (not installed); --backend stdlib works without" % backend)
+    if backend == "torch" and torch is None:
+        sys.exit("npz_policy: --backend torch needs torch (not installed)")
+
+    try:
+        if not zipfile.is_zipfile(args.model):
+            raise ValueError("not an .npz (a zip archive); a .bin export holds the raw parameters only")
+        if backend == "stdlib":
+            arrays = load_stdlib(args.model)
+            model = Model(arrays)
+        else:
+            arrays = load_numpy(args.model)
+            model = Model({k: (v.shape, v.item() if v.dtype.kind in "US" else v.reshape(-1).tolist())
+                           for k, v in arrays.items()})
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, struct.error) as e:
+        sys.exit("npz_policy: %s: %s" % (args.model, e))
+    if args.info:
+        print("backend: %s" % backend)
+        print(model.info())
+        return
+
+    stream = sys.stdin if args.obs == "-" else open(args.obs)
+    with stream:
+        obs = read_observations(stream, model.obs_dim)
+    if not obs:
+        return
+    if backend == "stdlib":
+        qs = [q_stdlib(model, o) for o in obs]
+    elif backend == "numpy":
+        qs = q_numpy(model, arrays, obs).tolist()
+    else:
+        net = make_torch_module(model, arrays)
+        with torch.no_grad():
+            qs = net(torch.tensor(obs, dtype=torch.float32)).tolist()
+    out = []
+    for q in qs:
+        a = argmax_lowest(q)
+        out.append("%d,%s" % (a, ",".join("%.9g" % v for v in q)) if args.q else "%d" % a)
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
