@@ -27,13 +27,13 @@ rank_pid() {
     return 1
 }
 
-# wait_ranks NAME N: wait up to 30 s until run NAME has N ranks running.
-wait_ranks() {
-    local i r n
+# wait_running FILE: wait up to 30 s until the coordinator has printed the
+# run directory into FILE (launch's stdout). Every rank is then past the
+# job's start-up collectives, so stopping one cannot hang the start itself.
+wait_running() {
+    local i
     for i in $(seq 1 150); do
-        n=0
-        for r in $(seq 0 $(($2 - 1))); do rank_pid "$1" "$r" >/dev/null && n=$((n + 1)); done
-        [ "$n" -eq "$2" ] && return 0
+        grep -q "^run directory: " "$1" 2>/dev/null && return 0
         sleep 0.2
     done
     return 1
@@ -95,7 +95,7 @@ timeout --kill-after=5 60 "$LAUNCH" "$SMALL" --set run.name="$name" --set run.ou
     --set run.max_env_steps=0 --set run.max_seconds=$max_s --set run.stop_deadline_seconds=$deadline \
     >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
 lpid=$!
-if wait_ranks "$name" 5 && apid=$(rank_pid "$name" "$actor") && kill -STOP "$apid"; then
+if wait_running "$TEST_TMP/$name.out" && apid=$(rank_pid "$name" "$actor") && kill -STOP "$apid"; then
     ok "hung rank: actor (rank $actor) stopped with SIGSTOP"
 else
     not_ok "hung rank: could not find and stop the actor (rank $actor)"
@@ -124,7 +124,7 @@ rm -rf "$RUN"
 "$LAUNCH" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" --set run.max_env_steps=0 \
     --set run.max_seconds=120 >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
 lpid=$!
-check "launcher killed: the job is running" wait_ranks "$name" 5
+check "launcher killed: the job is running" wait_running "$TEST_TMP/$name.out"
 kill -KILL "$lpid"
 wait "$lpid" 2>/dev/null
 t0=$SECONDS
