@@ -65,6 +65,19 @@ void die_code_at(const Ctx *ctx, int code, const char *file, int line, const cha
     die_v(ctx, code, file, line, fmt, ap);
 }
 
+/* A float is NaN or Inf exactly when its 8 exponent bits are all ones.
+ * OR-ing a flag over integers (no early exit, no float compare) lets the
+ * compiler vectorise the loop even without -ffast-math. */
+bool floats_finite(const float *x, size_t n) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bad |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad == 0;
+}
+
 int errf(char *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

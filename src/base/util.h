@@ -94,6 +94,11 @@ static inline uint64_t load_u64(const void *p) {
     return v;
 }
 
+/* True when none of x[0..n) is NaN or +-Inf (n = 0 gives true). One pass
+ * over the exponent bits, so it costs about a memcpy of the array: cheap
+ * enough for every gradient a learner sends or a parameter server applies. */
+bool floats_finite(const float *x, size_t n);
+
 /* Round up to a multiple of a (a > 0). */
 static inline size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 

@@ -117,6 +117,7 @@ static const Key keys[] = {
     U64("run", "max_env_steps", run.max_env_steps, 0, E12),
     U64("run", "max_updates", run.max_updates, 0, E12),
     F_CC("run", "max_seconds", run.max_seconds, 0, 1e7),
+    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
     BOOL("run", "stop_when_solved", run.stop_when_solved),
     INT("run", "blas_threads", run.blas_threads, 1, 64),
     BOOL("run", "pin_cores", run.pin_cores),
@@ -250,6 +251,7 @@ void config_defaults(Config *cfg) {
     cfg->run.max_env_steps = 100000;
     cfg->run.max_updates = 0;
     cfg->run.max_seconds = 0;
+    cfg->run.stop_deadline_seconds = 10;
     cfg->run.stop_when_solved = true;
     cfg->run.blas_threads = 1;
     cfg->run.pin_cores = true;

@@ -58,6 +58,8 @@ typedef struct {
         uint64_t max_env_steps;    /* run.max_env_steps: budget of transitions; 0 = none */
         uint64_t max_updates;      /* run.max_updates: 0 = none */
         double max_seconds;        /* run.max_seconds: wall-time limit; 0 = none */
+        double stop_deadline_seconds; /* run.stop_deadline_seconds: how long the coordinator waits for
+                                         each step of a stop before it ends the job (exit 6) */
         bool stop_when_solved;     /* run.stop_when_solved */
         int blas_threads;          /* run.blas_threads: OpenBLAS threads per rank, default 1 */
         bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the

@@ -11,6 +11,7 @@
 #include "signals.h"
 #include "runckpt.h"
 #include "ctx.h"
+#include "exitcode.h"
 #include "util.h"
 
 #include <cblas.h>
@@ -124,16 +125,33 @@ static void metrics_row(Local *L, bool force_progress) {
     L->loss_n = 0;
 }
 
-static void update(Local *L) {
+/* One gradient step. Returns -1 with a message in err when training has
+ * diverged: the loss or the gradient is not finite (checked before the
+ * step, so the parameters stay as they were), or a finite step overflowed
+ * the parameters. Either way no checkpoint follows (trainer_run stops at
+ * once), so no non-finite parameters are ever saved. The gradient norm is
+ * computed in double over floats, so it is finite exactly when every
+ * element is. */
+static int update(Local *L, char *err) {
     const Config *cfg = L->cfg;
     replaybuf_sample(&L->rb, &L->sample_rng, cfg->replay.batch_size, &L->batch, NULL, NULL);
     double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad, NULL);
-    optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
+    double norm = optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
+    const char *what = !isfinite(loss) ? "loss" : !isfinite(norm) ? "gradient norm" : NULL;
+    if (what)
+        return errf(err, "training diverged: %s is %g at update %llu (local trainer); lower optimizer.lr (now %g) "
+                    "or optimizer.grad_clip (now %g, 0 = off)", what, !isfinite(loss) ? loss : norm,
+                    (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
     optim_step(&L->opt, L->params, L->grad);
+    if (!floats_finite(L->params, L->net.n_params))
+        return errf(err, "training diverged: the parameters are not finite after update %llu (local trainer); "
+                    "lower optimizer.lr (now %g) or optimizer.grad_clip (now %g, 0 = off)",
+                    (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
     L->updates++;
     agentcfg_target_update(cfg, L->updates, L->target, L->params, L->net.n_params);
     L->loss_sum += loss;
     L->loss_n++;
+    return 0;
 }
 
 /* Generators in checkpoint order: exploration, replay sampling, then one
@@ -336,7 +354,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             while (L->pending_train >= (uint64_t)cfg->agent.train_every) {
                 L->pending_train -= (uint64_t)cfg->agent.train_every;
                 for (int g = 0; g < cfg->agent.gradient_steps; g++) {
-                    update(L);
+                    if (update(L, err) != 0) goto diverged;
                     if (runctl_eval_due(&L->rc, L->updates)) {
                         evaluate(L, false);
                         if (L->eval.solved && cfg->run.stop_when_solved) break;
@@ -398,4 +416,11 @@ fail:
     local_free(L);
     free(L);
     return 1;
+diverged:
+    runlog_progress_done(&L->log);
+    fprintf(stderr, "gorila: error: %s\n", err);
+    printf("run directory: %s\n", L->log.dir);
+    local_free(L);
+    free(L);
+    return GORILA_EXIT_DIVERGED;
 }

@@ -39,6 +39,10 @@
  *
  *    No rank blocks in MPI at any point, so a slow or busy rank only
  *    delays the sequence, and every message sent before EXIT is matched.
+ *    A hung rank would delay it forever: each wait of the stop lasts at
+ *    most run.stop_deadline_seconds, then the job ends with
+ *    GORILA_EXIT_HUNG, naming the ranks that did not answer
+ *    (check_stop_deadline).
  *
  * The schedules (evaluation, checkpoint, metrics row), the stop decision,
  * the rates and the progress line are runctl.h's, the same code the local
@@ -107,6 +111,11 @@ typedef struct {
     Phase phase;
     StopReason stop_reason;
     int n_waiting;            /* STOPPED still expected in this phase */
+    double stop_step_t0;      /* now_seconds() when the current step of the stop began */
+    struct {
+        double heard;         /* now_seconds() of its last message (0: none yet) */
+        uint64_t ckpt_done;   /* checkpoint number of its last CKPT_DONE */
+    } *answer;                /* (size) for check_stop_deadline's report */
 } Coord;
 
 static double wall(const Coord *c) { return c->wall_offset + now_seconds() - c->t0; }
@@ -490,6 +499,74 @@ static void handle(Coord *c, const Msg *m) {
     }
 }
 
+/* Take one message, if any, and handle it, noting who answered for
+ * check_stop_deadline. Returns whether there was one. */
+static bool receive(Coord *c) {
+    Msg m;
+    if (!comm_poll(&c->rb.comm, &m)) return false;
+    c->answer[m.source].heard = now_seconds();
+    if (m.tag == TAG_CKPT_DONE) c->answer[m.source].ckpt_done = m.h.version;
+    handle(c, &m);
+    return true;
+}
+
+/* Append one line of the report: "rank 1 (actor 0/2): no STOPPED, last
+ * message 10.4 s ago". Returns false when buf is too full to take it. */
+static bool report_rank(const Coord *c, int rank, const char *what, double now, char *buf, size_t cap) {
+    Role role;
+    int idx;
+    layout_role_of(c->lay, rank, &role, &idx);
+    size_t len = strlen(buf);
+    char heard[48] = "no message yet";
+    if (c->answer[rank].heard > 0)
+        snprintf(heard, sizeof heard, "last message %.1f s ago", now - c->answer[rank].heard);
+    int w = snprintf(buf + len, cap - len, "%srank %d (%s %d/%d): no %s, %s", len ? "; " : "", rank, role_name(role),
+                     idx, c->lay->count[role], what, heard);
+    if (w < 0 || (size_t)w >= cap - len) {
+        buf[len] = '\0';
+        return false;
+    }
+    return true;
+}
+
+/* A stop proceeds in steps, each waiting for answers: the checkpoint in
+ * progress when it began (begin_stop), the actors' and learners' STOPPED
+ * and the final checkpoint's CKPT_DONE (and the PARAMS of an evaluation in
+ * flight), then the servers' STOPPED. A rank that is hung (stopped by
+ * SIGSTOP, stuck in a system call, livelocked) never answers, and without
+ * a limit the job would outlive run.max_seconds forever. So when a step
+ * has waited run.stop_deadline_seconds, name every rank it still waits for
+ * and end the job with GORILA_EXIT_HUNG. Call only when no message is
+ * waiting, so that answers queued while this rank was busy (an evaluation)
+ * have been counted. */
+static void check_stop_deadline(Coord *c) {
+    double now = now_seconds(), limit = c->rb.cfg->run.stop_deadline_seconds;
+    if (c->stop_reason == STOP_NONE || c->phase == PH_DONE || now - c->stop_step_t0 <= limit) return;
+    char list[700] = ""; /* die_at's line holds 1024 bytes */
+    int n = 0, listed = 0;
+    for (int r = 1; r < c->lay->size; r++) {
+        Role role;
+        int idx;
+        layout_role_of(c->lay, r, &role, &idx);
+        bool workers = role == ROLE_ACTOR || role == ROLE_LEARNER;
+        bool sent_stop = workers ? c->phase >= PH_STOP_WORKERS : c->phase >= PH_STOP_SERVERS;
+        bool source = false;
+        for (int p = 0; p < c->rb.n_sources; p++) source |= c->rb.source_rank[p] == r;
+        const char *what = NULL;
+        if (sent_stop && !c->stopped[r]) what = "STOPPED";
+        else if (c->ckpt_busy && source && c->answer[r].ckpt_done != c->ckpt_seq) what = "CKPT_DONE";
+        else if (c->eval_pulling && source) what = "PARAMS (evaluation)"; /* this or another source */
+        if (!what) continue;
+        n++;
+        if (report_rank(c, r, what, now, list, sizeof list)) listed++;
+    }
+    if (n == 0) return; /* the answers are all in: the next loop moves on */
+    DIE_CODE(c->rb.ctx, GORILA_EXIT_HUNG,
+             "stop deadline passed: %d rank%s did not answer within run.stop_deadline_seconds (%g s) while the job "
+             "stopped (%s): %s%s; raise run.stop_deadline_seconds if they are only slow",
+             n, n == 1 ? "" : "s", limit, runctl_stop_name(c->stop_reason), list, listed < n ? "; and more" : "");
+}
+
 static void send_stop(Coord *c, Role role) {
     MsgHeader h = {0};
     h.aux = (uint64_t)c->stop_reason;
@@ -497,19 +574,22 @@ static void send_stop(Coord *c, Role role) {
         comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, role, i), TAG_STOP, h, NULL, 0);
         c->n_waiting++;
     }
+    c->stop_step_t0 = now_seconds(); /* a new step of the stop: its own deadline */
 }
 
-/* Handle messages until neither a checkpoint nor an evaluation is in flight. */
+/* Handle messages until neither a checkpoint nor an evaluation is in
+ * flight (within the stop deadline: this runs only while stopping). */
 static void settle(Coord *c) {
     while (c->ckpt_busy || c->eval_pulling) {
-        Msg m;
-        if (comm_poll(&c->rb.comm, &m)) handle(c, &m);
-        else comm_idle(&c->rb.comm);
+        if (receive(c)) continue;
+        check_stop_deadline(c);
+        comm_idle(&c->rb.comm);
     }
 }
 
 static void begin_stop(Coord *c, StopReason reason) {
     c->stop_reason = reason;
+    c->stop_step_t0 = now_seconds();
     log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(reason));
     settle(c); /* a checkpoint or an evaluation in progress finishes first */
     if (c->best_pending) {
@@ -610,6 +690,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     }
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
+    c->answer = xcalloc((size_t)c->lay->size, sizeof *c->answer);
     for (int r = 0; r < c->lay->size; r++) {
         Role role;
         int idx;
@@ -623,11 +704,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
 
     while (c->phase != PH_DONE) {
         bool worked = false;
-        Msg m;
-        while (comm_poll(&c->rb.comm, &m)) {
-            handle(c, &m);
-            worked = true;
-        }
+        while (receive(c)) worked = true;
         double t = wall(c);
         double run_t = now_seconds() - c->t0;
         if (c->phase == PH_RUN) {
@@ -663,6 +740,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         } else if (c->phase == PH_STOP_SERVERS && c->n_waiting == 0) {
             c->phase = PH_DONE;
         }
+        check_stop_deadline(c);
         if (runctl_row_due(&c->rc, t)) metrics_row(c, false);
         if (worked) comm_busy(&c->rb.comm);
         else comm_idle(&c->rb.comm);
@@ -697,6 +775,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     free(c->eval_target);
     free(c->last);
     free(c->stopped);
+    free(c->answer);
     role_free(&c->rb);
     free(c);
     return rc;

@@ -30,12 +30,14 @@
  */
 #include "allreduce.h"
 #include "agentcfg.h"
+#include "exitcode.h"
 #include "pacing.h"
 #include "role.h"
 #include "pshard.h"
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +176,17 @@ static void push_grad(Learner *l, bool want_params) {
     }
 }
 
+/* Training has diverged: end the job with GORILA_EXIT_DIVERGED, saying
+ * what went non-finite (what: "loss is nan", ...), where, and what to
+ * change. */
+static _Noreturn void diverged(const Learner *l, const char *what) {
+    const Config *cfg = l->rb.cfg;
+    DIE_CODE(l->rb.ctx, GORILA_EXIT_DIVERGED,
+             "training diverged: %s at update %llu on learner %d (rank %d); lower optimizer.lr (now %g) or "
+             "optimizer.grad_clip (now %g, 0 = off)", what, (unsigned long long)l->rb.m.updates + 1,
+             l->rb.ctx->index, l->rb.ctx->rank, cfg->optimizer.lr, cfg->optimizer.grad_clip);
+}
+
 /* ---- the two ways of syncing ---------------------------------------------
  * learner_run calls init once, step after every update (have_grad false
  * when STOP came before the next batch), and finish after STOP: the last
@@ -245,7 +258,11 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
+    /* Each learner's gradient was finite, but their sum can overflow, and a
+     * finite step can overflow the parameters. */
+    if (!floats_finite(l->grad, l->n)) diverged(l, "the learners' summed gradient is not finite");
     pshard_apply(&l->sh, l->grad);
+    if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
     pshard_report_if_due(&l->sh);
     return true;
 }
@@ -259,7 +276,11 @@ static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
 static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
 
 /* The batch that arrived becomes current, the next is requested
- * (prefetch), and its clipped gradient is computed into l->grad. */
+ * (prefetch), and its clipped gradient is computed into l->grad. A
+ * non-finite loss or gradient ends the job here, before the gradient is
+ * sent or applied, so no parameter source ever holds (or checkpoints)
+ * parameters it made non-finite. The norm is summed in double over
+ * floats, so it is finite exactly when every element is. */
 static void learn(Learner *l) {
     Batch t = l->cur;
     l->cur = l->next;
@@ -267,7 +288,13 @@ static void learn(Learner *l) {
     l->next_ready = false;
     request_sample(l);
     double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
-    optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    double norm = optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    if (!isfinite(loss) || !isfinite(norm)) {
+        char what[64];
+        if (!isfinite(loss)) snprintf(what, sizeof what, "loss is %g", loss);
+        else snprintf(what, sizeof what, "gradient norm is %g", norm);
+        diverged(l, what);
+    }
     l->rb.m.updates++;
     l->rb.m.loss_sum += loss;
 }

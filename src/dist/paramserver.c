@@ -23,10 +23,12 @@
  * (MSG_FINAL) waits until every learner's STOPPED marker has come in, so
  * that the last gradient of every learner is in the saved state.
  */
+#include "exitcode.h"
 #include "params.h"
 #include "pshard.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,9 +43,23 @@ typedef struct {
     int n_got, learners_stopped;
 } PS;
 
+/* Training has diverged: end the job with GORILA_EXIT_DIVERGED. what:
+ * "the gradient from learner 1 (rank 4)", ... */
+static _Noreturn void diverged(const PS *s, const char *what) {
+    const Config *cfg = s->rb.cfg;
+    DIE_CODE(s->rb.ctx, GORILA_EXIT_DIVERGED,
+             "training diverged: %s is not finite at version %llu of parameter server %d; lower optimizer.lr "
+             "(now %g) or optimizer.grad_clip (now %g, 0 = off)", what, (unsigned long long)s->sh.version,
+             s->rb.ctx->index, cfg->optimizer.lr, cfg->optimizer.grad_clip);
+}
+
+/* grad is finite (on_grad checks it); a finite step can still overflow
+ * the parameters, and then the job ends before a checkpoint could save
+ * them. */
 static void apply(PS *s, const float *grad) {
     double t0 = now_seconds();
     pshard_apply(&s->sh, grad);
+    if (!floats_finite(s->sh.params, s->sh.len)) diverged(s, "the parameter slice after the step");
     s->rb.m.apply_seconds += now_seconds() - t0;
     s->rb.m.updates++;
     pshard_report_if_due(&s->sh);
@@ -59,6 +75,14 @@ static void on_grad(PS *s, const Msg *m) {
     if (m->h.version > sh->version)
         DIE(s->rb.ctx, "GRAD from rank %d claims version %llu, newer than this shard's %llu", m->source,
             (unsigned long long)m->h.version, (unsigned long long)sh->version);
+    /* A learner checks its gradient before sending it; this catches one
+     * that does not (or a message damaged on the way) before it is summed
+     * or applied. */
+    if (!floats_finite(m->payload, sh->len)) {
+        char what[96];
+        snprintf(what, sizeof what, "the gradient from learner %d (rank %d)", l, m->source);
+        diverged(s, what);
+    }
     uint64_t stale = sh->version - m->h.version;
     s->rb.m.staleness[stale < PROTO_STALENESS_BINS ? stale : PROTO_STALENESS_BINS - 1]++;
     s->tver[l] = m->h.aux2;
@@ -76,6 +100,8 @@ static void on_grad(PS *s, const Msg *m) {
         s->want[l] = want;
         if (++s->n_got < s->L) return;
         if (s->L > 1) optim_scale(s->sum, sh->len, 1.0f / (float)s->L);
+        /* Finite gradients can still sum to Inf. */
+        if (s->L > 1 && !floats_finite(s->sum, sh->len)) diverged(s, "the round's mean gradient");
         apply(s, s->sum);
         s->n_got = 0;
         for (int k = 0; k < s->L; k++) {

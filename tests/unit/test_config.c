@@ -211,6 +211,7 @@ Test(config_defaults, every_default_matches_the_documented_value) {
     cr_expect_eq(c.run.max_env_steps, 100000);
     cr_expect_eq(c.run.max_updates, 0);
     cr_expect_eq(c.run.max_seconds, 0);
+    cr_expect_eq(c.run.stop_deadline_seconds, 10);
     cr_expect(c.run.stop_when_solved);
     cr_expect_eq(c.run.blas_threads, 1);
     cr_expect_str_eq(c.env.name, "CartPole-v1");

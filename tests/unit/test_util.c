@@ -1,6 +1,7 @@
 /* test_util.c: the leaf helpers every module relies on: rng, rank layout,
- * strict number parsing, did-you-mean. */
+ * strict number parsing, did-you-mean, the finite-float check. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -135,4 +136,25 @@ Test(util, errf_and_err_prefix_compose) {
     cr_assert_eq(errf(err, "bad %s", "thing"), -1);
     cr_assert_eq(err_prefix(err, "file.yaml:%d:%d", 3, 4), -1);
     cr_assert_str_eq(err, "file.yaml:3:4: bad thing");
+}
+
+/* Every position of an odd-length array (so the vectorised body and the
+ * tail both see the bad value), every kind of non-finite value, and the
+ * extremes that are still finite. */
+Test(util, floats_finite_finds_nan_and_inf_anywhere) {
+    float x[37];
+    for (size_t i = 0; i < 37; i++) x[i] = (float)i - 18.5f;
+    cr_assert(floats_finite(x, 37));
+    cr_assert(floats_finite(x, 0));
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    for (size_t b = 0; b < 4; b++)
+        for (size_t i = 0; i < 37; i++) {
+            float keep = x[i];
+            x[i] = bad[b];
+            cr_assert(!floats_finite(x, 37), "bad value %zu at %zu not found", b, i);
+            cr_assert(floats_finite(x, i), "prefix before %zu", i);
+            x[i] = keep;
+        }
+    const float edge[] = {FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 1e-45f, -0.0f, 0.0f};
+    cr_assert(floats_finite(edge, 7));
 }

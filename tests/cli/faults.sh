@@ -1,0 +1,53 @@
+# Faults that must not pass silently in a single-process run (issue 8):
+# training that diverges to NaN/Inf ends with exit status 5
+# (GORILA_EXIT_DIVERGED) and a message saying what to change, before the
+# parameters go non-finite, so no checkpoint holds them; and the stop
+# deadline key of distributed runs is validated like every other key.
+# (The distributed faults are tests/mpi/faults.sh.)
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT" || exit 1
+RUNS="$TEST_TMP/cli-faults"
+rm -rf "$RUNS"
+
+# SGD at lr 10 with no clipping and an unbounded loss (Huber delta 1e6, no
+# discount): the Q-values overflow within a few updates. Local runs are
+# deterministic, so it is always the same update. A checkpoint after every
+# update, all kept, shows that none was written once training diverged.
+t0=$SECONDS
+run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=diverge \
+    --set logging.progress=never --set optimizer.kind=sgd --set optimizer.lr=10 --set optimizer.grad_clip=0 \
+    --set agent.huber_delta=1e6 --set agent.gamma=1 --set network.hidden=[16] --set agent.train_every=1 \
+    --set agent.gradient_steps=1 --set checkpoint.every_updates=1 --set checkpoint.keep=100
+expect_rc "local divergence: exit status 5 (GORILA_EXIT_DIVERGED)" 5
+expect_contains "local divergence: says what diverged and when" "$err" "gorila: error: training diverged: loss is"
+expect_contains "local divergence: says what to change" "$err" \
+    "(local trainer); lower optimizer.lr (now 10) or optimizer.grad_clip (now 0, 0 = off)"
+expect_eq "local divergence: one error line" "$(grep -c 'error' <<<"$err")" 1
+R="$RUNS/diverge"
+at=$(sed -n 's/.* at update \([0-9]*\) (local trainer).*/\1/p' <<<"$err")
+latest=$(sed -n 's/^updates //p' "$R/checkpoints/$(cat "$R/checkpoints/latest" 2>/dev/null)/MANIFEST" 2>/dev/null)
+check "local divergence: the newest checkpoint ($latest updates) is from before the diverged update ($at)" \
+    test "${latest:-x}" -lt "${at:-0}" 2>/dev/null
+n=0
+bad=""
+for d in "$R"/checkpoints/ckpt-*; do
+    [ -e "$d/MANIFEST" ] || continue
+    "$GORILA" eval "$d" --episodes 1 --export "$TEST_TMP/cli-faults.bin" >/dev/null 2>&1 || bad="$bad $d (no export)"
+    od -An -v -f "$TEST_TMP/cli-faults.bin" | grep -qiE 'nan|inf' && bad="$bad $d"
+    n=$((n + 1))
+done
+expect_eq "local divergence: all $n checkpoints hold finite parameters" "$bad" ""
+echo "# local divergence: $((SECONDS - t0)) s"
+
+# run.stop_deadline_seconds: > 0, a clear message otherwise.
+run_cmd "$GORILA" config check configs/cartpole.yaml --set run.stop_deadline_seconds=2.5
+expect_contains "stop deadline: a positive number is accepted" "$out" "stop_deadline_seconds: 2.5"
+for v in 0 -1 nan x; do
+    run_cmd "$GORILA" config check configs/cartpole.yaml --set run.stop_deadline_seconds=$v
+    expect_rc "stop deadline $v: refused, exit status 2" 2
+    expect_contains "stop deadline $v: says what is expected" "$err" "run.stop_deadline_seconds: expected a number in (0,"
+done
+run_cmd "$GORILA" config check configs/cartpole.yaml
+expect_contains "stop deadline: default 10 s" "$out" "stop_deadline_seconds: 10"
+
+done_testing

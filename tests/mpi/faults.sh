@@ -1,0 +1,137 @@
+# Faults that must not pass silently in a distributed job (issue 8):
+#   - training that diverges to NaN/Inf ends the job with exit status 5
+#     (GORILA_EXIT_DIVERGED), naming the learner, and no checkpoint holds
+#     non-finite parameters;
+#   - a rank that hangs (SIGSTOP) while the job stops: the coordinator ends
+#     the job run.stop_deadline_seconds later with exit status 6
+#     (GORILA_EXIT_HUNG), naming the rank;
+#   - the job does not outlive scripts/launch killed with SIGKILL.
+# Run names carry this shell's pid, so that the processes of a job can be
+# told apart from any other job on the machine.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+cd "$TEST_ROOT" || exit 1
+LAUNCH="$TEST_ROOT/scripts/launch"
+
+# run_pids NAME: pids of every process (launch, mpirun, ranks) of run NAME.
+run_pids() { pgrep -f "run\.name=$1( |\$)"; }
+
+# rank_pid NAME RANK: pid of MPI rank RANK of run NAME (from the rank's
+# environment; mpirun's own command line names gorila too).
+rank_pid() {
+    local p r
+    for p in $(run_pids "$1"); do
+        r=$({ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+        [ "$r" = "$2" ] && echo "$p" && return 0
+    done
+    return 1
+}
+
+# wait_running FILE: wait up to 30 s until the coordinator has printed the
+# run directory into FILE (launch's stdout). Every rank is then past the
+# job's start-up collectives, so stopping one cannot hang the start itself.
+wait_running() {
+    local i
+    for i in $(seq 1 150); do
+        grep -q "^run directory: " "$1" 2>/dev/null && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# within X LO HI: LO <= X <= HI.
+within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# cleanup NAME: resume and kill whatever is left of run NAME.
+cleanup() {
+    local p
+    for p in $(run_pids "$1"); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+}
+
+# checkpoints_finite RUN_DIR: every complete checkpoint's parameters are
+# finite (exported, read as floats); prints how many it checked.
+checkpoints_finite() {
+    local d n=0 f="$TEST_TMP/faults-export.bin"
+    for d in "$1"/checkpoints/ckpt-*; do
+        [ -e "$d/MANIFEST" ] || continue
+        "$GORILA" eval "$d" --episodes 1 --export "$f" >/dev/null 2>&1 || return 1
+        od -An -v -f "$f" | grep -qiE 'nan|inf' && return 1
+        n=$((n + 1))
+    done
+    echo "$n"
+}
+
+# ---- divergence -------------------------------------------------------------
+# SGD at lr 10 with no clipping and an unbounded loss (Huber delta 1e6, no
+# discount): the Q-values blow up within a few updates, on every run.
+diverge=(--set optimizer.kind=sgd --set optimizer.lr=10 --set optimizer.grad_clip=0 --set agent.huber_delta=1e6
+    --set agent.gamma=1 --set network.hidden=[16] --set checkpoint.every_updates=1 --set checkpoint.keep=100)
+for mode in ps_sync allreduce; do
+    extra=()
+    [ $mode = allreduce ] && extra=(--set sync.mode=allreduce --set roles.param_servers=0)
+    t0=$SECONDS
+    job "faults-diverge-$mode-$$" "${diverge[@]}" "${extra[@]}"
+    expect_rc "$mode divergence: exit status 5 (GORILA_EXIT_DIVERGED)" 5
+    expect_contains "$mode divergence: says what diverged, where" "$err" "training diverged: "
+    expect_contains "$mode divergence: names the learner and what to change" "$err" \
+        "on learner 0 (rank 3); lower optimizer.lr (now 10)"
+    if n=$(checkpoints_finite "$RUN"); then ok "$mode divergence: all $n complete checkpoints hold finite parameters"
+    else not_ok "$mode divergence: a checkpoint holds non-finite parameters"; fi
+    echo "# $mode divergence: $((SECONDS - t0)) s"
+done
+
+# ---- a hung rank during the stop --------------------------------------------
+# The actor is stopped with SIGSTOP while the job runs; at run.max_seconds
+# the coordinator begins the stop, waits run.stop_deadline_seconds for the
+# actor's STOPPED, then names it and ends the job.
+name="faults-hang-$$"
+RUN="$RUNS/$name"
+rm -rf "$RUN"
+actor=$("$GORILA" config check "$SMALL" | awk '$2 == "actor" && $3 ~ /^0\// { print $1; exit }')
+max_s=4
+deadline=3
+t0=$SECONDS
+timeout --kill-after=5 60 "$LAUNCH" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" \
+    --set run.max_env_steps=0 --set run.max_seconds=$max_s --set run.stop_deadline_seconds=$deadline \
+    >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+lpid=$!
+if wait_running "$TEST_TMP/$name.out" && apid=$(rank_pid "$name" "$actor") && kill -STOP "$apid"; then
+    ok "hung rank: actor (rank $actor) stopped with SIGSTOP"
+else
+    not_ok "hung rank: could not find and stop the actor (rank $actor)"
+fi
+wait "$lpid"
+rc=$?
+took=$((SECONDS - t0))
+err=$(cat "$TEST_TMP/$name.err")
+out=$(cat "$TEST_TMP/$name.out")
+expect_rc "hung rank: exit status 6 (GORILA_EXIT_HUNG)" 6
+expect_contains "hung rank: the stop began at run.max_seconds" "$err" "stopping: time"
+expect_contains "hung rank: names the rank that did not answer" "$err" \
+    "stop deadline passed: 1 rank did not answer within run.stop_deadline_seconds ($deadline s)"
+expect_contains "hung rank: rank number, role, index and what it owes" "$err" "rank $actor (actor 0/1): no STOPPED"
+# Start-up, max_seconds, the deadline and mpirun's abort (about 2 s).
+check "hung rank: ended after the deadline, within $((max_s + deadline + 10)) s (took $took s)" \
+    within "$took" $((max_s + deadline)) $((max_s + deadline + 10))
+sleep 1
+check "hung rank: no process of the job is left" [ -z "$(run_pids "$name")" ]
+cleanup "$name"
+
+# ---- the launcher killed with SIGKILL -----------------------------------------
+name="faults-orphan-$$"
+RUN="$RUNS/$name"
+rm -rf "$RUN"
+"$LAUNCH" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" --set run.max_env_steps=0 \
+    --set run.max_seconds=120 >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+lpid=$!
+check "launcher killed: the job is running" wait_running "$TEST_TMP/$name.out"
+kill -KILL "$lpid"
+wait "$lpid" 2>/dev/null
+t0=$SECONDS
+while [ -n "$(run_pids "$name")" ] && [ $((SECONDS - t0)) -lt 10 ]; do sleep 0.2; done
+left=$(run_pids "$name" | wc -l)
+check "launcher killed with SIGKILL: mpirun and every rank gone within 10 s (took $((SECONDS - t0)) s, $left left)" \
+    [ "$left" -eq 0 ]
+cleanup "$name"
+
+done_testing
