@@ -94,9 +94,20 @@ expect_rc "equal: first run" 0
 c1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
 steps=$(manifest env_steps)
 "$GORILA" eval "$c1" --episodes 1 --export "$TEST_TMP/equal-1.bin" >/dev/null
-# No env steps left: the resumed job loads, does nothing, and saves again.
-run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps="$steps"
-expect_rc "equal: resume with nothing left to do" 0
+# A resume of a run that met its stop condition says so and writes nothing.
+sum1=$(cat "$RUN/summary.json")
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN"
+expect_rc "complete: resume of a finished run exits 0" 0
+expect_contains "complete: says it is already complete" "$out" "is already complete (budget"
+expect_contains "complete: says which limit to raise" "$out" "raise run.max_env_steps or run.max_updates with --set"
+expect_eq "complete: no new checkpoint" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")" "$c1"
+check "complete: summary.json untouched" [ "$sum1" = "$(cat "$RUN/summary.json")" ]
+# A raised budget with training held off (replay never reaches min_size:
+# distributed replay is not checkpointed, so it starts empty): the job
+# loads, runs its actors, applies no update, and saves again.
+NOTRAIN=(--set run.max_env_steps=$((steps + 96)) --set replay.min_size=4000)
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "${NOTRAIN[@]}"
+expect_rc "equal: resume with no update to apply" 0
 c2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
 check "equal: a new checkpoint was written" [ "$c1" != "$c2" ]
 for p in 0 1 2; do
@@ -104,7 +115,9 @@ for p in 0 1 2; do
         ok "equal: shard $p identical after resume, bit for bit"
     else not_ok "equal: shard $p identical after resume"; fi
 done
-run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps="$steps" \
+steps=$(manifest env_steps)
+NOTRAIN=(--set run.max_env_steps=$((steps + 96)) --set replay.min_size=4000)
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "${NOTRAIN[@]}" \
     --set roles.param_servers=2
 expect_rc "equal: resume re-sharded over 2 parameter servers" 0
 c3="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
@@ -117,8 +130,10 @@ if cmp -s "$TEST_TMP/equal-1.bin" "$TEST_TMP/equal-3.bin"; then ok "equal: re-sh
 job equal-ar --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2
 expect_rc "equal-ar: first run (allreduce)" 0
 c1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
-run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps="$(manifest env_steps)"
-expect_rc "equal-ar: resume with nothing left to do" 0
+steps=$(manifest env_steps)
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=$((steps + 96)) \
+    --set replay.min_size=4000
+expect_rc "equal-ar: resume with no update to apply" 0
 c2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
 if [ "$c1" != "$c2" ] && same_shard "$c1/ps-0.ckpt" "$c2/ps-0.ckpt"; then
     ok "equal-ar: learner 0's shard identical after resume, bit for bit"
