@@ -111,6 +111,7 @@ static void checkpoint(Local *L) {
         .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
         .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
         .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
+        .seq = L->ckpt_seq, .n_shards = 1,
     };
     RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
                         .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1};

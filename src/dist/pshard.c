@@ -126,6 +126,8 @@ static void write_answer(PShard *s, uint64_t id, const char *dir) {
         .opt = &s->opt,
         .version = s->version,
         .target_version = s->target_version,
+        .seq = id,
+        .n_shards = s->rb->n_sources,
     };
     int rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, dir, &sh, err);
     role_ckpt_done(s->rb, id, s->version, rc, err);
