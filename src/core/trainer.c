@@ -111,10 +111,10 @@ static void checkpoint(Local *L) {
         .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
         .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
         .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
-        .seq = L->ckpt_seq, .n_shards = 1,
+        .run_id = L->log.run_id, .seq = L->ckpt_seq, .n_shards = 1,
     };
     RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
-                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1};
+                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1, .run_id = L->log.run_id};
     snprintf(man.mode, sizeof man.mode, "local");
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
@@ -230,7 +230,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
     L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
     if (resume_dir && restore(L, resume_dir, err) != 0) goto fail;
-    if (runlog_init(&L->log, cfg, resume_dir, NULL, 0, err) != 0) goto fail;
+    int log_rc = runlog_init(&L->log, cfg, resume_dir, NULL, 0, err);
+    if (log_rc != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        local_free(L);
+        free(L);
+        return log_rc;
+    }
     printf("run directory: %s\n", L->log.dir);
     fflush(stdout);
     log_info(NULL, "local training: %s, network %zu parameters, replay %llu, batch %d, budget %llu env steps",
