@@ -82,11 +82,13 @@ expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resum
 
 # --- resume equality ----------------------------------------------------------
 # same_shard A B: two shard files hold the same state, bit for bit: the whole
-# file but the header's wall time (bytes 176..183) and the header CRC
-# (252..255), so the versions in the header count too (docs/CHECKPOINT.md).
+# file but the header's wall time (bytes 176..183), checkpoint number
+# (reserved[2], 200..207) and CRC (252..255), so the versions and the run id
+# in the header count too (docs/CHECKPOINT.md).
 same_shard() {
     cmp -s <(head -c 176 "$1") <(head -c 176 "$2") &&
-        cmp -s <(head -c 252 "$1" | tail -c +185) <(head -c 252 "$2" | tail -c +185) &&
+        cmp -s <(head -c 200 "$1" | tail -c +185) <(head -c 200 "$2" | tail -c +185) &&
+        cmp -s <(head -c 252 "$1" | tail -c +209) <(head -c 252 "$2" | tail -c +209) &&
         cmp -s <(tail -c +257 "$1") <(tail -c +257 "$2")
 }
 job equal --set roles.actors=3 --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
