@@ -771,7 +771,7 @@ int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err) 
 static void clean_best_leftovers(const char *base, uint64_t seq) {
     DIR *d = opendir(base);
     if (!d) return;
-    char names[64][64];
+    char names[64][256];
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 64) {
@@ -779,7 +779,8 @@ static void clean_best_leftovers(const char *base, uint64_t seq) {
         char extra;
         bool stale = strncmp(e->d_name, BEST_ASIDE, strlen(BEST_ASIDE)) == 0 ||
                      (sscanf(e->d_name, BEST_STAGING "%" SCNu64 "%c", &s, &extra) == 1 && s < seq);
-        if (stale && strlen(e->d_name) < sizeof names[0]) snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+        size_t len = strlen(e->d_name);
+        if (stale && len < sizeof names[0]) memcpy(names[n++], e->d_name, len + 1);
     }
     closedir(d);
     for (int i = 0; i < n; i++) {

@@ -1,5 +1,5 @@
 /* runckpt.h: the checkpoints of a run directory, built on the checkpoint
- * file format (checkpoint.h, docs/CHECKPOINT.md).
+ * file format (ckptfile.h, docs/CHECKPOINT.md).
  *
  *   <run>/checkpoints/ckpt-<seq>/ps-<p>.ckpt   one file per parameter shard
  *   <run>/checkpoints/ckpt-<seq>/MANIFEST      written last, atomically
