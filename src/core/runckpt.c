@@ -1,19 +1,59 @@
-/* runckpt.c: see runckpt.h. */
+/* runckpt.c: see runckpt.h; docs/CHECKPOINT.md ("Checkpoints of a run")
+ * gives the MANIFEST format line by line.
+ *
+ * Binding. A checkpoint is a set of shard files and a MANIFEST, tied by two
+ * independent links:
+ *  - each shard's header (protected by the header CRC, ckptfile.c) carries
+ *    the run id, the sequence number, the shard count and its own index
+ *    (header reserved[1..4], RES_* below);
+ *  - the MANIFEST (protected by its last line's CRC) records every shard
+ *    file's size and whole-file CRC-32C.
+ * runckpt_commit checks the first before it writes the second, so a shard
+ * left over from another checkpoint is never bound; every reader checks
+ * both, so a file swapped in later is refused, not loaded.
+ *
+ * Tiling. Shard q's slice must start exactly where shard q-1's ends (shard
+ * 0 at 0) and the last must end at n_params. Checked in index order, file
+ * by file, over the whole set before any data is copied (runckpt_read_slice
+ * pass 1), and again as each file is reopened to be read (pass 2): every
+ * parameter of the caller's slice is written exactly once, so an
+ * overlapping or short set can never leave part of it uninitialised.
+ *
+ * Fallback. runckpt_find_latest trusts `latest` only after verifying the
+ * checkpoint it names; otherwise it walks the ckpt-* directories newest
+ * first. A commit then prunes any directory numbered above the one it
+ * commits (the damaged line it fell back past), so `keep` counts only the
+ * checkpoints a resume could use.
+ */
 #include "runckpt.h"
 #include "crc32c.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MANIFEST_MAGIC "gorila-checkpoint-manifest 1"
+#define MANIFEST_HEAD "gorila-checkpoint-manifest"
+#define MANIFEST_VERSION 2
+#define MANIFEST_MAX_SHARDS 4096          /* far above roles.param_servers' limit */
+#define MANIFEST_MAX_BYTES (1u << 20)
+
+/* Header counters this module defines (CkptMeta.reserved). */
+enum { RES_TARGET_VERSION = 0, RES_RUN_ID = 1, RES_SEQ = 2, RES_N_SHARDS = 3, RES_INDEX = 4 };
+
+/* One shard file as the MANIFEST records it. */
+typedef struct {
+    uint64_t bytes;
+    uint32_t crc;
+} ShardSum;
 
 static int join(char *out, const char *a, const char *b, char *err) {
     if (snprintf(out, PATH_LEN, "%s/%s", a, b) >= PATH_LEN) return errf(err, "path too long: %s/%s", a, b);
@@ -25,12 +65,57 @@ static int mkdir_ok(const char *path, char *err) {
     return 0;
 }
 
+static void shard_name(char *name, size_t cap, int q) { snprintf(name, cap, "ps-%d.ckpt", q); }
+
+/* Remove path: a directory of plain files (a checkpoint) with its files, or
+ * anything else (a file, a planted link) by itself. Missing is fine. */
+static int remove_tree(const char *path, char *err) {
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        return errf(err, "cannot remove %s: %s", path, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) != 0 && errno != ENOENT) return errf(err, "cannot remove %s: %s", path, strerror(errno));
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d) return errf(err, "cannot remove %s: %s", path, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+            int en = errno;
+            closedir(d);
+            return errf(err, "cannot remove %s/%s: %s", path, e->d_name, strerror(en));
+        }
+    }
+    closedir(d);
+    if (rmdir(path) != 0 && errno != ENOENT) return errf(err, "cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static void fsync_dir(const char *dir) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+}
+
+/* A fresh, empty directory at path (whatever was there is removed). */
+static int fresh_dir(const char *path, char *err) {
+    if (remove_tree(path, err)) return -1;
+    if (mkdir(path, 0777) != 0) return errf(err, "cannot create %s: %s", path, strerror(errno));
+    return 0;
+}
+
 int runckpt_begin(const char *run_dir, uint64_t seq, char *dir, char *err) {
     char base[PATH_LEN], name[64];
     if (join(base, run_dir, "checkpoints", err) || mkdir_ok(base, err)) return -1;
     snprintf(name, sizeof name, "ckpt-%06" PRIu64, seq);
-    if (join(dir, base, name, err) || mkdir_ok(dir, err)) return -1;
-    return 0;
+    if (join(dir, base, name, err)) return -1;
+    return fresh_dir(dir, err);
 }
 
 static CkptOptim ckpt_kind(OptimKind k) {
@@ -54,7 +139,31 @@ static void fill_net(const Config *cfg, const QNet *net, CkptMeta *m) {
     if (snprintf(m->env, sizeof m->env, "%s", cfg->env.name) >= (int)sizeof m->env) m->env[sizeof m->env - 1] = '\0';
 }
 
+/* The first non-finite value of x[0 .. n), or n when all are finite. */
+static size_t first_non_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
 int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
+    char path[PATH_LEN], name[32];
+    shard_name(name, sizeof name, sh->index);
+    if (join(path, dir, name, err)) return -1;
+    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
+        return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
+                    sh->index, sh->n_shards);
+    const float *vals = sh->params;
+    const char *what = "the network";
+    size_t bad = first_non_finite(vals, sh->len);
+    if (bad == sh->len) {
+        vals = sh->target;
+        what = "the target network";
+        bad = first_non_finite(vals, sh->len);
+    }
+    if (bad < sh->len)
+        return errf(err, "cannot write checkpoint %s: non-finite parameters (parameter %zu of %s is %g) not checkpointed",
+                    path, sh->off + bad, what, (double)vals[bad]);
     CkptMeta m;
     fill_net(cfg, net, &m);
     m.slice_offset = sh->off;
@@ -64,7 +173,11 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
     m.episodes = sh->episodes;
     m.wall_seconds = sh->wall_seconds;
     m.param_version = sh->version;
-    m.reserved[0] = sh->target_version;
+    m.reserved[RES_TARGET_VERSION] = sh->target_version;
+    m.reserved[RES_RUN_ID] = sh->run_id;
+    m.reserved[RES_SEQ] = sh->seq;
+    m.reserved[RES_N_SHARDS] = (uint64_t)sh->n_shards;
+    m.reserved[RES_INDEX] = (uint64_t)sh->index;
     CkptSection sec[5];
     size_t n = 0;
     sec[n++] = (CkptSection){CKPT_SEC_PARAMS, sh->params, sh->len * sizeof(float)};
@@ -87,10 +200,7 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
         replaybuf_serialize(sh->replay, rep);
         sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
     }
-    char path[PATH_LEN], name[32];
-    snprintf(name, sizeof name, "ps-%d.ckpt", sh->index);
-    int rc = join(path, dir, name, err);
-    if (rc == 0) rc = ckpt_write(path, &m, sec, n, err);
+    int rc = ckpt_write(path, &m, sec, n, err);
     free(opt_bytes);
     free(rep);
     return rc;
@@ -115,7 +225,13 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
         }
         done += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return errf(err, "cannot write %s: %s", tmp, strerror(e));
+    }
+    if (close(fd) != 0) {
         int e = errno;
         unlink(tmp);
         return errf(err, "cannot write %s: %s", tmp, strerror(e));
@@ -125,114 +241,623 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
         unlink(tmp);
         return errf(err, "cannot rename %s: %s", tmp, strerror(e));
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    fsync_dir(dir);
     return 0;
 }
 
-static void manifest_text(const RunCkptManifest *m, char *out, size_t cap) {
-    int n = snprintf(out, cap,
-                     MANIFEST_MAGIC "\nseq %" PRIu64 "\nenv_steps %" PRIu64 "\nupdates %" PRIu64
-                                    "\nepisodes %" PRIu64 "\nwall_seconds %.17g\nshards %d\nmode %s\n",
-                     m->seq, m->env_steps, m->updates, m->episodes, m->wall_seconds, m->n_shards, m->mode);
-    uint32_t crc = crc32c(out, (size_t)n);
-    snprintf(out + n, cap - (size_t)n, "crc32c %08x\n", crc);
+/* ---- shard files -------------------------------------------------------- */
+
+/* CRC-32C of the whole open file (streaming). */
+static int file_crc(const CkptReader *r, uint32_t *crc, char *err) {
+    unsigned char buf[65536];
+    uint32_t c = 0;
+    for (uint64_t done = 0; done < r->file_bytes;) {
+        size_t want = r->file_bytes - done < sizeof buf ? (size_t)(r->file_bytes - done) : sizeof buf;
+        ssize_t got = pread(r->fd, buf, want, (off_t)done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return errf(err, "%s: cannot read: %s", r->path, strerror(errno));
+        if (got == 0) return errf(err, "%s: the file ended after %" PRIu64 " bytes (changed while read?)", r->path, done);
+        c = crc32c_update(c, buf, (size_t)got);
+        done += (uint64_t)got;
+    }
+    *crc = c;
+    return 0;
 }
 
-/* Newest-first prune of checkpoints/ckpt-* beyond keep. */
-static void prune(const char *base, int keep) {
+/* Where the tiling check stands: the next parameter a shard must start at,
+ * and the parameter count every shard must agree on (set by shard 0). */
+typedef struct {
+    uint64_t next, n_params;
+} Tiling;
+
+/* The header of shard q (open in r) names the manifest m's run, checkpoint
+ * and shard count and its own index, and the file has the size the
+ * manifest records (want; NULL at commit, before there is a manifest). */
+static int check_binding(const CkptReader *r, int q, const RunCkptManifest *m, const ShardSum *want, char *err) {
+    const uint64_t *res = r->meta.reserved;
+    const char *path = r->path;
+    if (res[RES_RUN_ID] != m->run_id)
+        return errf(err, "%s belongs to run %016" PRIx64 ", but the manifest is of run %016" PRIx64, path,
+                    res[RES_RUN_ID], m->run_id);
+    if (res[RES_SEQ] != m->seq)
+        return errf(err, "%s belongs to checkpoint %" PRIu64 ", but the manifest is of checkpoint %" PRIu64, path,
+                    res[RES_SEQ], m->seq);
+    if (res[RES_N_SHARDS] != (uint64_t)m->n_shards)
+        return errf(err, "%s was written as one of %" PRIu64 " shards, but the manifest lists %d", path,
+                    res[RES_N_SHARDS], m->n_shards);
+    if (res[RES_INDEX] != (uint64_t)q)
+        return errf(err, "%s holds shard %" PRIu64 "'s data, not shard %d's", path, res[RES_INDEX], q);
+    if (want && r->file_bytes != want->bytes)
+        return errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
+                    path, r->file_bytes, want->bytes);
+    return 0;
+}
+
+/* Shard q's slice starts where the previous shard's ended, on a network of
+ * the same size; t moves past it. */
+static int check_tiling(const CkptReader *r, int q, Tiling *t, char *err) {
+    const CkptMeta *h = &r->meta;
+    if (q == 0) t->n_params = h->net.n_params;
+    if (h->net.n_params != t->n_params)
+        return errf(err, "%s describes a network of %" PRIu64 " parameters, shard 0 one of %" PRIu64, r->path,
+                    h->net.n_params, t->n_params);
+    if (h->slice_offset < t->next)
+        return errf(err,
+                    "%s holds parameters [%" PRIu64 ", %" PRIu64 "), which overlap the earlier shards' [0, %" PRIu64
+                    "): the shard files do not tile the parameters",
+                    r->path, h->slice_offset, h->slice_offset + h->slice_count, t->next);
+    if (h->slice_offset > t->next)
+        return errf(err, "%s starts at parameter %" PRIu64 ", leaving [%" PRIu64 ", %" PRIu64 ") in no shard file",
+                    r->path, h->slice_offset, t->next, h->slice_offset);
+    t->next = h->slice_offset + h->slice_count;
+    return 0;
+}
+
+/* Open shard q of the checkpoint in dir (m its manifest) into r and check
+ * its binding (check_binding), its CRC against want (want NULL: compute
+ * size and CRC into got instead; check_crc false: size only) and its place
+ * in the tiling (t). On success r is open; on error r is closed. */
+static int open_shard(const char *dir, int q, const RunCkptManifest *m, const ShardSum *want, bool check_crc,
+                      ShardSum *got, Tiling *t, CkptReader *r, char *err) {
+    char path[PATH_LEN], name[32];
+    shard_name(name, sizeof name, q);
+    if (join(path, dir, name, err)) return -1;
+    if (ckpt_open(r, path, err) != 0) return -1;
+    if (check_binding(r, q, m, want, err)) goto fail;
+    if (!want || check_crc) {
+        uint32_t crc;
+        if (file_crc(r, &crc, err)) goto fail;
+        if (want && crc != want->crc) {
+            errf(err, "%s: file CRC %08x does not match the manifest's %08x (the file is damaged or replaced)", path,
+                 crc, want->crc);
+            goto fail;
+        }
+        if (got) *got = (ShardSum){r->file_bytes, crc};
+    }
+    if (check_tiling(r, q, t, err)) goto fail;
+    return 0;
+fail:
+    ckpt_close(r);
+    return -1;
+}
+
+static int tiling_done(const char *dir, const Tiling *t, char *err) {
+    if (t->next != t->n_params)
+        return errf(err, "%s: the shard files hold parameters [0, %" PRIu64 ") of %" PRIu64 ", leaving the rest in none",
+                    dir, t->next, t->n_params);
+    return 0;
+}
+
+/* ---- MANIFEST ----------------------------------------------------------- */
+
+static const char *kind_of(const RunCkptManifest *m) { return m->kind[0] ? m->kind : "periodic"; }
+
+static bool kind_known(const char *k) {
+    return strcmp(k, "periodic") == 0 || strcmp(k, "final") == 0 || strcmp(k, "best") == 0;
+}
+
+static bool is_word(const char *s) {
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~') return false;
+    return true;
+}
+
+/* The MANIFEST text for m and its shards' sums (caller frees). */
+static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
+    size_t cap = 2048 + 64 * (size_t)m->n_shards, n = 0;
+    char *out = xmalloc(cap);
+    char eval[128];
+    if (m->eval_episodes > 0)
+        snprintf(eval, sizeof eval, "eval_mean %.17g\neval_episodes %d\neval_seed %" PRIu64 "\n", m->eval_mean,
+                 m->eval_episodes, m->eval_seed);
+    else
+        snprintf(eval, sizeof eval, "eval_mean none\neval_episodes 0\neval_seed 0\n");
+    n += (size_t)snprintf(out + n, cap - n,
+                          MANIFEST_HEAD " %d\nrun_id %016" PRIx64 "\nseq %" PRIu64 "\nkind %s\nmode %s\n"
+                                        "env_steps %" PRIu64 "\nupdates %" PRIu64 "\nepisodes %" PRIu64
+                                        "\nwall_seconds %.17g\nparams_version %" PRIu64 "\n%sshards %d\n",
+                          MANIFEST_VERSION, m->run_id, m->seq, kind_of(m), m->mode, m->env_steps, m->updates,
+                          m->episodes, m->wall_seconds, m->params_version, eval, m->n_shards);
+    for (int q = 0; q < m->n_shards; q++)
+        n += (size_t)snprintf(out + n, cap - n, "shard %d bytes %" PRIu64 " crc32c %08x\n", q, sums[q].bytes,
+                              sums[q].crc);
+    uint32_t crc = crc32c(out, n);
+    snprintf(out + n, cap - n, "crc32c %08x\n", crc);
+    return out;
+}
+
+/* Check m's fields, open every shard file it lists (binding and tiling, as
+ * a reader will), and write dir/MANIFEST with their sizes and CRCs. */
+static int write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
+    if (m->n_shards < 1 || m->n_shards > MANIFEST_MAX_SHARDS)
+        return errf(err, "cannot commit checkpoint %s: %d shards (1 .. %d)", dir, m->n_shards, MANIFEST_MAX_SHARDS);
+    if (!kind_known(kind_of(m)))
+        return errf(err, "cannot commit checkpoint %s: kind \"%s\" (periodic, final or best)", dir, m->kind);
+    if (!memchr(m->mode, '\0', sizeof m->mode) || !is_word(m->mode))
+        return errf(err, "cannot commit checkpoint %s: mode must be one word", dir);
+    if (m->eval_episodes < 0 || (m->eval_episodes > 0 && !isfinite(m->eval_mean)))
+        return errf(err, "cannot commit checkpoint %s: evaluation of %d episodes with mean %g", dir,
+                    m->eval_episodes, m->eval_mean);
+    ShardSum *sums = xcalloc((size_t)m->n_shards, sizeof *sums);
+    Tiling t = {0, 0};
+    int rc = 0;
+    for (int q = 0; q < m->n_shards && rc == 0; q++) {
+        CkptReader r;
+        rc = open_shard(dir, q, m, NULL, true, &sums[q], &t, &r, err);
+        if (rc == 0) ckpt_close(&r);
+    }
+    if (rc == 0) rc = tiling_done(dir, &t, err);
+    if (rc != 0) {
+        free(sums);
+        return err_prefix(err, "cannot commit checkpoint %s", dir);
+    }
+    char *text = manifest_text(m, sums);
+    rc = write_atomic(dir, "MANIFEST", text, err);
+    free(text);
+    free(sums);
+    return rc;
+}
+
+/* Cursor over the manifest's lines, for the parser below. */
+typedef struct {
+    char *p;              /* start of the next line */
+    const char *path;
+    int line;
+} Lines;
+
+/* Take the next line, which must read "key value"; value points into the
+ * text (NUL-terminated in place). */
+static int field(Lines *L, const char *key, char **value, char *err) {
+    L->line++;
+    char *nl = strchr(L->p, '\n');
+    if (!nl) return errf(err, "%s: line %d: expected \"%s ...\", found the end of the file", L->path, L->line, key);
+    *nl = '\0';
+    size_t k = strlen(key);
+    if (strncmp(L->p, key, k) != 0 || L->p[k] != ' ' || L->p[k + 1] == '\0')
+        return errf(err, "%s: line %d: expected \"%s ...\", found \"%.60s\"", L->path, L->line, key, L->p);
+    *value = L->p + k + 1;
+    L->p = nl + 1;
+    return 0;
+}
+
+static int field_u64(Lines *L, const char *key, int base, uint64_t *out, char *err) {
+    char *v, *end;
+    if (field(L, key, &v, err)) return -1;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, base);
+    if (!isxdigit((unsigned char)*v) || *end || errno)
+        return errf(err, "%s: line %d: %s is \"%.40s\", not a number", L->path, L->line, key, v);
+    *out = x;
+    return 0;
+}
+
+static int field_int(Lines *L, const char *key, long lo, long hi, int *out, char *err) {
+    uint64_t x;
+    if (field_u64(L, key, 10, &x, err)) return -1;
+    if (x < (uint64_t)lo || x > (uint64_t)hi)
+        return errf(err, "%s: line %d: %s is %" PRIu64 ", outside %ld .. %ld", L->path, L->line, key, x, lo, hi);
+    *out = (int)x;
+    return 0;
+}
+
+static int field_double(Lines *L, const char *key, double *out, char *err) {
+    char *v, *end;
+    if (field(L, key, &v, err)) return -1;
+    if (strcmp(v, "none") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    *out = strtod(v, &end);
+    if (*end || end == v || !isfinite(*out))
+        return errf(err, "%s: line %d: %s is \"%.40s\", not a finite number", L->path, L->line, key, v);
+    return 0;
+}
+
+static int field_word(Lines *L, const char *key, char *out, size_t cap, char *err) {
+    char *v;
+    if (field(L, key, &v, err)) return -1;
+    if (!is_word(v) || strlen(v) >= cap)
+        return errf(err, "%s: line %d: %s \"%.40s\" is not one word of at most %zu characters", L->path, L->line, key,
+                    v, cap - 1);
+    snprintf(out, cap, "%s", v);
+    return 0;
+}
+
+/* Read dir/MANIFEST into m and, if sums is not NULL, the shard sums
+ * (*sums: n_shards entries, caller frees). */
+static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, char *err) {
+    memset(m, 0, sizeof *m);
+    if (sums) *sums = NULL;
+    char path[PATH_LEN];
+    if (join(path, dir, "MANIFEST", err)) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errf(err, "cannot read %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MANIFEST_MAX_BYTES) {
+        close(fd);
+        return errf(err, "%s: not a checkpoint manifest (not a regular file of at most %u bytes)", path,
+                    MANIFEST_MAX_BYTES);
+    }
+    size_t len = (size_t)st.st_size, done = 0;
+    char *text = xmalloc(len + 1);
+    while (done < len) {
+        ssize_t r = read(fd, text + done, len - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        done += (size_t)r;
+    }
+    close(fd);
+    text[done] = '\0';
+    int rc = -1;
+    ShardSum *s = NULL;
+    /* The first line says which format this is, before anything else is
+     * believed: format 1 had no run id and no shard checksums. */
+    unsigned version = 0;
+    int head_len = 0;
+    if (sscanf(text, MANIFEST_HEAD " %u%n", &version, &head_len) != 1 || text[head_len] != '\n') {
+        errf(err, "%s: not a checkpoint manifest (no \"" MANIFEST_HEAD "\" line)", path);
+        goto out;
+    }
+    if (version < MANIFEST_VERSION) {
+        errf(err,
+             "%s: written by an older gorila (manifest format %u; this build reads format %d, which binds each "
+             "shard file to its checkpoint): this checkpoint cannot be used",
+             path, version, MANIFEST_VERSION);
+        goto out;
+    }
+    if (version > MANIFEST_VERSION) {
+        errf(err, "%s: written by a newer gorila (manifest format %u; this build reads format %d)", path, version,
+             MANIFEST_VERSION);
+        goto out;
+    }
+    /* The last line is the CRC of everything before it. */
+    if (done == 0 || text[done - 1] != '\n') {
+        errf(err, "%s: truncated (no final newline): the file is damaged", path);
+        goto out;
+    }
+    text[done - 1] = '\0';
+    char *last = strrchr(text, '\n');
+    unsigned crc_file = 0;
+    int crc_len = 0;
+    if (!last || sscanf(last + 1, "crc32c %8x%n", &crc_file, &crc_len) != 1 || last[1 + crc_len] != '\0') {
+        errf(err, "%s: no crc32c line at the end: the file is damaged or truncated", path);
+        goto out;
+    }
+    uint32_t crc = crc32c(text, (size_t)(last + 1 - text));
+    if (crc != crc_file) {
+        errf(err, "%s: checksum mismatch (stored %08x, computed %08x): the file is damaged", path, crc_file, crc);
+        goto out;
+    }
+    last[1] = '\0';
+    Lines L = {text + head_len + 1, path, 1};
+    char kind[sizeof m->kind];
+    if (field_u64(&L, "run_id", 16, &m->run_id, err) || field_u64(&L, "seq", 10, &m->seq, err) ||
+        field_word(&L, "kind", kind, sizeof kind, err) || field_word(&L, "mode", m->mode, sizeof m->mode, err) ||
+        field_u64(&L, "env_steps", 10, &m->env_steps, err) || field_u64(&L, "updates", 10, &m->updates, err) ||
+        field_u64(&L, "episodes", 10, &m->episodes, err) || field_double(&L, "wall_seconds", &m->wall_seconds, err) ||
+        field_u64(&L, "params_version", 10, &m->params_version, err) ||
+        field_double(&L, "eval_mean", &m->eval_mean, err) ||
+        field_int(&L, "eval_episodes", 0, 1L << 30, &m->eval_episodes, err) ||
+        field_u64(&L, "eval_seed", 10, &m->eval_seed, err) ||
+        field_int(&L, "shards", 1, MANIFEST_MAX_SHARDS, &m->n_shards, err))
+        goto out;
+    if (!kind_known(kind)) {
+        errf(err, "%s: kind \"%s\" (periodic, final or best)", path, kind);
+        goto out;
+    }
+    snprintf(m->kind, sizeof m->kind, "%s", kind);
+    if (isnan(m->wall_seconds) || (m->eval_episodes > 0) == isnan(m->eval_mean)) {
+        errf(err, "%s: wall_seconds or the evaluation is malformed", path);
+        goto out;
+    }
+    s = xcalloc((size_t)m->n_shards, sizeof *s);
+    for (int q = 0; q < m->n_shards; q++) {
+        char *v;
+        int idx = -1, used = 0;
+        unsigned long long bytes = 0;
+        unsigned c = 0;
+        if (field(&L, "shard", &v, err)) goto out;
+        if (sscanf(v, "%d bytes %llu crc32c %8x%n", &idx, &bytes, &c, &used) != 3 || v[used] != '\0' || idx != q) {
+            errf(err, "%s: line %d: expected \"shard %d bytes N crc32c X\", found \"shard %.60s\"", path, L.line, q, v);
+            goto out;
+        }
+        s[q] = (ShardSum){bytes, c};
+    }
+    if (*L.p != '\0') {
+        errf(err, "%s: line %d: unexpected \"%.40s\" after the shard list", path, L.line + 1, L.p);
+        goto out;
+    }
+    snprintf(m->dir, sizeof m->dir, "%s", dir);
+    rc = 0;
+out:
+    free(text);
+    if (rc == 0 && sums) *sums = s;
+    else free(s);
+    return rc;
+}
+
+int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) { return read_manifest(dir, m, NULL, err); }
+
+/* Every shard of the checkpoint whose manifest m and sums were read. */
+static int verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
+    Tiling t = {0, 0};
+    for (int q = 0; q < m->n_shards; q++) {
+        CkptReader r;
+        if (open_shard(dir, q, m, &sums[q], true, NULL, &t, &r, err)) return -1;
+        ckpt_close(&r);
+    }
+    return tiling_done(dir, &t, err);
+}
+
+int runckpt_verify(const char *dir, RunCkptManifest *m, char *err) {
+    ShardSum *sums;
+    if (read_manifest(dir, m, &sums, err)) return -1;
+    int rc = verify_shards(dir, m, sums, err);
+    free(sums);
+    return rc;
+}
+
+/* ---- commit, latest, prune ------------------------------------------------ */
+
+/* Sequence numbers of the ckpt-<seq> directories in base, newest first
+ * (*seqs: caller frees). Anything else (latest, best, best.new-*) is not a
+ * numbered checkpoint and never listed. */
+static int list_ckpts(const char *base, uint64_t **seqs) {
+    *seqs = NULL;
     DIR *d = opendir(base);
-    if (!d) return;
-    uint64_t seqs[4096];
-    int n = 0;
+    if (!d) return 0;
+    int n = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < 4096) {
+    while ((e = readdir(d))) {
         uint64_t s;
         char extra;
-        if (sscanf(e->d_name, "ckpt-%" SCNu64 "%c", &s, &extra) == 1) seqs[n++] = s;
+        if (strncmp(e->d_name, "ckpt-", 5) != 0 || sscanf(e->d_name, "ckpt-%" SCNu64 "%c", &s, &extra) != 1) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            uint64_t *grown = xmalloc((size_t)cap * sizeof *grown);
+            if (n) memcpy(grown, *seqs, (size_t)n * sizeof *grown);
+            free(*seqs);
+            *seqs = grown;
+        }
+        (*seqs)[n++] = s;
     }
     closedir(d);
-    for (int i = 0; i < n; i++) {
-        int newer = 0;
-        for (int j = 0; j < n; j++) newer += seqs[j] > seqs[i];
-        if (newer < keep) continue;
-        char dir[PATH_LEN], name[64];
-        snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
-        if (snprintf(dir, sizeof dir, "%s/%s", base, name) >= (int)sizeof dir) continue;
-        DIR *dd = opendir(dir);
-        if (!dd) continue;
-        while ((e = readdir(dd))) {
-            if (e->d_name[0] == '.') continue;
-            char f[PATH_LEN + 300];
-            if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f) unlink(f);
+    for (int i = 1; i < n; i++) /* insertion sort, descending */
+        for (int j = i; j > 0 && (*seqs)[j] > (*seqs)[j - 1]; j--) {
+            uint64_t x = (*seqs)[j];
+            (*seqs)[j] = (*seqs)[j - 1];
+            (*seqs)[j - 1] = x;
         }
-        closedir(dd);
-        rmdir(dir);
+    return n;
+}
+
+/* Delete the ckpt-* directories of base beyond the newest `keep` up to
+ * committed, and every one numbered above committed (a line abandoned by
+ * a fallback). The committed one always stays. Best effort. */
+static void prune(const char *base, uint64_t committed, int keep) {
+    uint64_t *seqs;
+    int n = list_ckpts(base, &seqs), kept = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t s = seqs[i];
+        if (s <= committed && (s == committed || ++kept < keep)) continue;
+        char dir[PATH_LEN], name[64], err[ERR_LEN];
+        snprintf(name, sizeof name, "ckpt-%06" PRIu64, s);
+        if (join(dir, base, name, err) == 0) remove_tree(dir, err);
     }
+    free(seqs);
 }
 
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err) {
-    char text[1024];
-    manifest_text(m, text, sizeof text);
-    if (write_atomic(dir, "MANIFEST", text, err)) return -1;
-    char base[PATH_LEN];
-    if (join(base, run_dir, "checkpoints", err)) return -1;
     const char *name = strrchr(dir, '/');
     name = name ? name + 1 : dir;
+    uint64_t s;
+    char extra;
+    if (sscanf(name, "ckpt-%" SCNu64 "%c", &s, &extra) != 1 || s != m->seq)
+        return errf(err, "cannot commit %s as checkpoint %" PRIu64 ": not the directory runckpt_begin made for it",
+                    dir, m->seq);
+    if (write_manifest(dir, m, err)) return -1;
+    char base[PATH_LEN];
+    if (join(base, run_dir, "checkpoints", err)) return -1;
     char latest[128];
-    snprintf(latest, sizeof latest, "%s\n", name);
+    if (snprintf(latest, sizeof latest, "%s\n", name) >= (int)sizeof latest)
+        return errf(err, "checkpoint directory name too long: %s", name);
     if (write_atomic(base, "latest", latest, err)) return -1;
-    prune(base, keep);
+    prune(base, m->seq, keep);
     return 0;
 }
 
-int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
-    memset(m, 0, sizeof *m);
-    char path[PATH_LEN];
-    if (join(path, dir, "MANIFEST", err)) return -1;
-    FILE *f = fopen(path, "r");
-    if (!f) return errf(err, "cannot read %s: %s", path, strerror(errno));
-    char text[2048];
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[len] = '\0';
-    char *crc_line = strstr(text, "crc32c ");
-    unsigned crc_file = 0;
-    if (!crc_line || sscanf(crc_line, "crc32c %x", &crc_file) != 1)
-        return errf(err, "%s: not a checkpoint manifest (no crc32c line)", path);
-    if (crc32c(text, (size_t)(crc_line - text)) != crc_file)
-        return errf(err, "%s: checksum mismatch (the file is damaged)", path);
-    int got = sscanf(text,
-                     MANIFEST_MAGIC "\nseq %" SCNu64 "\nenv_steps %" SCNu64 "\nupdates %" SCNu64 "\nepisodes %" SCNu64
-                                    "\nwall_seconds %lf\nshards %d\nmode %31s",
-                     &m->seq, &m->env_steps, &m->updates, &m->episodes, &m->wall_seconds, &m->n_shards, m->mode);
-    if (got != 7 || m->n_shards < 1) return errf(err, "%s: malformed manifest", path);
-    snprintf(m->dir, sizeof m->dir, "%s", dir);
+/* Verify checkpoint base/name; it must also be of the checkpoint its name
+ * says. */
+static int try_ckpt(const char *base, const char *name, RunCkptManifest *m, char *err) {
+    char dir[PATH_LEN];
+    if (join(dir, base, name, err) || runckpt_verify(dir, m, err)) return -1;
+    uint64_t s;
+    char extra;
+    if (sscanf(name, "ckpt-%" SCNu64 "%c", &s, &extra) != 1 || s != m->seq)
+        return errf(err, "%s holds checkpoint %" PRIu64 ", not the one its name says", dir, m->seq);
     return 0;
+}
+
+int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, char *err) {
+    if (warn) warn[0] = '\0';
+    char base[PATH_LEN], path[PATH_LEN], name[128] = "", reason[ERR_LEN];
+    if (join(base, run_dir, "checkpoints", err) || join(path, base, "latest", err)) return -1;
+    const char *damaged = path; /* what the warning names: latest, or the checkpoint it names */
+    char named[PATH_LEN];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        errf(reason, "%s: %s", path, strerror(errno));
+    } else {
+        char extra[2];
+        int got = fscanf(f, "%127s %1s", name, extra);
+        fclose(f);
+        uint64_t s;
+        char c;
+        if (got != 1 || sscanf(name, "ckpt-%" SCNu64 "%c", &s, &c) != 1) {
+            errf(reason, "%s does not name a checkpoint directory", path);
+            name[0] = '\0';
+        } else if (try_ckpt(base, name, m, reason) == 0) {
+            return 0;
+        } else if (join(named, base, name, err) == 0) {
+            damaged = named;
+        }
+    }
+    uint64_t *seqs;
+    int n = list_ckpts(base, &seqs), tried = 0;
+    for (int i = 0; i < n; i++) {
+        char cand[64], cerr[ERR_LEN];
+        snprintf(cand, sizeof cand, "ckpt-%06" PRIu64, seqs[i]);
+        if (strcmp(cand, name) == 0) continue;
+        tried++;
+        if (try_ckpt(base, cand, m, cerr) != 0) continue;
+        free(seqs);
+        if (warn) errf(warn, "checkpoint %s is damaged (%s); using %s", damaged, reason, m->dir);
+        return 0;
+    }
+    free(seqs);
+    memset(m, 0, sizeof *m);
+    if (!name[0] && tried == 0) return errf(err, "no checkpoint in %s (%s)", run_dir, reason);
+    return errf(err, "no intact checkpoint in %s: %s is damaged (%s)%s", run_dir, damaged, reason,
+                tried ? ", and so is every older ckpt-* directory" : "");
 }
 
 int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err) {
-    char path[PATH_LEN];
-    if (snprintf(path, sizeof path, "%s/checkpoints/latest", run_dir) >= (int)sizeof path)
-        return errf(err, "path too long");
-    FILE *f = fopen(path, "r");
-    if (!f) return errf(err, "no checkpoint in %s (%s: %s)", run_dir, path, strerror(errno));
-    char name[128] = {0};
-    int ok = fscanf(f, "%127s", name) == 1;
-    fclose(f);
-    if (!ok || strncmp(name, "ckpt-", 5) != 0) return errf(err, "%s: malformed", path);
-    char dir[PATH_LEN];
-    if (snprintf(dir, sizeof dir, "%s/checkpoints/%s", run_dir, name) >= (int)sizeof dir)
-        return errf(err, "path too long");
-    return runckpt_read_manifest(dir, m, err);
+    char warn[ERR_LEN];
+    if (runckpt_find_latest(run_dir, m, warn, err)) return -1;
+    if (warn[0]) {
+        fprintf(stderr, "gorila: warning: %s\n", warn);
+        fflush(stderr);
+    }
+    return 0;
 }
+
+/* ---- best ----------------------------------------------------------------- */
+
+#define BEST_STAGING "best.new-"
+#define BEST_ASIDE "best.old-"
+
+int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err) {
+    char base[PATH_LEN], name[64];
+    if (join(base, run_dir, "checkpoints", err) || mkdir_ok(base, err)) return -1;
+    snprintf(name, sizeof name, BEST_STAGING "%06" PRIu64, seq);
+    if (join(dir, base, name, err)) return -1;
+    return fresh_dir(dir, err);
+}
+
+/* Remove best.new-<s> for every s < seq (stagings that can no longer be
+ * committed, or an old best left at its staging name by a crash after the
+ * exchange) and best.old-* (the two-rename fallback's). */
+static void clean_best_leftovers(const char *base, uint64_t seq) {
+    DIR *d = opendir(base);
+    if (!d) return;
+    char names[64][256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64) {
+        uint64_t s;
+        char extra;
+        bool stale = strncmp(e->d_name, BEST_ASIDE, strlen(BEST_ASIDE)) == 0 ||
+                     (sscanf(e->d_name, BEST_STAGING "%" SCNu64 "%c", &s, &extra) == 1 && s < seq);
+        size_t len = strlen(e->d_name);
+        if (stale && len < sizeof names[0]) memcpy(names[n++], e->d_name, len + 1);
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_LEN], err[ERR_LEN];
+        if (join(path, base, names[i], err) == 0) remove_tree(path, err);
+    }
+}
+
+int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManifest *m, char *err) {
+    char base[PATH_LEN], best[PATH_LEN];
+    if (join(base, run_dir, "checkpoints", err) || join(best, base, "best", err)) return -1;
+    const char *name = strrchr(dir, '/');
+    name = name ? name + 1 : dir;
+    if (strncmp(name, BEST_STAGING, strlen(BEST_STAGING)) != 0)
+        return errf(err, "cannot commit %s as the best checkpoint: not a directory from runckpt_begin_best", dir);
+    RunCkptManifest b = *m;
+    snprintf(b.kind, sizeof b.kind, "best");
+    if (write_manifest(dir, &b, err)) return -1;
+    struct stat st;
+    if (lstat(best, &st) == 0) {
+        /* One rename swaps the two names: readers of best see the old
+         * checkpoint or the new one, never neither. The old one is then at
+         * dir. */
+        if (renameat2(AT_FDCWD, dir, AT_FDCWD, best, RENAME_EXCHANGE) != 0) {
+            if (errno != EINVAL && errno != ENOSYS)
+                return errf(err, "cannot replace %s with %s: %s", best, dir, strerror(errno));
+            /* A file system without RENAME_EXCHANGE: two renames, with a
+             * moment in which best is missing. */
+            char old[PATH_LEN], oname[64];
+            snprintf(oname, sizeof oname, BEST_ASIDE "%06" PRIu64, b.seq);
+            if (join(old, base, oname, err) || remove_tree(old, err)) return -1;
+            if (rename(best, old) != 0) return errf(err, "cannot move %s aside: %s", best, strerror(errno));
+            if (rename(dir, best) != 0) {
+                int e = errno;
+                rename(old, best);
+                return errf(err, "cannot rename %s to %s: %s", dir, best, strerror(e));
+            }
+            fsync_dir(base);
+            remove_tree(old, err);
+        } else {
+            fsync_dir(base);
+            remove_tree(dir, err);
+        }
+    } else if (errno == ENOENT) {
+        if (rename(dir, best) != 0) return errf(err, "cannot rename %s to %s: %s", dir, best, strerror(errno));
+        fsync_dir(base);
+    } else {
+        return errf(err, "cannot check %s: %s", best, strerror(errno));
+    }
+    clean_best_leftovers(base, b.seq);
+    return 0;
+}
+
+int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
+    char base[PATH_LEN], best[PATH_LEN];
+    if (join(base, run_dir, "checkpoints", err) || join(best, base, "best", err)) return -1;
+    struct stat st;
+    if (lstat(best, &st) != 0 && errno == ENOENT) {
+        memset(m, 0, sizeof *m);
+        return errf(err, "no best checkpoint in %s (%s does not exist)", run_dir, best);
+    }
+    if (runckpt_verify(best, m, err)) return -1;
+    if (strcmp(m->kind, "best") != 0) return errf(err, "%s is a checkpoint of kind %s, not best", best, m->kind);
+    return 0;
+}
+
+/* ---- reading a slice -------------------------------------------------------- */
 
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err) {
     RunCkptManifest man;
-    if (runckpt_read_manifest(dir, &man, err)) return -1;
+    ShardSum *sums;
+    if (read_manifest(dir, &man, &sums, err)) return -1;
+    /* Pass 1: the whole set is bound, intact and tiles the parameters. */
+    if (verify_shards(dir, &man, sums, err)) {
+        free(sums);
+        return -1;
+    }
     CkptMeta want;
     fill_net(cfg, net, &want);
     size_t lo = sh->off, hi = sh->off + sh->len;
@@ -241,32 +866,28 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
     int rc = -1;
     float *buf = NULL;
     uint8_t *obuf = NULL;
+    Tiling t = {0, 0};
+    /* Pass 2: read the overlapping parts, each file checked again as it is
+     * reopened (binding, size, tiling; the data by its section CRCs). */
     for (int q = 0; q < man.n_shards; q++) {
-        char path[PATH_LEN], name[32];
-        snprintf(name, sizeof name, "ps-%d.ckpt", q);
-        if (join(path, dir, name, err)) goto out;
         CkptReader r;
-        if (ckpt_open(&r, path, err) != 0) goto out;
+        if (open_shard(dir, q, &man, &sums[q], false, NULL, &t, &r, err)) goto out;
+        const char *path = r.path;
         const CkptMeta *m = &r.meta;
         want.slice_offset = m->slice_offset;
         want.slice_count = m->slice_count;
-        if (ckpt_check_compatible(m, &want, err) != 0) {
-            err_prefix(err, "%s", path);
-            ckpt_close(&r);
-            goto out;
-        }
+        if (ckpt_check_compatible(m, &want, err) != 0) goto bad;
         size_t qo = m->slice_offset, ql = m->slice_count;
         size_t a = qo > lo ? qo : lo, b = qo + ql < hi ? qo + ql : hi;
         if (sh->opt && m->optimizer != ckpt_kind(sh->opt->p.kind)) {
-            errf(err, "%s: optimizer differs: checkpoint has %s state, config uses %s", path,
-                 ckpt_optim_name(m->optimizer), ckpt_optim_name(ckpt_kind(sh->opt->p.kind)));
-            ckpt_close(&r);
-            goto out;
+            errf(err, "optimizer differs: checkpoint has %s state, config uses %s", ckpt_optim_name(m->optimizer),
+                 ckpt_optim_name(ckpt_kind(sh->opt->p.kind)));
+            goto bad;
         }
         bool holds_start = (lo >= qo && lo < qo + ql) || (sh->len == 0 && q == 0);
         if (holds_start || !have_version) {
             sh->version = m->param_version;
-            sh->target_version = m->reserved[0];
+            sh->target_version = m->reserved[RES_TARGET_VERSION];
             sh->env_steps = m->env_steps;
             sh->updates = m->updates;
             sh->episodes = m->episodes;
@@ -287,7 +908,7 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
             if (sh->opt) {
                 size_t slots = m->optim_slots, bytes = 8 + slots * ql * sizeof(float);
                 if (sh->len && slots * sh->len != sh->opt->n_state) {
-                    errf(err, "%s: optimizer state has %zu arrays per parameter, expected %zu", path, slots,
+                    errf(err, "optimizer state has %zu arrays per parameter, expected %zu", slots,
                          sh->opt->n_state / sh->len);
                     goto bad;
                 }
@@ -306,7 +927,7 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
         if (holds_start && sh->rngs && sh->n_rngs > 0) {
             const CkptEntry *e = ckpt_find(&r, CKPT_SEC_RNG);
             if (!e || e->bytes != (uint64_t)sh->n_rngs * sizeof(Rng)) {
-                errf(err, "%s: random generator states missing or of another count", path);
+                errf(err, "random generator states missing or of another count");
                 goto bad;
             }
             if (ckpt_read_section(&r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) goto bad;
@@ -323,7 +944,8 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
         ckpt_close(&r);
         continue;
     bad:
-        err_prefix(err, "%s", path);
+        /* Messages of ckptfile already start with the path. */
+        if (strncmp(err, path, strlen(path)) != 0) err_prefix(err, "%s", path);
         ckpt_close(&r);
         goto out;
     }
@@ -333,7 +955,22 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
     }
     rc = 0;
 out:
+    free(sums);
     free(buf);
     free(obuf);
     return rc;
+}
+
+int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptManifest *m, char *err) {
+    char dir[PATH_LEN];
+    if (runckpt_begin_best(run_dir, m->seq, dir, err)) return -1;
+    for (int q = 0; q < m->n_shards; q++) {
+        char name[32], from[PATH_LEN], to[PATH_LEN];
+        snprintf(name, sizeof name, "ps-%d.ckpt", q);
+        if (join(from, ckpt_dir, name, err) || join(to, dir, name, err)) return -1;
+        /* The same bytes under a second name: no copy, and the shard's
+         * binding (run id, checkpoint number) stays true. */
+        if (link(from, to) != 0) return errf(err, "cannot link %s to %s: %s", from, to, strerror(errno));
+    }
+    return runckpt_commit_best(run_dir, dir, m, err);
 }

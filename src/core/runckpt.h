@@ -1,5 +1,5 @@
 /* runckpt.h: the checkpoints of a run directory, built on the checkpoint
- * file format (checkpoint.h, docs/CHECKPOINT.md).
+ * file format (ckptfile.h, docs/CHECKPOINT.md).
  *
  *   <run>/checkpoints/ckpt-<seq>/ps-<p>.ckpt   one file per parameter shard
  *   <run>/checkpoints/ckpt-<seq>/MANIFEST      written last, atomically
@@ -7,6 +7,13 @@
  *
  * A checkpoint counts only once its MANIFEST exists and `latest` names it,
  * so a job killed halfway through writing one resumes from the previous.
+ * Each shard file carries the run id, the checkpoint's sequence number, the
+ * shard count and its index in its header, and the MANIFEST records every
+ * shard file's size and CRC-32C: a shard from another checkpoint or another
+ * run, a damaged one or a set that overlaps or leaves a gap is refused. A
+ * damaged newest checkpoint falls back to the newest intact one
+ * (runckpt_latest). <run>/checkpoints/best holds the best evaluation's
+ * parameters (runckpt_begin_best).
  * The single-process trainer writes one shard covering the whole network,
  * plus its random generators and, with checkpoint.save_replay, the replay
  * contents. Shard files record their slice, so a job may resume with a
@@ -71,43 +78,90 @@ typedef struct {
     char dir[PATH_LEN];   /* the checkpoint's directory (filled on read) */
 } RunCkptManifest;
 
-/* Create <run>/checkpoints/ckpt-<seq> and put its path in dir
- * (PATH_LEN). Returns 0 or -1 with err. */
+/* Create <run>/checkpoints/ckpt-<seq> and put its path in dir (PATH_LEN).
+ * A directory of that name left by an abandoned line of checkpoints (a
+ * resume that fell back past a damaged one) is emptied first. Returns 0 or
+ * -1 with err. */
 int runckpt_begin(const char *run_dir, uint64_t seq, char *dir, char *err);
 
 /* Write dir/ps-<index>.ckpt for shard sh of network net (config gives the
- * env and optimizer kind). Atomic; 0 or -1 with err. */
+ * env and optimizer kind), with sh->run_id, sh->seq, sh->n_shards and
+ * sh->index in its header (0 <= index < n_shards). Refuses parameters or
+ * target values that are NaN or Inf ("non-finite parameters ... not
+ * checkpointed"): a diverged network is never saved. Atomic; 0 or -1 with
+ * err. */
 int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err);
 
-/* Write dir/MANIFEST, point <run>/checkpoints/latest at it, then delete all
- * but the newest `keep` checkpoint directories. 0 or -1 with err. */
+/* Bind and publish the checkpoint in dir: check that its shard files
+ * ps-0 .. ps-(m->n_shards - 1) carry m->run_id and m->seq, know they are
+ * one of m->n_shards and tile the parameters; write dir/MANIFEST with m
+ * and every shard file's size and CRC-32C; point <run>/checkpoints/latest
+ * at dir; delete all but the newest `keep` checkpoint directories up to
+ * m->seq (and any numbered above it: an abandoned line). m->kind "" means
+ * "periodic"; eval_episodes 0 means no evaluation (eval_mean is then not
+ * stored). `best` is never pruned. 0 or -1 with err. */
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err);
 
-/* checkpoints/best: stage a checkpoint in checkpoints/best.new-<seq>
- * (runckpt_begin_best), write its shards there, then runckpt_commit_best
- * writes its MANIFEST (kind "best") and atomically puts it in place of
- * checkpoints/best. runckpt_best reads checkpoints/best/MANIFEST. */
-int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err);
-int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManifest *m, char *err);
-int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err);
 /* Make the complete checkpoint ckpt_dir the best one too: its shard files
  * are hard-linked into a staging directory and committed with m (whose
  * seq and shard count must be ckpt_dir's). 0 or -1 with err. */
 int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptManifest *m, char *err);
 
-/* Find the newest complete checkpoint of run_dir and read its manifest.
- * 0, or -1 with err ("no checkpoint in runs/x (checkpoints/latest missing)"). */
+/* Find the newest intact checkpoint of run_dir and read its manifest.
+ * Starts from checkpoints/latest; when that is missing or malformed, or
+ * names a checkpoint that fails runckpt_verify, falls back to the newest
+ * ckpt-* directory that passes and prints one line on stderr:
+ *   gorila: warning: checkpoint X is damaged (reason); using Y
+ * 0, or -1 with err ("no checkpoint in runs/x (...)" when there is none,
+ * "no intact checkpoint in runs/x: ..." when every one is damaged). */
 int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err);
 
-/* Read a checkpoint directory's MANIFEST. 0 or -1 with err. */
+/* runckpt_latest without printing: the fallback note, if any, goes into
+ * warn (ERR_LEN bytes; "" when latest was used; warn may be NULL). */
+int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, char *err);
+
+/* Read a checkpoint directory's MANIFEST and check its own CRC (not the
+ * shard files: runckpt_verify). A manifest of an older format is refused
+ * ("written by an older gorila"). 0 or -1 with err. */
 int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err);
+
+/* Read dir's manifest and check the whole checkpoint without a network at
+ * hand: every shard file listed is there, has the size and CRC-32C the
+ * manifest records, carries the manifest's run id, sequence number and
+ * shard count and its own index in its header, and the slices tile
+ * [0, n_params) in index order with no overlap and no gap. 0 with m
+ * filled, or -1 with err naming the file and what is wrong. */
+int runckpt_verify(const char *dir, RunCkptManifest *m, char *err);
 
 /* Fill sh->params, sh->target and (if sh->opt) the optimizer state for the
  * slice [sh->off, sh->off + sh->len) from the shard files of the
  * checkpoint in dir, whatever their number; also sh->version and
  * target_version (from the file holding sh->off), and, if present and
  * asked for (sh->rngs, sh->replay), the local trainer's extras and counters.
- * Checks that the network, env and optimizer match. 0 or -1 with err. */
+ * Checks everything runckpt_verify does, and that the network, env and
+ * optimizer match; a shard set that does not tile the parameters exactly is
+ * refused before any of its data is used. 0 or -1 with err (sh's arrays are
+ * clobbered on error). */
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err);
+
+/* The best checkpoint, <run>/checkpoints/best: the parameters of the best
+ * evaluation so far, a complete checkpoint like any other (kind "best").
+ * Written in a staging directory, then swapped in atomically:
+ *   runckpt_begin_best     creates checkpoints/best.new-<seq> (emptying a
+ *                          leftover of that name) and puts its path in dir
+ *   runckpt_write_shard    each shard into dir, with seq as sh->seq
+ *   runckpt_commit_best    binds and writes dir/MANIFEST (as
+ *                          runckpt_commit, kind "best"), then replaces
+ *                          checkpoints/best with dir in one rename
+ *                          (RENAME_EXCHANGE when best exists), deletes the
+ *                          old one and older best.new-* leftovers
+ * A reader sees the old best or the new one, never a mix. `keep` never
+ * prunes best; runckpt_latest never picks it. 0 or -1 with err. */
+int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err);
+int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManifest *m, char *err);
+
+/* Read and verify (runckpt_verify) checkpoints/best. 0, or -1 with err
+ * ("no best checkpoint in runs/x" when there is none). */
+int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err);
 
 #endif

@@ -1,13 +1,30 @@
-/* runlog.c: see runlog.h. */
+/* runlog.c: see runlog.h.
+ *
+ * The lock is a flock on <run>/lock, not the file's existence: the kernel
+ * drops it when the holder exits, however it exits (kill -9, a node
+ * reboot), so a stale lock file never blocks a resume. flock locks belong
+ * to the open file description, so even a second open in the same process
+ * conflicts. The file's text (pid, host) is only for the message.
+ *
+ * Write errors: stdio reports a failed write only at the flush that makes
+ * it (or in ferror afterwards), so every check looks at both; errno is
+ * cleared first so that the message names the cause of this failure.
+ */
 #include "runlog.h"
+#include "exitcode.h"
+#include "runckpt.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* mkdir -p for one path; 0 or -1 with err. */
@@ -34,6 +51,23 @@ void runlog_path(const RunLog *rl, const char *name, char *out) {
     if (snprintf(out, PATH_LEN, "%s/%s", rl->dir, name) >= PATH_LEN) out[PATH_LEN - 1] = '\0';
 }
 
+/* Record a write failure of <dir>/name (the first one is kept). Returns -1. */
+static int log_fail(RunLog *rl, const char *name, const char *step, int e) {
+    if (!rl->failed) {
+        char path[PATH_LEN];
+        runlog_path(rl, name, path);
+        errf(rl->fail_err, "cannot write %s: %s%s%s", path, step, *step ? ": " : "", strerror(e ? e : EIO));
+        rl->failed = true;
+    }
+    return -1;
+}
+
+/* Flush f (<dir>/name) and check that nothing written to it has failed. */
+static int check_stream(RunLog *rl, FILE *f, const char *name) {
+    if (fflush(f) != 0 || ferror(f)) return log_fail(rl, name, "", errno);
+    return 0;
+}
+
 static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *header, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, name, path);
@@ -44,39 +78,153 @@ static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *hea
         errf(err, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
+    errno = 0;
     if (!has_rows) fputs(header, f);
-    fflush(f);
+    if (fflush(f) != 0 || ferror(f)) {
+        errf(err, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        fclose(f);
+        return NULL;
+    }
     return f;
+}
+
+/* A run id for a new run: 64 random bits from the kernel; if that is not
+ * possible, the time and pid (unique enough to tell runs apart). Never 0. */
+static uint64_t fresh_run_id(void) {
+    uint64_t id = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &id, sizeof id) != (ssize_t)sizeof id) id = 0;
+        close(fd);
+    }
+    if (id == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+    }
+    return id ? id : 1;
+}
+
+/* Take <dir>/lock (flock, exclusive, non-blocking) and write "PID HOST"
+ * into it. 0, or an exit status with err. */
+static int take_lock(RunLog *rl, char *err) {
+    char path[PATH_LEN];
+    runlog_path(rl, "lock", path);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        errf(err, "cannot open the lock file %s: %s", path, strerror(errno));
+        return GORILA_EXIT_LOG_WRITE;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        if (e != EWOULDBLOCK) {
+            close(fd);
+            errf(err, "cannot lock %s: %s", path, strerror(e));
+            return GORILA_EXIT_LOG_WRITE;
+        }
+        char text[320] = "";
+        ssize_t got = pread(fd, text, sizeof text - 1, 0);
+        close(fd);
+        text[got > 0 ? got : 0] = '\0';
+        long pid = 0;
+        char host[256] = "";
+        if (sscanf(text, "%ld %255s", &pid, host) == 2)
+            errf(err, "run directory %s is in use by process %ld on %s (another job or resume is running)", rl->dir,
+                 pid, host);
+        else
+            errf(err, "run directory %s is in use by another process (another job or resume is running)", rl->dir);
+        return GORILA_EXIT_LOCKED;
+    }
+    char host[256] = "unknown";
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    char text[320];
+    int n = snprintf(text, sizeof text, "%ld %s\n", (long)getpid(), host);
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n) {
+        int e = errno;
+        close(fd);
+        errf(err, "cannot write the lock file %s: %s", path, strerror(e));
+        return GORILA_EXIT_LOG_WRITE;
+    }
+    rl->lock_fd = fd;
+    rl->locked = true;
+    return 0;
+}
+
+/* The run directory and its lock (the part of runlog_init before any file
+ * is written). 0 or an exit status with err. */
+static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char *err) {
+    if (resume_dir) {
+        if (snprintf(rl->dir, sizeof rl->dir, "%s", resume_dir) >= (int)sizeof rl->dir - 64) {
+            errf(err, "run directory path too long");
+            return GORILA_EXIT_USAGE;
+        }
+        int rc = take_lock(rl, err);
+        if (rc) return rc;
+        /* Under the lock, so that no other job moves latest meanwhile. */
+        RunCkptManifest m;
+        if (runckpt_find_latest(rl->dir, &m, NULL, err) != 0) {
+            err_prefix(err, "cannot resume %s", rl->dir);
+            return GORILA_EXIT_CKPT_READ;
+        }
+        rl->run_id = m.run_id;
+        return 0;
+    }
+    if (make_dirs(cfg->run.out_dir, err) != 0) return GORILA_EXIT_LOG_WRITE;
+    for (int k = 1;; k++) {
+        int n = k == 1 ? snprintf(rl->dir, sizeof rl->dir, "%s/%s", cfg->run.out_dir, cfg->run.name)
+                       : snprintf(rl->dir, sizeof rl->dir, "%s/%s-%d", cfg->run.out_dir, cfg->run.name, k);
+        if (n >= (int)sizeof rl->dir - 64) {
+            errf(err, "run directory path too long");
+            return GORILA_EXIT_USAGE;
+        }
+        if (mkdir(rl->dir, 0777) == 0) break;
+        if (errno != EEXIST) {
+            errf(err, "cannot create run directory %s: %s", rl->dir, strerror(errno));
+            return GORILA_EXIT_LOG_WRITE;
+        }
+        if (k > 9999) {
+            errf(err, "too many runs named %s in %s", cfg->run.name, cfg->run.out_dir);
+            return GORILA_EXIT_USAGE;
+        }
+    }
+    rl->run_id = fresh_run_id();
+    return take_lock(rl, err);
 }
 
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
                 int n_extra, char *err) {
     memset(rl, 0, sizeof *rl);
-    if (n_extra > RUNLOG_MAX_EXTRA) return errf(err, "too many metrics columns (%d)", n_extra);
+    if (n_extra > RUNLOG_MAX_EXTRA) {
+        errf(err, "too many metrics columns (%d)", n_extra);
+        return GORILA_EXIT_USAGE;
+    }
     rl->n_extra = n_extra;
     for (int i = 0; i < n_extra; i++) snprintf(rl->extra[i], sizeof rl->extra[i], "%s", extra_names[i]);
     bool resume = resume_dir != NULL;
-    if (resume) {
-        if (snprintf(rl->dir, sizeof rl->dir, "%s", resume_dir) >= (int)sizeof rl->dir - 64)
-            return errf(err, "run directory path too long");
-    } else {
-        if (make_dirs(cfg->run.out_dir, err) != 0) return -1;
-        for (int k = 1;; k++) {
-            int n = k == 1 ? snprintf(rl->dir, sizeof rl->dir, "%s/%s", cfg->run.out_dir, cfg->run.name)
-                           : snprintf(rl->dir, sizeof rl->dir, "%s/%s-%d", cfg->run.out_dir, cfg->run.name, k);
-            if (n >= (int)sizeof rl->dir - 64) return errf(err, "run directory path too long");
-            if (mkdir(rl->dir, 0777) == 0) break;
-            if (errno != EEXIST) return errf(err, "cannot create run directory %s: %s", rl->dir, strerror(errno));
-            if (k > 9999) return errf(err, "too many runs named %s in %s", cfg->run.name, cfg->run.out_dir);
-        }
-    }
+    int rc = open_dir(rl, cfg, resume_dir, err);
+    if (rc) goto fail;
+    rc = GORILA_EXIT_LOG_WRITE;
     char path[PATH_LEN];
     runlog_path(rl, "config.yaml", path);
     if (!resume) {
         FILE *f = fopen(path, "w");
-        if (!f) return errf(err, "cannot write %s: %s", path, strerror(errno));
+        if (!f) {
+            errf(err, "cannot write %s: %s", path, strerror(errno));
+            goto fail;
+        }
+        errno = 0;
         config_write(cfg, f);
-        if (fclose(f) != 0) return errf(err, "cannot write %s: %s", path, strerror(errno));
+        bool bad = fflush(f) != 0 || ferror(f);
+        int e = errno;
+        if (fclose(f) != 0 && !bad) {
+            bad = true;
+            e = errno;
+        }
+        if (bad) {
+            errf(err, "cannot write %s: %s", path, strerror(e ? e : EIO));
+            goto fail;
+        }
     }
     char header[4096];
     int n = snprintf(header, sizeof header,
@@ -86,37 +234,52 @@ int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const cha
         n += snprintf(header + n, sizeof header - (size_t)n, ",%s", rl->extra[i]);
     snprintf(header + n, sizeof header - (size_t)n, "\n");
     rl->metrics = open_csv(rl, "metrics.csv", resume, header, err);
-    if (!rl->metrics) return -1;
+    if (!rl->metrics) goto fail;
     rl->episodes = open_csv(rl, "episodes.csv", resume, "wall_seconds,env_steps,actor,episode,return,length\n", err);
-    if (!rl->episodes) return -1;
+    if (!rl->episodes) goto fail;
     rl->eval = open_csv(rl, "eval.csv", resume,
                         "wall_seconds,env_steps,updates,episodes,mean_return,std_return,min_return,max_return,"
                         "solved\n",
                         err);
-    if (!rl->eval) return -1;
+    if (!rl->eval) goto fail;
     rl->progress_tty = isatty(STDERR_FILENO);
     rl->progress_on = cfg->logging.progress == PROGRESS_ALWAYS ||
                       (cfg->logging.progress == PROGRESS_AUTO);
     rl->progress_every = rl->progress_tty ? 0.5 : (cfg->logging.interval_seconds > 5 ? cfg->logging.interval_seconds : 5);
     rl->progress_last = -1e30;
     return 0;
+fail:
+    runlog_free(rl);
+    return rc;
+}
+
+static void close_csv(RunLog *rl, FILE **f, const char *name) {
+    if (!*f) return;
+    errno = 0;
+    if (fclose(*f) != 0) log_fail(rl, name, "closing", errno);
+    *f = NULL;
 }
 
 void runlog_free(RunLog *rl) {
     runlog_progress_done(rl);
-    if (rl->metrics) fclose(rl->metrics);
-    if (rl->episodes) fclose(rl->episodes);
-    if (rl->eval) fclose(rl->eval);
-    rl->metrics = rl->episodes = rl->eval = NULL;
+    close_csv(rl, &rl->metrics, "metrics.csv");
+    close_csv(rl, &rl->episodes, "episodes.csv");
+    close_csv(rl, &rl->eval, "eval.csv");
+    if (rl->locked) close(rl->lock_fd); /* releases the flock */
+    rl->locked = false;
+    rl->lock_fd = -1;
 }
+
+bool runlog_failed(const RunLog *rl) { return rl->failed; }
 
 static void cell(FILE *f, double v) {
     if (isfinite(v)) fprintf(f, ",%.6g", v);
     else fputc(',', f);
 }
 
-void runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {
+int runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {
     FILE *f = rl->metrics;
+    errno = 0;
     fprintf(f, "%.3f,%llu,%llu", r->wall_seconds, (unsigned long long)r->env_steps, (unsigned long long)r->updates);
     cell(f, r->env_steps_per_second);
     cell(f, r->updates_per_second);
@@ -126,21 +289,29 @@ void runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {
     cell(f, r->loss);
     for (int i = 0; i < rl->n_extra; i++) cell(f, extra[i]);
     fputc('\n', f);
-    fflush(f);
+    check_stream(rl, f, "metrics.csv");
+    return rl->failed ? -1 : 0;
 }
 
-void runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length) {
-    fprintf(rl->episodes, "%.3f,%llu,%d,%llu,%.10g,%d\n", wall_seconds, (unsigned long long)env_steps, actor,
-            (unsigned long long)rl->n_episodes, ret, length);
+int runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length) {
+    errno = 0;
+    if (fprintf(rl->episodes, "%.3f,%llu,%d,%llu,%.10g,%d\n", wall_seconds, (unsigned long long)env_steps, actor,
+                (unsigned long long)rl->n_episodes, ret, length) < 0 ||
+        ferror(rl->episodes))
+        log_fail(rl, "episodes.csv", "", errno);
     rl->n_episodes++;
+    return rl->failed ? -1 : 0;
 }
 
-void runlog_eval(RunLog *rl, const EvalRow *r) {
+int runlog_eval(RunLog *rl, const EvalRow *r) {
+    errno = 0;
     fprintf(rl->eval, "%.3f,%llu,%llu,%d,%.10g,%.10g,%.10g,%.10g,%d\n", r->wall_seconds,
             (unsigned long long)r->env_steps, (unsigned long long)r->updates, r->episodes, r->mean, r->std, r->min,
             r->max, r->solved ? 1 : 0);
-    fflush(rl->eval);
-    fflush(rl->episodes);
+    check_stream(rl, rl->eval, "eval.csv");
+    errno = 0;
+    check_stream(rl, rl->episodes, "episodes.csv");
+    return rl->failed ? -1 : 0;
 }
 
 FILE *runlog_summary_begin(RunLog *rl, char *err) {
@@ -149,8 +320,13 @@ FILE *runlog_summary_begin(RunLog *rl, char *err) {
     int fd = open_tmp_exclusive(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        errf(err, "cannot write %s: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        log_fail(rl, "summary.json.tmp", "creating it", e);
+        errf(err, "cannot write %s: %s", path, strerror(e));
     }
     return f;
 }
@@ -159,14 +335,35 @@ int runlog_summary_commit(RunLog *rl, FILE *f, char *err) {
     char tmp[PATH_LEN], path[PATH_LEN];
     runlog_path(rl, "summary.json.tmp", tmp);
     runlog_path(rl, "summary.json", path);
-    bool bad = ferror(f) != 0;
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) bad = true;
-    if (fclose(f) != 0) bad = true;
-    if (bad) {
-        unlink(tmp);
-        return errf(err, "cannot write %s: %s", tmp, strerror(errno));
+    const char *step = NULL;
+    int e = 0;
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f)) step = "writing";
+    else if (fsync(fileno(f)) != 0) step = "syncing";
+    e = errno;
+    if (fclose(f) != 0 && !step) {
+        step = "closing";
+        e = errno;
     }
-    if (rename(tmp, path) != 0) return errf(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (step) {
+        unlink(tmp);
+        log_fail(rl, "summary.json.tmp", step, e);
+        return errf(err, "cannot write %s: %s it: %s", tmp, step, strerror(e ? e : EIO));
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        unlink(tmp);
+        log_fail(rl, "summary.json", "renaming summary.json.tmp over it", e);
+        return errf(err, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+    }
+    int dfd = open(rl->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) != 0) {
+        e = errno;
+        if (dfd >= 0) close(dfd);
+        log_fail(rl, "summary.json", "syncing its directory", e);
+        return errf(err, "%s was written, but syncing its directory %s failed: %s", path, rl->dir, strerror(e));
+    }
+    close(dfd);
     return 0;
 }
 

@@ -6,8 +6,23 @@
  *   eval.csv      one row per greedy evaluation
  *   summary.json  the final figures (written at the end, atomically)
  *   checkpoints/  see src/core/runckpt.h, src/core/ckptfile.h and docs/CHECKPOINT.md
+ *   lock          "PID HOST" of the process that holds the run (below)
  * plus the progress line on stderr. Used by the local trainer and by the
  * coordinator of a distributed job; no MPI in here.
+ *
+ * One job at a time: runlog_init takes an exclusive flock on <run>/lock
+ * (fresh and resumed runs alike) and keeps it until runlog_free, so a
+ * second job or resume on the same directory stops at once with
+ * GORILA_EXIT_LOCKED instead of writing the same checkpoints.
+ *
+ * The run id: a random 64-bit number drawn when the run is created and
+ * written into every checkpoint (shard headers and MANIFEST), so a shard
+ * file of another run is never mistaken for this run's. A resumed run
+ * keeps the id of its newest checkpoint.
+ *
+ * Write errors are errors: every CSV row is checked (fprintf, fflush), and
+ * the first failure is kept (failed, fail_err) so the caller can stop the
+ * run with GORILA_EXIT_LOG_WRITE and say what failed.
  */
 #ifndef GORILA_RUNLOG_H
 #define GORILA_RUNLOG_H
@@ -44,11 +59,15 @@ typedef struct {
 
 typedef struct {
     char dir[PATH_LEN];
+    uint64_t run_id;              /* random for a fresh run; the newest checkpoint's when resumed */
+    int lock_fd;                  /* <dir>/lock, flocked while locked */
+    bool locked;
+    bool failed;                  /* a CSV or summary write failed (sticky) */
+    char fail_err[ERR_LEN];       /* the first such failure */
     FILE *metrics, *episodes, *eval;
     int n_extra;
     char extra[RUNLOG_MAX_EXTRA][48];
     uint64_t n_episodes;          /* episodes logged so far (ids) */
-    uint64_t run_id;              /* the run's id, in every checkpoint (runckpt.h) */
     /* progress line */
     bool progress_tty, progress_on;
     double progress_every, progress_last;
@@ -108,21 +127,44 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * <out_dir>/<name>; if that exists, <name>-2, <name>-3, ... so runs are
  * never overwritten; resume_dir, when not NULL, is used as is and its CSVs
  * are appended to. extra_names: additional metrics columns (copied).
- * Writes config.yaml. Returns 0 or -1 with err. */
+ * Takes the run directory's lock, sets rl->run_id, writes config.yaml.
+ * Returns 0, or an exit status of exitcode.h with a message in err:
+ *   GORILA_EXIT_LOCKED     another process holds the lock: "run directory X
+ *                          is in use by process PID on HOST (another job or
+ *                          resume is running)"
+ *   GORILA_EXIT_CKPT_READ  resumed, but no intact checkpoint gives the run id
+ *   GORILA_EXIT_LOG_WRITE  a directory, config.yaml, a CSV or the lock file
+ *                          cannot be created or written
+ *   GORILA_EXIT_USAGE      a path too long, too many runs of that name,
+ *                          too many metrics columns
+ * On failure nothing is held (rl is as after runlog_free). */
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
                 int n_extra, char *err);
+/* Close the CSVs (a failing close is recorded as a write failure: check
+ * runlog_failed afterwards when it matters) and release the lock. Safe on
+ * a zeroed or already freed RunLog. */
 void runlog_free(RunLog *rl);
 
-/* Append rows; files are flushed so that a killed run keeps its rows. */
-void runlog_metrics(RunLog *rl, const MetricsRow *row, const double *extra);
-void runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length);
-void runlog_eval(RunLog *rl, const EvalRow *row);
+/* Append rows. metrics and eval rows are flushed at once, episode rows at
+ * the next eval row (so a killed run keeps its rows). Each returns 0, or -1
+ * when this write or an earlier one failed; the first failure's message
+ * ("cannot write runs/x/metrics.csv: No space left on device") stays in
+ * rl->fail_err. */
+int runlog_metrics(RunLog *rl, const MetricsRow *row, const double *extra);
+int runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length);
+int runlog_eval(RunLog *rl, const EvalRow *row);
+
+/* Whether any CSV or summary write has failed (message in rl->fail_err). */
+bool runlog_failed(const RunLog *rl);
 
 /* Path helper: <dir>/<name> into out (PATH_LEN). */
 void runlog_path(const RunLog *rl, const char *name, char *out);
 
-/* Open <dir>/summary.json.tmp for writing; runlog_summary_commit renames it
- * over summary.json (so a summary is never half-written). */
+/* Open <dir>/summary.json.tmp for writing; runlog_summary_commit flushes,
+ * fsyncs and closes it, renames it over summary.json (so a summary is never
+ * half-written) and fsyncs the directory. Each returns NULL / -1 with err
+ * naming the file and the step that failed (also kept as the sticky
+ * failure); the temporary is removed. */
 FILE *runlog_summary_begin(RunLog *rl, char *err);
 int runlog_summary_commit(RunLog *rl, FILE *f, char *err);
 

@@ -321,7 +321,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             return 0;
         }
     }
-    if (runlog_init(&L->log, cfg, resume_dir, NULL, 0, err) != 0) goto fail;
+    int log_rc = runlog_init(&L->log, cfg, resume_dir, NULL, 0, err);
+    if (log_rc != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        local_free(L);
+        free(L);
+        return log_rc;
+    }
     printf("run directory: %s\n", L->log.dir);
     fflush(stdout);
     if (resume_dir) {

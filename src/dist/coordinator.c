@@ -665,8 +665,8 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     extra[TAG_COUNT + 2] = "replay_size";
     extra[TAG_COUNT + 3] = "replay_inserted";
     extra[TAG_COUNT + 4] = "replay_sampled";
-    if (runlog_init(&c->log, cfg, args->start.resumed ? args->start.run_dir : NULL, extra, TAG_COUNT + 5, err) != 0)
-        DIE(ctx, "%s", err);
+    int log_rc = runlog_init(&c->log, cfg, args->start.resumed ? args->start.run_dir : NULL, extra, TAG_COUNT + 5, err);
+    if (log_rc != 0) DIE_CODE(ctx, log_rc, "%s", err);
     if (args->start.resumed) {
         RunCkptManifest man;
         if (runckpt_read_manifest(args->start.ckpt_dir, &man, err) == 0) c->ckpt_seq = man.seq;

@@ -54,4 +54,98 @@ run_cmd "$L" --resume "$run_dir" --dry-run
 expect_rc "launch --resume RUN alone: exit 0" 0
 expect_contains "launch --resume RUN: trains on the run's config" "$out" "gorila train --resume $run_dir"
 rm -rf "$run_dir"
+
+# The restart policy (--max-restarts), with a stand-in gorila ($GORILA is
+# honoured by the script) that exits with the statuses listed in
+# $fake/codes, one line per attempt ("KILL": dies of SIGKILL), and records
+# its arguments. Most cases run under a stand-in mpirun that only runs the
+# program; two go through the real mpirun, to see that its exit status is
+# gorila's (or 137 for a rank killed by a signal).
+fake="$TEST_TMP/launch-restart"
+rm -rf "$fake"
+mkdir -p "$fake/bin" "$fake/run/checkpoints/ckpt-000001"
+touch "$fake/run/checkpoints/ckpt-000001/MANIFEST"
+echo ckpt-000001 >"$fake/run/checkpoints/latest"
+cat >"$fake/gorila" <<EOF2
+#!/usr/bin/env bash
+[ "\$1" = config ] && { echo "ranks: 1"; exit 0; }
+n=\$(( \$(cat "$fake/count" 2>/dev/null || echo 0) + 1 ))
+echo \$n >"$fake/count"
+echo "\$*" >>"$fake/calls"
+echo "run directory: $fake/run"
+code=\$(sed -n "\${n}p" "$fake/codes")
+[ "\$code" = KILL ] && kill -KILL \$\$
+exit "\${code:-0}"
+EOF2
+cat >"$fake/bin/mpirun" <<EOF2
+#!/usr/bin/env bash
+while [ \$# -gt 0 ] && [ "\$1" != "$fake/gorila" ]; do shift; done
+exec "\$@"
+EOF2
+chmod +x "$fake/gorila" "$fake/bin/mpirun"
+
+# launch_with CODES [--real-mpirun] ARGS...: run launch on the stand-in.
+launch_with() {
+    local codes=$1 path=$fake/bin:$PATH
+    shift
+    if [ "${1:-}" = --real-mpirun ]; then path=$PATH; shift; fi
+    printf '%s\n' $codes >"$fake/codes"
+    rm -f "$fake/count" "$fake/calls"
+    run_cmd env PATH="$path" GORILA="$fake/gorila" "$L" configs/local/cartpole.yaml "$@"
+    calls=$(cat "$fake/count" 2>/dev/null || echo 0)
+}
+
+# Every status of exitcode.h after which a restart would fail the same way:
+# one attempt, and the reason in the header's own words.
+while IFS='|' read -r code meaning; do
+    launch_with "$code 0" --max-restarts 3
+    expect_rc "launch: exit $code is passed on" "$code"
+    expect_eq "launch: exit $code is not restarted" "$calls" 1
+    expect_contains "launch: exit $code says why" "$err" "launch: not restarting: $meaning (exit $code)"
+done < <(sed -n 's|^ *GORILA_EXIT_[A-Z_]* = \([2-9]\),\{0,1\} */\* \(.*\) \*/$|\1\|\2|p' src/base/exitcode.h)
+expect_eq "launch: exitcode.h lists statuses 2 .. 8" \
+    "$(sed -n 's|^ *GORILA_EXIT_[A-Z_]* = \([2-9]\).*|\1|p' src/base/exitcode.h | tr '\n' ' ')" "2 3 4 5 6 7 8 "
+
+launch_with "1 1 0" --max-restarts 3
+expect_rc "launch: exit 1 twice, then success: exit 0" 0
+expect_eq "launch: exit 1 is restarted" "$calls" 3
+expect_contains "launch: a restart resumes the run" "$(sed -n 2p "$fake/calls")" "train --resume $fake/run"
+expect_contains "launch: a restart says so" "$err" "launch: job failed (exit 1); restart 1 of 3 from $fake/run"
+
+launch_with "1 1 1 1" --max-restarts 2
+expect_rc "launch: out of restarts: the last status" 1
+expect_eq "launch: at most N restarts" "$calls" 3
+expect_contains "launch: gives up" "$err" "launch: giving up after 2 restarts"
+
+launch_with "1 5 0" --max-restarts 3
+expect_rc "launch: exit 1, then divergence: exit 5" 5
+expect_eq "launch: divergence after a restart ends it" "$calls" 2
+
+launch_with "KILL 0" --max-restarts 1
+expect_rc "launch: a rank killed by a signal is restarted" 0
+expect_eq "launch: killed once, then done" "$calls" 2
+
+launch_with "4"
+expect_rc "launch without --max-restarts: status passed on" 4
+expect_eq "launch without --max-restarts: no restart message" "$(grep -c 'not restarting' <<<"$err")" 0
+
+launch_with "4 0" --real-mpirun --max-restarts 2
+expect_rc "launch under mpirun: exit 4 comes through and is not restarted" 4
+expect_eq "launch under mpirun: one attempt" "$calls" 1
+launch_with "KILL 0" --real-mpirun --max-restarts 2
+expect_rc "launch under mpirun: a killed rank is restarted" 0
+expect_eq "launch under mpirun: two attempts" "$calls" 2
+
+# A damaged `latest` does not stop a restart (gorila falls back to the
+# newest intact checkpoint); no complete checkpoint at all (a directory
+# without MANIFEST) does: nothing to resume from.
+echo garbage >"$fake/run/checkpoints/latest"
+launch_with "1 0" --max-restarts 2
+expect_rc "launch: a damaged latest is still restarted from" 0
+expect_eq "launch: a damaged latest: two attempts" "$calls" 2
+rm "$fake/run/checkpoints/ckpt-000001/MANIFEST" "$fake/run/checkpoints/latest"
+launch_with "1 0" --max-restarts 2
+expect_rc "launch: failure before the first checkpoint: status passed on" 1
+expect_contains "launch: failure before the first checkpoint: not restarted" "$err" "before its first checkpoint; not restarting"
+rm -rf "$fake"
 done_testing

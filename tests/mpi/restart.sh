@@ -82,11 +82,13 @@ expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resum
 
 # --- resume equality ----------------------------------------------------------
 # same_shard A B: two shard files hold the same state, bit for bit: the whole
-# file but the header's wall time (bytes 176..183) and the header CRC
-# (252..255), so the versions in the header count too (docs/CHECKPOINT.md).
+# file but the header's wall time (bytes 176..183), checkpoint number
+# (reserved[2], 200..207) and CRC (252..255), so the versions and the run id
+# in the header count too (docs/CHECKPOINT.md).
 same_shard() {
     cmp -s <(head -c 176 "$1") <(head -c 176 "$2") &&
-        cmp -s <(head -c 252 "$1" | tail -c +185) <(head -c 252 "$2" | tail -c +185) &&
+        cmp -s <(head -c 200 "$1" | tail -c +185) <(head -c 200 "$2" | tail -c +185) &&
+        cmp -s <(head -c 252 "$1" | tail -c +209) <(head -c 252 "$2" | tail -c +209) &&
         cmp -s <(tail -c +257 "$1") <(tail -c +257 "$2")
 }
 job equal --set roles.actors=3 --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
@@ -102,10 +104,18 @@ expect_contains "complete: says it is already complete" "$out" "is already compl
 expect_contains "complete: says which limit to raise" "$out" "raise run.max_env_steps or run.max_updates with --set"
 expect_eq "complete: no new checkpoint" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")" "$c1"
 check "complete: summary.json untouched" [ "$sum1" = "$(cat "$RUN/summary.json")" ]
-# A raised budget with training held off (replay never reaches min_size:
-# distributed replay is not checkpointed, so it starts empty): the job
-# loads, runs its actors, applies no update, and saves again.
-NOTRAIN=(--set run.max_env_steps=$((steps + 96)) --set replay.min_size=4000)
+# notrain: --set options for a resume that loads, applies no update and
+# saves again: no env-step budget (actors never finish, so the learners
+# never drain replay), replay.min_size at the whole capacity (distributed
+# replay is not checkpointed: it starts empty and the learners wait for
+# 5,000 new transitions), and a time limit one microsecond past the
+# checkpoint's wall time, so the first look at the clock stops the job.
+notrain() {
+    local w
+    w=$(awk -v w="$(manifest wall_seconds)" 'BEGIN { printf "%.9f", w + 1e-6 }')
+    NOTRAIN=(--set run.max_env_steps=0 --set run.max_seconds="$w" --set replay.min_size=5000)
+}
+notrain
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "${NOTRAIN[@]}"
 expect_rc "equal: resume with no update to apply" 0
 c2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
@@ -115,8 +125,7 @@ for p in 0 1 2; do
         ok "equal: shard $p identical after resume, bit for bit"
     else not_ok "equal: shard $p identical after resume"; fi
 done
-steps=$(manifest env_steps)
-NOTRAIN=(--set run.max_env_steps=$((steps + 96)) --set replay.min_size=4000)
+notrain
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "${NOTRAIN[@]}" \
     --set roles.param_servers=2
 expect_rc "equal: resume re-sharded over 2 parameter servers" 0
@@ -130,9 +139,8 @@ if cmp -s "$TEST_TMP/equal-1.bin" "$TEST_TMP/equal-3.bin"; then ok "equal: re-sh
 job equal-ar --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2
 expect_rc "equal-ar: first run (allreduce)" 0
 c1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
-steps=$(manifest env_steps)
-run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=$((steps + 96)) \
-    --set replay.min_size=4000
+notrain
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "${NOTRAIN[@]}"
 expect_rc "equal-ar: resume with no update to apply" 0
 c2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
 if [ "$c1" != "$c2" ] && same_shard "$c1/ps-0.ckpt" "$c2/ps-0.ckpt"; then

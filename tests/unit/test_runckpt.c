@@ -2,8 +2,15 @@
  * files written by P shards and read back by any other number of shards
  * give the same parameters, target and optimizer state bit for bit; the
  * manifest and `latest` work as the commit point; damage and mismatches are
- * refused with a message. */
+ * refused with a message; every shard is bound to its manifest (run id,
+ * checkpoint, shard count, size and CRC) and the set must tile the
+ * parameters; a damaged newest checkpoint falls back to an older intact one;
+ * `best` is swapped in whole and never pruned; non-finite parameters are
+ * never written. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +19,7 @@
 
 #include "config.h"
 #include "agentcfg.h"
+#include "crc32c.h"
 #include "params.h"
 #include "runckpt.h"
 #include "util.h"
@@ -22,6 +30,7 @@ typedef struct {
     size_t n;
     float *params, *target;
     Optim opt;
+    uint64_t run_id;
     char run[256];
 } Fixture;
 
@@ -53,6 +62,7 @@ static void setup(Fixture *f, const char *name) {
         optim_step(&f->opt, f->params, g);
     }
     free(g);
+    f->run_id = 0x5eed0000c0ffee00ull + (uint64_t)getpid();
     snprintf(f->run, sizeof f->run, "build/test-tmp/snapshot-%s-%d", name, (int)getpid());
     mkdir("build", 0777);
     mkdir("build/test-tmp", 0777);
@@ -65,6 +75,30 @@ static void teardown(Fixture *f) {
     optim_free(&f->opt);
 }
 
+/* Write shard p of P of checkpoint seq into dir, holding [off, off + len)
+ * of the fixture. */
+static void write_one(Fixture *f, const char *dir, uint64_t seq, int P, int p, size_t off, size_t len) {
+    char err[ERR_LEN];
+    Optim part;
+    optim_init(&part, &f->opt.p, len);
+    part.step = f->opt.step;
+    size_t slots = f->opt.n_state / f->n;
+    for (size_t k = 0; k < slots; k++)
+        memcpy(part.state + k * len, f->opt.state + k * f->n + off, len * sizeof(float));
+    RunCkptShard sh = {.index = p, .off = off, .len = len, .params = f->params + off, .target = f->target + off,
+                       .opt = &part, .version = 100 + (uint64_t)p, .target_version = 7,
+                       .run_id = f->run_id, .seq = seq, .n_shards = P};
+    cr_assert_eq(runckpt_write_shard(&f->cfg, &f->net, dir, &sh, err), 0, "%s", err);
+    optim_free(&part);
+}
+
+static RunCkptManifest manifest_of(const Fixture *f, int P, uint64_t seq) {
+    RunCkptManifest m = {.seq = seq, .env_steps = 1234, .updates = 100, .episodes = 9, .wall_seconds = 2.5,
+                         .n_shards = P, .run_id = f->run_id, .params_version = 100};
+    snprintf(m.mode, sizeof m.mode, "ps_sync");
+    return m;
+}
+
 /* Write the fixture as P shards of checkpoint seq; commit. */
 static void write_shards(Fixture *f, int P, uint64_t seq, char *dir) {
     char err[ERR_LEN];
@@ -72,21 +106,104 @@ static void write_shards(Fixture *f, int P, uint64_t seq, char *dir) {
     for (int p = 0; p < P; p++) {
         size_t off, len;
         shard_range(f->n, P, p, &off, &len);
-        Optim part;
-        optim_init(&part, &f->opt.p, len);
-        part.step = f->opt.step;
-        size_t slots = f->opt.n_state / f->n;
-        for (size_t k = 0; k < slots; k++)
-            memcpy(part.state + k * len, f->opt.state + k * f->n + off, len * sizeof(float));
-        RunCkptShard sh = {.index = p, .off = off, .len = len, .params = f->params + off, .target = f->target + off,
-                        .opt = &part, .version = 100 + (uint64_t)p, .target_version = 7};
-        cr_assert_eq(runckpt_write_shard(&f->cfg, &f->net, dir, &sh, err), 0, "%s", err);
-        optim_free(&part);
+        write_one(f, dir, seq, P, p, off, len);
     }
-    RunCkptManifest m = {.seq = seq, .env_steps = 1234, .updates = 100, .episodes = 9, .wall_seconds = 2.5,
-                      .n_shards = P};
-    snprintf(m.mode, sizeof m.mode, "ps_sync");
+    RunCkptManifest m = manifest_of(f, P, seq);
     cr_assert_eq(runckpt_commit(f->run, dir, &m, 2, err), 0, "%s", err);
+}
+
+/* ---- helpers for damaging and crafting files ---------------------------- */
+
+static void flip_byte(const char *path, long offset) {
+    FILE *fp = fopen(path, "r+b");
+    cr_assert_not_null(fp, "%s", path);
+    cr_assert_eq(fseek(fp, offset, SEEK_SET), 0);
+    int c = fgetc(fp);
+    cr_assert_neq(c, EOF);
+    cr_assert_eq(fseek(fp, offset, SEEK_SET), 0);
+    fputc(c ^ 0x10, fp);
+    fclose(fp);
+}
+
+/* Whole file into a malloc'ed buffer (*bytes its length). */
+static unsigned char *slurp(const char *path, size_t *bytes) {
+    FILE *fp = fopen(path, "rb");
+    cr_assert_not_null(fp, "%s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    buf[n] = 0;
+    *bytes = (size_t)n;
+    return buf;
+}
+
+static void spit(const char *path, const void *data, size_t bytes) {
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp, "%s", path);
+    cr_assert_eq(fwrite(data, 1, bytes, fp), bytes);
+    fclose(fp);
+}
+
+static void copy_file(const char *from, const char *to) {
+    size_t n;
+    unsigned char *b = slurp(from, &n);
+    spit(to, b, n);
+    free(b);
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* A MANIFEST as docs/CHECKPOINT.md describes it, made by hand for the
+ * shard files in dir as they are: what someone crafting a checkpoint could
+ * write. */
+static void craft_manifest(const char *dir, uint64_t run_id, uint64_t seq, int P) {
+    char text[4096], path[PATH_LEN + 32];
+    int n = snprintf(text, sizeof text,
+                     "gorila-checkpoint-manifest 2\nrun_id %016llx\nseq %llu\nkind periodic\nmode ps_sync\n"
+                     "env_steps 1\nupdates 1\nepisodes 1\nwall_seconds 1\nparams_version 1\neval_mean none\n"
+                     "eval_episodes 0\neval_seed 0\nshards %d\n",
+                     (unsigned long long)run_id, (unsigned long long)seq, P);
+    for (int q = 0; q < P; q++) {
+        size_t bytes;
+        snprintf(path, sizeof path, "%s/ps-%d.ckpt", dir, q);
+        unsigned char *b = slurp(path, &bytes);
+        n += snprintf(text + n, sizeof text - (size_t)n, "shard %d bytes %zu crc32c %08x\n", q, bytes,
+                      crc32c(b, bytes));
+        free(b);
+    }
+    n += snprintf(text + n, sizeof text - (size_t)n, "crc32c %08x\n", crc32c(text, (size_t)n));
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    spit(path, text, (size_t)n);
+}
+
+/* stderr into a file while a call runs, to check the warning it prints. */
+static int stderr_to(const char *path) {
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+static char *stderr_back(int saved, const char *path) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    size_t n;
+    return (char *)slurp(path, &n);
+}
+
+static void ckpt_path(const Fixture *f, uint64_t seq, const char *file, char *out) {
+    snprintf(out, PATH_LEN + 64, "%s/checkpoints/ckpt-%06llu%s%s", f->run, (unsigned long long)seq, file ? "/" : "",
+             file ? file : "");
 }
 
 Test(runckpt, any_shard_count_reads_back_what_any_other_wrote) {
@@ -181,11 +298,7 @@ Test(runckpt, refuses_damage_and_mismatch) {
     cr_assert(strstr(err, "ps-1.ckpt") != NULL, "%s", err);
     /* A damaged manifest. */
     snprintf(path, sizeof path, "%s/MANIFEST", dir);
-    FILE *fp = fopen(path, "r+");
-    cr_assert_not_null(fp);
-    fseek(fp, 40, SEEK_SET);
-    fputc('9', fp);
-    fclose(fp);
+    flip_byte(path, 40);
     cr_assert_eq(runckpt_read_manifest(dir, &m, err), -1);
     cr_assert(strstr(err, "checksum mismatch") != NULL, "%s", err);
     teardown(&f);
@@ -232,5 +345,474 @@ Test(runckpt, planted_symlinks_at_temporaries_are_not_followed) {
     cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
     cr_expect_eq(m.seq, 2);
     unlink(victim);
+    teardown(&f);
+}
+
+/* ---- the manifest ------------------------------------------------------ */
+
+Test(runckpt, manifest_keeps_run_id_kind_and_evaluation) {
+    Fixture f;
+    setup(&f, "manifest");
+    char dir[PATH_LEN], err[ERR_LEN];
+    cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
+    write_one(&f, dir, 1, 1, 0, 0, f.n);
+    RunCkptManifest m = manifest_of(&f, 1, 1), r;
+    snprintf(m.kind, sizeof m.kind, "final");
+    m.eval_mean = 475.25;
+    m.eval_episodes = 10;
+    m.eval_seed = 99;
+    m.params_version = 321;
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
+    cr_assert_eq(runckpt_read_manifest(dir, &r, err), 0, "%s", err);
+    cr_expect_eq(r.run_id, f.run_id);
+    cr_expect_str_eq(r.kind, "final");
+    cr_expect_eq(r.eval_mean, 475.25);
+    cr_expect_eq(r.eval_episodes, 10);
+    cr_expect_eq(r.eval_seed, 99);
+    cr_expect_eq(r.params_version, 321);
+    cr_expect_eq(r.n_shards, 1);
+    cr_expect_str_eq(r.dir, dir);
+    /* No evaluation: stored as "none", read back as NaN; no kind: periodic. */
+    cr_assert_eq(runckpt_begin(f.run, 2, dir, err), 0, "%s", err);
+    write_one(&f, dir, 2, 1, 0, 0, f.n);
+    m = manifest_of(&f, 1, 2);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
+    cr_assert_eq(runckpt_latest(f.run, &r, err), 0, "%s", err);
+    cr_expect_eq(r.seq, 2);
+    cr_expect_str_eq(r.kind, "periodic");
+    cr_expect(isnan(r.eval_mean));
+    cr_expect_eq(r.eval_episodes, 0);
+    /* A manifest written by hand from docs/CHECKPOINT.md is accepted. */
+    craft_manifest(dir, f.run_id, 2, 1);
+    cr_assert_eq(runckpt_verify(dir, &r, err), 0, "%s", err);
+    teardown(&f);
+}
+
+Test(runckpt, old_format_manifest_is_refused_as_written_by_an_older_gorila) {
+    Fixture f;
+    setup(&f, "oldfmt");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 32];
+    write_shards(&f, 1, 1, dir);
+    /* Exactly what format 1 wrote: valid CRC, no run id, no shard sums. */
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "gorila-checkpoint-manifest 1\nseq 1\nenv_steps 1234\nupdates 100\nepisodes 9\n"
+                     "wall_seconds 2.5\nshards 1\nmode ps_sync\n");
+    n += snprintf(text + n, sizeof text - (size_t)n, "crc32c %08x\n", crc32c(text, (size_t)n));
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    spit(path, text, (size_t)n);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_read_manifest(dir, &m, err), -1);
+    cr_expect(strstr(err, "written by an older gorila (manifest format 1") != NULL, "%s", err);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), -1);
+    cr_expect(strstr(err, "older gorila") != NULL, "%s", err);
+    teardown(&f);
+}
+
+/* ---- binding ----------------------------------------------------------- */
+
+Test(runckpt, shard_from_another_checkpoint_of_the_run_is_refused) {
+    Fixture f;
+    setup(&f, "otherckpt");
+    char dir[PATH_LEN], err[ERR_LEN], from[PATH_LEN + 64], to[PATH_LEN + 64];
+    write_shards(&f, 2, 1, dir);
+    write_shards(&f, 2, 2, dir);
+    /* At commit: a leftover shard of checkpoint 2 is never bound into 3. */
+    cr_assert_eq(runckpt_begin(f.run, 3, dir, err), 0, "%s", err);
+    size_t off, len;
+    shard_range(f.n, 2, 0, &off, &len);
+    write_one(&f, dir, 3, 2, 0, off, len);
+    ckpt_path(&f, 2, "ps-1.ckpt", from);
+    ckpt_path(&f, 3, "ps-1.ckpt", to);
+    copy_file(from, to);
+    RunCkptManifest m = manifest_of(&f, 2, 3);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt belongs to checkpoint 2, but the manifest is of checkpoint 3") != NULL, "%s", err);
+    ckpt_path(&f, 3, "MANIFEST", to);
+    cr_expect(!exists(to), "no manifest for a checkpoint that does not bind");
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2, "latest still names checkpoint 2");
+    /* At read: checkpoint 1's shard copied into checkpoint 2. */
+    ckpt_path(&f, 1, "ps-1.ckpt", from);
+    ckpt_path(&f, 2, "ps-1.ckpt", to);
+    copy_file(from, to);
+    ckpt_path(&f, 2, NULL, dir);
+    float p[23], t[23];
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt belongs to checkpoint 1, but the manifest is of checkpoint 2") != NULL, "%s",
+              err);
+    cr_assert_eq(runckpt_verify(dir, &m, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt") != NULL, "%s", err);
+    teardown(&f);
+}
+
+Test(runckpt, shard_from_another_run_is_refused) {
+    Fixture f, g;
+    setup(&f, "runa");
+    setup(&g, "runb");
+    g.run_id = f.run_id ^ 0xabcdef;
+    char dir[PATH_LEN], err[ERR_LEN], from[PATH_LEN + 64], to[PATH_LEN + 64];
+    write_shards(&f, 2, 1, dir);
+    write_shards(&g, 2, 1, dir);
+    ckpt_path(&g, 1, "ps-0.ckpt", from);
+    ckpt_path(&f, 1, "ps-0.ckpt", to);
+    copy_file(from, to);
+    ckpt_path(&f, 1, NULL, dir);
+    float p[23], t[23];
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1);
+    char want[128];
+    snprintf(want, sizeof want, "ps-0.ckpt belongs to run %016llx, but the manifest is of run %016llx",
+             (unsigned long long)g.run_id, (unsigned long long)f.run_id);
+    cr_expect(strstr(err, want) != NULL, "%s", err);
+    teardown(&f);
+    teardown(&g);
+}
+
+Test(runckpt, bit_flip_in_a_shard_is_refused) {
+    Fixture f;
+    setup(&f, "bitflip");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    write_shards(&f, 2, 1, dir);
+    ckpt_path(&f, 1, "ps-1.ckpt", path);
+    size_t bytes;
+    unsigned char *orig = slurp(path, &bytes);
+    float p[23], t[23];
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+    /* In the data (past the header and table): the file's CRC no longer
+     * matches the manifest. */
+    flip_byte(path, (long)bytes - 5);
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt: file CRC") != NULL && strstr(err, "does not match the manifest") != NULL, "%s",
+              err);
+    /* In the header: its own CRC says so first. */
+    spit(path, orig, bytes);
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), 0, "restored: %s", err);
+    flip_byte(path, 100);
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt: header CRC mismatch") != NULL, "%s", err);
+    /* One byte more or less. */
+    unsigned char *longer = malloc(bytes + 1);
+    memcpy(longer, orig, bytes);
+    longer[bytes] = 0;
+    spit(path, longer, bytes + 1);
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1);
+    cr_expect(strstr(err, "ps-1.ckpt") != NULL, "%s", err);
+    free(longer);
+    free(orig);
+    teardown(&f);
+}
+
+/* A crafted set whose slices overlap or leave a gap is refused before a
+ * single parameter is copied, even with a manifest that binds it (the sums
+ * are right). The second case is the one that used to pass: shard 1
+ * repeats 2 parameters of shard 0 and stops 2 short of the end, so the
+ * count of parameters read came out right and [21, 23) was never written. */
+Test(runckpt, overlapping_or_gapped_shards_are_refused_before_any_read) {
+    Fixture f;
+    setup(&f, "tiling");
+    struct {
+        size_t off0, len0, off1, len1;
+        const char *why;
+    } cases[] = {
+        {0, 12, 10, 13, "overlap the earlier shards' [0, 12)"},
+        {0, 12, 10, 11, "overlap the earlier shards' [0, 12)"},
+        {0, 10, 12, 11, "starts at parameter 12, leaving [10, 12) in no shard file"},
+        {0, 12, 12, 8, "hold parameters [0, 20) of 23"},
+        {0, 23, 0, 23, "overlap the earlier shards' [0, 23)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char dir[PATH_LEN], err[ERR_LEN];
+        uint64_t seq = 10 + c;
+        cr_assert_eq(runckpt_begin(f.run, seq, dir, err), 0, "%s", err);
+        size_t off0 = cases[c].off0, len0 = cases[c].len0, off1 = cases[c].off1, len1 = cases[c].len1;
+        write_one(&f, dir, seq, 2, 0, off0, len0);
+        write_one(&f, dir, seq, 2, 1, off1, len1);
+        RunCkptManifest m = manifest_of(&f, 2, seq);
+        cr_assert_eq(runckpt_commit(f.run, dir, &m, 100, err), -1, "case %zu committed", c);
+        cr_expect(strstr(err, cases[c].why) != NULL, "case %zu commit: %s", c, err);
+        craft_manifest(dir, f.run_id, seq, 2);
+        float p[23], t[23];
+        for (int i = 0; i < 23; i++) p[i] = t[i] = -7.0f;
+        RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+        cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &sh, err), -1, "case %zu was read", c);
+        cr_expect(strstr(err, cases[c].why) != NULL, "case %zu read: %s", c, err);
+        for (int i = 0; i < 23; i++) cr_assert(p[i] == -7.0f && t[i] == -7.0f, "case %zu: parameter %d was written", c, i);
+        cr_assert_eq(runckpt_verify(dir, &m, err), -1);
+    }
+    teardown(&f);
+}
+
+Test(runckpt, commit_refuses_a_shard_count_the_files_do_not_have) {
+    Fixture f;
+    setup(&f, "count");
+    char dir[PATH_LEN], err[ERR_LEN];
+    cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
+    for (int p = 0; p < 2; p++) {
+        size_t off, len;
+        shard_range(f.n, 2, p, &off, &len);
+        write_one(&f, dir, 1, 2, p, off, len);
+    }
+    RunCkptManifest m = manifest_of(&f, 1, 1);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), -1);
+    cr_expect(strstr(err, "ps-0.ckpt was written as one of 2 shards, but the manifest lists 1") != NULL, "%s", err);
+    m = manifest_of(&f, 3, 1);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), -1);
+    cr_expect(strstr(err, "ps-0.ckpt was written as one of 2 shards, but the manifest lists 3") != NULL, "%s", err);
+    /* The directory runckpt_begin made for another number. */
+    m = manifest_of(&f, 2, 5);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), -1);
+    cr_expect(strstr(err, "not the directory runckpt_begin made for it") != NULL, "%s", err);
+    m = manifest_of(&f, 2, 1);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
+    teardown(&f);
+}
+
+/* ---- non-finite parameters -------------------------------------------- */
+
+Test(runckpt, non_finite_parameters_are_not_checkpointed) {
+    Fixture f;
+    setup(&f, "nonfinite");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
+    float bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3; k++) {
+        for (int which = 0; which < 2; which++) {
+            float *arr = which ? f.target : f.params;
+            float keep = arr[5];
+            arr[5] = bad[k];
+            RunCkptShard sh = {.index = 0, .off = 0, .len = f.n, .params = f.params, .target = f.target,
+                               .run_id = f.run_id, .seq = 1, .n_shards = 1};
+            cr_assert_eq(runckpt_write_shard(&f.cfg, &f.net, dir, &sh, err), -1);
+            cr_expect(strstr(err, "non-finite parameters (parameter 5 of the ") != NULL, "%s", err);
+            cr_expect(strstr(err, which ? "target network" : "the network is") != NULL, "%s", err);
+            cr_expect(strstr(err, "not checkpointed") != NULL, "%s", err);
+            arr[5] = keep;
+        }
+    }
+    ckpt_path(&f, 1, "ps-0.ckpt", path);
+    cr_expect(!exists(path), "no file was written");
+    teardown(&f);
+}
+
+/* ---- falling back past a damaged checkpoint ----------------------------- */
+
+/* runckpt_latest with stderr captured: the manifest's seq, or 0 on error;
+ * the warning (or "") in warn. */
+static uint64_t latest_seq(const Fixture *f, char *warn, size_t cap, char *err) {
+    char out[PATH_LEN];
+    snprintf(out, sizeof out, "%s-stderr.txt", f->run);
+    int saved = stderr_to(out);
+    RunCkptManifest m;
+    int rc = runckpt_latest(f->run, &m, err);
+    char *text = stderr_back(saved, out);
+    snprintf(warn, cap, "%s", text);
+    free(text);
+    unlink(out);
+    return rc == 0 ? m.seq : 0;
+}
+
+Test(runckpt, damaged_latest_falls_back_to_the_newest_intact_checkpoint) {
+    Fixture f;
+    setup(&f, "fallback");
+    char dir[PATH_LEN], err[ERR_LEN], warn[2048], path[PATH_LEN + 64], want[4 * PATH_LEN];
+    write_shards(&f, 2, 1, dir);
+    write_shards(&f, 2, 2, dir);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 2, "%s", err);
+    cr_expect_str_eq(warn, "", "no warning while latest is intact");
+    char latest[PATH_LEN];
+    snprintf(latest, sizeof latest, "%s/checkpoints/latest", f.run);
+
+    /* latest is garbage: the newest intact one is still checkpoint 2. */
+    spit(latest, "\x01garbage\n", 9);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 2, "%s", err);
+    snprintf(want, sizeof want, "gorila: warning: checkpoint %s is damaged (%s does not name a checkpoint directory); using %s/checkpoints/ckpt-000002\n",
+             latest, latest, f.run);
+    cr_expect_str_eq(warn, want);
+    /* latest missing. */
+    unlink(latest);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 2, "%s", err);
+    cr_expect(strstr(warn, "gorila: warning: checkpoint") == warn && strstr(warn, "No such file") != NULL, "%s", warn);
+    spit(latest, "ckpt-000002\n", 12);
+
+    /* The newest's MANIFEST truncated: back to checkpoint 1. */
+    ckpt_path(&f, 2, "MANIFEST", path);
+    size_t bytes;
+    unsigned char *man = slurp(path, &bytes);
+    spit(path, man, bytes / 2);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 1, "%s", err);
+    ckpt_path(&f, 2, NULL, dir);
+    snprintf(want, sizeof want, "gorila: warning: checkpoint %s is damaged (", dir);
+    cr_expect(strstr(warn, want) == warn, "%s", warn);
+    ckpt_path(&f, 1, NULL, dir);
+    snprintf(want, sizeof want, "); using %s\n", dir);
+    cr_expect(strstr(warn, want) != NULL, "%s", warn);
+    cr_expect_eq(strchr(warn, '\n'), warn + strlen(warn) - 1, "one line");
+    spit(path, man, bytes);
+    free(man);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 2, "restored: %s", err);
+
+    /* A shard of the newest corrupted. */
+    ckpt_path(&f, 2, "ps-0.ckpt", path);
+    unsigned char *sh = slurp(path, &bytes);
+    free(sh);
+    flip_byte(path, (long)bytes - 3);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 1, "%s", err);
+    cr_expect(strstr(warn, "ps-0.ckpt: file CRC") != NULL, "%s", warn);
+    /* The quiet variant says the same in its buffer. */
+    RunCkptManifest m;
+    char note[ERR_LEN];
+    cr_assert_eq(runckpt_find_latest(f.run, &m, note, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 1);
+    cr_expect(strstr(note, "ps-0.ckpt: file CRC") != NULL, "%s", note);
+
+    /* Every checkpoint damaged: an error, not a guess. */
+    ckpt_path(&f, 1, "ps-1.ckpt", path);
+    unlink(path);
+    cr_assert_eq(latest_seq(&f, warn, sizeof warn, err), 0);
+    cr_expect(strstr(err, "no intact checkpoint in") != NULL && strstr(err, "ckpt-000002") != NULL, "%s", err);
+    teardown(&f);
+}
+
+/* A job resumed past a damaged checkpoint numbers its next checkpoint after
+ * the one it resumed from; committing it removes the damaged line above,
+ * so `keep` never keeps a damaged checkpoint at the expense of a good one. */
+Test(runckpt, a_commit_after_a_fallback_removes_the_abandoned_line) {
+    Fixture f;
+    setup(&f, "abandon");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    for (uint64_t s = 1; s <= 3; s++) {
+        cr_assert_eq(runckpt_begin(f.run, s, dir, err), 0, "%s", err);
+        write_one(&f, dir, s, 1, 0, 0, f.n);
+        RunCkptManifest m = manifest_of(&f, 1, s);
+        cr_assert_eq(runckpt_commit(f.run, dir, &m, 3, err), 0, "%s", err);
+    }
+    ckpt_path(&f, 3, "ps-0.ckpt", path);
+    unlink(path);
+    ckpt_path(&f, 2, "MANIFEST", path);
+    unlink(path);
+    RunCkptManifest m;
+    char note[ERR_LEN];
+    cr_assert_eq(runckpt_find_latest(f.run, &m, note, err), 0, "%s", err);
+    cr_assert_eq(m.seq, 1);
+    /* The next checkpoint is 2: its directory is emptied first. */
+    cr_assert_eq(runckpt_begin(f.run, 2, dir, err), 0, "%s", err);
+    ckpt_path(&f, 2, "MANIFEST", path);
+    cr_expect(!exists(path));
+    write_one(&f, dir, 2, 1, 0, 0, f.n);
+    m = manifest_of(&f, 1, 2);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 1, err), 0, "%s", err);
+    ckpt_path(&f, 3, NULL, path);
+    cr_expect(!exists(path), "the damaged checkpoint 3 is gone");
+    ckpt_path(&f, 1, NULL, path);
+    cr_expect(!exists(path), "keep = 1");
+    cr_assert_eq(runckpt_find_latest(f.run, &m, note, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2);
+    cr_expect_str_eq(note, "");
+    teardown(&f);
+}
+
+/* ---- best ---------------------------------------------------------------- */
+
+static void write_best(Fixture *f, uint64_t seq, int P, double mean, bool commit) {
+    char dir[PATH_LEN], err[ERR_LEN];
+    cr_assert_eq(runckpt_begin_best(f->run, seq, dir, err), 0, "%s", err);
+    char want[PATH_LEN];
+    snprintf(want, sizeof want, "%s/checkpoints/best.new-%06llu", f->run, (unsigned long long)seq);
+    cr_assert_str_eq(dir, want);
+    for (int p = 0; p < P; p++) {
+        size_t off, len;
+        shard_range(f->n, P, p, &off, &len);
+        write_one(f, dir, seq, P, p, off, len);
+    }
+    if (!commit) return;
+    RunCkptManifest m = manifest_of(f, P, seq);
+    m.eval_mean = mean;
+    m.eval_episodes = 10;
+    m.eval_seed = 7;
+    cr_assert_eq(runckpt_commit_best(f->run, dir, &m, err), 0, "%s", err);
+}
+
+static int count_entries(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+    closedir(d);
+    return n;
+}
+
+Test(runckpt, best_is_replaced_whole_and_survives_prune) {
+    Fixture f;
+    setup(&f, "best");
+    char dir[PATH_LEN], err[ERR_LEN], best[PATH_LEN + 16], ckdir[PATH_LEN], path[PATH_LEN + 64];
+    snprintf(ckdir, sizeof ckdir, "%s/checkpoints", f.run);
+    snprintf(best, sizeof best, "%s/best", ckdir);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_best(f.run, &m, err), -1);
+    cr_expect(strstr(err, "no best checkpoint in") != NULL, "%s", err);
+
+    write_best(&f, 1, 3, 480.5, true);
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    cr_expect_str_eq(m.kind, "best");
+    cr_expect_eq(m.seq, 1);
+    cr_expect_eq(m.n_shards, 3);
+    cr_expect_eq(m.eval_mean, 480.5);
+    cr_expect_eq(m.eval_episodes, 10);
+    cr_expect_eq(m.eval_seed, 7);
+    cr_expect_str_eq(m.dir, best);
+    cr_expect_eq(count_entries(ckdir, "best.new-"), 0);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), -1, "latest never picks best");
+    cr_expect(strstr(err, "no checkpoint in") != NULL, "%s", err);
+
+    /* A better one, with other parameters and fewer shards. */
+    struct stat before, after;
+    cr_assert_eq(stat(best, &before), 0);
+    for (size_t i = 0; i < f.n; i++) f.params[i] *= 2;
+    write_best(&f, 2, 2, 490.0, true);
+    cr_assert_eq(stat(best, &after), 0);
+    cr_expect_neq(before.st_ino, after.st_ino, "best is a new directory, swapped in");
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2);
+    cr_expect_eq(m.eval_mean, 490.0);
+    snprintf(path, sizeof path, "%s/ps-2.ckpt", best);
+    cr_expect(!exists(path), "nothing of the old best is left in it");
+    float p[23], t[23];
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, best, &sh, err), 0, "%s", err);
+    cr_expect_eq(memcmp(p, f.params, sizeof p), 0);
+    cr_expect_eq(count_entries(ckdir, "best"), 1, "only best itself");
+
+    /* A crash between staging and commit leaves best as it was; the next
+     * commit clears the leftover. */
+    write_best(&f, 3, 2, 0, false);
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2);
+    write_best(&f, 4, 1, 495.0, true);
+    cr_expect_eq(count_entries(ckdir, "best.new-"), 0);
+
+    /* Periodic checkpoints with keep = 1 never touch best. */
+    for (uint64_t s = 1; s <= 4; s++) {
+        cr_assert_eq(runckpt_begin(f.run, s, dir, err), 0, "%s", err);
+        write_one(&f, dir, s, 1, 0, 0, f.n);
+        RunCkptManifest pm = manifest_of(&f, 1, s);
+        cr_assert_eq(runckpt_commit(f.run, dir, &pm, 1, err), 0, "%s", err);
+    }
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 4);
+    cr_expect_eq(m.eval_mean, 495.0);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 4);
+    cr_expect_str_eq(m.kind, "periodic");
+    cr_expect_eq(count_entries(ckdir, "ckpt-"), 1);
+
+    /* A damaged best is refused like any checkpoint. */
+    snprintf(path, sizeof path, "%s/ps-0.ckpt", best);
+    flip_byte(path, 300);
+    cr_assert_eq(runckpt_best(f.run, &m, err), -1);
+    cr_expect(strstr(err, "ps-0.ckpt") != NULL, "%s", err);
     teardown(&f);
 }

@@ -1,0 +1,227 @@
+/* test_runlog.c: the run directory (src/core/runlog.c): one job at a time
+ * (the lock, held by this process or by another, released however the
+ * holder ends), the run id (fresh, and kept across a resume), and write
+ * errors of the CSVs and summary.json that are reported and stay reported. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentcfg.h"
+#include "config.h"
+#include "exitcode.h"
+#include "runckpt.h"
+#include "runlog.h"
+#include "util.h"
+
+/* A config whose runs go to build/test-tmp/runlog-<name>-<pid>/. */
+static void setup(Config *cfg, const char *name) {
+    config_defaults(cfg);
+    mkdir("build", 0777);
+    mkdir("build/test-tmp", 0777);
+    snprintf(cfg->run.out_dir, sizeof cfg->run.out_dir, "build/test-tmp/runlog-%s-%d", name, (int)getpid());
+    snprintf(cfg->run.name, sizeof cfg->run.name, "run");
+    cfg->logging.progress = PROGRESS_NEVER;
+}
+
+/* A one-shard checkpoint of the run in rl, bound to its run id. */
+static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) {
+    char err[ERR_LEN], dir[PATH_LEN];
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(cfg, &net, err), 0, "%s", err);
+    float *p = calloc(net.n_params, sizeof(float)), *t = calloc(net.n_params, sizeof(float));
+    cr_assert_eq(runckpt_begin(rl->dir, seq, dir, err), 0, "%s", err);
+    RunCkptShard sh = {.index = 0, .off = 0, .len = net.n_params, .params = p, .target = t, .run_id = rl->run_id,
+                       .seq = seq, .n_shards = 1};
+    cr_assert_eq(runckpt_write_shard(cfg, &net, dir, &sh, err), 0, "%s", err);
+    RunCkptManifest m = {.seq = seq, .n_shards = 1, .run_id = rl->run_id};
+    snprintf(m.mode, sizeof m.mode, "local");
+    cr_assert_eq(runckpt_commit(rl->dir, dir, &m, 2, err), 0, "%s", err);
+    free(p);
+    free(t);
+}
+
+Test(runlog, second_open_of_a_run_directory_is_refused_while_the_first_holds_it) {
+    Config cfg;
+    setup(&cfg, "lock");
+    RunLog a, b;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&a, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    /* flock locks belong to the open file description: a second open in
+     * this very process conflicts as another process's would. */
+    cr_assert_eq(runlog_init(&b, &cfg, a.dir, NULL, 0, err), GORILA_EXIT_LOCKED, "%s", err);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    char want[PATH_LEN + 512];
+    snprintf(want, sizeof want,
+             "run directory %s is in use by process %d on %s (another job or resume is running)", a.dir,
+             (int)getpid(), host);
+    cr_expect_str_eq(err, want);
+    runlog_free(&b);
+    /* The lock file says who holds it. */
+    char path[PATH_LEN], text[300] = "";
+    runlog_path(&a, "lock", path);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    cr_assert_not_null(fgets(text, sizeof text, f));
+    fclose(f);
+    snprintf(want, sizeof want, "%d %s\n", (int)getpid(), host);
+    cr_expect_str_eq(text, want);
+    /* Released by runlog_free: a resume goes past the lock (and then needs
+     * a checkpoint for the run id). */
+    checkpoint(&cfg, &a, 1);
+    uint64_t id = a.run_id;
+    char dir[PATH_LEN];
+    snprintf(dir, sizeof dir, "%s", a.dir);
+    runlog_free(&a);
+    cr_assert_eq(runlog_init(&b, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    cr_expect_eq(b.run_id, id, "a resumed run keeps its run id");
+    runlog_free(&b);
+    runlog_free(&b); /* twice is fine */
+}
+
+/* Another process holds the run; it is killed with SIGKILL, and the lock
+ * goes with it (no stale lock to clean up by hand). */
+Test(runlog, lock_held_by_another_process_names_it_and_dies_with_it) {
+    Config cfg;
+    setup(&cfg, "lockfork");
+    RunLog a;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&a, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    checkpoint(&cfg, &a, 1);
+    char dir[PATH_LEN];
+    snprintf(dir, sizeof dir, "%s", a.dir);
+    runlog_free(&a);
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        RunLog c;
+        char cerr[ERR_LEN];
+        int rc = runlog_init(&c, &cfg, dir, NULL, 0, cerr);
+        char byte = rc == 0 ? 'y' : 'n';
+        if (write(ready[1], &byte, 1) != 1) _exit(2);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char byte = 0;
+    cr_assert_eq(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    cr_assert_eq(byte, 'y', "the child took the lock");
+    RunLog b;
+    int rc = runlog_init(&b, &cfg, dir, NULL, 0, err);
+    char want[64];
+    snprintf(want, sizeof want, "in use by process %d on ", (int)child);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_assert_eq(rc, GORILA_EXIT_LOCKED, "%s", err);
+    cr_expect(strstr(err, want) != NULL, "%s", err);
+    cr_assert_eq(runlog_init(&b, &cfg, dir, NULL, 0, err), 0, "after the holder died: %s", err);
+    runlog_free(&b);
+}
+
+Test(runlog, fresh_runs_get_distinct_run_ids_and_a_resume_needs_a_checkpoint) {
+    Config cfg;
+    setup(&cfg, "runid");
+    RunLog a, b;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&a, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    cr_assert_eq(runlog_init(&b, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    cr_expect_neq(a.run_id, 0);
+    cr_expect_neq(b.run_id, 0);
+    cr_expect_neq(a.run_id, b.run_id);
+    cr_expect_neq(strcmp(a.dir, b.dir), 0, "a second fresh run gets its own directory");
+    char dir[PATH_LEN];
+    snprintf(dir, sizeof dir, "%s", a.dir);
+    runlog_free(&a);
+    runlog_free(&b);
+    cr_assert_eq(runlog_init(&a, &cfg, dir, NULL, 0, err), GORILA_EXIT_CKPT_READ);
+    cr_expect(strstr(err, "cannot resume") != NULL && strstr(err, "no checkpoint in") != NULL, "%s", err);
+    cr_expect(!a.locked, "nothing held after a failed init");
+}
+
+Test(runlog, csv_write_failures_are_reported_and_stay_reported) {
+    Config cfg;
+    setup(&cfg, "csvfail");
+    RunLog rl;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    MetricsRow row = {.wall_seconds = 1, .env_steps = 10, .updates = 2};
+    EvalRow ev = {.wall_seconds = 1, .env_steps = 10, .updates = 2, .episodes = 5, .mean = 9};
+    cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
+    cr_assert_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), 0);
+    cr_assert_eq(runlog_eval(&rl, &ev), 0);
+    cr_expect(!runlog_failed(&rl));
+    /* A full disk: /dev/full takes the bytes into stdio's buffer and fails
+     * the flush with ENOSPC. */
+    FILE *full = fopen("/dev/full", "w");
+    cr_assert_not_null(full);
+    fclose(rl.metrics);
+    rl.metrics = full;
+    cr_assert_eq(runlog_metrics(&rl, &row, NULL), -1);
+    cr_assert(runlog_failed(&rl));
+    char path[PATH_LEN], want[PATH_LEN + 64];
+    runlog_path(&rl, "metrics.csv", path);
+    snprintf(want, sizeof want, "cannot write %s: %s", path, strerror(ENOSPC));
+    cr_expect_str_eq(rl.fail_err, want);
+    /* Sticky: later rows, even good ones, report it; the first message stays. */
+    FILE *full2 = fopen("/dev/full", "w");
+    fclose(rl.eval);
+    rl.eval = full2;
+    cr_expect_eq(runlog_eval(&rl, &ev), -1);
+    cr_expect_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), -1);
+    cr_expect_str_eq(rl.fail_err, want);
+    runlog_free(&rl);
+}
+
+Test(runlog, episode_rows_that_fail_at_the_flush_are_reported) {
+    Config cfg;
+    setup(&cfg, "epfail");
+    RunLog rl;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    fclose(rl.episodes);
+    rl.episodes = fopen("/dev/full", "w");
+    cr_assert_not_null(rl.episodes);
+    cr_assert_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), 0, "buffered, not yet written");
+    EvalRow ev = {.episodes = 1};
+    cr_assert_eq(runlog_eval(&rl, &ev), -1, "the eval row flushes the episode rows");
+    cr_expect(strstr(rl.fail_err, "episodes.csv") != NULL, "%s", rl.fail_err);
+    runlog_free(&rl);
+}
+
+Test(runlog, summary_write_failure_is_an_error_and_leaves_no_summary) {
+    Config cfg;
+    setup(&cfg, "sumfail");
+    RunLog rl;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    /* Good one first. */
+    FILE *f = runlog_summary_begin(&rl, err);
+    cr_assert_not_null(f, "%s", err);
+    fputs("{}\n", f);
+    cr_assert_eq(runlog_summary_commit(&rl, f, err), 0, "%s", err);
+    cr_expect(!runlog_failed(&rl));
+    /* Then a full disk. */
+    f = runlog_summary_begin(&rl, err);
+    cr_assert_not_null(f, "%s", err);
+    fclose(f);
+    f = fopen("/dev/full", "w");
+    cr_assert_not_null(f);
+    fputs("{\"x\": 1}\n", f);
+    cr_assert_eq(runlog_summary_commit(&rl, f, err), -1);
+    cr_expect(strstr(err, "summary.json.tmp: writing it: No space left on device") != NULL, "%s", err);
+    cr_expect(runlog_failed(&rl));
+    char tmp[PATH_LEN];
+    runlog_path(&rl, "summary.json.tmp", tmp);
+    struct stat st;
+    cr_expect_neq(stat(tmp, &st), 0, "the temporary is removed");
+    runlog_free(&rl);
+}
