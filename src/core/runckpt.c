@@ -364,6 +364,53 @@ static bool is_word(const char *s) {
 }
 
 /* The MANIFEST text for m and its shards' sums (caller frees). */
+/* The "history" line: the run's evaluation record (EvalTrack) up to this
+ * checkpoint, "history none" when the writer kept none. NaN prints as nan. */
+static void history_text(const RunCkptManifest *m, char *out, size_t cap) {
+    const EvalTrack *h = &m->history;
+    if (!m->has_history) {
+        snprintf(out, cap, "history none\n");
+        return;
+    }
+    snprintf(out, cap,
+             "history evaluations %d last %.17g best %.17g best_env_steps %" PRIu64 " best_version %" PRIu64
+             " best_seconds %.17g solved %d solved_env_steps %" PRIu64 " solved_version %" PRIu64
+             " solved_seconds %.17g\n",
+             h->evaluations, h->last, h->best, h->best_env_steps, h->best_version, h->best_seconds, h->solved ? 1 : 0,
+             h->solved_at_env_steps, h->solved_at_version, h->solved_at_seconds);
+}
+
+/* Parse the value of a "history" line into m. */
+static int parse_history(const char *v, RunCkptManifest *m) {
+    if (strcmp(v, "none") == 0) return 0;
+    EvalTrack *h = &m->history;
+    char last[40], best[40], bsec[40], ssec[40];
+    int solved = 0, used = 0;
+    unsigned long long be, bv, se, sv;
+    if (sscanf(v,
+               "evaluations %d last %39s best %39s best_env_steps %llu best_version %llu best_seconds %39s solved %d "
+               "solved_env_steps %llu solved_version %llu solved_seconds %39s%n",
+               &h->evaluations, last, best, &be, &bv, bsec, &solved, &se, &sv, ssec, &used) != 10 ||
+        v[used] != '\0' || h->evaluations < 0 || (solved != 0 && solved != 1))
+        return -1;
+    char *end;
+    h->last = strtod(last, &end);
+    if (*end) return -1;
+    h->best = strtod(best, &end);
+    if (*end) return -1;
+    h->best_seconds = strtod(bsec, &end);
+    if (*end) return -1;
+    h->solved_at_seconds = strtod(ssec, &end);
+    if (*end) return -1;
+    h->best_env_steps = be;
+    h->best_version = bv;
+    h->solved = solved == 1;
+    h->solved_at_env_steps = se;
+    h->solved_at_version = sv;
+    m->has_history = 1;
+    return 0;
+}
+
 static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
     size_t cap = 2048 + 64 * (size_t)m->n_shards, n = 0;
     char *out = xmalloc(cap);
@@ -373,12 +420,14 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
                  m->eval_episodes, m->eval_seed);
     else
         snprintf(eval, sizeof eval, "eval_mean none\neval_episodes 0\neval_seed 0\n");
+    char hist[512];
+    history_text(m, hist, sizeof hist);
     n += (size_t)snprintf(out + n, cap - n,
                           MANIFEST_HEAD " %d\nrun_id %016" PRIx64 "\nseq %" PRIu64 "\nkind %s\nmode %s\n"
                                         "env_steps %" PRIu64 "\nupdates %" PRIu64 "\nepisodes %" PRIu64
-                                        "\nwall_seconds %.17g\nparams_version %" PRIu64 "\n%sshards %d\n",
+                                        "\nwall_seconds %.17g\nparams_version %" PRIu64 "\n%s%sshards %d\n",
                           MANIFEST_VERSION, m->run_id, m->seq, kind_of(m), m->mode, m->env_steps, m->updates,
-                          m->episodes, m->wall_seconds, m->params_version, eval, m->n_shards);
+                          m->episodes, m->wall_seconds, m->params_version, eval, hist, m->n_shards);
     for (int q = 0; q < m->n_shards; q++)
         n += (size_t)snprintf(out + n, cap - n, "shard %d bytes %" PRIu64 " crc32c %08x\n", q, sums[q].bytes,
                               sums[q].crc);
@@ -559,9 +608,15 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, c
         field_u64(&L, "params_version", 10, &m->params_version, err) ||
         field_double(&L, "eval_mean", &m->eval_mean, err) ||
         field_int(&L, "eval_episodes", 0, 1L << 30, &m->eval_episodes, err) ||
-        field_u64(&L, "eval_seed", 10, &m->eval_seed, err) ||
-        field_int(&L, "shards", 1, MANIFEST_MAX_SHARDS, &m->n_shards, err))
+        field_u64(&L, "eval_seed", 10, &m->eval_seed, err))
         goto out;
+    char *hv;
+    if (field(&L, "history", &hv, err)) goto out;
+    if (parse_history(hv, m) != 0) {
+        errf(err, "%s: line %d: malformed history \"%.60s\"", path, L.line, hv);
+        goto out;
+    }
+    if (field_int(&L, "shards", 1, MANIFEST_MAX_SHARDS, &m->n_shards, err)) goto out;
     if (!kind_known(kind)) {
         errf(err, "%s: kind \"%s\" (periodic, final or best)", path, kind);
         goto out;

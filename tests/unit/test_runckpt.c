@@ -167,7 +167,7 @@ static void craft_manifest(const char *dir, uint64_t run_id, uint64_t seq, int P
     int n = snprintf(text, sizeof text,
                      "gorila-checkpoint-manifest 2\nrun_id %016llx\nseq %llu\nkind periodic\nmode ps_sync\n"
                      "env_steps 1\nupdates 1\nepisodes 1\nwall_seconds 1\nparams_version 1\neval_mean none\n"
-                     "eval_episodes 0\neval_seed 0\nshards %d\n",
+                     "eval_episodes 0\neval_seed 0\nhistory none\nshards %d\n",
                      (unsigned long long)run_id, (unsigned long long)seq, P);
     for (int q = 0; q < P; q++) {
         size_t bytes;
@@ -362,8 +362,26 @@ Test(runckpt, manifest_keeps_run_id_kind_and_evaluation) {
     m.eval_episodes = 10;
     m.eval_seed = 99;
     m.params_version = 321;
+    /* the evaluation history, with a value of every kind: a NaN-free
+     * record that solved, numbers that need all 17 digits */
+    m.has_history = 1;
+    evaltrack_init(&m.history, 475.0);
+    evaltrack_record(&m.history, 300.1, 5000, 1000, 0.1 + 0.2);
+    evaltrack_record(&m.history, 480.5, 7511, 1750, 1.9375);
+    evaltrack_record(&m.history, 475.25, 9000, 2000, 2.5);
     cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
     cr_assert_eq(runckpt_read_manifest(dir, &r, err), 0, "%s", err);
+    cr_expect_eq(r.has_history, 1);
+    cr_expect_eq(r.history.evaluations, 3);
+    cr_expect_eq(r.history.last, 475.25);
+    cr_expect_eq(r.history.best, 480.5);
+    cr_expect_eq(r.history.best_env_steps, 7511);
+    cr_expect_eq(r.history.best_version, 1750);
+    cr_expect_eq(r.history.best_seconds, 1.9375);
+    cr_expect(r.history.solved);
+    cr_expect_eq(r.history.solved_at_env_steps, 7511);
+    cr_expect_eq(r.history.solved_at_version, 1750);
+    cr_expect_eq(r.history.solved_at_seconds, 1.9375);
     cr_expect_eq(r.run_id, f.run_id);
     cr_expect_str_eq(r.kind, "final");
     cr_expect_eq(r.eval_mean, 475.25);
@@ -382,6 +400,7 @@ Test(runckpt, manifest_keeps_run_id_kind_and_evaluation) {
     cr_expect_str_eq(r.kind, "periodic");
     cr_expect(isnan(r.eval_mean));
     cr_expect_eq(r.eval_episodes, 0);
+    cr_expect_eq(r.has_history, 0, "no history kept: \"history none\"");
     /* A manifest written by hand from docs/CHECKPOINT.md is accepted. */
     craft_manifest(dir, f.run_id, 2, 1);
     cr_assert_eq(runckpt_verify(dir, &r, err), 0, "%s", err);
