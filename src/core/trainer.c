@@ -372,6 +372,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         RunState st = {.env_steps = L->env_steps, .updates = L->updates, .wall_seconds = wall(L),
                        .solved = L->eval.solved, .signal = signals_stop_requested()};
         stop = runctl_stop(cfg, &st);
+        /* A run whose CSVs cannot be written stops: its record is lost. */
+        if (!stop && runlog_failed(&L->log)) stop = STOP_ERROR;
         if (runctl_row_due(&L->rc, wall(L))) metrics_row(L, false);
         if (!stop && runctl_ckpt_due(&L->rc, now_seconds() - run_t0, L->updates, signals_take_checkpoint()))
             checkpoint(L, false);
@@ -413,6 +415,9 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     if (!final_ok) {
         fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n", L->ckpt_err);
         rc = GORILA_EXIT_CKPT_WRITE;
+    } else if (runlog_failed(&L->log)) {
+        fprintf(stderr, "gorila: error: the run's files could not be written: %s\n", L->log.fail_err);
+        rc = GORILA_EXIT_LOG_WRITE;
     }
     local_free(L);
     free(L);

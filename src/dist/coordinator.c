@@ -714,6 +714,8 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
                            .solved = c->eval.solved, .signal = signals_stop_requested(),
                            .by_actors = true, .actors_done = all_actors_done(c)};
             StopReason why = runctl_stop(cfg, &st);
+            /* A run whose CSVs cannot be written stops: its record is lost. */
+            if (why == STOP_NONE && runlog_failed(&c->log)) why = STOP_ERROR;
             if (why != STOP_NONE) {
                 begin_stop(c, why);
                 continue;
@@ -763,6 +765,9 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n",
                 c->final_err[0] ? c->final_err : "(no reason given)");
         rc = GORILA_EXIT_CKPT_WRITE;
+    } else if (runlog_failed(&c->log)) {
+        fprintf(stderr, "gorila: error: the run's files could not be written: %s\n", c->log.fail_err);
+        rc = GORILA_EXIT_LOG_WRITE;
     }
     MsgHeader h = {0};
     for (int r = 1; r < c->lay->size; r++) comm_send_ctl(&c->rb.comm, r, TAG_EXIT, h, NULL, 0);

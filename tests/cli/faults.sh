@@ -39,6 +39,37 @@ done
 expect_eq "local divergence: all $n checkpoints hold finite parameters" "$bad" ""
 echo "# local divergence: $((SECONDS - t0)) s"
 
+# A full disk: the run directory on a 64 KiB tmpfs (in a mount namespace of
+# its own) holds config.yaml and the CSVs, but no checkpoint of the 64-64
+# CartPole network (its parameters, target and Adam moments are 74 KB).
+# Every checkpoint write fails; the run must end with exit status 3
+# (GORILA_EXIT_CKPT_WRITE) saying so, not 0 with nothing to resume.
+mnt="$TEST_TMP/cli-faults-full"
+mkdir -p "$mnt"
+if unshare -m true 2>/dev/null; then
+    run_cmd unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" && shift && exec "$@"' sh "$mnt" \
+        "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$mnt" --set run.name=full \
+        --set logging.progress=never --set run.max_env_steps=3000 --set checkpoint.every_updates=250
+    expect_rc "disk full: exit status 3 (GORILA_EXIT_CKPT_WRITE)" 3
+    expect_contains "disk full: says the final checkpoint could not be written" "$err" \
+        "gorila: error: the final checkpoint could not be written:"
+    expect_contains "disk full: and why" "$err" "No space left on device"
+    expect_contains "disk full: the final line says there is no final checkpoint" "$out" "; no final checkpoint"
+else
+    ok "disk full: exit status 3 # SKIP cannot create a mount namespace here (unshare -m)"
+fi
+
+# A CSV that cannot be written (metrics.csv replaced by /dev/full before a
+# resume): exit status 8 (GORILA_EXIT_LOG_WRITE) with the file named.
+run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=csv \
+    --set logging.progress=never --set run.max_env_steps=2000 --set run.stop_when_solved=false
+expect_rc "csv: first run" 0
+rm -f "$RUNS/csv/metrics.csv"
+ln -s /dev/full "$RUNS/csv/metrics.csv"
+run_cmd "$GORILA" train --resume "$RUNS/csv" --set run.max_env_steps=4000
+expect_rc "csv: a CSV write failing ends the run with exit status 8" 8
+expect_contains "csv: names the file and the reason" "$err" "metrics.csv: No space left on device"
+
 # run.stop_deadline_seconds: > 0, a clear message otherwise.
 run_cmd "$GORILA" config check configs/cartpole.yaml --set run.stop_deadline_seconds=2.5
 expect_contains "stop deadline: a positive number is accepted" "$out" "stop_deadline_seconds: 2.5"

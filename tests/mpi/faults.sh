@@ -134,4 +134,21 @@ check "launcher killed with SIGKILL: mpirun and every rank gone within 10 s (too
     [ "$left" -eq 0 ]
 cleanup "$name"
 
+# A full disk under a distributed job: the run directory on a 64 KiB tmpfs
+# in a mount namespace of its own (mpirun and every rank inherit it). No
+# shard file fits; the job ends with exit status 3, not 0.
+mnt="$TEST_TMP/mpi-faults-full"
+mkdir -p "$mnt"
+if unshare -m true 2>/dev/null; then
+    run_cmd timeout --kill-after=5 120 unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" && shift && exec "$@"' \
+        sh "$mnt" "$TEST_ROOT/scripts/launch" configs/cartpole.yaml --set run.out_dir="$mnt" --set run.name=full \
+        --set logging.progress=never --set run.max_env_steps=3000 --set checkpoint.every_updates=250
+    expect_rc "disk full (distributed): exit status 3 (GORILA_EXIT_CKPT_WRITE)" 3
+    expect_contains "disk full (distributed): says the final checkpoint could not be written" "$err" \
+        "gorila: error: the final checkpoint could not be written:"
+    expect_contains "disk full (distributed): and why" "$err" "No space left on device"
+else
+    ok "disk full (distributed): exit status 3 # SKIP cannot create a mount namespace here (unshare -m)"
+fi
+
 done_testing
