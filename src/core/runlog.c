@@ -272,9 +272,12 @@ void runlog_free(RunLog *rl) {
 
 bool runlog_failed(const RunLog *rl) { return rl->failed; }
 
+/* A cell: empty for NaN; an integral value (a counter: bytes, transitions)
+ * in full as an integer, never 5.22218e+06; anything else to 6 digits. */
 static void cell(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, ",%.6g", v);
-    else fputc(',', f);
+    if (!isfinite(v)) fputc(',', f);
+    else if (v == floor(v) && fabs(v) < 9007199254740992.0) fprintf(f, ",%.0f", v);
+    else fprintf(f, ",%.6g", v);
 }
 
 int runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {

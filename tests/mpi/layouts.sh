@@ -41,6 +41,9 @@ check_job() { # NAME MODE PS LEARNERS
     rows=$(wc -l <"$RUN/eval.csv")
     check "$name: evaluations recorded ($((rows - 1)))" [ "$rows" -ge 2 ]
     check_artifacts "$name"
+    # byte and transition counters print as integers, never 5.22218e+06
+    check "$name: metrics.csv counters are integers" awk -F, 'NR > 1 { for (i = 10; i <= NF; i++) if ($i ~ /[eE]/) exit 1 }' \
+        "$RUN/metrics.csv"
 }
 
 job even-sync
