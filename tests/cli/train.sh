@@ -54,6 +54,59 @@ check "eval --export writes n_params floats (16-unit net: 4*16+16+16*2+2 = 114)"
     [ "$(stat -c %s "$TEST_TMP/params.bin")" -eq $((114 * 4)) ]
 
 # Bad arguments: a clear message and exit status 2.
+# --- what a run reports is what it saves ----------------------------------
+source "$TEST_ROOT/scripts/summary.sh"
+# jnum JSON KEY: a number from gorila eval --json's one-line object.
+jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }
+# A run that solves and stops: seed 7 of configs/local/cartpole.yaml solves
+# at its second evaluation (docs/RESULTS.md).
+solve=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.seed=7 --set logging.progress=never)
+run_cmd "$GORILA" train "${solve[@]}" --set run.name=solve
+expect_rc "solve: exit status 0" 0
+S="$RUNS/solve"
+expect_eq "solve: stopped because it solved" "$(jget "$S/summary.json" stop_reason)" solved
+at=$(jget "$S/summary.json" solved_at_env_steps)
+expect_contains "solve: the final line says when it solved" "$out" "CartPole-v1: solved at $at env steps"
+expect_eq "solve: summary names checkpoints/best" "$(jget "$S/summary.json" best_checkpoint)" checkpoints/best
+fin=$(jget "$S/summary.json" final_checkpoint)
+check "solve: summary names its final checkpoint ($fin)" [ -f "$S/$fin/MANIFEST" ]
+j=$("$GORILA" eval "$S" --checkpoint best --json)
+expect_eq "solve: best evaluates as logged" "$(jnum "$j" mean)" "$(awk -v x="$(jget "$S/summary.json" best_eval_mean_return)" 'BEGIN { printf "%.17g", x }')"
+expect_contains "solve: eval --json names the kind" "$j" '"kind": "best"'
+j=$("$GORILA" eval "$S" --checkpoint final --json)
+expect_eq "solve: the final checkpoint is the solving evaluation's parameters" "$(jnum "$j" mean)" \
+    "$(awk -v x="$(jget "$S/summary.json" last_eval_mean_return)" 'BEGIN { printf "%.17g", x }')"
+expect_contains "solve: its manifest has the logged evaluation" "$j" '"logged_eval_episodes": 100'
+run_cmd "$GORILA" eval "$S" --checkpoint best --episodes 3
+expect_contains "solve: eval says which checkpoint it loaded" "$out" "loaded $S/checkpoints/best (best checkpoint, parameters after"
+# Resuming a finished run: nothing to do, exit 0, nothing written.
+before=$(cat "$S/summary.json" "$S/eval.csv" "$S/checkpoints/latest" | cksum)
+run_cmd "$GORILA" train --resume "$S"
+expect_rc "solve: resume of a solved run exits 0" 0
+expect_contains "solve: says it is already complete" "$out" "is already complete (solved at $at env steps"
+expect_contains "solve: says how to go on" "$out" "set run.stop_when_solved=false with --set to continue it"
+expect_eq "solve: nothing written" "$(cat "$S/summary.json" "$S/eval.csv" "$S/checkpoints/latest" | cksum)" "$before"
+# Going on (a limit raised): the first solve and the best are kept.
+best1=$(jget "$S/summary.json" best_eval_mean_return)
+run_cmd "$GORILA" train --resume "$S" --set run.stop_when_solved=false --set run.max_env_steps=$((at + 3000))
+expect_rc "solve: resume with stop_when_solved=false runs" 0
+expect_eq "solve: solved_at_env_steps kept across segments" "$(jget "$S/summary.json" solved_at_env_steps)" "$at"
+check "solve: the best is kept or beaten ($best1 -> $(jget "$S/summary.json" best_eval_mean_return))" \
+    awk -v a="$best1" -v b="$(jget "$S/summary.json" best_eval_mean_return)" 'BEGIN { exit !(b >= a) }'
+check "solve: eval.csv updates never go back" awk -F, 'NR > 2 && $3 < prev { exit 1 } { prev = $3 }' "$S/eval.csv"
+
+# One job per run directory: a second resume while one runs is refused.
+"$GORILA" train --resume "$S" --set run.stop_when_solved=false --set run.max_env_steps=0 --set run.max_seconds=1000 \
+    >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do [ -s "$S/lock" ] && grep -q "^$holder " "$S/lock" && break; sleep 0.1; done
+run_cmd "$GORILA" train --resume "$S" --set run.stop_when_solved=false --set run.max_env_steps=0 --set run.max_seconds=1000
+expect_rc "lock: a second resume exits 7 (GORILA_EXIT_LOCKED)" 7
+expect_contains "lock: says who holds it" "$err" "is in use by process $holder on"
+kill -INT $holder 2>/dev/null
+wait $holder
+expect_eq "lock: the holder stops cleanly on SIGINT" "$?" 0
+
 while IFS='|' read -r args want; do
     # shellcheck disable=SC2086
     run_cmd "$GORILA" $args
