@@ -309,7 +309,12 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
     L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
-    if (resume_dir && restore(L, resume_dir, err) != 0) goto fail;
+    if (resume_dir && restore(L, resume_dir, err) != 0) {
+        fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
+        local_free(L);
+        free(L);
+        return GORILA_EXIT_CKPT_READ; /* deterministic: a restart would fail the same way */
+    }
     if (resume_dir) {
         StopReason done = runctl_resume_done(cfg, L->env_steps, L->updates, L->wall_offset, L->eval.solved);
         if (done != STOP_NONE) { /* nothing to do, nothing written */

@@ -1,5 +1,6 @@
 /* job.c: see job.h. */
 #include "job.h"
+#include "exitcode.h"
 #include "comm.h"
 #include "placement.h"
 #include "signals.h"
@@ -101,7 +102,7 @@ int job_run(Ctx *ctx, JobArgs *args) {
     MPI_CHECK(ctx, MPI_Bcast(&args->start, sizeof args->start, MPI_BYTE, 0, args->world));
     if (!args->start.ok) {
         if (ctx->rank == 0) fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
-        return EXIT_USAGE_JOB;
+        return GORILA_EXIT_CKPT_READ; /* deterministic: a restart would fail the same way */
     }
     /* A resumed run that already met its stop condition has nothing to do:
      * every rank sees the same start and leaves with 0, nothing written. */

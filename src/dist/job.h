@@ -58,7 +58,7 @@ int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg);
  * Returns the rank's exit status. */
 int job_run(Ctx *ctx, JobArgs *args);
 
-#define EXIT_USAGE_JOB 2 /* bad config, size or checkpoint: every rank exits with it */
+#define EXIT_USAGE_JOB 2 /* bad config or size: every rank exits with it (a bad checkpoint: 4) */
 
 /* The role entry points, one per module. Each returns the exit status. */
 int coordinator_run(const Ctx *ctx, const JobArgs *args);

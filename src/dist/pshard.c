@@ -1,5 +1,6 @@
 /* pshard.c: see pshard.h. */
 #include "pshard.h"
+#include "exitcode.h"
 #include "agentcfg.h"
 #include "runckpt.h"
 #include "util.h"
@@ -43,7 +44,8 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
         char err[ERR_LEN];
         RunCkptShard sh = {.index = index, .off = off, .len = len, .params = s->params, .target = s->target,
                            .opt = &s->opt};
-        if (runckpt_read_slice(cfg, &rb->net, args->start.ckpt_dir, &sh, err) != 0) DIE(rb->ctx, "%s", err);
+        if (runckpt_read_slice(cfg, &rb->net, args->start.ckpt_dir, &sh, err) != 0)
+            DIE_CODE(rb->ctx, GORILA_EXIT_CKPT_READ, "%s", err);
         s->version = sh.version;
         s->target_version = sh.target_version;
     } else {

@@ -38,7 +38,7 @@ expect_contains "launch --resume of a missing run: says so" "$err" "does not exi
 
 mkdir -p "$RUNS/empty-run" && cp "$SMALL" "$RUNS/empty-run/config.yaml"
 run_cmd $guard $MPIRUN -np 5 "$GORILA" train --resume "$RUNS/empty-run"
-expect_fail "resume without a checkpoint: non-zero exit"
+expect_rc "resume without a checkpoint: exit status 4 (GORILA_EXIT_CKPT_READ)" 4
 expect_contains "resume without a checkpoint: says so" "$err" "cannot resume: no checkpoint in"
 
 # Malformed messages (tests/mpi/mpi_proto.c): rank 1 sends one, rank 0 receives.

@@ -147,6 +147,16 @@ if [ "$c1" != "$c2" ] && same_shard "$c1/ps-0.ckpt" "$c2/ps-0.ckpt"; then
     ok "equal-ar: learner 0's shard identical after resume, bit for bit"
 else not_ok "equal-ar: learner 0's shard identical after resume ($c1, $c2)"; fi
 
+# Every checkpoint of the run damaged (one byte of each shard 0 flipped):
+# no fallback is left, the resume ends with exit status 4, naming the damage.
+for d in "$RUN"/checkpoints/ckpt-*; do
+    printf '\xff' | dd of="$d/ps-0.ckpt" bs=1 seek=300 conv=notrunc status=none
+done
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=0 \
+    --set run.max_seconds=100
+expect_rc "damaged: resume with every checkpoint damaged exits 4 (GORILA_EXIT_CKPT_READ)" 4
+expect_contains "damaged: says no intact checkpoint is left" "$err" "no intact checkpoint in"
+
 # --- signals --------------------------------------------------------------------
 # The launcher runs in a session of its own, so that a SIGTERM to its whole
 # process group (what a terminal's Ctrl-C or a batch system does) can be
