@@ -62,27 +62,37 @@ static void fill_eval(RunCkptManifest *man, const Local *L) {
     man->eval_seed = L->cfg->eval.seed;
 }
 
-/* Save the parameters just evaluated as checkpoints/best (no generators or
- * replay: it is for evaluation and export, not for resuming). */
-static void save_best(Local *L) {
-    char err[ERR_LEN], dir[PATH_LEN];
-    const Config *cfg = L->cfg;
+/* The next checkpoint of the live state, as a shard and a manifest of
+ * `kind`: the whole network with its optimizer state, the counters, the
+ * evaluation when the last one was of exactly these parameters, and the
+ * evaluation history. The caller adds the resume extras (generators,
+ * replay) to the shard where it wants them. */
+static void describe_ckpt(Local *L, const char *kind, RunCkptShard *sh, RunCkptManifest *man) {
     L->ckpt_seq++;
-    RunCkptShard sh = {
+    *sh = (RunCkptShard){
         .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
         .version = L->updates, .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes,
         .wall_seconds = wall(L), .run_id = L->log.run_id, .seq = L->ckpt_seq, .n_shards = 1,
     };
-    RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
-                           .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1,
-                           .run_id = L->log.run_id, .params_version = L->updates};
-    snprintf(man.mode, sizeof man.mode, "local");
-    snprintf(man.kind, sizeof man.kind, "best");
-    fill_eval(&man, L);
-    man.has_history = 1;
-    man.history = L->eval;
+    *man = (RunCkptManifest){.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
+                             .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1,
+                             .run_id = L->log.run_id, .params_version = L->updates, .eval_mean = NAN,
+                             .has_history = 1, .history = L->eval};
+    snprintf(man->mode, sizeof man->mode, "local");
+    snprintf(man->kind, sizeof man->kind, "%s", kind);
+    if (L->rc.evaluated && L->rc.last_eval_updates == L->updates) fill_eval(man, L);
+}
+
+/* Save the parameters just evaluated as checkpoints/best (no generators or
+ * replay: it is for evaluation and export, not for resuming). */
+static void save_best(Local *L) {
+    char err[ERR_LEN], dir[PATH_LEN];
+    RunCkptShard sh;
+    RunCkptManifest man;
+    describe_ckpt(L, "best", &sh, &man);
     if (runckpt_begin_best(L->log.dir, L->ckpt_seq, dir, err) != 0 ||
-        runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 || runckpt_commit_best(L->log.dir, dir, &man, err) != 0) {
+        runckpt_write_shard(L->cfg, &L->net, dir, &sh, err) != 0 ||
+        runckpt_commit_best(L->log.dir, dir, &man, err) != 0) {
         runlog_progress_done(&L->log);
         fprintf(stderr, "gorila: warning: best checkpoint not saved: %s\n", err);
         return;
@@ -167,23 +177,12 @@ static int gather_rngs(Local *L) {
 static int checkpoint(Local *L, bool final) {
     char err[ERR_LEN], dir[PATH_LEN];
     const Config *cfg = L->cfg;
-    L->ckpt_seq++;
-    RunCkptShard sh = {
-        .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
-        .version = L->updates, .target_version = 0, .rngs = L->rngs, .n_rngs = gather_rngs(L),
-        .replay = cfg->checkpoint.save_replay ? &L->rb : NULL,
-        .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = wall(L),
-        .run_id = L->log.run_id, .seq = L->ckpt_seq, .n_shards = 1,
-    };
-    RunCkptManifest man = {.seq = L->ckpt_seq, .env_steps = L->env_steps, .updates = L->updates,
-                        .episodes = L->episodes, .wall_seconds = wall(L), .n_shards = 1,
-                        .run_id = L->log.run_id, .params_version = L->updates, .eval_mean = NAN};
-    snprintf(man.mode, sizeof man.mode, "local");
-    snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
-    /* the last evaluation was of exactly these parameters */
-    if (L->rc.evaluated && L->rc.last_eval_updates == L->updates) fill_eval(&man, L);
-    man.has_history = 1;
-    man.history = L->eval;
+    RunCkptShard sh;
+    RunCkptManifest man;
+    describe_ckpt(L, final ? "final" : "periodic", &sh, &man);
+    sh.rngs = L->rngs;
+    sh.n_rngs = gather_rngs(L);
+    sh.replay = cfg->checkpoint.save_replay ? &L->rb : NULL;
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
         runlog_progress_done(&L->log);
