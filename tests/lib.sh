@@ -71,3 +71,6 @@ expect_fail() {
         echo "# stderr: ${err:0:500}"
     fi
 }
+
+# jnum JSON KEY: a number from a one-line JSON object (gorila eval --json).
+jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }

@@ -41,8 +41,6 @@ jcount() {
 # manifest KEY: value from the newest checkpoint's MANIFEST of $RUN.
 manifest() { sed -n "s/^$1 //p" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")/MANIFEST"; }
 
-# jnum JSON KEY: a number from a one-line JSON object (gorila eval --json).
-jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }
 
 # same_double A B: A and B parse to the same double (awk reads numbers
 # with strtod), so 261.02 and 261.01999999999998 are equal, 261.03 is not;

@@ -100,7 +100,7 @@ typedef struct {
     uint64_t ckpt_seq;
     int ckpt_done, ckpt_failed;
     char ckpt_dir[PATH_LEN], ckpt_err[ERR_LEN];
-    uint64_t ckpt_env_steps, ckpt_updates, ckpt_episodes, ckpt_version;
+    uint64_t ckpt_env_steps, ckpt_episodes, ckpt_version;
     bool final_shards_written, final_ckpt_ok, final_evaluated;
     char final_err[ERR_LEN];
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
@@ -206,7 +206,6 @@ static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     c->ckpt_snapshot = snapshot;
     c->ckpt_done = c->ckpt_failed = 0;
     c->ckpt_env_steps = c->env_steps;
-    c->ckpt_updates = c->updates;
     c->ckpt_episodes = c->args->start.episodes + c->episodes;
     c->ckpt_version = 0;
     MsgHeader h = {0};

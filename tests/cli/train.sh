@@ -56,8 +56,6 @@ check "eval --export writes n_params floats (16-unit net: 4*16+16+16*2+2 = 114)"
 # Bad arguments: a clear message and exit status 2.
 # --- what a run reports is what it saves ----------------------------------
 source "$TEST_ROOT/scripts/summary.sh"
-# jnum JSON KEY: a number from gorila eval --json's one-line object.
-jnum() { sed -n "s/.*\"$2\": \([^,}]*\).*/\1/p" <<<"$1"; }
 # A run that solves and stops: seed 7 of configs/local/cartpole.yaml solves
 # at its second evaluation (docs/RESULTS.md).
 solve=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.seed=7 --set logging.progress=never)
