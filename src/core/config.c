@@ -65,12 +65,13 @@ static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
 static const char *const target_kinds[] = {"hard", "soft", NULL};
 static const char *const explore_kinds[] = {"linear", "apex", NULL};
 static const char *const progress_modes[] = {"auto", "always", "never", NULL};
+static const char *const allreduce_impls[] = {"ring", "mpi", NULL};
 
 /* Enums are stored through an int-sized copy. */
 _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int) &&
                    sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
                    sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
-                   sizeof(ProgressMode) == sizeof(int),
+                   sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int),
                "enums are copied as int");
 
 typedef enum { T_INT, T_U64, T_F64, T_BOOL, T_STR, T_ENUM, T_INTS, T_F64S } Type;
@@ -136,6 +137,7 @@ static const Key keys[] = {
     ENUM("sync", "mode", sync.mode, sync_modes),
     INT("sync", "staleness", sync.staleness, 0, 10000),
     INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000),
+    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls),
 
     INT("actor", "envs", actor.envs, 1, 4096),
     INT("actor", "pull_every", actor.pull_every, 1, 1000000),
@@ -191,6 +193,8 @@ static const Key keys[] = {
 
     F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
     ENUM("logging", "progress", logging.progress, progress_modes),
+    BOOL("logging", "trace", logging.trace),
+    INT("logging", "trace_events", logging.trace_events, 16, 10000000),
 };
 
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -324,6 +328,9 @@ void config_defaults(Config *cfg) {
 
     cfg->logging.interval_seconds = 2;
     cfg->logging.progress = PROGRESS_AUTO;
+    cfg->logging.trace = false;
+    cfg->logging.trace_events = 200000;
+    cfg->sync.allreduce_impl = ALLREDUCE_RING;
 }
 
 static const char *enum_name(const char *const *names, int v) {
@@ -332,6 +339,7 @@ static const char *enum_name(const char *const *names, int v) {
     return "?";
 }
 const char *config_sync_name(SyncMode m) { return enum_name(sync_modes, (int)m); }
+const char *config_allreduce_impl_name(AllreduceImpl m) { return enum_name(allreduce_impls, (int)m); }
 const char *config_optim_name(CfgOptim k) { return enum_name(optim_kinds, (int)k); }
 const char *config_replay_name(ReplayKind k) { return enum_name(replay_kinds, (int)k); }
 

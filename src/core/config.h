@@ -39,6 +39,7 @@ typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
+typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_MPI } AllreduceImpl;
 
 /* Where a key's value came from: bookkeeping for error messages, so that a
  * check of two keys can point at the one the file set. */
@@ -81,6 +82,7 @@ typedef struct {
         SyncMode mode;             /* sync.mode: ps_sync | ps_async | ps_bounded | allreduce */
         int staleness;             /* sync.staleness: ps_bounded drop bound, in versions */
         int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
+        AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | mpi (MPI_Allreduce) */
     } sync;
     struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */
@@ -143,6 +145,8 @@ typedef struct {
     struct {
         double interval_seconds;   /* logging.interval_seconds: metrics row period */
         ProgressMode progress;     /* logging.progress: auto | always | never */
+        bool trace;                /* logging.trace: write trace.json (Chrome trace format) */
+        int trace_events;          /* logging.trace_events: events kept per rank (the newest) */
     } logging;
     char source[PATH_LEN];     /* file the config came from (not a key) */
     /* Private to config.c, not settings: origin[i] tells where the value of
@@ -178,6 +182,7 @@ bool config_same(const Config *a, const Config *b);
 
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
+const char *config_allreduce_impl_name(AllreduceImpl m);
 const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);
 

@@ -167,6 +167,11 @@ typedef struct {
     uint64_t staleness[PROTO_STALENESS_BINS];
     uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
     uint64_t msgs_recv[TAG_COUNT], bytes_recv[TAG_COUNT];
+    uint64_t ring_msgs_sent, ring_bytes_sent;  /* learner, allreduce: ring traffic (learners' */
+    uint64_t ring_msgs_recv, ring_bytes_recv;  /*   own communicator, not in the per-tag arrays) */
+    uint64_t ring_rounds;               /* learner, allreduce: allreduce calls */
+    uint64_t samples_trained;           /* learner: batch rows its gradients were computed on */
+    double ring_seconds;                /* learner, allreduce: time inside the allreduce */
     double busy_seconds, wait_seconds;  /* time working / waiting for messages */
     double cpu_seconds;                 /* process CPU time (user + system) */
     double loss_sum;                    /* learner: sum of batch losses */

@@ -114,7 +114,7 @@ static const BadCase bad_cases[] = {
     /* Features not built yet are not in the schema: refused like any other
      * unknown value or key, never accepted and ignored. */
     {"unbuilt_prioritized.yaml", ":2:9: replay.kind: expected one of uniform, got \"prioritized\""},
-    {"unbuilt_trace.yaml", ":2:3: logging.trace: unknown key (valid keys: interval_seconds, progress)"},
+    {"trace_events_small.yaml", ":3:17: logging.trace_events: expected an integer in [16, 10000000], got 4"},
     {"unbuilt_alpha.yaml", ":3:3: replay.alpha: unknown key (valid keys: kind, capacity, batch_size, min_size, "
                            "samples_per_insert, spi_tolerance)"},
     {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
