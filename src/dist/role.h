@@ -18,6 +18,7 @@
 #include "config.h"
 #include "job.h"
 #include "qnet.h"
+#include "trace.h"
 
 #define ROLE_METRICS_PERIOD 0.25 /* seconds between METRICS reports */
 #define ACTOR_METRICS_PERIOD 0.02 /* actors: the coordinator's env-step count (budget,
@@ -31,6 +32,7 @@ typedef struct {
     Comm comm;
     RoleMetrics m;
     QNet net;
+    Trace trace;         /* logging.trace: this rank's timeline (off: every span a no-op) */
     double t_start, next_metrics, metrics_period;
     /* where parameters come from: PS shards, or learner 0 in allreduce mode */
     int n_sources;
