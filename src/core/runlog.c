@@ -462,6 +462,8 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     }
     json_u64(j, "env_steps", s->env_steps);
     json_u64(j, "updates", s->updates);
+    json_u64(j, "gradients", s->run_gradients);             /* this segment (docs/OUTPUTS.md) */
+    json_u64(j, "samples_trained", s->run_samples_trained); /* this segment */
     json_u64(j, "episodes", s->episodes);
     json_num(j, "wall_seconds", s->wall_seconds);
     str_or_null(j, "final_checkpoint", s->final_checkpoint);

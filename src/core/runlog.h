@@ -113,6 +113,9 @@ typedef struct {
      * what it did itself) */
     double run_seconds;
     uint64_t run_env_steps, run_updates;
+    /* this process's learning work: gradients computed (a ps_sync update
+     * averages one per learner) and the batch rows they were computed on */
+    uint64_t run_gradients, run_samples_trained;
     bool resumed;
     /* the checkpoints the figures belong to, relative to the run directory
      * ("checkpoints/best", "checkpoints/ckpt-000007"); NULL: none */

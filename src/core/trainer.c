@@ -242,7 +242,10 @@ static int write_summary(Local *L, const char *stop, const char *final_ckpt, boo
         .mode = "local", .env = L->cfg->env.name, .stop_reason = stop, .seed = L->cfg->run.seed,
         .env_steps = L->env_steps, .updates = L->updates, .episodes = L->episodes, .wall_seconds = t,
         .eval = &L->eval, .run_seconds = t - L->wall_offset, .run_env_steps = L->env_steps - L->start_env_steps,
-        .run_updates = L->updates - L->start_updates, .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
+        .run_updates = L->updates - L->start_updates,
+        .run_gradients = L->updates - L->start_updates,
+        .run_samples_trained = (L->updates - L->start_updates) * (uint64_t)L->cfg->replay.batch_size,
+        .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
         .final_checkpoint = final_ckpt, .final_evaluated = final_evaluated,
         .best_checkpoint = L->best_saved ? "checkpoints/best" : NULL,
     };

@@ -23,20 +23,75 @@
  * ranks end with bit-identical buffers), but not necessarily equal to a
  * different summation order such as MPI_Allreduce's.
  *
- * Waiting uses MPI_Test with the same sleeping backoff as comm.h, so a rank
- * waiting for its neighbour does not burn a core.
+ * Segments. A block larger than RING_SEGMENT floats travels as several
+ * messages of at most that size, with up to RING_DEPTH receives posted at
+ * once into their own scratch segments: a segment is added in while the
+ * next ones arrive, and the scratch stays in cache (one 2 x 2 GiB pass
+ * through memory would otherwise be an extra pass per step).
+ *
+ * Waiting. A rank that has a core to itself polls (MPI_Testsome in a
+ * loop). One that shares its core (more ranks on the node than cores)
+ * yields for a few microseconds and then sleeps on its doorbell
+ * (doorbell.h), which its neighbours ring: the left one after posting a
+ * send to it, the right one after completing a receive from it (a large
+ * send completes only when the receiver has pulled it). While it waits it
+ * calls the caller's `service` hook, so a learner keeps answering its main
+ * communicator (parameter requests, batches, STOP) during the ring.
  */
 #ifndef GORILA_ALLREDUCE_H
 #define GORILA_ALLREDUCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <mpi.h>
 
 #include "ctx.h"
+#include "doorbell.h"
+#include "trace.h"
 
-/* In-place sum of buf[0..n) over every rank of comm. tmp holds at least
- * ceil(n / p) floats. Messages use tag TAG_RING on comm only. Returns the
- * seconds spent waiting. MPI errors are fatal (DIE with ctx). */
-double ring_allreduce_sum(const Ctx *ctx, float *buf, size_t n, float *tmp, MPI_Comm comm);
+#define RING_SEGMENT 16384  /* floats per message of a large block (64 KiB) */
+#define RING_DEPTH 4        /* receives of one step in flight at once */
+#define RING_SPIN 30e-6     /* sleep mode: seconds of yielding before sleeping */
+
+typedef enum { RING_WAIT_AUTO = 0, RING_WAIT_POLL, RING_WAIT_SLEEP } RingWait;
+
+typedef struct {
+    const Ctx *ctx;
+    MPI_Comm comm;              /* the ring's ranks (not owned) */
+    int p, r, left, right;      /* size, rank, neighbours in comm */
+    int left_world, right_world, me_world; /* the same in world (doorbells) */
+    Doorbells *bells;           /* world's doorbells, or NULL */
+    bool poll;                  /* RING_WAIT_POLL chosen (or by auto) */
+    double spin;                /* sleep mode: seconds of yielding before sleeping */
+    /* called while waiting; returns true when it did something (handled a
+     * message). NULL: nothing to serve. */
+    bool (*service)(void *arg);
+    void *service_arg;
+    Trace *trace;               /* spans TR_RING_RS / TR_RING_AG, or NULL */
+    float *tmp;                 /* RING_DEPTH scratch segments */
+    MPI_Request *req;           /* sends and receives of one step */
+    int *done_idx;
+    size_t req_cap;
+    /* counters, cumulative */
+    uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, rounds;
+    double seconds, wait_seconds;
+} Ring;
+
+/* Set up a ring over comm, a sub-communicator of world (local: no
+ * messages). bells: world's doorbells, or NULL (then a sleeping wait is a
+ * short timed sleep). wait: poll, sleep, or auto: poll when this node has
+ * no more ranks than cores (doorbell.h counts them); the environment
+ * variable GORILA_RING_WAIT=poll|sleep overrides auto. */
+void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells *bells, RingWait wait);
+void ring_free(Ring *R);
+
+/* In-place sum of buf[0..n) over every rank of the ring. Messages use tag
+ * TAG_RING on the ring's communicator only. MPI errors are fatal. */
+void ring_allreduce(Ring *R, float *buf, size_t n);
+
+/* One-call form for tests: a temporary polling Ring over comm, without
+ * doorbells. */
+void ring_allreduce_sum(const Ctx *ctx, float *buf, size_t n, MPI_Comm comm);
 
 #endif

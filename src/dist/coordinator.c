@@ -59,6 +59,8 @@
 #include "runctl.h"
 #include "util.h"
 
+#include <stddef.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,6 +368,18 @@ static void metrics_row(Coord *c, bool force_progress) {
     c->last_loss_n = loss_n;
 }
 
+/* Sum of one uint64_t counter of RoleMetrics over the learners. */
+static uint64_t learner_sum(const Coord *c, size_t offset) {
+    uint64_t sum = 0;
+    for (int i = 0; i < c->lay->count[ROLE_LEARNER]; i++) {
+        const RoleMetrics *m = &c->last[layout_rank_of(c->lay, ROLE_LEARNER, i)];
+        uint64_t v;
+        memcpy(&v, (const char *)m + offset, sizeof v);
+        sum += v;
+    }
+    return sum;
+}
+
 static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
     json_begin_object(j, NULL);
     json_u64(j, "rank", (uint64_t)rank);
@@ -383,8 +397,19 @@ static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
         break;
     case ROLE_LEARNER:
         json_u64(j, "gradients", m->updates);
+        json_u64(j, "samples_trained", m->samples_trained);
         json_num(j, "mean_loss", m->updates ? m->loss_sum / (double)m->updates : NAN);
         json_u64(j, "params_version", m->params_version);
+        if (m->ring_rounds) {
+            json_begin_object(j, "ring");
+            json_u64(j, "rounds", m->ring_rounds);
+            json_u64(j, "msgs_sent", m->ring_msgs_sent);
+            json_u64(j, "bytes_sent", m->ring_bytes_sent);
+            json_u64(j, "msgs_recv", m->ring_msgs_recv);
+            json_u64(j, "bytes_recv", m->ring_bytes_recv);
+            json_num(j, "seconds", m->ring_seconds);
+            json_end_object(j);
+        }
         break;
     case ROLE_PS:
         json_u64(j, "updates", m->updates);
@@ -429,6 +454,8 @@ static int write_summary(Coord *c) {
         .episodes = c->args->start.episodes + c->episodes, .wall_seconds = t, .eval = &c->eval,
         .run_seconds = run_t, .run_env_steps = c->env_steps - c->args->start.env_steps,
         .run_updates = c->updates - c->args->start.updates, .resumed = c->args->start.resumed,
+        .run_gradients = learner_sum(c, offsetof(RoleMetrics, updates)),
+        .run_samples_trained = learner_sum(c, offsetof(RoleMetrics, samples_trained)),
         .final_checkpoint = c->final_ckpt_ok ? c->final_name : NULL, .final_evaluated = c->final_evaluated,
         .best_checkpoint = c->best_saved ? "checkpoints/best" : NULL,
     };
@@ -436,24 +463,38 @@ static int write_summary(Coord *c) {
     json_init(&j, f, true);
     json_begin_object(&j, NULL);
     runlog_summary_fields(&j, &sum);
-    /* Traffic: total bytes sent by every rank, by message type, and per update. */
-    uint64_t total = 0, by[TAG_COUNT] = {0}, drops = 0;
+    if (cfg->sync.mode == SYNC_ALLREDUCE) json_str(&j, "allreduce_impl", config_allreduce_impl_name(cfg->sync.allreduce_impl));
+    /* Traffic: total bytes sent by every rank, by message type (the ring's
+     * own messages as "ring"), per update, and per update by role. */
+    const char *names[] = {"coordinator", "actor", "replay", "learner", "ps"};
+    const Role roles[] = {ROLE_COORD, ROLE_ACTOR, ROLE_REPLAY, ROLE_LEARNER, ROLE_PS};
+    uint64_t total = 0, by[TAG_COUNT] = {0}, ring = 0, drops = 0, by_role[5] = {0};
     for (int r = 0; r < c->lay->size; r++) {
-        for (int k = 0; k < TAG_COUNT; k++) by[k] += c->last[r].bytes_sent[k];
-        if (c->last[r].role == ROLE_PS) drops += c->last[r].drops;
+        const RoleMetrics *m = &c->last[r];
+        uint64_t mine = m->ring_bytes_sent;
+        for (int k = 0; k < TAG_COUNT; k++) by[k] += m->bytes_sent[k], mine += m->bytes_sent[k];
+        ring += m->ring_bytes_sent;
+        if (m->role == ROLE_PS) drops += m->drops;
+        for (int k = 0; k < 5; k++)
+            if (m->role == (int32_t)roles[k]) by_role[k] += mine;
     }
     json_begin_object(&j, "bytes_sent");
     for (int k = 0; k < TAG_COUNT; k++) {
         json_u64(&j, proto_tag_name(TAG_FIRST + k), by[k]);
         total += by[k];
     }
+    json_u64(&j, "ring", ring);
+    total += ring;
     json_end_object(&j);
     uint64_t run_updates = c->updates - c->args->start.updates;
-    json_num(&j, "bytes_per_update", run_updates ? (double)total / (double)run_updates : NAN);
+    double per = run_updates ? 1.0 / (double)run_updates : NAN;
+    json_num(&j, "bytes_per_update", (double)total * per);
+    json_begin_object(&j, "bytes_per_update_by_role");
+    for (int k = 0; k < 5; k++)
+        if (c->lay->count[roles[k]] > 0) json_num(&j, names[k], (double)by_role[k] * per);
+    json_end_object(&j);
     json_u64(&j, "stale_gradients_dropped", drops);
     json_begin_object(&j, "roles");
-    const char *names[] = {"coordinator", "actor", "replay", "learner", "ps"};
-    const Role roles[] = {ROLE_COORD, ROLE_ACTOR, ROLE_REPLAY, ROLE_LEARNER, ROLE_PS};
     for (int k = 0; k < 5; k++) {
         if (c->lay->count[roles[k]] == 0) continue;
         json_begin_array(&j, names[k]);

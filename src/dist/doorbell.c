@@ -4,11 +4,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BELL_STRIDE 64
 #define BELL_FLAG_OFFSET 32 /* sem_t is 32 bytes on Linux */
@@ -29,6 +31,13 @@ void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world) {
     int n_node = 0, me = 0;
     MPI_CHECK(ctx, MPI_Comm_size(node, &n_node));
     MPI_CHECK(ctx, MPI_Comm_rank(node, &me));
+    d->n_node = n_node;
+    cpu_set_t set;
+    d->n_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    /* A rank pinned to one core (run.pin_cores) still shares the node's
+     * cores with the others: count the node's CPUs, not the mask. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > d->n_cpus) d->n_cpus = (int)online;
     /* Every rank of the node must agree, or none uses bells. */
     MPI_CHECK(ctx, MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, node));
     if (want) {

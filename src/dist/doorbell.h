@@ -34,6 +34,8 @@ typedef struct {
     MPI_Win win;   /* MPI_WIN_NULL: no bells (COMM_DOORBELLS=0) */
     char *slots;   /* one BELL_STRIDE slot per node-local rank */
     int *slot_of;  /* (world size) slot of each world rank, -1 off this node */
+    int n_node;    /* ranks of the job on this node (set with or without bells) */
+    int n_cpus;    /* CPUs this process may run on (its affinity mask) */
 } Doorbells;
 
 /* Collective over world: every rank calls it once. Skipped on every rank
@@ -44,6 +46,10 @@ void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world);
 void doorbell_free(Doorbells *d, const Ctx *ctx);
 
 static inline bool doorbell_enabled(const Doorbells *d) { return d->slots != NULL; }
+
+/* More ranks on this node than CPUs to run them: a waiting rank must not
+ * spin. */
+static inline bool doorbell_oversubscribed(const Doorbells *d) { return d->n_node > d->n_cpus; }
 
 /* After a send to world rank `rank`: wake it if it sleeps on this node. */
 void doorbell_ring(Doorbells *d, int rank);

@@ -51,6 +51,10 @@ typedef struct {
  * every rank with one message and EXIT_USAGE_JOB instead of a hang; then
  * the role of this rank (or the local trainer for a one-rank config), then
  * MPI_Finalize. cfg is the caller's storage. Returns the exit status. */
+/* The MPI settings every gorila MPI program starts with (environment
+ * variables read by MPI_Init; a user's own setting wins). */
+void job_mpi_env(void);
+
 int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg);
 
 /* Run this rank's role (args->start and args->learners are filled here;

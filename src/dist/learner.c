@@ -9,7 +9,8 @@
  *   every update pulls; otherwise every sync.learner_pull_every updates.
  *
  *   allreduce: the clipped gradients of all learners are summed with
- *   ring_allreduce_sum on the learners' own communicator, averaged, and
+ *   ring_allreduce (allreduce.h; or MPI_Allreduce with sync.allreduce_impl
+ *   mpi) on the learners' own communicator, averaged, and
  *   every learner applies the same optimizer step to its full copy of the
  *   parameters, so the copies stay bit-identical. Each copy is a PShard
  *   (pshard.h) of the whole network; learner 0's also answers PARAM_REQ
@@ -17,7 +18,9 @@
  *   CKPT_REQ, with the same code a parameter-server shard runs.
  *   The ring carries one extra float, the sum of the learners' "stop" flags,
  *   so that all learners leave the ring after the same round and none is
- *   left waiting for a neighbour that stopped.
+ *   left waiting for a neighbour that stopped. While a learner waits in the
+ *   ring it keeps answering its main communicator (service below): learner
+ *   0 serves the actors' parameter requests, batches keep arriving.
  *
  * Prefetch: as soon as a batch arrives the request for the next one goes
  * out, so sampling overlaps the gradient computation. One request is in
@@ -67,7 +70,7 @@ typedef struct {
     uint64_t pull_every;      /* updates between pulls */
     /* allreduce mode */
     PShard sh;                /* this learner's copy of the network; learner 0 serves it */
-    float *ring_tmp;          /* ring_allreduce_sum's scratch */
+    Ring ring;                /* the learners' ring (allreduce.h) */
     bool stop;
 } Learner;
 
@@ -146,6 +149,16 @@ static void handle(Learner *l, const Msg *m) {
         }                                                                                              \
     } while (0)
 
+/* The ring's hook while it waits: take one message of the main
+ * communicator, if any (allreduce.h). */
+static bool service(void *arg) {
+    Learner *l = arg;
+    Msg m;
+    if (!comm_poll(&l->rb.comm, &m)) return false;
+    handle(l, &m);
+    return true;
+}
+
 static void pull_params(Learner *l, bool want_target) {
     MsgHeader h = {0};
     for (int p = 0; p < l->rb.n_sources; p++) {
@@ -193,7 +206,8 @@ static _Noreturn void diverged(const Learner *l, const char *what) {
  * messages, then the shutdown drain of the strategy's own send buffers. */
 typedef struct {
     void (*init)(Learner *l);
-    bool (*step)(Learner *l, bool have_grad); /* false: the learners agreed to stop */
+    bool (*step)(Learner *l, bool have_grad); /* false: leave (STOP seen; allreduce: by every learner
+                                                 in the same round) */
     void (*finish)(Learner *l);
 } LearnerSync;
 
@@ -217,14 +231,20 @@ static void init_ps(Learner *l) {
 
 /* Each gradient goes out in slices; with a pull due, wait for the PARAMS. */
 static bool step_ps(Learner *l, bool have_grad) {
-    if (!have_grad) return true;
+    if (!have_grad) return !l->stop;
+    double t0 = now_seconds();
     push_grad(l, l->rb.m.updates % l->pull_every == 0);
-    WAIT_UNTIL(l, !l->pulling);
+    double t1 = now_seconds();
+    trace_span(&l->rb.trace, TR_SEND_GRAD, t0, t1, (uint32_t)l->rb.n_sources);
+    if (l->pulling) {
+        WAIT_UNTIL(l, !l->pulling);
+        trace_span(&l->rb.trace, TR_WAIT_PARAMS, t1, now_seconds(), 0);
+    }
     uint64_t v = UINT64_MAX;
     for (int p = 0; p < l->rb.n_sources; p++)
         if (l->reply[p].version < v) v = l->reply[p].version;
     l->rb.m.params_version = v;
-    return true;
+    return !l->stop;
 }
 
 static void finish_ps(Learner *l) {
@@ -242,8 +262,10 @@ static void finish_ps(Learner *l) {
  * from the checkpoint on resume, so the copies start equal); learner 0's
  * serves it. */
 static void init_allreduce(Learner *l) {
-    int L = l->rb.lay->count[ROLE_LEARNER];
-    l->ring_tmp = xmalloc(((l->n + 1) / (size_t)L + 2) * sizeof(float));
+    ring_init(&l->ring, l->rb.ctx, l->rb.comm.world, l->args->learners, &l->rb.comm.bells, RING_WAIT_AUTO);
+    l->ring.service = service;
+    l->ring.service_arg = l;
+    l->ring.trace = &l->rb.trace;
     pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, l->rb.ctx->index == 0);
     l->params = l->sh.params;
     l->target = l->sh.target;
@@ -254,7 +276,26 @@ static void init_allreduce(Learner *l) {
 static bool step_allreduce(Learner *l, bool have_grad) {
     if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
     l->grad[l->n] = l->stop ? 1.0f : 0.0f;
-    l->rb.comm.wait_seconds += ring_allreduce_sum(l->rb.ctx, l->grad, l->n + 1, l->ring_tmp, l->args->learners);
+    double t0 = now_seconds(), waited = l->ring.wait_seconds;
+    if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_MPI) {
+        /* The reference: Open MPI's own algorithm, blocking (it spins,
+         * yielding when oversubscribed); its traffic is not visible here. */
+        MPI_CHECK(l->rb.ctx, MPI_Allreduce(MPI_IN_PLACE, l->grad, (int)(l->n + 1), MPI_FLOAT, MPI_SUM,
+                                           l->args->learners));
+        l->ring.rounds++;
+        l->ring.seconds += now_seconds() - t0;
+    } else {
+        ring_allreduce(&l->ring, l->grad, l->n + 1);
+    }
+    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, now_seconds(), 0);
+    l->rb.comm.wait_seconds += l->ring.wait_seconds - waited;
+    RoleMetrics *m = &l->rb.m;
+    m->ring_msgs_sent = l->ring.msgs_sent;
+    m->ring_bytes_sent = l->ring.bytes_sent;
+    m->ring_msgs_recv = l->ring.msgs_recv;
+    m->ring_bytes_recv = l->ring.bytes_recv;
+    m->ring_rounds = l->ring.rounds;
+    m->ring_seconds = l->ring.seconds;
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
@@ -287,8 +328,10 @@ static void learn(Learner *l) {
     l->next = t;
     l->next_ready = false;
     request_sample(l);
+    double t0 = now_seconds();
     double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
     double norm = optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    trace_span(&l->rb.trace, TR_GRAD, t0, now_seconds(), (uint32_t)l->cur.n);
     if (!isfinite(loss) || !isfinite(norm)) {
         char what[64];
         if (!isfinite(loss)) snprintf(what, sizeof what, "loss is %g", loss);
@@ -296,6 +339,7 @@ static void learn(Learner *l) {
         diverged(l, what);
     }
     l->rb.m.updates++;
+    l->rb.m.samples_trained += (uint64_t)l->cur.n;
     l->rb.m.loss_sum += loss;
 }
 
@@ -318,8 +362,16 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     const LearnerSync *via = allreduce ? &via_allreduce : &via_ps;
     via->init(l);
     if (!l->stop) request_sample(l);
-    while (!l->stop) {
-        WAIT_UNTIL(l, l->next_ready);
+    /* The strategy's step decides when to leave: in allreduce mode a STOP
+     * can arrive inside the ring (the learner serves its messages there),
+     * and this learner must still run the round in which all of them see
+     * it, or its neighbours would wait for it forever. */
+    for (;;) {
+        if (!l->next_ready && !l->stop) {
+            double t0 = now_seconds();
+            WAIT_UNTIL(l, l->next_ready);
+            trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, now_seconds(), 0);
+        }
         bool have = l->next_ready;
         if (have) learn(l);
         if (!via->step(l, have)) break;
@@ -337,7 +389,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     free(l->copy_params);
     free(l->copy_target);
     free(l->grad);
-    free(l->ring_tmp);
+    ring_free(&l->ring);
     pshard_free(&l->sh);
     dqn_free(&l->dqn);
     agentcfg_batch_free(&l->cur);

@@ -7,7 +7,7 @@ for p in 1 2 3 4 5; do
     expect_rc "ring allreduce, $p ranks: exit status 0" 0
     n_ok=$(grep -c '^ok ' <<<"$out")
     n_bad=$(grep -c '^not ok ' <<<"$out")
-    if [ "$n_ok" -eq 28 ] && [ "$n_bad" -eq 0 ]; then ok "ring allreduce, $p ranks: 28 checks pass"; else
+    if [ "$n_ok" -eq 64 ] && [ "$n_bad" -eq 0 ]; then ok "ring allreduce, $p ranks: 64 checks pass"; else
         not_ok "ring allreduce, $p ranks: $n_ok passed, $n_bad failed"
         grep '^not ok' <<<"$out" | sed 's/^/# /'
     fi

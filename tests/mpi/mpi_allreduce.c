@@ -1,8 +1,11 @@
 /* mpi_allreduce.c: ring_allreduce_sum against MPI_Allreduce, run by
  * tests/mpi/allreduce.sh under mpirun -np P for P = 1..5. Rank 0 prints TAP.
  *
- * Sizes cover the edges of the block split: 0, 1, P-1, P, P+1, 2P+1 and a
- * large prime. Two kinds of input:
+ * Sizes cover the edges of the block split: 0, 1, P-1, P, P+1, 2P+1, and
+ * two large primes whose blocks travel as several segments (100003) and as
+ * more segments than receives in flight (400009; allreduce.h). Every size
+ * runs twice: polling, and sleeping on doorbells (the oversubscribed path).
+ * Two kinds of input:
  *  - small integers (exactly representable, sums exact in float), where the
  *    ring must equal MPI_Allreduce bit for bit;
  *  - random floats, where summation order may differ: within 1e-5 relative,
@@ -35,24 +38,29 @@ int main(int argc, char **argv) {
     comm_world_init(&ctx, &world);
     ctx.role = ROLE_LEARNER;
     int p = ctx.size, r = ctx.rank;
-    size_t sizes[] = {0, 1, (size_t)(p - 1), (size_t)p, (size_t)p + 1, 2 * (size_t)p + 1, 100003};
+    size_t sizes[] = {0, 1, (size_t)(p - 1), (size_t)p, (size_t)p + 1, 2 * (size_t)p + 1, 100003, 400009};
     int ns = (int)(sizeof sizes / sizeof sizes[0]);
+    Doorbells bells;
+    doorbell_init(&bells, &ctx, world);
+    Ring sleeper;
+    ring_init(&sleeper, &ctx, world, world, &bells, RING_WAIT_SLEEP);
     if (r == 0) printf("TAP version 13\n");
-    for (int k = 0; k < ns; k++) {
-        size_t n = sizes[k];
+    for (int k = 0; k < 2 * ns; k++) {
+        size_t n = sizes[k % ns];
+        bool sleeping = k >= ns;
         float *buf = xmalloc((n + 1) * sizeof(float));
         float *ref = xmalloc((n + 1) * sizeof(float));
-        float *tmp = xmalloc((n / (size_t)p + 2) * sizeof(float));
         float *all = xmalloc(((n + 1) * (size_t)p) * sizeof(float));
         for (int kind = 0; kind < 2; kind++) {
             Rng rng;
-            rng_seed(&rng, 1234 + (uint64_t)k, (uint64_t)r);
+            rng_seed(&rng, 1234 + (uint64_t)(k % ns), (uint64_t)r);
             for (size_t i = 0; i < n; i++)
                 buf[i] = kind == 0 ? (float)((int)rng_below(&rng, 2001) - 1000)
                                    : (float)rng_uniform_range(&rng, -1.0, 1.0);
             memcpy(ref, buf, n * sizeof(float));
             if (n) MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            ring_allreduce_sum(&ctx, buf, n, tmp, world);
+            if (sleeping) ring_allreduce(&sleeper, buf, n);
+            else ring_allreduce_sum(&ctx, buf, n, world);
             int ok = 1;
             for (size_t i = 0; i < n; i++) {
                 if (kind == 0) ok &= buf[i] == ref[i];
@@ -61,22 +69,25 @@ int main(int argc, char **argv) {
             int all_ok = 0;
             MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
             report(r, all_ok,
-                   kind == 0 ? "integer sums equal MPI_Allreduce exactly, n=%zu p=%d"
-                             : "float sums equal MPI_Allreduce within 1e-5, n=%zu p=%d",
+                   kind == 0 ? (sleeping ? "sleeping: integer sums equal MPI_Allreduce exactly, n=%zu p=%d"
+                                      : "polling: integer sums equal MPI_Allreduce exactly, n=%zu p=%d")
+                          : (sleeping ? "sleeping: float sums equal MPI_Allreduce within 1e-5, n=%zu p=%d"
+                                      : "polling: float sums equal MPI_Allreduce within 1e-5, n=%zu p=%d"),
                    n, p);
             /* Every rank holds the same bits. */
             if (n) MPI_Gather(buf, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
             if (r == 0) {
                 int same = 1;
                 for (int q = 1; q < p; q++) same &= memcmp(all, all + (size_t)q * n, n * sizeof(float)) == 0;
-                report(r, same, "all ranks bit-identical, n=%zu p=%d", n, p);
+                report(r, same, sleeping ? "sleeping: all ranks bit-identical, n=%zu p=%d" : "polling: all ranks bit-identical, n=%zu p=%d", n, p);
             }
         }
         free(buf);
         free(ref);
-        free(tmp);
         free(all);
     }
+    ring_free(&sleeper);
+    doorbell_free(&bells, &ctx);
     if (r == 0) printf("1..%d\n", n_test);
     comm_world_free(&ctx, &world);
     MPI_Finalize();

@@ -1,0 +1,229 @@
+/* bench_allreduce.c: `mpirun -np P gorila bench allreduce [--config FILE]
+ * [--max-floats N] [--seconds S] [--wait auto|poll|sleep] [--json]`
+ *
+ * gorila's ring (allreduce.h) against MPI_Allreduce on the same ranks, in
+ * one run: per size from 1K floats up by 4x to --max-floats (default 16M),
+ * plus the Q-network size of the config (default: configs/cartpole.yaml if
+ * it exists, else the built-in defaults), each marked "net".
+ *
+ * Timing: the two implementations alternate in WINDOWS windows per size;
+ * a window is a barrier, then `iters` back-to-back allreduces of a zero
+ * buffer (sums of zeros stay zeros: no growth to infinities), the slowest
+ * rank's mean time per call kept; each implementation's best window is
+ * reported (the machines are shared; the best window is the least
+ * disturbed one). iters is chosen from a first call so that a size takes
+ * about --seconds (default 2) in all. Before timing, one call of each on
+ * small integers checks that the ring equals MPI_Allreduce exactly.
+ *
+ * Bandwidths are nccl-tests': algbw = bytes / time, busbw = algbw *
+ * 2 (P-1) / P (what each rank's link must carry; comparable across P).
+ * Nothing here passes or fails on time.
+ */
+#include "cmd.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agentcfg.h"
+#include "allreduce.h"
+#include "comm.h"
+#include "config.h"
+#include "job.h"
+#include "util.h"
+
+#define WINDOWS 5
+
+typedef struct {
+    double ring, mpi; /* seconds per call, best window */
+    bool exact;       /* the ring equalled MPI_Allreduce on integers */
+} ArResult;
+
+static double window(Ring *R, MPI_Comm world, bool ring, float *buf, size_t n, long iters) {
+    MPI_Barrier(world);
+    double t0 = now_seconds();
+    for (long i = 0; i < iters; i++) {
+        if (ring) ring_allreduce(R, buf, n);
+        else MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, world);
+    }
+    double t = (now_seconds() - t0) / (double)iters;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world);
+    return t;
+}
+
+static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seconds) {
+    ArResult res = {INFINITY, INFINITY, true};
+    float *buf = xmalloc_aligned(n * sizeof(float)), *ref = xmalloc_aligned(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) buf[i] = ref[i] = (float)((int)((i * 7 + (size_t)rank * 13) % 201) - 100);
+    ring_allreduce(R, buf, n);
+    MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, world);
+    int same = memcmp(buf, ref, n * sizeof(float)) == 0;
+    MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, world);
+    res.exact = same != 0;
+    memset(buf, 0, n * sizeof(float));
+    /* One call of each sizes the windows. */
+    double t1 = window(R, world, true, buf, n, 1) + window(R, world, false, buf, n, 1);
+    long iters = (long)(seconds / (2.0 * WINDOWS) / (t1 / 2 > 1e-7 ? t1 / 2 : 1e-7));
+    if (iters < 1) iters = 1;
+    if (iters > 100000) iters = 100000;
+    MPI_Bcast(&iters, 1, MPI_LONG, 0, world);
+    for (int w = 0; w < WINDOWS; w++) {
+        double tr = window(R, world, true, buf, n, iters);
+        double tm = window(R, world, false, buf, n, iters);
+        if (tr < res.ring) res.ring = tr;
+        if (tm < res.mpi) res.mpi = tm;
+    }
+    free(buf);
+    free(ref);
+    return res;
+}
+
+static int cmp_size(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const char *or_unset(const char *name) {
+    const char *v = getenv(name);
+    return v ? v : "(unset)";
+}
+
+int bench_allreduce(int argc, char **argv) {
+    bool json = false;
+    const char *config = NULL;
+    long max_floats = 16L << 20;
+    double seconds = 2;
+    RingWait wait = RING_WAIT_AUTO;
+    char err[ERR_LEN];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            puts("usage: mpirun -np P gorila bench allreduce [--config FILE] [--max-floats N] [--seconds S]\n"
+                 "                                          [--wait auto|poll|sleep] [--json]\n"
+                 "gorila's ring allreduce against MPI_Allreduce, 1K floats to N (default 16M) and the\n"
+                 "config's network size; time, algbw and busbw (nccl-tests definitions). See\n"
+                 "docs/PERFORMANCE.md.");
+            return 0;
+        }
+        if (!strcmp(a, "--json")) {
+            json = true;
+            continue;
+        }
+        if (strcmp(a, "--config") && strcmp(a, "--max-floats") && strcmp(a, "--seconds") && strcmp(a, "--wait"))
+            return usage_error("bench allreduce: unknown option \"%s\" (expected --config FILE, --max-floats N, "
+                               "--seconds S, --wait auto|poll|sleep, --json)", a);
+        if (i + 1 >= argc) return usage_error("bench allreduce: %s needs a value", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--config")) {
+            config = v;
+        } else if (!strcmp(a, "--max-floats")) {
+            if (parse_int_range(v, 1024, 1L << 28, &max_floats, err) < 0)
+                return usage_error("bench allreduce: --max-floats: %s", err);
+        } else if (!strcmp(a, "--seconds")) {
+            if (parse_double(v, &seconds, err) < 0 || !(seconds > 0) || seconds > 3600)
+                return usage_error("bench allreduce: --seconds: expected a number in (0, 3600], got \"%s\"", v);
+        } else if (!strcmp(v, "auto") || !strcmp(v, "poll") || !strcmp(v, "sleep")) {
+            wait = !strcmp(v, "poll") ? RING_WAIT_POLL : !strcmp(v, "sleep") ? RING_WAIT_SLEEP : RING_WAIT_AUTO;
+        } else {
+            return usage_error("bench allreduce: --wait: expected auto, poll or sleep, got \"%s\"", v);
+        }
+    }
+    /* The network size, before MPI starts (a bad config is a usage error
+     * on every rank alike). */
+    Config *cfg = xcalloc(1, sizeof *cfg);
+    if (!config && access("configs/cartpole.yaml", R_OK) == 0) config = "configs/cartpole.yaml";
+    if (config) {
+        if (config_load(cfg, config, NULL, 0, err) != 0) {
+            free(cfg);
+            return usage_error("bench allreduce: %s", err);
+        }
+    } else {
+        config_defaults(cfg);
+    }
+    QNet net;
+    if (agentcfg_qnet(cfg, &net, err) != 0) {
+        free(cfg);
+        return usage_error("bench allreduce: %s", err);
+    }
+    size_t n_net = net.n_params;
+
+    job_mpi_env(); /* the same MPI settings as a training job */
+    MPI_Init(&argc, &argv);
+    Ctx ctx;
+    MPI_Comm world;
+    comm_world_init(&ctx, &world);
+    ctx.role = ROLE_LEARNER;
+    if (ctx.size < 2) {
+        if (ctx.rank == 0)
+            fprintf(stderr, "gorila: error: bench allreduce needs 2 or more ranks: "
+                            "mpirun --oversubscribe -np 2 %s bench allreduce\n", argv[0]);
+        comm_world_free(&ctx, &world);
+        MPI_Finalize();
+        free(cfg);
+        return EXIT_USAGE;
+    }
+    Doorbells bells;
+    doorbell_init(&bells, &ctx, world);
+    Ring R;
+    ring_init(&R, &ctx, world, world, &bells, wait);
+    int nodes = bells.n_node == ctx.size ? 1 : 0;
+    int p = ctx.size;
+
+    size_t sizes[32];
+    int ns = 0;
+    for (size_t n = 1024; n <= (size_t)max_floats && ns < 30; n *= 4) sizes[ns++] = n;
+    sizes[ns++] = n_net;
+    qsort(sizes, (size_t)ns, sizeof sizes[0], cmp_size);
+
+    if (ctx.rank == 0) {
+        const char *ob = openblas_get_config(), *core = openblas_get_corename();
+        if (json) {
+            printf("{\"bench\":\"openblas\",\"config\":\"%s\",\"corename\":\"%s\",\"OPENBLAS_CORETYPE\":\"%s\","
+                   "\"OPENBLAS_NUM_THREADS\":\"%s\"}\n",
+                   ob, core, or_unset("OPENBLAS_CORETYPE"), or_unset("OPENBLAS_NUM_THREADS"));
+        } else {
+            printf("OpenBLAS: %s (core %s); OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", ob, core,
+                   or_unset("OPENBLAS_CORETYPE"), or_unset("OPENBLAS_NUM_THREADS"));
+            printf("%d ranks, %s, %ld cores here; ring waits by %s; net = %s's Q-network (%zu floats)\n", p,
+                   nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R.poll ? "polling" : "sleeping",
+                   config ? config : "the default config", n_net);
+            printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
+            printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "floats", "bytes", "ring_us", "algbw",
+                   "busbw", "mpi_us", "algbw", "busbw", "busbw", "time");
+            printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "", "", "", "GB/s", "GB/s", "", "GB/s",
+                   "GB/s", "ring/mpi", "ring/mpi");
+        }
+        fflush(stdout);
+    }
+    for (int k = 0; k < ns; k++) {
+        size_t n = sizes[k];
+        if (k > 0 && sizes[k - 1] == n) continue;
+        ArResult r = measure(&R, world, ctx.rank, n, seconds);
+        if (ctx.rank != 0) continue;
+        double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
+        double ra = bytes / r.ring / 1e9, ma = bytes / r.mpi / 1e9;
+        bool is_net = n == n_net;
+        if (json) {
+            printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
+                   "\"wait\":\"%s\",\"ring_us\":%.3f,\"ring_algbw_gbs\":%.4f,\"ring_busbw_gbs\":%.4f,"
+                   "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
+                   "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s}\n",
+                   n, bytes, p, is_net ? "true" : "false", R.poll ? "poll" : "sleep", r.ring * 1e6, ra, ra * bus,
+                   r.mpi * 1e6, ma, ma * bus, ra / ma, r.ring / r.mpi, r.exact ? "true" : "false");
+        } else {
+            printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx%s%s\n", n, bytes,
+                   r.ring * 1e6, ra, ra * bus, r.mpi * 1e6, ma, ma * bus, ra / ma, r.ring / r.mpi,
+                   is_net ? "  net" : "", r.exact ? "" : "  RING DIFFERS FROM MPI");
+        }
+        fflush(stdout);
+    }
+    ring_free(&R);
+    doorbell_free(&bells, &ctx);
+    comm_world_free(&ctx, &world);
+    MPI_Finalize();
+    free(cfg);
+    return 0;
+}
