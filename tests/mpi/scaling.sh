@@ -85,4 +85,21 @@ for mode in ps_sync ps_async ps_bounded allreduce; do
         check "$name: bytes per learner within 5% of the model (M = $M)" model_check "$name" "$s" $mode $L $M
     done
 done
+
+# The reference implementation: the same training on MPI_Allreduce.
+name=allreduce-mpi-L3
+RUN="$RUNS/$name"
+rm -rf "$RUN"
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" "$CARTPOLE" --set run.name="$name" \
+    --set run.out_dir="$RUNS" --set sync.mode=allreduce --set sync.allreduce_impl=mpi --set roles.learners=3 \
+    --set roles.param_servers=0 --set run.max_env_steps=5000 --set run.stop_when_solved=false \
+    --set eval.every_updates=0 --set eval.episodes=5 --set logging.progress=never
+expect_rc "$name: exit status 0" 0
+s="$RUN/summary.json"
+expect_eq "$name: summary says allreduce_impl mpi" "$(jget "$s" allreduce_impl)" mpi
+check "$name: replay ratio held" ratio_check "$name" "$s"
+check "$name: no ring payload counted (MPI's traffic is not visible)" python3 -c "
+import json, sys
+s = json.load(open('$s'))
+sys.exit(0 if s['bytes_sent']['ring'] == 0 and all(l['ring']['rounds'] > 0 for l in s['roles']['learner']) else 1)"
 done_testing
