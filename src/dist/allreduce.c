@@ -45,6 +45,7 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
     R->spin = RING_SPIN;
     const char *sp = getenv("GORILA_RING_SPIN_US");
     if (sp) R->spin = atof(sp) * 1e-6;
+    R->yield = !getenv("GORILA_RING_NOYIELD");
     R->tmp = xmalloc_aligned((size_t)RING_DEPTH * RING_SEGMENT * sizeof(float));
 }
 
@@ -149,7 +150,7 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
         if (!R->bells) {
             sleep_seconds(now - t_last < R->spin ? 0 : COMM_IDLE_MIN);
         } else if (now - t_last < R->spin) {
-            sched_yield();
+            if (R->yield) sched_yield();
         } else if (!armed) {
             /* Raise the flag, then one more look (the loop's next pass)
              * before sleeping: see doorbell.h. */

@@ -64,6 +64,7 @@ typedef struct {
     Doorbells *bells;           /* world's doorbells, or NULL */
     bool poll;                  /* RING_WAIT_POLL chosen (or by auto) */
     double spin;                /* sleep mode: seconds of yielding before sleeping */
+    bool yield;
     /* called while waiting; returns true when it did something (handled a
      * message). NULL: nothing to serve. */
     bool (*service)(void *arg);
