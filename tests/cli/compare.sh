@@ -139,18 +139,31 @@ tables() { sed -n '/^## Learning/,/^## Runs/p' "$1"; }
 expect_eq "--from: the same per-(mode, learners) tables" "$(tables "$W/from/report.md")" "$(tables "$R")"
 expect_eq "--from: a runs-table row per run" "$(sed -n '/^## Runs/,/^## /p' "$W/from/report.md" | grep -c '^| [a-z_]* | [0-9]')" 8
 
-# The summary.json fields newer runs add (gradients, samples_trained,
+# The summary.json fields a run writes (gradients, samples_trained,
 # bytes_per_update_by_role, roles.learner[].ring) are shown when present;
-# without them the report computes bytes by role or shows a dash.
-mkdir -p "$W/newkeys"
+# without them (runs of older builds) the report computes bytes by role or
+# shows a dash. Both from hand-set values in copies of a real run.
+mkdir -p "$W/newkeys" "$W/oldkeys"
 cp -r "$D/runs/allreduce-L2-s1" "$W/newkeys/run"
-s="$W/newkeys/run/summary.json"
-wall=$(jget "$s" wall_seconds)
-awk -v w="$wall" '
-    /^  "bytes_per_update":/ { print "  \"gradients\": 12345,\n  \"samples_trained\": 777000,"
-        print "  \"bytes_per_update_by_role\": {\"coordinator\": 1, \"actor\": 100, \"replay\": 2000, \"learner\": 55555, \"ps\": 0}," }
-    /^        "gradients":/ { print "        \"ring\": {\"msgs_sent\": 1, \"bytes_sent\": 8, \"msgs_recv\": 1, \"bytes_recv\": 8, \"rounds\": 42, \"seconds\": " w / 4 "}," }
-    { print }' "$s" >"$s.new" && mv "$s.new" "$s"
+cp -r "$D/runs/allreduce-L2-s1" "$W/oldkeys/run"
+python3 - "$W/newkeys/run/summary.json" "$W/oldkeys/run/summary.json" <<'PY'
+import json, sys
+new, old = sys.argv[1], sys.argv[2]
+s = json.load(open(new))
+s["gradients"], s["samples_trained"] = 12345, 777000
+s["bytes_per_update_by_role"] = {"coordinator": 1, "actor": 100, "replay": 2000, "learner": 55555}
+for ln in s["roles"]["learner"]:
+    ln["ring"] = {"msgs_sent": 1, "bytes_sent": 8, "msgs_recv": 1, "bytes_recv": 8, "rounds": 42,
+                  "seconds": s["wall_seconds"] / 4}
+json.dump(s, open(new, "w"), indent=2)
+s = json.load(open(old))
+for k in ("gradients", "samples_trained", "bytes_per_update_by_role"):
+    s.pop(k, None)
+for ln in s["roles"]["learner"]:
+    ln.pop("ring", None)
+    ln.pop("samples_trained", None)
+json.dump(s, open(old, "w"), indent=2)
+PY
 run_cmd "$C" --from "$W/newkeys/run" --out "$W/newkeys/report"
 expect_rc "--from, new summary keys: exit 0" 0
 R="$W/newkeys/report/report.md"
@@ -160,8 +173,11 @@ expect_eq "new keys: gradients, samples trained, bytes/update (sum of bytes_per_
 expect_contains "new keys: bytes by role from bytes_per_update_by_role" "$(cat "$R")" "| allreduce | 2 | 1 | 100 | 2000 | 55555 | 0 (no such ranks) |"
 expect_contains "new keys: share of time in the ring, from roles.learner[].ring.seconds" \
     "$(grep -F '| allreduce | 2 |' "$R" | grep -F '(no such ranks) |')" "| 25% |"
-R="$D/report.md"
+run_cmd "$C" --from "$W/oldkeys/run" --out "$W/oldkeys/report"
+expect_rc "--from, summary without the new keys: exit 0" 0
+R="$W/oldkeys/report/report.md"
 expect_eq "without them: samples trained is a dash" "$(field 15 <<<"$(row Runs '| allreduce | 2 | 1 |')")" "—"
+R="$D/report.md"
 
 # ---- bad input: exit 2, a message, the existing directory untouched ----------------------
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum); }
