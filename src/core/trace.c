@@ -101,7 +101,7 @@ int trace_write_json(FILE *f, TraceTrack *tracks, size_t n, size_t events_cap) {
         TraceTrack *tr = &tracks[k];
         double shift = 1e-9 * (double)(tr->clock.real_ns - base_ns) - tr->clock.mono;
         for (size_t i = 0; i < tr->n; i++) origin = fmin(origin, tr->ev[i].t0 + shift);
-        qsort(tr->ev, tr->n, sizeof *tr->ev, by_start);
+        if (tr->n) qsort(tr->ev, tr->n, sizeof *tr->ev, by_start);
     }
     fputs("{\"traceEvents\":[\n", f);
     fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"gorila\"}}", f);
