@@ -107,7 +107,7 @@ undocumented=$(awk '/^[a-z_]+:$/ { sec = substr($1, 1, length($1) - 1) } /^  [a-
     while read -r key; do grep -qF "\`$key\`" docs/CONFIG.md || echo "$key"; done)
 expect_eq "every key is in docs/CONFIG.md" "$undocumented" ""
 keys=$(grep -c '^  [a-z_0-9]*:' <<<"$out")
-expect_eq "pendulum's effective config lists all 65 keys" "$keys" "65"
+expect_eq "pendulum's effective config lists all 68 keys" "$keys" "68"
 
 run_cmd "$GORILA" config check --help
 expect_rc "--help exits 0" 0
