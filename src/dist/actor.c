@@ -117,7 +117,7 @@ static void send_episodes(Actor *a) {
 static bool act(Actor *a) {
     const Config *cfg = a->rb.cfg;
     if (!a->done && a->have_params && a->credits_used >= ACTOR_CREDITS && a->wait_t0 == 0)
-        a->wait_t0 = now_seconds(); /* a credit wait begins; on_ack ends it */
+        a->wait_t0 = now_seconds(); /* a credit wait begins; the next EXPERIENCE_ACK ends it */
     if (a->done || !a->have_params || a->credits_used >= ACTOR_CREDITS) return false;
     int n_actors = a->rb.lay->count[ROLE_ACTOR];
     /* The schedule runs on job-wide env steps, estimated as ours * A. */
