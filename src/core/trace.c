@@ -109,7 +109,8 @@ int trace_write_json(FILE *f, TraceTrack *tracks, size_t n, size_t events_cap) {
         const TraceTrack *tr = &tracks[k];
         fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":", tr->tid);
         put_str(f, tr->name);
-        fprintf(f, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+        fprintf(f, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,"
+                   "\"args\":{\"sort_index\":%d}}",
                 tr->tid, tr->tid);
         double shift = 1e-9 * (double)(tr->clock.real_ns - base_ns) - tr->clock.mono;
         for (size_t i = 0; i < tr->n; i++) {
@@ -117,8 +118,8 @@ int trace_write_json(FILE *f, TraceTrack *tracks, size_t n, size_t events_cap) {
             /* Start and end rounded separately: rounding is monotonic, so
              * spans that nest still nest. */
             int64_t ts = llround((e->t0 + shift - origin) * 1e9), te = llround((e->t1 + shift - origin) * 1e9);
-            fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":", trace_kind_name((TraceKind)e->kind),
-                    tr->tid);
+            fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":",
+                    trace_kind_name((TraceKind)e->kind), tr->tid);
             put_us(f, ts);
             fputs(",\"dur\":", f);
             put_us(f, te - ts);
