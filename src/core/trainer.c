@@ -10,6 +10,7 @@
 #include "runlog.h"
 #include "signals.h"
 #include "runckpt.h"
+#include "trace.h"
 #include "ctx.h"
 #include "exitcode.h"
 #include "util.h"
@@ -52,6 +53,7 @@ typedef struct {
     bool best_saved;             /* checkpoints/best exists */
     char ckpt_dir[PATH_LEN];     /* the last checkpoint committed */
     char ckpt_err[ERR_LEN];      /* why the last one failed */
+    Trace trace;                 /* logging.trace: the one track of trace.json */
 } Local;
 
 static double wall(const Local *L) { return L->wall_offset + now_seconds() - L->t0; }
@@ -104,13 +106,19 @@ static void save_best(Local *L) {
  * caller saves it from the final checkpoint). */
 static void evaluate(Local *L, bool final) {
     EvalResult r;
+    double t0 = now_seconds();
     evaluator_run(&L->ev, L->params, &r);
+    trace_span(&L->trace, TR_EVAL, t0, now_seconds(), (uint32_t)L->updates);
     runctl_eval_done(&L->rc, L->updates);
     bool solved_now = evaltrack_record(&L->eval, r.mean, L->env_steps, L->updates, wall(L));
     EvalRow row = {wall(L), L->env_steps, L->updates, r.episodes, r.mean, r.std, r.min, r.max, solved_now};
     runlog_eval(&L->log, &row);
     L->last_res = r;
-    if (L->eval.last_was_best && !final) save_best(L);
+    if (L->eval.last_was_best && !final) {
+        double tb = now_seconds();
+        save_best(L);
+        trace_span(&L->trace, TR_CKPT, tb, now_seconds(), (uint32_t)L->ckpt_seq);
+    }
 }
 
 static void metrics_row(Local *L, bool force_progress) {
@@ -144,9 +152,14 @@ static void metrics_row(Local *L, bool force_progress) {
  * element is. */
 static int update(Local *L, char *err) {
     const Config *cfg = L->cfg;
+    double t0 = now_seconds();
     replaybuf_sample(&L->rb, &L->sample_rng, cfg->replay.batch_size, &L->batch, NULL, NULL);
+    double t1 = now_seconds();
     double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad, NULL);
     double norm = optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
+    double t2 = now_seconds();
+    trace_span(&L->trace, TR_SAMPLE, t0, t1, 0);
+    trace_span(&L->trace, TR_GRAD, t1, t2, 0);
     const char *what = !isfinite(loss) ? "loss" : !isfinite(norm) ? "gradient norm" : NULL;
     if (what)
         return errf(err, "training diverged: %s is %g at update %llu (local trainer); lower optimizer.lr (now %g) "
@@ -159,6 +172,7 @@ static int update(Local *L, char *err) {
                     (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
     L->updates++;
     agentcfg_target_update(cfg, L->updates, L->target, L->params, L->net.n_params);
+    trace_span(&L->trace, TR_APPLY, t2, now_seconds(), (uint32_t)L->updates);
     L->loss_sum += loss;
     L->loss_n++;
     return 0;
@@ -175,6 +189,7 @@ static int gather_rngs(Local *L) {
 
 /* Write a checkpoint of the whole state; 0, or -1 with L->ckpt_err. */
 static int checkpoint(Local *L, bool final) {
+    double t0 = now_seconds();
     char err[ERR_LEN], dir[PATH_LEN];
     const Config *cfg = L->cfg;
     RunCkptShard sh;
@@ -191,7 +206,23 @@ static int checkpoint(Local *L, bool final) {
         return -1;
     }
     snprintf(L->ckpt_dir, sizeof L->ckpt_dir, "%s", dir);
+    trace_span(&L->trace, TR_CKPT, t0, now_seconds(), (uint32_t)L->ckpt_seq);
     return 0;
+}
+
+/* logging.trace: <run dir>/trace.json with the one track of this process.
+ * The writer sorts the ring's array in place (it is not recorded into
+ * again). Returns 0 (also with tracing off), or -1 after saying why. */
+static int write_trace(Local *L) {
+    if (!trace_on(&L->trace)) return 0;
+    char err[ERR_LEN], path[PATH_LEN];
+    runlog_path(&L->log, "trace.json", path);
+    TraceTrack tr = {.tid = 0, .name = "local trainer", .ev = L->trace.ev, .n = L->trace.n,
+                     .dropped = L->trace.dropped};
+    trace_clock(&tr.clock);
+    if (trace_write_file(path, &tr, 1, L->trace.cap, err) == 0) return 0;
+    fprintf(stderr, "gorila: error: %s\n", err);
+    return -1;
 }
 
 /* Continue from the newest checkpoint of run_dir: parameters, target,
@@ -277,6 +308,7 @@ static void local_free(Local *L) {
     agentcfg_batch_free(&L->chunk);
     agentcfg_batch_free(&L->batch);
     runlog_free(&L->log);
+    trace_free(&L->trace);
 }
 
 int trainer_run(const Config *cfg, const char *resume_dir) {
@@ -311,6 +343,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
     L->rngs = xcalloc((size_t)L->ac.E + 2, sizeof(Rng));
+    trace_init(&L->trace, cfg->logging.trace ? (size_t)cfg->logging.trace_events : 0);
     if (resume_dir && restore(L, resume_dir, err) != 0) {
         fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
         local_free(L);
@@ -354,8 +387,10 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         L->epsilon = agentcfg_epsilon(cfg, L->env_steps, 0, 1);
         L->chunk.n = 0;
         int n_ended = 0;
+        double t0 = now_seconds();
         actorcore_step(&L->ac, L->params, L->epsilon, &L->chunk, L->ended, &n_ended);
         if (L->chunk.n) replaybuf_add_batch(&L->rb, &L->chunk);
+        trace_span(&L->trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)L->ac.E);
         L->env_steps += (uint64_t)L->ac.E;
         for (int i = 0; i < n_ended; i++) {
             runlog_episode(&L->log, wall(L), L->env_steps, 0, L->ended[i].ret, L->ended[i].length);
@@ -414,6 +449,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     runlog_progress_done(&L->log);
     int rc = write_summary(L, runctl_stop_name(stop), final_ok ? final_name : NULL, final_evaluated) == 0
                  ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    if (write_trace(L) != 0) rc = GORILA_EXIT_LOG_WRITE;
     char line[RUNCTL_LINE_LEN];
     runctl_final_line(line, sizeof line, cfg->env.name, &L->eval, L->env_steps, L->updates, wall(L), stop,
                       final_ok ? final_name : NULL, final_evaluated, L->best_saved ? "checkpoints/best" : NULL);

@@ -48,6 +48,8 @@ typedef struct {
     uint64_t quota, start_steps;
     uint64_t steps_since_pull;
     bool done;
+    double wait_t0;           /* logging.trace: start of the current wait for the first
+                                 parameters or for a credit; 0: not waiting */
 } Actor;
 
 static void request_params(Actor *a) {
@@ -68,12 +70,17 @@ static void on_params(Actor *a, const Msg *m) {
     a->params = a->incoming;
     a->incoming = t;
     a->pulling = false;
+    if (!a->have_params) { /* the only time an actor waits for parameters */
+        trace_span(&a->rb.trace, TR_WAIT_PARAMS, a->wait_t0, now_seconds(), 0);
+        a->wait_t0 = 0;
+    }
     a->have_params = true;
     a->rb.m.params_version = a->version;
 }
 
 static void send_chunk(Actor *a, bool last) {
     if (a->chunk.n == 0 && !last) return;
+    double t0 = now_seconds();
     size_t n = (size_t)a->chunk.n, O = (size_t)a->ac.O;
     SendBuf *s = &a->exp[a->next_buf];
     a->next_buf = (a->next_buf + 1) % ACTOR_CREDITS;
@@ -94,6 +101,7 @@ static void send_chunk(Actor *a, bool last) {
     comm_send(&a->rb.comm, s, a->replay_rank, TAG_EXPERIENCE, h, l.bytes);
     a->credits_used++;
     a->chunk.n = 0;
+    trace_span(&a->rb.trace, TR_SEND_EXP, t0, now_seconds(), (uint32_t)n);
 }
 
 static void send_episodes(Actor *a) {
@@ -108,6 +116,8 @@ static void send_episodes(Actor *a) {
  * did work. */
 static bool act(Actor *a) {
     const Config *cfg = a->rb.cfg;
+    if (!a->done && a->have_params && a->credits_used >= ACTOR_CREDITS && a->wait_t0 == 0)
+        a->wait_t0 = now_seconds(); /* a credit wait begins; the next EXPERIENCE_ACK ends it */
     if (a->done || !a->have_params || a->credits_used >= ACTOR_CREDITS) return false;
     int n_actors = a->rb.lay->count[ROLE_ACTOR];
     /* The schedule runs on job-wide env steps, estimated as ours * A. */
@@ -115,7 +125,9 @@ static bool act(Actor *a) {
     double eps = agentcfg_epsilon(cfg, global, a->rb.ctx->index, n_actors);
     a->rb.m.epsilon = eps;
     int n_ended = 0;
+    double t0 = now_seconds();
     actorcore_step(&a->ac, a->params, eps, &a->chunk, a->ended, &n_ended);
+    trace_span(&a->rb.trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)a->ac.E);
     a->rb.m.env_steps = a->ac.steps;
     a->steps_since_pull += (uint64_t)a->ac.E;
     for (int i = 0; i < n_ended; i++) {
@@ -172,6 +184,7 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
         a->rb.m.done = 1;
     }
     request_params(a);
+    a->wait_t0 = now_seconds(); /* no env step before the first parameters */
     bool stop = false;
     while (!stop) {
         bool worked = false;
@@ -183,6 +196,10 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
             case TAG_EXPERIENCE_ACK:
                 if (a->credits_used <= 0) DIE(ctx, "EXPERIENCE_ACK from rank %d without a chunk in flight", m.source);
                 a->credits_used--;
+                if (a->wait_t0 != 0 && a->have_params) {
+                    trace_span(&a->rb.trace, TR_WAIT_CREDIT, a->wait_t0, now_seconds(), 0);
+                    a->wait_t0 = 0;
+                }
                 break;
             case TAG_STOP: stop = true; break;
             default: DIE(ctx, "unexpected %s message from rank %d", proto_tag_name(m.tag), m.source);

@@ -7,10 +7,12 @@
 #include <string.h>
 
 
-static const char *const tag_names[TAG_COUNT] = {
+static const char *const tag_names[] = {
     "experience", "experience_ack", "sample_req", "sample", "priority", "grad",    "param_req",
     "params",     "metrics",        "episodes",   "ckpt_req", "ckpt_done", "stop", "stopped", "exit",
+    "trace",
 };
+_Static_assert(sizeof tag_names / sizeof *tag_names == TAG_COUNT, "one name per tag of proto.h");
 
 const char *proto_tag_name(int tag) {
     if (tag >= TAG_FIRST && tag < TAG_LAST_) return tag_names[tag - TAG_FIRST];

@@ -52,6 +52,7 @@
 #include "exitcode.h"
 #include "json.h"
 #include "agentcfg.h"
+#include "jobtrace.h"
 #include "role.h"
 #include "runlog.h"
 #include "signals.h"
@@ -118,6 +119,7 @@ typedef struct {
         double heard;         /* now_seconds() of its last message (0: none yet) */
         uint64_t ckpt_done;   /* checkpoint number of its last CKPT_DONE */
     } *answer;                /* (size) for check_stop_deadline's report */
+    JobTrace traces;          /* logging.trace: the other ranks' traces, for trace.json */
 } Coord;
 
 static double wall(const Coord *c) { return c->wall_offset + now_seconds() - c->t0; }
@@ -184,7 +186,9 @@ static void on_params(Coord *c, const Msg *m) {
     if (++c->eval_got < c->rb.n_sources) return;
     c->eval_pulling = false;
     EvalResult r;
+    double t0 = now_seconds();
     evaluator_run(&c->ev, c->eval_params, &r);
+    trace_span(&c->rb.trace, TR_EVAL, t0, now_seconds(), (uint32_t)c->eval_version);
     record_eval(c, &r, c->eval_version, false);
 }
 
@@ -239,7 +243,10 @@ static void commit_best(Coord *c) {
     man.has_history = 1;
     man.history = c->eval;
     char err[ERR_LEN];
-    if (runckpt_commit_best(c->log.dir, c->ckpt_dir, &man, err) != 0) {
+    double t0 = now_seconds();
+    int rc = runckpt_commit_best(c->log.dir, c->ckpt_dir, &man, err);
+    trace_span(&c->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)c->ckpt_seq);
+    if (rc != 0) {
         log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
         return;
     }
@@ -297,7 +304,10 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
     man.has_history = 1;
     man.history = c->eval;
     char err[ERR_LEN];
-    if (runckpt_commit(c->log.dir, c->ckpt_dir, &man, c->rb.cfg->checkpoint.keep, err) != 0) {
+    double t0 = now_seconds();
+    int rc = runckpt_commit(c->log.dir, c->ckpt_dir, &man, c->rb.cfg->checkpoint.keep, err);
+    trace_span(&c->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)c->ckpt_seq);
+    if (rc != 0) {
         log_info(c->rb.ctx, "checkpoint %llu not committed: %s", (unsigned long long)c->ckpt_seq, err);
         if (final) snprintf(c->final_err, sizeof c->final_err, "%s", err);
         return;
@@ -535,6 +545,7 @@ static void handle(Coord *c, const Msg *m) {
     case TAG_EPISODES: on_episodes(c, m); break;
     case TAG_PARAMS: on_params(c, m); break;
     case TAG_CKPT_DONE: on_ckpt_done(c, m); break;
+    case TAG_TRACE: jobtrace_on_msg(&c->traces, m); break;
     default: DIE(c->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
     }
 }
@@ -548,6 +559,15 @@ static bool receive(Coord *c) {
     if (m.tag == TAG_CKPT_DONE) c->answer[m.source].ckpt_done = m.h.version;
     handle(c, &m);
     return true;
+}
+
+/* logging.trace: <run dir>/trace.json from our ring and the traces that
+ * have arrived. Returns 0 (also with tracing off), or -1 after saying why. */
+static int write_trace(Coord *c) {
+    char err[ERR_LEN];
+    if (jobtrace_write(&c->traces, &c->rb.trace, c->log.dir, err) == 0) return 0;
+    fprintf(stderr, "gorila: error: %s\n", err);
+    return -1;
 }
 
 /* Append one line of the report: "rank 1 (actor 0/2): no STOPPED, last
@@ -601,6 +621,7 @@ static void check_stop_deadline(Coord *c) {
         if (report_rank(c, r, what, now, list, sizeof list)) listed++;
     }
     if (n == 0) return; /* the answers are all in: the next loop moves on */
+    write_trace(c); /* what has arrived: the hung ranks' tracks are empty */
     DIE_CODE(c->rb.ctx, GORILA_EXIT_HUNG,
              "stop deadline passed: %d rank%s did not answer within run.stop_deadline_seconds (%g s) while the job "
              "stopped (%s): %s%s; raise run.stop_deadline_seconds if they are only slow",
@@ -666,7 +687,9 @@ static void final_eval(Coord *c) {
         return;
     }
     EvalResult r;
+    double t0 = now_seconds();
     evaluator_run(&c->ev, c->eval_params, &r);
+    trace_span(&c->rb.trace, TR_EVAL, t0, now_seconds(), (uint32_t)sh.version);
     record_eval(c, &r, sh.version, true);
     c->final_evaluated = true;
     if (c->eval.last_was_best) {
@@ -676,8 +699,10 @@ static void final_eval(Coord *c) {
             fill_eval(&man, c);
             man.has_history = 1;
             man.history = c->eval;
+            double tb = now_seconds();
             if (runckpt_best_from(c->log.dir, c->ckpt_dir, &man, err) == 0) c->best_saved = true;
             else log_info(c->rb.ctx, "best checkpoint not saved: %s", err);
+            trace_span(&c->rb.trace, TR_CKPT, tb, now_seconds(), (uint32_t)man.seq);
         }
     }
 }
@@ -731,6 +756,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
     c->answer = xcalloc((size_t)c->lay->size, sizeof *c->answer);
+    jobtrace_init(&c->traces, ctx, c->lay, cfg->logging.trace ? (size_t)cfg->logging.trace_events : 0);
     for (int r = 0; r < c->lay->size; r++) {
         Role role;
         int idx;
@@ -794,6 +820,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->last[0].busy_seconds = now_seconds() - c->t0 - c->rb.comm.wait_seconds;
     comm_fill_metrics(&c->rb.comm, &c->last[0]);
     int rc = write_summary(c) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    if (write_trace(c) != 0) rc = GORILA_EXIT_LOG_WRITE;
     char line[RUNCTL_LINE_LEN];
     runctl_final_line(line, sizeof line, cfg->env.name, &c->eval, c->env_steps, c->updates, wall(c), c->stop_reason,
                       c->final_ckpt_ok ? c->final_name : NULL, c->final_evaluated,
@@ -821,6 +848,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     free(c->last);
     free(c->stopped);
     free(c->answer);
+    jobtrace_free(&c->traces);
     role_free(&c->rb);
     free(c);
     return rc;

@@ -60,7 +60,9 @@ static void apply(PS *s, const float *grad) {
     double t0 = now_seconds();
     pshard_apply(&s->sh, grad);
     if (!floats_finite(s->sh.params, s->sh.len)) diverged(s, "the parameter slice after the step");
-    s->rb.m.apply_seconds += now_seconds() - t0;
+    double t1 = now_seconds();
+    s->rb.m.apply_seconds += t1 - t0;
+    trace_span(&s->rb.trace, TR_APPLY, t0, t1, (uint32_t)s->sh.version);
     s->rb.m.updates++;
     pshard_report_if_due(&s->sh);
 }

@@ -16,7 +16,7 @@
  *   actor/coord --PARAM_REQ-> ps p            ---PARAMS----------> requester
  *   every rank --METRICS/EPISODES--> coordinator
  *   coordinator --CKPT_REQ--> ps p            ---CKPT_DONE-------> coordinator
- *   coordinator --STOP--> all; all --STOPPED--> coordinator; coordinator --EXIT--> all
+ *   coordinator --STOP--> all; all --TRACE, STOPPED--> coordinator; coordinator --EXIT--> all
  *
  * In allreduce mode there are no PS ranks: learners sum gradients with
  * ring_allreduce_sum (TAG_RING) and learner 0 answers PARAM_REQ as if it
@@ -27,6 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace.h"
 
 enum {
     TAG_EXPERIENCE = 10, /* actor -> replay: count = n transitions; version = actor's params
@@ -62,6 +64,13 @@ enum {
                             order of messages between two ranks, a PS that has seen it from
                             every learner has applied every gradient there will be */
     TAG_EXIT,            /* coordinator -> all: leave the drain loop and finalize */
+    TAG_TRACE,           /* any -> coordinator, with logging.trace only, in the shutdown just
+                            before STOPPED (so a coordinator that has every STOPPED has every
+                            trace): the rank's held events, oldest first, PROTO_TRACE_PER_MSG at
+                            most per message. count = n events; version = index of the first
+                            in the rank's sequence; aux = events the rank sends in all;
+                            aux2 = events its ring dropped.
+                            payload: TraceClock, then TraceEvent[count] (trace.h) */
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100       /* reserved for ring_allreduce_sum */
 };
@@ -179,6 +188,10 @@ typedef struct {
     double apply_seconds;               /* ps: time in the optimizer step */
 } RoleMetrics;
 
+/* ---- TRACE: a rank's clocks, then n of its events ------------------------ */
+#define PROTO_TRACE_PER_MSG 1024 /* events per TRACE message (24 KiB) */
+static inline size_t proto_trace_bytes(size_t n) { return sizeof(TraceClock) + n * sizeof(TraceEvent); }
+
 /* ---- limits of a job, to validate and size every payload ---------------- */
 #define PROTO_MAX_TEXT 4096 /* CKPT_REQ path / CKPT_DONE error text, bytes */
 typedef struct {
@@ -186,6 +199,8 @@ typedef struct {
     size_t n_params;
     size_t max_batch;
     size_t max_chunk;
+    size_t max_trace;    /* events a rank may send in TRACE (logging.trace_events); 0: tracing
+                            is off and no TRACE message is valid */
 } ProtoLimits;
 
 /* Payload bytes a message with header h must carry, or (size_t)-1 with
@@ -222,6 +237,12 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
     case TAG_CKPT_DONE:
         if (h->count > PROTO_MAX_TEXT) return *why = "text longer than 4096 bytes", (size_t)-1;
         return h->count;
+    case TAG_TRACE:
+        if (L->max_trace == 0) return *why = "tracing is off (logging.trace)", (size_t)-1;
+        if (h->count > PROTO_TRACE_PER_MSG) return *why = "more events than one message may carry", (size_t)-1;
+        if (h->aux > L->max_trace || h->version > h->aux || h->count > h->aux - h->version)
+            return *why = "event range outside the rank's trace", (size_t)-1;
+        return proto_trace_bytes(h->count);
     case TAG_EXPERIENCE_ACK:
     case TAG_PARAM_REQ:
     case TAG_STOP:
@@ -247,6 +268,8 @@ static inline size_t proto_max_payload(const ProtoLimits *L) {
     v = PROTO_MAX_EPISODES * sizeof(EpisodeRec);
     if (v > m) m = v;
     if (m < PROTO_MAX_TEXT) m = PROTO_MAX_TEXT;
+    v = L->max_trace ? proto_trace_bytes(PROTO_TRACE_PER_MSG) : 0;
+    if (v > m) m = v;
     return m;
 }
 

@@ -106,6 +106,7 @@ void pshard_send_params(PShard *s, int rank, bool with_target) {
         if (rank >= 0 && rank < lay->size) layout_role_of(lay, rank, &role, &i);
         DIE(s->rb->ctx, "PARAMS asked for by rank %d (%s %d), which never takes parameters", rank, role_name(role), i);
     }
+    double t0 = now_seconds();
     SendBuf *b = &s->reply[rank];
     comm_wait_send(&s->rb->comm, b);
     float *p = sendbuf_payload(b);
@@ -118,6 +119,7 @@ void pshard_send_params(PShard *s, int rank, bool with_target) {
     h.aux2 = s->target_version;
     h.flags = with_target ? MSG_HAS_TARGET : 0;
     comm_send(&s->rb->comm, b, rank, TAG_PARAMS, h, proto_params_bytes(s->len, with_target));
+    trace_span(&s->rb->trace, TR_SERVE_PARAMS, t0, now_seconds(), (uint32_t)rank);
 }
 
 static void take_snapshot(PShard *s, uint64_t id) {
@@ -167,7 +169,9 @@ static void write_answer(PShard *s, const CkptReq *q) {
             sh.target_version = p->target_version;
         }
     }
+    double t0 = now_seconds();
     if (rc == 0) rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, q->dir, &sh, err);
+    trace_span(&s->rb->trace, TR_CKPT, t0, now_seconds(), (uint32_t)q->id);
     role_ckpt_done(s->rb, q->id, sh.version, rc, err);
 }
 

@@ -41,6 +41,7 @@ typedef struct {
 } Replay;
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
+    double t0 = now_seconds();
     size_t n = h->count, O = (size_t)r->buf.obs_dim;
     ExpLayout l = proto_exp_layout(n, O, (h->flags & MSG_HAS_PRIORITY) != 0);
     Batch chunk = {
@@ -64,9 +65,11 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
     MsgHeader ack = {0};
     ack.count = n;
     comm_send_ctl(&r->rb.comm, source, TAG_EXPERIENCE_ACK, ack, NULL, 0);
+    trace_span(&r->rb.trace, TR_INSERT, t0, now_seconds(), (uint32_t)n);
 }
 
 static void serve(Replay *r, int l) {
+    double t0 = now_seconds();
     int B = r->req_batch[l];
     SendBuf *s = &r->out[l];
     comm_wait_send(&r->rb.comm, s);
@@ -91,6 +94,7 @@ static void serve(Replay *r, int l) {
     pacing_limiter_sampled(&r->lim, B);
     r->rb.m.sampled = r->lim.sampled;
     r->req_batch[l] = 0;
+    trace_span(&r->rb.trace, TR_SAMPLE, t0, now_seconds(), (uint32_t)l);
 }
 
 /* Retry what the limiter held back; returns true if anything moved. */

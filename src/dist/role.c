@@ -19,8 +19,11 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
         .n_params = rb->net.n_params,
         .max_batch = (size_t)rb->cfg->replay.batch_size,
         .max_chunk = (size_t)rb->cfg->actor.chunk + (size_t)rb->cfg->actor.envs * (size_t)rb->cfg->agent.n_step,
+        .max_trace = rb->cfg->logging.trace ? (size_t)rb->cfg->logging.trace_events : 0,
     };
     comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);
+    trace_init(&rb->trace, lim.max_trace);
+    if (lim.max_trace && ctx->role != ROLE_COORD) sendbuf_init(&rb->trace_out, proto_trace_bytes(PROTO_TRACE_PER_MSG));
     const Layout *lay = rb->lay;
     if (rb->cfg->sync.mode == SYNC_ALLREDUCE) {
         rb->n_sources = 1;
@@ -42,7 +45,11 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     rb->metrics_period = ctx->role == ROLE_ACTOR ? ACTOR_METRICS_PERIOD : ROLE_METRICS_PERIOD;
 }
 
-void role_free(RoleBase *rb) { comm_free(&rb->comm); }
+void role_free(RoleBase *rb) {
+    trace_free(&rb->trace);
+    sendbuf_free(&rb->trace_out);
+    comm_free(&rb->comm);
+}
 
 int role_source_index(const RoleBase *rb, int rank) {
     for (int p = 0; p < rb->n_sources; p++)
@@ -85,9 +92,42 @@ void role_report(RoleBase *rb, bool force) {
     comm_send_ctl(&rb->comm, 0, TAG_METRICS, h, &rb->m, sizeof rb->m);
 }
 
+/* The held events to the coordinator, oldest first, in TRACE messages of
+ * at most PROTO_TRACE_PER_MSG (at least one, so the coordinator learns the
+ * clock and the drop count of a rank that recorded nothing). Each message is
+ * completed before the buffer is refilled, discarding what arrives
+ * meanwhile, as the rest of the shutdown does. All go before STOPPED, so a
+ * coordinator holding every STOPPED holds every trace (MPI keeps the order
+ * between two ranks). */
+static void send_trace(RoleBase *rb) {
+    const Trace *t = &rb->trace;
+    if (!trace_on(t)) return;
+    TraceClock clk;
+    trace_clock(&clk);
+    SendBuf *out = &rb->trace_out;
+    size_t first = 0;
+    do {
+        size_t k = t->n - first < PROTO_TRACE_PER_MSG ? t->n - first : PROTO_TRACE_PER_MSG;
+        uint8_t *p = sendbuf_payload(out);
+        memcpy(p, &clk, sizeof clk);
+        TraceEvent *ev = (TraceEvent *)(p + sizeof clk);
+        for (size_t i = 0; i < k; i++) ev[i] = trace_get(t, first + i);
+        MsgHeader h = {0};
+        h.count = k;
+        h.version = first;
+        h.aux = t->n;
+        h.aux2 = t->dropped;
+        comm_send(&rb->comm, out, 0, TAG_TRACE, h, proto_trace_bytes(k));
+        Msg m;
+        comm_drain(&rb->comm, &out, 1, NULL, 0, &m);
+        first += k;
+    } while (first < t->n);
+}
+
 void role_shutdown(RoleBase *rb, SendBuf **bufs, int n) {
     Msg m;
     comm_drain(&rb->comm, bufs, n, NULL, 0, &m);
+    send_trace(rb);
     fill(rb);
     MsgHeader h = {0};
     comm_send_ctl(&rb->comm, 0, TAG_STOPPED, h, &rb->m, sizeof rb->m);

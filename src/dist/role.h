@@ -6,7 +6,8 @@
  *   1. TAG_STOP arrives: stop producing messages.
  *   2. role_shutdown: complete every own send while receiving and
  *      discarding whatever still arrives (so no peer stays blocked on a
- *      message to us), then send STOPPED with the final counters;
+ *      message to us); with logging.trace send this rank's trace (TRACE
+ *      messages, see proto.h), then STOPPED with the final counters;
  *   3. keep receiving and discarding until TAG_EXIT, then return to
  *      MPI_Finalize. Every message a peer sent us before EXIT has been
  *      matched or is buffered, so nobody hangs in MPI_Finalize.
@@ -33,6 +34,7 @@ typedef struct {
     RoleMetrics m;
     QNet net;
     Trace trace;         /* logging.trace: this rank's timeline (off: every span a no-op) */
+    SendBuf trace_out;   /* logging.trace: one TRACE message (PROTO_TRACE_PER_MSG events) */
     double t_start, next_metrics, metrics_period;
     /* where parameters come from: PS shards, or learner 0 in allreduce mode */
     int n_sources;
@@ -40,8 +42,9 @@ typedef struct {
     size_t source_off[ROLE_MAX_SOURCES], source_len[ROLE_MAX_SOURCES];
 } RoleBase;
 
-/* Network, Comm and parameter sources for this rank. Dies on a config the
- * validator should have refused. */
+/* Network, Comm, parameter sources and (logging.trace) the trace ring of
+ * logging.trace_events spans for this rank. Dies on a config the validator
+ * should have refused. */
 void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args);
 void role_free(RoleBase *rb);
 

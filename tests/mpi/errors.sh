@@ -55,5 +55,7 @@ tag|malformed grad message (tag 15) from rank 1 (learner 0): header says tag 17
 size|malformed grad message (tag 15) from rank 1 (learner 0): payload of 36 bytes, expected 40 for count 10
 count|malformed grad message (tag 15) from rank 1 (learner 0): gradient slice longer than the network
 unknown|malformed unknown message (tag 99) from rank 1 (learner 0): unknown tag
+trace-off|malformed trace message (tag 25) from rank 1 (learner 0): tracing is off (logging.trace)
+trace-range|malformed trace message (tag 25) from rank 1 (learner 0): event range outside the rank's trace
 EOF2
 done_testing

@@ -93,7 +93,7 @@ deadline=3
 t0=$SECONDS
 timeout --kill-after=5 60 "$LAUNCH" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" \
     --set run.max_env_steps=0 --set run.max_seconds=$max_s --set run.stop_deadline_seconds=$deadline \
-    >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+    --set logging.trace=true >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
 lpid=$!
 if wait_running "$TEST_TMP/$name.out" && apid=$(rank_pid "$name" "$actor") && kill -STOP "$apid"; then
     ok "hung rank: actor (rank $actor) stopped with SIGSTOP"
@@ -113,6 +113,13 @@ expect_contains "hung rank: rank number, role, index and what it owes" "$err" "r
 # Start-up, max_seconds, the deadline and mpirun's abort (about 2 s).
 check "hung rank: ended after the deadline, within $((max_s + deadline + 10)) s (took $took s)" \
     within "$took" $((max_s + deadline)) $((max_s + deadline + 10))
+# logging.trace: the coordinator wrote what had arrived before it gave up
+# (the learner's trace; the hung actor, and the servers never told to stop,
+# sent none).
+check "hung rank: trace.json written, the hung actor listed as missing" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(int(sys.argv[2]) not in d["otherData"]["missing_tracks"])' "$RUN/trace.json" "$actor"
 sleep 1
 check "hung rank: no process of the job is left" [ -z "$(run_pids "$name")" ]
 cleanup "$name"

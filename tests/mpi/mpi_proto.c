@@ -3,7 +3,8 @@
  * rank 1 sends one bad message (argv[1] picks which), rank 0 receives it
  * with comm_poll, which must abort the job with a message on stderr; the
  * script checks the text. With "good", rank 1 sends a valid GRAD and rank 0
- * prints "ok" (so a broken sender cannot make the test pass). */
+ * prints "ok" (so a broken sender cannot make the test pass). Tracing is on
+ * (64 events per rank) except for "trace-off". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ int main(int argc, char **argv) {
     lay.count[ROLE_PS] = 1;
     lay.first[ROLE_LEARNER] = 1;
     lay.count[ROLE_LEARNER] = 1;
-    ProtoLimits lim = {.obs_dim = 4, .n_params = 100, .max_batch = 32, .max_chunk = 16};
+    ProtoLimits lim = {.obs_dim = 4, .n_params = 100, .max_batch = 32, .max_chunk = 16,
+                       .max_trace = strcmp(what, "trace-off") ? 64 : 0};
     Comm c;
     comm_init(&c, &ctx, world, &lay, &lim);
     if (ctx.rank == 1) {
@@ -37,6 +39,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(what, "size")) bytes = (int)(sizeof h + 36);
         else if (!strcmp(what, "count")) h.count = 1000, bytes = (int)(sizeof h + 4000);
         else if (!strcmp(what, "unknown")) tag = 99, h.tag = 99;
+        else if (!strncmp(what, "trace", 5)) { /* -off: 1 event of 1, -range: events 60..69 of 64 */
+            bool range = !strcmp(what, "trace-range");
+            tag = TAG_TRACE;
+            h = (MsgHeader){.tag = TAG_TRACE, .count = range ? 10 : 1, .version = range ? 60 : 0,
+                            .aux = range ? 64 : 1};
+            bytes = (int)(sizeof h + proto_trace_bytes(h.count));
+        }
         memcpy(buf, &h, sizeof h);
         MPI_Send(buf, bytes, MPI_BYTE, 0, tag, world);
     } else {
