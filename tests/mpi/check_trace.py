@@ -106,6 +106,9 @@ def main():
     def count(tid, kind):
         return sum(e["name"] == kind for e in tracks[tid])
 
+    def arg_sum(tid, kind):
+        return sum(e["args"]["arg"] for e in tracks[tid] if e["name"] == kind)
+
     empty = [want[t] for t, (role, _) in enumerate(ranks) if role != "learner" and not tracks[t]]
     result(not empty, "every rank but the learners has events", ", ".join(empty))
     # With a small --cap a track keeps only its newest events, which need not
@@ -170,7 +173,12 @@ def main():
             if role == "actor":
                 pairs = [("env batch", r["env_steps"] // a.envs), ("send experience", sent.get("experience", 0))]
             elif role == "replay":
-                pairs = [("insert", recv.get("experience", 0)), ("sample", sent.get("sample", 0))]
+                # Chunks that arrive after STOP are received and discarded,
+                # not inserted: compare transitions, not messages.
+                if arg_sum(t, "insert") != r["inserted"]:
+                    diffs.append(f"{want[t]}: insert spans hold {arg_sum(t, 'insert')} transitions, "
+                                 f"counters say {r['inserted']} inserted")
+                pairs = [("sample", sent.get("sample", 0))]
             elif role == "ps":
                 pairs = [("apply", r["updates"]), ("serve params", sent.get("params", 0))]
             elif role == "learner" and a.ps == 0 and i == 0:
