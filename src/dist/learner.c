@@ -302,7 +302,9 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     /* Each learner's gradient was finite, but their sum can overflow, and a
      * finite step can overflow the parameters. */
     if (!floats_finite(l->grad, l->n)) diverged(l, "the learners' summed gradient is not finite");
+    double t1 = now_seconds();
     pshard_apply(&l->sh, l->grad);
+    trace_span(&l->rb.trace, TR_APPLY, t1, now_seconds(), (uint32_t)l->sh.version);
     if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
     pshard_report_if_due(&l->sh);
     return true;

@@ -109,8 +109,8 @@ def main():
     def arg_sum(tid, kind):
         return sum(e["args"]["arg"] for e in tracks[tid] if e["name"] == kind)
 
-    empty = [want[t] for t, (role, _) in enumerate(ranks) if role != "learner" and not tracks[t]]
-    result(not empty, "every rank but the learners has events", ", ".join(empty))
+    empty = [want[t] for t, (role, _) in enumerate(ranks) if not tracks[t]]
+    result(not empty, "every rank has events", ", ".join(empty))
     # With a small --cap a track keeps only its newest events, which need not
     # include every kind (a replay shard's last 64 may all be samples).
     need = {} if a.cap is not None else {"coordinator": ["evaluation", "checkpoint"], "actor": ["env batch", "send experience"],
@@ -124,9 +124,10 @@ def main():
         result(not miss, f"{role} tracks have {', '.join(kinds_needed)} spans", "; ".join(miss))
     learners = [t for t, (r, _) in enumerate(ranks) if r == "learner"]
     if learners and a.cap is None:
-        # Until the learner's own spans land (src/dist/learner.c), this one fails.
-        miss = [want[t] for t in learners if "gradient" not in kinds(t)]
-        result(not miss, "every learner track has gradient spans", "none on " + ", ".join(miss))
+        kinds_needed = (["gradient", "allreduce", "apply"] + (["ring reduce-scatter", "ring allgather"] if len(learners) > 1 else [])
+                        if a.ps == 0 else ["gradient", "send gradient", "wait params"])
+        miss = [f"{want[t]} lacks {k}" for t in learners for k in kinds_needed if k not in kinds(t)]
+        result(not miss, f"learner tracks have {', '.join(kinds_needed)} spans", "; ".join(miss))
         if a.ps == 0:
             t0 = learners[0]
             result("checkpoint" in kinds(t0) and "serve params" in kinds(t0),
@@ -181,8 +182,10 @@ def main():
                 pairs = [("sample", sent.get("sample", 0))]
             elif role == "ps":
                 pairs = [("apply", r["updates"]), ("serve params", sent.get("params", 0))]
-            elif role == "learner" and a.ps == 0 and i == 0:
-                pairs = [("serve params", sent.get("params", 0))]
+            elif role == "learner":
+                pairs = [("gradient", r["gradients"])]
+                if a.ps == 0 and i == 0:
+                    pairs.append(("serve params", sent.get("params", 0)))
             for kind, n in pairs:
                 if count(t, kind) != n:
                     diffs.append(f"{want[t]}: {count(t, kind)} {kind} spans, counters say {n}")
