@@ -8,7 +8,6 @@
 
 #include <cblas.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +41,6 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
         else wait = bells && doorbell_oversubscribed(bells) ? RING_WAIT_SLEEP : RING_WAIT_POLL;
     }
     R->poll = wait == RING_WAIT_POLL;
-    R->spin = RING_SPIN;
-    const char *sp = getenv("GORILA_RING_SPIN_US");
-    if (sp) R->spin = atof(sp) * 1e-6;
-    R->yield = !getenv("GORILA_RING_NOYIELD");
     R->tmp = xmalloc_aligned((size_t)RING_DEPTH * RING_SEGMENT * sizeof(float));
 }
 
@@ -105,7 +100,7 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
 
     size_t recv_left = nr, send_left = ns;
     double t_last = now_seconds(), t_idle = 0;
-    bool armed = false;
+    bool armed = false, kick = false;
     while (recv_left + send_left > 0) {
         int outcount = 0;
         MPI_CHECK(ctx, MPI_Testsome((int)(depth + ns), R->req, &outcount, R->done_idx, MPI_STATUSES_IGNORE));
@@ -142,16 +137,28 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
         if (got) {
             if (armed) doorbell_disarm(R->bells, R->me_world);
             armed = false;
+            kick = true;
             t_last = now;
             continue;
         }
         if (R->poll) continue;
         double t0 = now;
-        if (!R->bells) {
-            sleep_seconds(now - t_last < R->spin ? 0 : COMM_IDLE_MIN);
-        } else if (now - t_last < R->spin) {
-            if (R->yield) sched_yield();
+        if (now - t_last < RING_SPIN) {
+            /* Spin: Open MPI yields the core inside its progress engine
+             * when the node is oversubscribed (mpi_yield_when_idle). */
+        } else if (!R->bells) {
+            sleep_seconds(COMM_IDLE_MIN);
         } else if (!armed) {
+            /* Our progress since the last sleep may have moved what MPI had
+             * queued (the next fragments of a large send, the
+             * acknowledgement of a receive) without a bell: wake the
+             * neighbours we still exchange with. Only after progress of our
+             * own, so two sleepers never wake each other in turn. */
+            if (kick) {
+                if (send_left) doorbell_ring(R->bells, R->right_world);
+                if (recv_left) doorbell_ring(R->bells, R->left_world);
+                kick = false;
+            }
             /* Raise the flag, then one more look (the loop's next pass)
              * before sleeping: see doorbell.h. */
             doorbell_arm(R->bells, R->me_world);

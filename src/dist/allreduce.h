@@ -26,17 +26,23 @@
  * Segments. A block larger than RING_SEGMENT floats travels as several
  * messages of at most that size, with up to RING_DEPTH receives posted at
  * once into their own scratch segments: a segment is added in while the
- * next ones arrive, and the scratch stays in cache (one 2 x 2 GiB pass
- * through memory would otherwise be an extra pass per step).
+ * next ones arrive, and the scratch (4 x 256 KiB) stays in cache, where one
+ * scratch block as large as the block would be one more pass through
+ * memory per step. Not smaller: Open MPI sends the first 32 KiB of every
+ * large shared-memory message through its FIFO (two copies) and only the
+ * rest by single copy, so small segments double-copy more of the data.
  *
  * Waiting. A rank that has a core to itself polls (MPI_Testsome in a
  * loop). One that shares its core (more ranks on the node than cores)
- * yields for a few microseconds and then sleeps on its doorbell
- * (doorbell.h), which its neighbours ring: the left one after posting a
- * send to it, the right one after completing a receive from it (a large
- * send completes only when the receiver has pulled it). While it waits it
- * calls the caller's `service` hook, so a learner keeps answering its main
- * communicator (parameter requests, batches, STOP) during the ring.
+ * polls for up to RING_SPIN after its last progress (Open MPI yields the
+ * core inside each test when oversubscribed) and then sleeps on its
+ * doorbell (doorbell.h), which its neighbours ring: the left one after
+ * posting a send to it, the right one after completing a receive from it
+ * (a large send completes only when the receiver has pulled it), and both
+ * before they go to sleep after progress of their own (which may have
+ * pushed out what MPI had queued). While it waits it calls the caller's
+ * `service` hook, so a learner keeps answering its main communicator
+ * (parameter requests, batches, STOP) during the ring.
  */
 #ifndef GORILA_ALLREDUCE_H
 #define GORILA_ALLREDUCE_H
@@ -50,9 +56,9 @@
 #include "doorbell.h"
 #include "trace.h"
 
-#define RING_SEGMENT 16384  /* floats per message of a large block (64 KiB) */
+#define RING_SEGMENT 65536  /* floats per message of a large block (256 KiB) */
 #define RING_DEPTH 4        /* receives of one step in flight at once */
-#define RING_SPIN 30e-6     /* sleep mode: seconds of yielding before sleeping */
+#define RING_SPIN 1e-3      /* sleep mode: seconds of polling since the last progress before sleeping */
 
 typedef enum { RING_WAIT_AUTO = 0, RING_WAIT_POLL, RING_WAIT_SLEEP } RingWait;
 
@@ -63,8 +69,6 @@ typedef struct {
     int left_world, right_world, me_world; /* the same in world (doorbells) */
     Doorbells *bells;           /* world's doorbells, or NULL */
     bool poll;                  /* RING_WAIT_POLL chosen (or by auto) */
-    double spin;                /* sleep mode: seconds of yielding before sleeping */
-    bool yield;
     /* called while waiting; returns true when it did something (handled a
      * message). NULL: nothing to serve. */
     bool (*service)(void *arg);
