@@ -41,7 +41,8 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
         else wait = bells && doorbell_oversubscribed(bells) ? RING_WAIT_SLEEP : RING_WAIT_POLL;
     }
     R->poll = wait == RING_WAIT_POLL;
-    R->tmp = xmalloc_aligned((size_t)RING_DEPTH * RING_SEGMENT * sizeof(float));
+    size_t scratch = RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT;
+    R->tmp = xmalloc_aligned(scratch * sizeof(float));
 }
 
 void ring_free(Ring *R) {
@@ -63,20 +64,20 @@ static void ensure_requests(Ring *R, size_t n) {
     R->req_cap = n;
 }
 
-static size_t n_segments(size_t len) { return (len + RING_SEGMENT - 1) / RING_SEGMENT; }
+static size_t n_segments(size_t len, size_t seg) { return (len + seg - 1) / seg; }
 
-static int seg_len(size_t len, size_t k) {
-    size_t off = k * RING_SEGMENT;
-    return (int)(len - off < RING_SEGMENT ? len - off : RING_SEGMENT);
+static int seg_len(size_t len, size_t k, size_t seg) {
+    size_t off = k * seg;
+    return (int)(len - off < seg ? len - off : seg);
 }
 
 /* One step: send [so, so+sl) of buf to the right, receive [ro, ro+rl) from
  * the left, in segments, adding (reduce) or copying into buf. Returns when
  * both directions completed; the time with nothing to do goes to
  * R->wait_seconds. */
-static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size_t rl, bool reduce) {
+static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size_t rl, size_t seg, bool reduce) {
     const Ctx *ctx = R->ctx;
-    size_t ns = n_segments(sl), nr = n_segments(rl);
+    size_t ns = n_segments(sl, seg), nr = n_segments(rl, seg);
     /* Receives: reduce into RING_DEPTH scratch slots, or copy straight into
      * buf (all posted at once). Slots [0, depth) are receives, the sends
      * follow. */
@@ -85,12 +86,12 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
     int seg_of[RING_DEPTH];
     size_t next_r = 0;
     for (size_t d = 0; d < depth; d++, next_r++) {
-        float *dst = reduce ? R->tmp + d * RING_SEGMENT : buf + ro + next_r * RING_SEGMENT;
+        float *dst = reduce ? R->tmp + d * seg : buf + ro + next_r * seg;
         if (reduce) seg_of[d] = (int)next_r;
-        MPI_CHECK(ctx, MPI_Irecv(dst, seg_len(rl, next_r), MPI_FLOAT, R->left, TAG_RING, R->comm, &R->req[d]));
+        MPI_CHECK(ctx, MPI_Irecv(dst, seg_len(rl, next_r, seg), MPI_FLOAT, R->left, TAG_RING, R->comm, &R->req[d]));
     }
     for (size_t k = 0; k < ns; k++)
-        MPI_CHECK(ctx, MPI_Isend(buf + so + k * RING_SEGMENT, seg_len(sl, k), MPI_FLOAT, R->right, TAG_RING, R->comm,
+        MPI_CHECK(ctx, MPI_Isend(buf + so + k * seg, seg_len(sl, k, seg), MPI_FLOAT, R->right, TAG_RING, R->comm,
                                  &R->req[depth + k]));
     if (ns && R->bells) doorbell_ring(R->bells, R->right_world);
     R->msgs_sent += ns;
@@ -118,11 +119,11 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
                 received = true;
                 if (!reduce) continue;
                 int k = seg_of[q];
-                float *slot = R->tmp + (size_t)q * RING_SEGMENT;
-                cblas_saxpy(seg_len(rl, (size_t)k), 1.0f, slot, 1, buf + ro + (size_t)k * RING_SEGMENT, 1);
+                float *slot = R->tmp + (size_t)q * seg;
+                cblas_saxpy(seg_len(rl, (size_t)k, seg), 1.0f, slot, 1, buf + ro + (size_t)k * seg, 1);
                 if (next_r < nr) {
                     seg_of[q] = (int)next_r;
-                    MPI_CHECK(ctx, MPI_Irecv(slot, seg_len(rl, next_r), MPI_FLOAT, R->left, TAG_RING, R->comm,
+                    MPI_CHECK(ctx, MPI_Irecv(slot, seg_len(rl, next_r, seg), MPI_FLOAT, R->left, TAG_RING, R->comm,
                                              &R->req[q]));
                     next_r++;
                 }
@@ -178,12 +179,16 @@ void ring_allreduce(Ring *R, float *buf, size_t n) {
     int p = R->p, r = R->r;
     if (p == 1 || n == 0) return;
     if (n / (size_t)p + 1 > (size_t)INT_MAX) DIE(R->ctx, "allreduce of %zu floats is too large", n);
+    /* Blocks up to RING_WHOLE go as one message each; larger ones in
+     * segments (allreduce.h). Every rank derives the same from n and p. */
+    size_t block = (n + (size_t)p - 1) / (size_t)p;
+    size_t seg = block <= RING_WHOLE ? (block ? block : 1) : RING_SEGMENT;
     double t0 = now_seconds();
     for (int s = 0; s < p - 1; s++) {
         size_t so, sl, ro, rl;
         shard_range(n, p, mod(r - s, p), &so, &sl);
         shard_range(n, p, mod(r - s - 1, p), &ro, &rl);
-        ring_step(R, buf, so, sl, ro, rl, true);
+        ring_step(R, buf, so, sl, ro, rl, seg, true);
     }
     double t1 = now_seconds();
     if (R->trace) trace_span(R->trace, TR_RING_RS, t0, t1, (uint32_t)p);
@@ -191,7 +196,7 @@ void ring_allreduce(Ring *R, float *buf, size_t n) {
         size_t so, sl, ro, rl;
         shard_range(n, p, mod(r + 1 - s, p), &so, &sl);
         shard_range(n, p, mod(r - s, p), &ro, &rl);
-        ring_step(R, buf, so, sl, ro, rl, false);
+        ring_step(R, buf, so, sl, ro, rl, seg, false);
     }
     double t2 = now_seconds();
     if (R->trace) trace_span(R->trace, TR_RING_AG, t1, t2, (uint32_t)p);

@@ -23,8 +23,9 @@
  * ranks end with bit-identical buffers), but not necessarily equal to a
  * different summation order such as MPI_Allreduce's.
  *
- * Segments. A block larger than RING_SEGMENT floats travels as several
- * messages of at most that size, with up to RING_DEPTH receives posted at
+ * Segments. A block of up to RING_WHOLE floats travels as one message (one
+ * rendezvous, one single-copy transfer). A larger one travels as several
+ * messages of RING_SEGMENT floats, with up to RING_DEPTH receives posted at
  * once into their own scratch segments: a segment is added in while the
  * next ones arrive, and the scratch (4 x 256 KiB) stays in cache, where one
  * scratch block as large as the block would be one more pass through
@@ -58,6 +59,7 @@
 
 #define RING_SEGMENT 65536  /* floats per message of a large block (256 KiB) */
 #define RING_DEPTH 4        /* receives of one step in flight at once */
+#define RING_WHOLE 524288   /* floats: a block up to this size (2 MiB) goes as one message */
 #define RING_SPIN 1e-3      /* sleep mode: seconds of polling since the last progress before sleeping */
 
 typedef enum { RING_WAIT_AUTO = 0, RING_WAIT_POLL, RING_WAIT_SLEEP } RingWait;

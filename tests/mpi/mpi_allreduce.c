@@ -2,8 +2,9 @@
  * tests/mpi/allreduce.sh under mpirun -np P for P = 1..5. Rank 0 prints TAP.
  *
  * Sizes cover the edges of the block split: 0, 1, P-1, P, P+1, 2P+1, and
- * two large primes whose blocks travel as one segment each (100003) and as
- * more segments than receives in flight (1600033; allreduce.h). Every size
+ * two large sizes whose blocks travel as one message each (100003) and as
+ * more segments than receives in flight at every P up to 5 (2700001;
+ * blocks over RING_WHOLE are segmented, allreduce.h). Every size
  * runs twice: polling, and sleeping on doorbells (the oversubscribed path).
  * Two kinds of input:
  *  - small integers (exactly representable, sums exact in float), where the
@@ -38,7 +39,7 @@ int main(int argc, char **argv) {
     comm_world_init(&ctx, &world);
     ctx.role = ROLE_LEARNER;
     int p = ctx.size, r = ctx.rank;
-    size_t sizes[] = {0, 1, (size_t)(p - 1), (size_t)p, (size_t)p + 1, 2 * (size_t)p + 1, 100003, 1600033};
+    size_t sizes[] = {0, 1, (size_t)(p - 1), (size_t)p, (size_t)p + 1, 2 * (size_t)p + 1, 100003, 2700001};
     int ns = (int)(sizeof sizes / sizeof sizes[0]);
     Doorbells bells;
     doorbell_init(&bells, &ctx, world);
