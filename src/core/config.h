@@ -34,7 +34,8 @@
 
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
 typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
-typedef enum { REPLAY_UNIFORM = 0 } ReplayKind; /* prioritized: issue 10 (Ape-X) */
+typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
+typedef enum { PRIORITY_ACTOR = 0, PRIORITY_MAX } InitialPriority;
 typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
@@ -90,13 +91,19 @@ typedef struct {
         int chunk;                 /* actor.chunk: transitions per message to replay */
     } actor;
     struct {
-        ReplayKind kind;           /* replay.kind: uniform */
+        ReplayKind kind;           /* replay.kind: uniform | prioritized (Ape-X) */
         uint64_t capacity;         /* replay.capacity: transitions, over all shards */
         int batch_size;            /* replay.batch_size */
         uint64_t min_size;         /* replay.min_size: transitions stored before learning */
         double samples_per_insert; /* replay.samples_per_insert: 0 = derived from agent.train_every,
                                       agent.gradient_steps and batch_size */
         double spi_tolerance;      /* replay.spi_tolerance: relative slack of the limiter */
+        /* prioritized only (refused with uniform when set): */
+        double alpha;              /* replay.alpha: priority exponent, p = (|td| + eps)^alpha */
+        double beta, beta_final;   /* replay.beta -> replay.beta_final: importance-weight exponent */
+        uint64_t beta_steps;       /* replay.beta_steps: updates over which beta anneals (0: beta_final at once) */
+        double priority_eps;       /* replay.priority_eps: eps of the priority (> 0) */
+        InitialPriority initial_priority; /* replay.initial_priority: actor | max */
     } replay;
     struct {
         int n_hidden;              /* network.hidden: list of layer widths */
@@ -185,5 +192,6 @@ const char *config_sync_name(SyncMode m);
 const char *config_allreduce_impl_name(AllreduceImpl m);
 const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);
+const char *config_initial_priority_name(InitialPriority k);
 
 #endif

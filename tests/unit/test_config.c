@@ -60,7 +60,7 @@ static const BadCase bad_cases[] = {
     /* enums and names */
     {"enum_suggest.yaml", ":2:9: sync.mode: expected one of ps_sync, ps_async, ps_bounded, allreduce, got "
                           "\"ps_asynch\" (did you mean \"ps_async\"?)"},
-    {"enum_unknown.yaml", ":2:9: replay.kind: expected one of uniform, got \"reservoir\""},
+    {"enum_unknown.yaml", ":2:9: replay.kind: expected one of uniform, prioritized, got \"reservoir\""},
     {"env_name_suggest.yaml", ":2:9: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
                               "Pendulum-v1, got \"Acrobot-v0\" (did you mean \"Acrobot-v1\"?)"},
     {"bad_run_name.yaml",
@@ -113,10 +113,10 @@ static const BadCase bad_cases[] = {
                                  "never fill"},
     /* Features not built yet are not in the schema: refused like any other
      * unknown value or key, never accepted and ignored. */
-    {"unbuilt_prioritized.yaml", ":2:9: replay.kind: expected one of uniform, got \"prioritized\""},
+    {"unbuilt_prioritized.yaml", ":2:3: replay.kind: replay.kind prioritized is not built yet; use uniform"},
     {"trace_events_small.yaml", ":3:17: logging.trace_events: expected an integer in [16, 10000000], got 4"},
-    {"unbuilt_alpha.yaml", ":3:3: replay.alpha: unknown key (valid keys: kind, capacity, batch_size, min_size, "
-                           "samples_per_insert, spi_tolerance)"},
+    {"apex_key_uniform.yaml", ":3:3: replay.alpha: replay.alpha applies to prioritized replay only, but replay.kind "
+                              "is uniform (the default); set replay.kind: prioritized, or remove replay.alpha"},
     {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
     {"torques_cartpole.yaml", ":3:3: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1"},
 };
