@@ -1,0 +1,157 @@
+/* prioreplay.h: proportional prioritized replay (Schaul et al. 2016, as in
+ * Ape-X, Horgan et al. 2018): one ReplayBuf plus a SumTree over its slots,
+ * and the sampling math a learner needs to sample several such buffers
+ * (replay shards) as one. No MPI, no allocation after init.
+ *
+ * Priorities. A transition with TD error td has priority
+ *   p = (|td| + eps)^alpha
+ * and is drawn with probability P(i) = p_i / sum_k p_k. alpha = 0 makes
+ * every p exactly 1 (pow(x, 0) == 1), so sampling is exactly uniform over
+ * the stored rows; eps > 0 keeps a row with td = 0 drawable. A new row
+ * gets either the priority of its own |td| from the acting network
+ * (replay.initial_priority: actor, see prioinit.h) or max_priority, the
+ * largest p ever set in this buffer (Schaul's "maximal priority", so that
+ * every new row is seen at least about once; starts at 1).
+ *
+ * Slots and ids. Leaf s of the tree holds the priority of slot s of the
+ * ring (0 while the slot is empty). A sample hands out (slot, id) pairs
+ * (replaybuf.h); the learner's new |td| comes back with both, and an update
+ * whose slot has been overwritten since is ignored and counted in `stale`
+ * rather than landing on the new transition.
+ *
+ * Sampling is stratified: B draws at masses (b + U_b) / B * total, b = 0 ..
+ * B-1, one per equal slice of the mass (Schaul et al., Appendix B.2.1).
+ * Every row's chance to appear in a slice, summed over slices, is B P(i):
+ * unbiased, with less variance than B independent draws.
+ *
+ * Several shards as one (exact): a learner that knows every shard's total
+ * T_s stratifies over the combined mass T = sum T_s (prio_stratify), so draw
+ * b lands in shard s at fraction f of T_s and shard s resolves f * T_s in its
+ * own tree (prioreplay_sample_at). Draw b then picks row i of shard s with
+ * probability (T_s / T) * (p_i / T_s') = p_i / T when the shard's total at
+ * sampling, T_s', is the T_s the learner stratified with: exactly as if all
+ * shards were one buffer. With totals a message old the two differ a
+ * little, and the importance weight must use the probability the row was
+ * really drawn with, (T_s / T) * (p_i / T_s').
+ *
+ * Importance weights (prio_weights). w_i = (N P_i)^-beta, normalized by the
+ * maximum over the batch (as Ape-X does), not by the maximum over the whole
+ * buffer (Schaul et al.: 1 / max_i w_i = (N P_min)^beta). The buffer-wide
+ * normalization needs the global minimum priority, which in a sharded
+ * replay is either stale or one more message per batch; the batch maximum
+ * needs nothing but the batch. Both keep every weight in (0, 1], so
+ * weights only ever scale an update down and the learning rate keeps its
+ * meaning; with batch normalization a batch's largest weight is exactly 1.
+ * Since (N P_i)^-beta / (N P_min)^-beta = (P_min / P_i)^beta, N cancels.
+ *
+ * Who talks to it: the local trainer (src/core/trainer.c), the replay and
+ * learner roles of a distributed job, `gorila bench replay`, checkpoints.
+ */
+#ifndef GORILA_PRIOREPLAY_H
+#define GORILA_PRIOREPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "replaybuf.h"
+#include "rng.h"
+#include "sumtree.h"
+
+typedef struct {
+    ReplayBuf buf;
+    SumTree tree;          /* leaf s: the priority of slot s (0 = empty slot) */
+    double alpha, eps;     /* p = (|td| + eps)^alpha */
+    double max_priority;   /* the largest p ever set (Schaul's initial priority); starts at 1 */
+    uint64_t stale;        /* priority updates ignored: the slot was overwritten since it was sampled */
+} PrioReplay;
+
+/* An empty buffer of capacity >= 1 rows of obs_dim >= 1 floats, alpha >= 0,
+ * eps > 0 (asserted; the config validator checks the ranges). Dies
+ * (xmalloc) if the memory is not there. */
+void prioreplay_init(PrioReplay *pr, size_t capacity, int obs_dim, double alpha, double eps);
+
+/* Release the memory; safe on a zeroed struct and twice. */
+void prioreplay_free(PrioReplay *pr);
+
+/* (td_abs + eps)^alpha; td_abs >= 0 and finite. */
+double prioreplay_priority(const PrioReplay *pr, double td_abs);
+
+/* Insert the chunk's rows (replaybuf_add_batch: row i goes to slot
+ * (first + i) % capacity, evicting the oldest row once full). Row i gets
+ * priority prioreplay_priority(td_abs[i]), or max_priority when td_abs is
+ * NULL; an evicted slot's old priority is replaced, so the total is always
+ * the sum over the stored rows. td_abs: (chunk->n), each finite and >= 0
+ * (asserted; the caller checks). A priority above max_priority raises it.
+ * Returns the first slot, like replaybuf_add_batch. */
+size_t prioreplay_add_batch(PrioReplay *pr, const Batch *chunk, const float *td_abs);
+
+/* Sample B >= 1 rows at positions frac[b] in [0, 1) of this buffer's total
+ * mass (mass = frac[b] * total; the buffer must not be empty): out rows
+ * 0 .. B-1 get the transitions (replaybuf_gather; out->n = B, out->weight
+ * untouched), slots[b] and ids[b] the sampled slot and its transition's id,
+ * prio[b] the slot's priority p (so the caller can compute P = p / total).
+ * A frac at or past 1 through rounding gets the last non-empty slot (never
+ * an empty one). frac, slots, ids, prio: (B); slots, ids and prio may be
+ * NULL. */
+void prioreplay_sample_at(const PrioReplay *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
+                          double *prio);
+
+/* Stratified sampling of this buffer alone: frac[b] = (b + U[0,1)) / B,
+ * the uniforms drawn from rng in row order, then prioreplay_sample_at.
+ * B <= PRIO_MAX_BATCH for the on-stack fractions (asserted). */
+enum { PRIO_MAX_BATCH = 65536 };
+void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
+                       double *prio);
+
+/* A new |td| for a sampled (slot, id). Returns false, and counts it in
+ * pr->stale, when the slot no longer holds transition id (replaybuf_holds:
+ * it was overwritten since the sample); otherwise sets the slot's priority
+ * to prioreplay_priority(td_abs), raises max_priority if it is larger, and
+ * returns true. td_abs must be finite and >= 0 (asserted: a non-finite TD
+ * error is a divergence, which the caller reports before getting here). */
+bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs);
+
+static inline double prioreplay_total(const PrioReplay *pr) { return sumtree_total(&pr->tree); }
+static inline size_t prioreplay_size(const PrioReplay *pr) { return replaybuf_size(&pr->buf); }
+
+/* The learner's side of sampling S >= 1 buffers as one (exact across
+ * shards, see the top of this file): B >= 1 stratified draws over the
+ * combined mass T = sum(totals[0 .. S)), draw b at (b + U[0,1)) / B * T (the
+ * uniforms from rng in order). Draw b lands in shard shard_of[b] at
+ * relative position frac[b] in [0, 1) of that shard's total. Shards with
+ * total 0 get no draw. totals: (S), each finite and >= 0, sum > 0;
+ * shard_of, frac: (B). The draws come out in shard order (shard_of is
+ * non-decreasing), so a learner can send each shard one contiguous run. */
+void prio_stratify(const double *totals, int S, int B, Rng *rng, int *shard_of, double *frac);
+
+/* Importance weights for B >= 1 rows drawn with probabilities prob[0 .. B)
+ * (each in (0, 1]) from n_total >= 1 stored rows over all shards:
+ *   w_i = (N P_i)^-beta / max_j (N P_j)^-beta = (P_min / P_i)^beta,
+ * computed in double and written as float into w[0 .. B). The row with
+ * the smallest probability gets exactly 1, beta = 0 gives all 1. Batch-max
+ * normalization: see the top of this file for why. */
+void prio_weights(const double *prob, int B, double n_total, double beta, float *w);
+
+/* The importance exponent after `updates` updates: linear from beta (at 0
+ * updates) to beta_final (at beta_steps updates and after); beta_steps = 0
+ * gives beta_final at once. */
+double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t updates);
+
+/* Serialization for replay checkpoints: the replay section of
+ * docs/CHECKPOINT.md at version 2, that is the version-1 layout of
+ * replaybuf_serialize followed by a priority block (f64 max_priority, then
+ * f64 p of each stored row, oldest first).
+ * prioreplay_serial_bytes: the exact size prioreplay_serialize writes.
+ * prioreplay_restore: replace the state with buf[0 .. bytes), version 1 or
+ *   2 (replaybuf_restore's rules: smaller capacity keeps the newest rows,
+ *   *dropped counts the rest). A version-1 section (no priorities, from a
+ *   uniform run or an older build) gives every row this buffer's
+ *   max_priority (1 unless a priority was set before). Returns 0, or -1
+ *   with a message in err and the buffer unchanged. */
+size_t prioreplay_serial_bytes(const PrioReplay *pr);
+void prioreplay_serialize(const PrioReplay *pr, void *buf);
+int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dropped, char *err);
+
+#endif

@@ -1,0 +1,83 @@
+/* sumtree.h: a sum tree (and min tree) over `capacity` non-negative
+ * priorities, the index behind proportional prioritized replay (no MPI, no
+ * allocation after init).
+ *
+ * Leaf i holds priority p_i >= 0 (0 = empty: never sampled, not in the
+ * minimum). Every inner node holds the sum (and the minimum over non-empty
+ * leaves) of its children, so the root holds the total mass and
+ * sumtree_find walks from the root to the leaf whose prefix-sum interval
+ * [p_0 + ... + p_{i-1}, p_0 + ... + p_i) holds a given mass: O(log N).
+ *
+ * Layout: a K-ary tree (K = SUMTREE_FANOUT children per node) stored level
+ * by level, root first; the K children of a node are contiguous and start
+ * on a 64-byte boundary, so a step of the descent reads one cache line
+ * (K = 8 doubles). Wider nodes make the tree shallower (7 levels instead
+ * of 20 for 2^20 leaves), and at capacities past the caches each level is
+ * a cache miss: see docs/PERFORMANCE.md for the measurement that chose K.
+ *
+ * Numerics: a node's sum is recomputed from its children (in child order)
+ * on every set, never updated by a difference, so rounding cannot drift:
+ * the same leaves always give the same tree, whatever the order of sets.
+ * Internal sums may differ from a left-to-right linear prefix sum in the
+ * last bits; sumtree_find is exact with respect to the tree's own sums and
+ * never returns an empty leaf (see sumtree_find).
+ */
+#ifndef GORILA_SUMTREE_H
+#define GORILA_SUMTREE_H
+
+#include <stddef.h>
+
+#ifndef SUMTREE_FANOUT
+#define SUMTREE_FANOUT 8 /* children per node: 2, 4, 8 or 16 */
+#endif
+
+enum { SUMTREE_MAX_LEVELS = 64 };
+
+typedef struct {
+    size_t capacity;                    /* leaves 0 .. capacity-1 */
+    int levels;                         /* levels below the root (>= 1); level `levels` holds the leaves */
+    size_t off[SUMTREE_MAX_LEVELS + 1]; /* first node of level l in sum[] and min[]; level 0 is the root */
+    double *sum;                        /* node sums, level by level (root at sum[0]) */
+    double *min;                        /* node minimum over non-empty leaves (INFINITY when none) */
+    void *block;                        /* the one allocation behind sum and min */
+} SumTree;
+
+/* A tree of capacity >= 1 empty leaves (every priority 0, total 0, min
+ * INFINITY). Dies (xmalloc) if the memory is not there. */
+void sumtree_init(SumTree *t, size_t capacity);
+
+/* Release the memory; safe on a zeroed struct and twice. */
+void sumtree_free(SumTree *t);
+
+/* Set leaf (< capacity) to p, which must be finite and >= 0 (asserted: a
+ * NaN here would poison the total; callers check |td| first). p = 0 empties
+ * the leaf. O(K log_K N). */
+void sumtree_set(SumTree *t, size_t leaf, double p);
+
+/* Set every leaf to 0. O(N). */
+void sumtree_clear(SumTree *t);
+
+/* The priority of leaf (< capacity). */
+double sumtree_get(const SumTree *t, size_t leaf);
+
+/* Sum of every leaf (the root). */
+double sumtree_total(const SumTree *t);
+
+/* Minimum over leaves with p > 0; INFINITY when every leaf is empty. */
+double sumtree_min(const SumTree *t);
+
+/* The leaf whose prefix-sum interval holds mass, for mass in [0, total);
+ * the total must be > 0 (asserted). At every node the descent goes to the
+ * first child whose sum exceeds the remaining mass, skipping empty children,
+ * and to the last non-empty child when rounding leaves mass at or past the
+ * node's sum; so the result is always a non-empty leaf, also for a mass at
+ * or past the total (the last non-empty leaf) or below 0 (the first). */
+size_t sumtree_find(const SumTree *t, double mass);
+
+/* sumtree_find for n masses at once (leaf[i] = sumtree_find(t, mass[i])):
+ * the descents run level by level in groups with the next level's lines
+ * prefetched, so that for large trees the cache misses of a group overlap
+ * instead of queueing. Same results as n single calls. */
+void sumtree_find_many(const SumTree *t, const double *mass, int n, size_t *leaf);
+
+#endif
