@@ -18,7 +18,8 @@
 
 /* Serialized header: see docs/CHECKPOINT.md, "Replay section". */
 static const char SER_MAGIC[8] = {'G', 'R', 'L', 'R', 'E', 'P', 'L', 'Y'};
-enum { SER_VERSION = 1, SER_HEADER_BYTES = 40 };
+enum { SER_VERSION = 1, SER_VERSION_PRIO = REPLAYBUF_SER_VERSION_PRIO, SER_HEADER_BYTES = 40 };
+_Static_assert(REPLAYBUF_SER_VERSION_PRIO == 2, "docs/CHECKPOINT.md documents version 2 as the prioritized one");
 
 void replaybuf_init(ReplayBuf *rb, size_t capacity, int obs_dim) {
     assert(capacity >= 1 && obs_dim >= 1);
@@ -93,14 +94,27 @@ size_t replaybuf_add_batch(ReplayBuf *rb, const Batch *chunk) {
 void replaybuf_gather(const ReplayBuf *rb, const size_t *slots, int B, Batch *out) {
     assert(B >= 0 && out->obs_dim == rb->obs_dim);
     size_t O = (size_t)rb->obs_dim;
-    for (int i = 0; i < B; i++) {
-        size_t s = slots[i], r = (size_t)i;
-        assert(s < rb->size);
-        memcpy(out->obs + r * O, rb->obs + s * O, O * sizeof(float));
-        memcpy(out->next_obs + r * O, rb->next_obs + s * O, O * sizeof(float));
-        out->action[r] = rb->action[s];
-        out->reward[r] = rb->reward[s];
-        out->discount[r] = rb->discount[s];
+    /* Prefetch a group's rows before copying them (see replaybuf_sample). */
+    enum { GROUP = 16 };
+    for (int g = 0; g < B; g += GROUP) {
+        int m = B - g < GROUP ? B - g : GROUP;
+        for (int j = 0; j < m; j++) {
+            size_t s = slots[g + j];
+            assert(s < rb->size);
+            __builtin_prefetch(rb->obs + s * O);
+            __builtin_prefetch(rb->next_obs + s * O);
+            __builtin_prefetch(rb->action + s);
+            __builtin_prefetch(rb->reward + s);
+            __builtin_prefetch(rb->discount + s);
+        }
+        for (int j = 0; j < m; j++) {
+            size_t s = slots[g + j], r = (size_t)(g + j);
+            memcpy(out->obs + r * O, rb->obs + s * O, O * sizeof(float));
+            memcpy(out->next_obs + r * O, rb->next_obs + s * O, O * sizeof(float));
+            out->action[r] = rb->action[s];
+            out->reward[r] = rb->reward[s];
+            out->discount[r] = rb->discount[s];
+        }
     }
     out->n = B;
 }
@@ -172,11 +186,14 @@ static void put_logical(const ReplayBuf *rb, unsigned char **p, const void *arr,
     *p += rb->size * elem;
 }
 
-void replaybuf_serialize(const ReplayBuf *rb, void *buf) {
+void replaybuf_serialize(const ReplayBuf *rb, void *buf) { replaybuf_serialize_version(rb, buf, SER_VERSION); }
+
+void replaybuf_serialize_version(const ReplayBuf *rb, void *buf, uint32_t version) {
+    assert(version == SER_VERSION || version == SER_VERSION_PRIO);
     unsigned char *p = buf;
     size_t O = (size_t)rb->obs_dim;
     memcpy(p, SER_MAGIC, 8);
-    store_u32(p + 8, SER_VERSION);
+    store_u32(p + 8, version);
     store_u32(p + 12, (uint32_t)rb->obs_dim);
     store_u64(p + 16, rb->capacity);
     store_u64(p + 24, rb->size);
@@ -196,14 +213,19 @@ int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *drop
     if (memcmp(p, SER_MAGIC, 8) != 0) return errf(err, "not replay buffer data (bad magic)");
     uint32_t version = load_u32(p + 8), obs_dim = load_u32(p + 12);
     uint64_t size = load_u64(p + 24), total = load_u64(p + 32);
-    if (version != SER_VERSION)
-        return errf(err, "replay data has format version %u, this build reads version %d", version, SER_VERSION);
+    if (version != SER_VERSION && version != SER_VERSION_PRIO)
+        return errf(err, "replay data has format version %u, this build reads versions %d and %d", version,
+                    SER_VERSION, SER_VERSION_PRIO);
     if (obs_dim != (uint32_t)rb->obs_dim)
         return errf(err, "replay data holds observations of %u floats, the buffer expects %d", obs_dim, rb->obs_dim);
     size_t O = (size_t)rb->obs_dim, rb_bytes = row_bytes(O);
-    if (size > (SIZE_MAX - SER_HEADER_BYTES) / rb_bytes || SER_HEADER_BYTES + size * rb_bytes != bytes)
-        return errf(err, "replay data is %zu bytes, but its header says %llu transitions of %zu bytes (+%d)",
-                    bytes, (unsigned long long)size, rb_bytes, SER_HEADER_BYTES);
+    /* Version 2 carries a priority block after the rows: 8 bytes of
+     * max_priority and 8 per row (prioreplay.h), which this reader skips. */
+    size_t per_row = rb_bytes + (version == SER_VERSION_PRIO ? 8 : 0);
+    size_t extra = SER_HEADER_BYTES + (version == SER_VERSION_PRIO ? 8 : 0);
+    if (size > (SIZE_MAX - extra) / per_row || extra + size * per_row != bytes)
+        return errf(err, "replay data is %zu bytes, but its version-%u header says %llu transitions of %zu bytes (+%zu)",
+                    bytes, version, (unsigned long long)size, per_row, extra);
     if (total < size)
         return errf(err, "replay data holds %llu transitions but counts only %llu inserted",
                     (unsigned long long)size, (unsigned long long)total);

@@ -105,7 +105,7 @@ static inline uint64_t replaybuf_total(const ReplayBuf *rb) { return rb->total; 
  * replaybuf_serialize: write the whole state into buf (serial_bytes bytes,
  *   caller-owned, any alignment).
  * replaybuf_restore: replace the state of an initialised buffer with the one
- *   in buf[0 .. bytes). The obs_dim must match; the capacity need not:
+ *   in buf[0 .. bytes) (format version 1 or 2). The obs_dim must match; the capacity need not:
  *   into a smaller buffer only the newest `capacity` transitions are kept
  *   (*dropped, if not NULL, gets how many were left out, so the caller can
  *   log it); into a larger one all are kept and there is room to grow. The
@@ -115,6 +115,15 @@ static inline uint64_t replaybuf_total(const ReplayBuf *rb) { return rb->total; 
  *   left unchanged. */
 size_t replaybuf_serial_bytes(const ReplayBuf *rb);
 void replaybuf_serialize(const ReplayBuf *rb, void *buf);
+
+/* The same bytes with `version` in the header: 1 (what replaybuf_serialize
+ * writes) or REPLAYBUF_SER_VERSION_PRIO, for prioreplay_serialize, which
+ * appends its priority block right after these serial_bytes. Version 2
+ * data is version 1 data followed by that block; replaybuf_restore reads
+ * both and skips the block (a prioritized run resumed as uniform). */
+enum { REPLAYBUF_SER_VERSION_PRIO = 2 };
+void replaybuf_serialize_version(const ReplayBuf *rb, void *buf, uint32_t version);
+
 int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err);
 
 #endif

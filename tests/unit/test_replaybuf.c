@@ -372,17 +372,22 @@ Test(replaybuf, restore_rejects_bad_data_and_leaves_buffer_alone) {
     cr_assert_eq(replaybuf_restore(&b, buf, 20, NULL, err), -1);
     cr_assert_str_eq(err, "replay data is 20 bytes, shorter than its 40-byte header");
     cr_assert_eq(replaybuf_restore(&b, buf, bytes - 1, NULL, err), -1);
-    cr_assert_str_eq(err, "replay data is 219 bytes, but its header says 5 transitions of 36 bytes (+40)");
+    cr_assert_str_eq(err, "replay data is 219 bytes, but its version-1 header says 5 transitions of 36 bytes (+40)");
 
     buf[0] ^= 1;
     cr_assert_eq(replaybuf_restore(&b, buf, bytes, NULL, err), -1);
     cr_assert_str_eq(err, "not replay buffer data (bad magic)");
     buf[0] ^= 1;
 
-    uint32_t v = 2;
+    uint32_t v = 3;
     memcpy(buf + 8, &v, 4);
     cr_assert_eq(replaybuf_restore(&b, buf, bytes, NULL, err), -1);
-    cr_assert_str_eq(err, "replay data has format version 2, this build reads version 1");
+    cr_assert_str_eq(err, "replay data has format version 3, this build reads versions 1 and 2");
+    /* Version 2 (prioritized) needs its priority block: 8 + 8 per row more. */
+    v = 2;
+    memcpy(buf + 8, &v, 4);
+    cr_assert_eq(replaybuf_restore(&b, buf, bytes, NULL, err), -1);
+    cr_assert_str_eq(err, "replay data is 220 bytes, but its version-2 header says 5 transitions of 44 bytes (+48)");
     v = 1;
     memcpy(buf + 8, &v, 4);
 

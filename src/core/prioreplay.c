@@ -1,0 +1,227 @@
+/* prioreplay.c: see prioreplay.h.
+ *
+ * Invariant: leaf s of the tree is > 0 exactly when slot s is occupied
+ * (s < buf.size), and then holds that slot's current transition's
+ * priority. Inserts set the leaves of the slots they write (replacing an
+ * evicted row's priority), updates only touch slots that still hold the
+ * sampled id, and restore rebuilds the tree from scratch.
+ */
+#include "prioreplay.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+void prioreplay_init(PrioReplay *pr, size_t capacity, int obs_dim, double alpha, double eps) {
+    assert(alpha >= 0.0 && isfinite(alpha) && eps > 0.0 && isfinite(eps));
+    memset(pr, 0, sizeof *pr);
+    replaybuf_init(&pr->buf, capacity, obs_dim);
+    sumtree_init(&pr->tree, capacity);
+    pr->alpha = alpha;
+    pr->eps = eps;
+    pr->max_priority = 1.0;
+}
+
+void prioreplay_free(PrioReplay *pr) {
+    replaybuf_free(&pr->buf);
+    sumtree_free(&pr->tree);
+    memset(pr, 0, sizeof *pr);
+}
+
+double prioreplay_priority(const PrioReplay *pr, double td_abs) {
+    assert(td_abs >= 0.0 && isfinite(td_abs));
+    return pow(td_abs + pr->eps, pr->alpha);
+}
+
+/* Set slot's priority and keep max_priority the largest ever set. */
+static void set_priority(PrioReplay *pr, size_t slot, double p) {
+    sumtree_set(&pr->tree, slot, p);
+    if (p > pr->max_priority) pr->max_priority = p;
+}
+
+size_t prioreplay_add_batch(PrioReplay *pr, const Batch *chunk, const float *td_abs) {
+    size_t first = replaybuf_add_batch(&pr->buf, chunk);
+    size_t n = (size_t)chunk->n, cap = pr->buf.capacity;
+    /* Rows a later row of the chunk overwrote are not stored: skip them, as
+     * replaybuf_add_batch does. */
+    for (size_t i = n > cap ? n - cap : 0; i < n; i++) {
+        double p = td_abs ? prioreplay_priority(pr, (double)td_abs[i]) : pr->max_priority;
+        set_priority(pr, (first + i) % cap, p);
+    }
+    return first;
+}
+
+void prioreplay_sample_at(const PrioReplay *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
+                          double *prio) {
+    assert(B >= 1 && B <= PRIO_MAX_BATCH);
+    assert(replaybuf_size(&pr->buf) > 0 && "sampling from an empty replay buffer");
+    double total = sumtree_total(&pr->tree);
+    enum { GROUP = 256 };
+    double mass[GROUP];
+    size_t s[GROUP];
+    for (int g = 0; g < B; g += GROUP) {
+        int m = B - g < GROUP ? B - g : GROUP;
+        for (int i = 0; i < m; i++) mass[i] = frac[g + i] * total;
+        sumtree_find_many(&pr->tree, mass, m, s);
+        for (int i = 0; i < m; i++) {
+            if (slots) slots[g + i] = s[i];
+            if (ids) ids[g + i] = replaybuf_slot_id(&pr->buf, s[i]);
+            if (prio) prio[g + i] = sumtree_get(&pr->tree, s[i]);
+        }
+        /* out rows g .. g+m-1: gather into a view of them */
+        size_t O = (size_t)out->obs_dim;
+        Batch view = {.n = m, .obs_dim = out->obs_dim, .obs = out->obs + (size_t)g * O,
+                      .action = out->action + g, .reward = out->reward + g,
+                      .next_obs = out->next_obs + (size_t)g * O, .discount = out->discount + g};
+        replaybuf_gather(&pr->buf, s, m, &view);
+    }
+    out->n = B;
+}
+
+void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
+                       double *prio) {
+    assert(B >= 1 && B <= PRIO_MAX_BATCH);
+    double frac[PRIO_MAX_BATCH < 4096 ? PRIO_MAX_BATCH : 4096];
+    enum { CHUNK = sizeof frac / sizeof frac[0] };
+    /* Stratum b of B is [b / B, (b + 1) / B); computed per row so that a
+     * batch larger than the on-stack chunk gives the same draws. */
+    for (int g = 0; g < B; g += CHUNK) {
+        int m = B - g < CHUNK ? B - g : CHUNK;
+        for (int i = 0; i < m; i++) {
+            double f = ((double)(g + i) + rng_uniform(rng)) / (double)B;
+            frac[i] = f < 1.0 ? f : nextafter(1.0, 0.0);
+        }
+        Batch view = *out;
+        size_t O = (size_t)out->obs_dim;
+        view.obs += (size_t)g * O;
+        view.next_obs += (size_t)g * O;
+        view.action += g;
+        view.reward += g;
+        view.discount += g;
+        prioreplay_sample_at(pr, frac, m, &view, slots ? slots + g : NULL, ids ? ids + g : NULL,
+                             prio ? prio + g : NULL);
+    }
+    out->n = B;
+}
+
+bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs) {
+    if (!replaybuf_holds(&pr->buf, slot, id)) {
+        pr->stale++;
+        return false;
+    }
+    set_priority(pr, slot, prioreplay_priority(pr, td_abs));
+    return true;
+}
+
+void prio_stratify(const double *totals, int S, int B, Rng *rng, int *shard_of, double *frac) {
+    assert(S >= 1 && B >= 1);
+    double T = 0.0;
+    int last = -1;
+    for (int s = 0; s < S; s++) {
+        assert(totals[s] >= 0.0 && isfinite(totals[s]));
+        T += totals[s];
+        if (totals[s] > 0.0) last = s;
+    }
+    assert(last >= 0 && "stratifying over shards that are all empty");
+    /* The masses grow with b, so one pass over the shards: move on while
+     * the mass lies past the current shard's end or the shard is empty;
+     * never past the last non-empty one (rounding at the very end). */
+    int s = 0;
+    double cum = 0.0;
+    for (int b = 0; b < B; b++) {
+        double m = ((double)b + rng_uniform(rng)) / (double)B * T;
+        while (s < last && (totals[s] == 0.0 || m >= cum + totals[s])) {
+            cum += totals[s];
+            s++;
+        }
+        double f = (m - cum) / totals[s];
+        shard_of[b] = s;
+        frac[b] = f < 0.0 ? 0.0 : f < 1.0 ? f : nextafter(1.0, 0.0);
+    }
+}
+
+void prio_weights(const double *prob, int B, double n_total, double beta, float *w) {
+    assert(B >= 1 && n_total >= 1.0 && beta >= 0.0);
+    (void)n_total; /* cancels under batch-max normalization: (N P_i)^-beta / (N P_min)^-beta */
+    double pmin = prob[0];
+    for (int i = 0; i < B; i++) {
+        assert(prob[i] > 0.0 && prob[i] <= 1.0);
+        if (prob[i] < pmin) pmin = prob[i];
+    }
+    for (int i = 0; i < B; i++) w[i] = (float)pow(pmin / prob[i], beta);
+}
+
+double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t updates) {
+    if (updates >= beta_steps) return beta_final;
+    return beta + (beta_final - beta) * ((double)updates / (double)beta_steps);
+}
+
+/* ---- serialization ------------------------------------------------------- */
+
+/* Header fields of the replay section (docs/CHECKPOINT.md): version at 8,
+ * rows stored at 24; the rows end where the priority block begins. */
+enum { SER_HEADER_BYTES = 40, SER_OFF_VERSION = 8, SER_OFF_SIZE = 24 };
+
+size_t prioreplay_serial_bytes(const PrioReplay *pr) {
+    return replaybuf_serial_bytes(&pr->buf) + 8 + 8 * replaybuf_size(&pr->buf);
+}
+
+void prioreplay_serialize(const PrioReplay *pr, void *buf) {
+    const ReplayBuf *rb = &pr->buf;
+    replaybuf_serialize_version(rb, buf, REPLAYBUF_SER_VERSION_PRIO);
+    unsigned char *p = (unsigned char *)buf + replaybuf_serial_bytes(rb);
+    memcpy(p, &pr->max_priority, 8);
+    p += 8;
+    /* Oldest first, like the rows. */
+    size_t cap = rb->capacity, oldest = (rb->head + cap - rb->size) % cap;
+    for (size_t k = 0; k < rb->size; k++) {
+        double v = sumtree_get(&pr->tree, (oldest + k) % cap);
+        memcpy(p + 8 * k, &v, 8);
+    }
+}
+
+int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dropped, char *err) {
+    const unsigned char *p = buf;
+    const unsigned char *block = NULL;
+    uint64_t size = 0;
+    double maxp = pr->max_priority;
+    /* Check the priority block before anything changes (replaybuf_restore
+     * checks the rest, including the exact length, and changes nothing on
+     * error either). */
+    if (bytes >= SER_HEADER_BYTES && load_u32(p + SER_OFF_VERSION) == REPLAYBUF_SER_VERSION_PRIO) {
+        size = load_u64(p + SER_OFF_SIZE);
+        size_t row = 8 * (size_t)pr->buf.obs_dim + 12 + 8; /* obs, next_obs, 3 scalars, priority */
+        if (size > (SIZE_MAX - SER_HEADER_BYTES - 8) / row || SER_HEADER_BYTES + 8 + size * row != bytes) {
+            /* A layout that does not add up: replaybuf_restore names what. */
+            int rc = replaybuf_restore(&pr->buf, buf, bytes, dropped, err);
+            assert(rc != 0);
+            return rc;
+        }
+        block = p + bytes - 8 - 8 * size;
+        memcpy(&maxp, block, 8);
+        if (!(maxp > 0.0 && isfinite(maxp)))
+            return errf(err, "replay data has max priority %g, expected a finite number > 0", maxp);
+        for (uint64_t k = 0; k < size; k++) {
+            double v;
+            memcpy(&v, block + 8 + 8 * k, 8);
+            if (!(v > 0.0 && isfinite(v)))
+                return errf(err, "replay data has priority %g for transition %llu of %llu, expected a finite "
+                            "number > 0", v, (unsigned long long)k, (unsigned long long)size);
+        }
+    }
+    size_t drop = 0;
+    if (replaybuf_restore(&pr->buf, buf, bytes, &drop, err) != 0) return -1;
+    if (dropped) *dropped = drop;
+    /* The kept rows are the newest, compacted into slots 0 .. keep-1. */
+    size_t keep = replaybuf_size(&pr->buf);
+    sumtree_clear(&pr->tree);
+    pr->max_priority = maxp;
+    for (size_t k = 0; k < keep; k++) {
+        double v = pr->max_priority;
+        if (block) memcpy(&v, block + 8 + 8 * (drop + k), 8);
+        sumtree_set(&pr->tree, k, v);
+    }
+    return 0;
+}
