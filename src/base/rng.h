@@ -29,7 +29,8 @@ enum {
     RNG_STREAM_ACTOR = 0x10000,        /* + actor index: epsilon-greedy */
     RNG_STREAM_ENV = 0x1000000,        /* + global env index: resets */
     RNG_STREAM_EVAL_ENV = 0x2000000,   /* + eval env index (eval seed) */
-    RNG_STREAM_TOOL = 0x4000000        /* CLI tools (rollout, bench) */
+    RNG_STREAM_TOOL = 0x4000000,       /* CLI tools (rollout, bench) */
+    RNG_STREAM_LEARNER = 0x8000000     /* + learner index: prioritized sampling over shards */
 };
 
 static inline uint64_t rng_splitmix64(uint64_t *x) {

@@ -189,6 +189,9 @@ bool comm_poll(Comm *c, Msg *m) {
                  (unsigned long long)m->h.count);
         malformed(c, source, tag, buf);
     }
+    char what[160];
+    why = proto_payload_check(&m->h, c->inbox + sizeof(MsgHeader), &c->lim, what, sizeof what);
+    if (why) malformed(c, source, tag, why);
     m->source = source;
     m->tag = tag;
     m->payload = c->inbox + sizeof(MsgHeader);

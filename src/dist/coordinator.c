@@ -404,6 +404,8 @@ static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
         json_u64(j, "inserted", m->inserted);
         json_u64(j, "sampled", m->sampled);
         json_u64(j, "size", m->replay_size);
+        json_u64(j, "priority_updates", m->priority_updates);
+        json_u64(j, "stale_priority_updates", m->stale_priority_updates);
         break;
     case ROLE_LEARNER:
         json_u64(j, "gradients", m->updates);

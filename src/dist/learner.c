@@ -35,6 +35,7 @@
 #include "agentcfg.h"
 #include "exitcode.h"
 #include "pacing.h"
+#include "prioreplay.h"
 #include "role.h"
 #include "pshard.h"
 #include "util.h"
@@ -57,7 +58,24 @@ typedef struct {
     bool next_ready, req_out;
     uint64_t req_seq;
     int S, first_replay;
-    PacingRR rr;              /* which shard to sample next */
+    PacingRR rr;              /* which shard to sample next (prioritized: to charge) */
+    /* prioritized replay (Ape-X): a batch is spread over the shards in
+     * proportion to their total priority; see request_prioritized */
+    bool prio;
+    Rng rng;                  /* the stratified draws */
+    double *total;            /* (S) each shard's total priority, as last reported */
+    uint64_t *size;           /* (S) each shard's size, as last reported */
+    struct PrioRows {
+        int *off, *cnt;       /* (S) the shard's rows in the batch: [off, off + cnt) */
+        double *share;        /* (S) total[s] / sum of totals when the batch was drawn */
+        uint64_t *slot, *id;  /* (B) */
+        double *prob;         /* (B) as read: the row's priority; then its probability */
+    } pcur, pnext;            /* of cur and next, swapped with them */
+    int waiting;              /* replies still missing for next */
+    int *shard_of, *charge;   /* (B), (S) scratch */
+    double *frac, *frac_s;    /* (B) scratch */
+    float *td;                /* (B) |td| of cur's rows */
+    SendBuf *reqbuf, *priobuf; /* (S) SAMPLE_REQ and PRIORITY to each shard */
     /* parameter-server mode */
     SendBuf *gradbuf;         /* (n_sources) */
     struct {
@@ -74,35 +92,203 @@ typedef struct {
     bool stop;
 } Learner;
 
+/* Prioritized: the next batch's B rows are drawn as one buffer of all
+ * shards would draw them. prio_stratify places B stratified draws over the
+ * shards' total priorities (as last reported) and gives each row a
+ * position in [0, 1) of its shard's total; each shard is asked for its
+ * rows. Independently, the B rows are charged to the shards' samples-per-
+ * insert limiters by the same weighted round-robin as uniform replay (by
+ * actors), so every shard's limiter sees its share of the job's samples
+ * whichever shard the rows come from. A shard with rows or a charge gets a
+ * request (most get one every batch, so their reported totals stay
+ * fresh). */
+static void request_prioritized(Learner *l) {
+    int S = l->S, B = l->rb.cfg->replay.batch_size;
+    struct PrioRows *pr = &l->pnext;
+    memset(l->charge, 0, (size_t)S * sizeof *l->charge);
+    for (int b = 0; b < B; b++) l->charge[pacing_rr_next(&l->rr)]++;
+    prio_stratify(l->total, S, B, &l->rng, l->shard_of, l->frac);
+    double sum = 0;
+    for (int s = 0; s < S; s++) sum += l->total[s];
+    memset(pr->cnt, 0, (size_t)S * sizeof *pr->cnt);
+    for (int b = 0; b < B; b++) pr->cnt[l->shard_of[b]]++;
+    l->req_seq++;
+    l->waiting = 0;
+    for (int s = 0, off = 0; s < S; s++) {
+        pr->off[s] = off;
+        off += pr->cnt[s];
+        pr->share[s] = sum > 0 ? l->total[s] / sum : 0;
+        if (pr->cnt[s] == 0 && l->charge[s] == 0) continue;
+        SendBuf *buf = &l->reqbuf[s];
+        comm_wait_send(&l->rb.comm, buf);
+        double *frac = sendbuf_payload(buf);
+        for (int b = 0, k = 0; b < B; b++)
+            if (l->shard_of[b] == s) frac[k++] = l->frac[b];
+        MsgHeader h = {0};
+        h.count = (uint64_t)pr->cnt[s];
+        h.aux = (uint64_t)l->charge[s];
+        h.version = l->req_seq;
+        h.flags = MSG_PRIORITIZED;
+        comm_send(&l->rb.comm, buf, l->first_replay + s, TAG_SAMPLE_REQ, h,
+                  proto_sample_req_bytes((size_t)pr->cnt[s], 1));
+        l->waiting++;
+    }
+    l->req_out = true;
+}
+
 static void request_sample(Learner *l) {
+    if (l->prio) {
+        request_prioritized(l);
+        return;
+    }
     int shard = pacing_rr_next(&l->rr);
     MsgHeader h = {0};
     h.count = (uint64_t)l->rb.cfg->replay.batch_size;
+    h.aux = h.count;
     h.version = ++l->req_seq;
     comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
     l->req_out = true;
+}
+
+/* Every shard has answered: each row's probability is the one it was drawn
+ * with, P = share of its shard x its priority / its shard's total when it
+ * sampled (equal to p / sum of all priorities when the reported totals are
+ * current), and the importance weights follow (prioreplay.h). */
+static void finish_prioritized(Learner *l) {
+    struct PrioRows *pr = &l->pnext;
+    uint64_t n = 0;
+    for (int s = 0; s < l->S; s++) n += l->size[s];
+    double beta = prio_beta(l->rb.cfg->replay.beta, l->rb.cfg->replay.beta_final, l->rb.cfg->replay.beta_steps,
+                            l->rb.m.params_version);
+    prio_weights(pr->prob, l->next.n, (double)n, beta, l->next.weight);
 }
 
 static void on_sample(Learner *l, const Msg *m) {
     if (!l->req_out || m->h.version != l->req_seq)
         DIE(l->rb.ctx, "SAMPLE %llu from rank %d, expected request %llu", (unsigned long long)m->h.version, m->source,
             (unsigned long long)l->req_seq);
+    int s = m->source - l->first_replay, off = 0;
     size_t B = m->h.count, O = (size_t)l->next.obs_dim;
-    if ((int)B != l->rb.cfg->replay.batch_size) DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d", B, m->source);
-    SampleLayout s = proto_sample_layout(B, O);
+    if (s < 0 || s >= l->S) DIE(l->rb.ctx, "SAMPLE from rank %d, which is not a replay shard", m->source);
+    if (l->prio) {
+        off = l->pnext.off[s];
+        if ((int)B != l->pnext.cnt[s])
+            DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d, asked for %d", B, m->source, l->pnext.cnt[s]);
+    } else if ((int)B != l->rb.cfg->replay.batch_size) {
+        DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d", B, m->source);
+    }
+    SampleLayout lay = proto_sample_layout(B, O, l->prio);
     const uint8_t *p = m->payload;
-    memcpy(l->next.obs, p + s.obs, B * O * sizeof(float));
-    memcpy(l->next.next_obs, p + s.next_obs, B * O * sizeof(float));
-    memcpy(l->next.action, p + s.action, B * sizeof(int32_t));
-    memcpy(l->next.reward, p + s.reward, B * sizeof(float));
-    memcpy(l->next.discount, p + s.discount, B * sizeof(float));
-    memcpy(l->next.weight, p + s.weight, B * sizeof(float));
+    Batch *nx = &l->next;
+    memcpy(nx->obs + (size_t)off * O, p + lay.obs, B * O * sizeof(float));
+    memcpy(nx->next_obs + (size_t)off * O, p + lay.next_obs, B * O * sizeof(float));
+    memcpy(nx->action + off, p + lay.action, B * sizeof(int32_t));
+    memcpy(nx->reward + off, p + lay.reward, B * sizeof(float));
+    memcpy(nx->discount + off, p + lay.discount, B * sizeof(float));
+    memcpy(nx->weight + off, p + lay.weight, B * sizeof(float));
     for (size_t i = 0; i < B; i++)
-        if (l->next.action[i] < 0 || l->next.action[i] >= l->rb.net.spec.n_actions)
-            DIE(l->rb.ctx, "SAMPLE from rank %d has action %d out of range", m->source, l->next.action[i]);
-    l->next.n = (int)B;
+        if (nx->action[off + i] < 0 || nx->action[off + i] >= l->rb.net.spec.n_actions)
+            DIE(l->rb.ctx, "SAMPLE from rank %d has action %d out of range", m->source, nx->action[off + i]);
+    if (l->prio) {
+        struct PrioRows *pr = &l->pnext;
+        double total;
+        memcpy(&total, p + lay.total, sizeof total);
+        if (!(total >= 0) || !isfinite(total) || (B && !(total > 0)))
+            DIE(l->rb.ctx, "SAMPLE from rank %d reports total priority %g", m->source, total);
+        memcpy(pr->slot + off, p + lay.slot, B * sizeof(uint64_t));
+        memcpy(pr->id + off, p + lay.id, B * sizeof(uint64_t));
+        const double *prio = (const double *)(p + lay.prio);
+        for (size_t i = 0; i < B; i++) pr->prob[off + i] = pr->share[s] * prio[i] / total;
+        l->total[s] = total;
+        l->size[s] = m->h.aux;
+        if (--l->waiting > 0) return;
+        nx->n = l->rb.cfg->replay.batch_size;
+        finish_prioritized(l);
+    } else {
+        nx->n = (int)B;
+    }
     l->next_ready = true;
     l->req_out = false;
+}
+
+/* After an update on cur: its rows' new |td| to the shards they came from. */
+static void send_priorities(Learner *l) {
+    struct PrioRows *pr = &l->pcur;
+    for (int s = 0; s < l->S; s++) {
+        int n = pr->cnt[s], off = pr->off[s];
+        if (n == 0) continue;
+        SendBuf *buf = &l->priobuf[s];
+        comm_wait_send(&l->rb.comm, buf);
+        PriorityLayout pl = proto_priority_layout((size_t)n);
+        uint8_t *p = sendbuf_payload(buf);
+        memcpy(p + pl.slot, pr->slot + off, (size_t)n * sizeof(uint64_t));
+        memcpy(p + pl.id, pr->id + off, (size_t)n * sizeof(uint64_t));
+        memcpy(p + pl.td, l->td + off, (size_t)n * sizeof(float));
+        MsgHeader h = {0};
+        h.count = (uint64_t)n;
+        comm_send(&l->rb.comm, buf, l->first_replay + s, TAG_PRIORITY, h, pl.bytes);
+    }
+}
+
+static void prio_rows_init(struct PrioRows *pr, int S, int B) {
+    pr->off = xcalloc((size_t)S, sizeof *pr->off);
+    pr->cnt = xcalloc((size_t)S, sizeof *pr->cnt);
+    pr->share = xcalloc((size_t)S, sizeof *pr->share);
+    pr->slot = xcalloc((size_t)B, sizeof *pr->slot);
+    pr->id = xcalloc((size_t)B, sizeof *pr->id);
+    pr->prob = xcalloc((size_t)B, sizeof *pr->prob);
+}
+
+static void prio_rows_free(struct PrioRows *pr) {
+    free(pr->off);
+    free(pr->cnt);
+    free(pr->share);
+    free(pr->slot);
+    free(pr->id);
+    free(pr->prob);
+}
+
+/* Prioritized sampling state; before any shard has reported, its total
+ * is taken as its actor count (any positive stand-in gives exact weights:
+ * each row's probability uses the totals it was drawn with). */
+static void prio_init(Learner *l) {
+    const Config *cfg = l->rb.cfg;
+    int S = l->S, B = cfg->replay.batch_size;
+    l->prio = true;
+    rng_seed(&l->rng, cfg->run.seed, RNG_STREAM_LEARNER + (uint64_t)l->rb.ctx->index);
+    l->total = xcalloc((size_t)S, sizeof *l->total);
+    l->size = xcalloc((size_t)S, sizeof *l->size);
+    for (int s = 0; s < S; s++) l->total[s] = (double)l->rr.weight[s];
+    prio_rows_init(&l->pcur, S, B);
+    prio_rows_init(&l->pnext, S, B);
+    l->shard_of = xcalloc((size_t)B, sizeof *l->shard_of);
+    l->charge = xcalloc((size_t)S, sizeof *l->charge);
+    l->frac = xcalloc((size_t)B, sizeof *l->frac);
+    l->td = xcalloc((size_t)B, sizeof *l->td);
+    l->reqbuf = xcalloc((size_t)S, sizeof *l->reqbuf);
+    l->priobuf = xcalloc((size_t)S, sizeof *l->priobuf);
+    for (int s = 0; s < S; s++) {
+        sendbuf_init(&l->reqbuf[s], proto_sample_req_bytes((size_t)B, 1));
+        sendbuf_init(&l->priobuf[s], proto_priority_layout((size_t)B).bytes);
+    }
+}
+
+static void prio_free(Learner *l) {
+    if (!l->prio) return;
+    for (int s = 0; s < l->S; s++) {
+        sendbuf_free(&l->reqbuf[s]);
+        sendbuf_free(&l->priobuf[s]);
+    }
+    free(l->reqbuf);
+    free(l->priobuf);
+    free(l->total);
+    free(l->size);
+    prio_rows_free(&l->pcur);
+    prio_rows_free(&l->pnext);
+    free(l->shard_of);
+    free(l->charge);
+    free(l->frac);
+    free(l->td);
 }
 
 static void on_params(Learner *l, const Msg *m) {
@@ -328,10 +514,14 @@ static void learn(Learner *l) {
     Batch t = l->cur;
     l->cur = l->next;
     l->next = t;
+    struct PrioRows pt = l->pcur;
+    l->pcur = l->pnext;
+    l->pnext = pt;
     l->next_ready = false;
     request_sample(l);
     double t0 = now_seconds();
-    double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad, NULL);
+    double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
+                                l->prio ? l->td : NULL);
     double norm = optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
     trace_span(&l->rb.trace, TR_GRAD, t0, now_seconds(), (uint32_t)l->cur.n);
     if (!isfinite(loss) || !isfinite(norm)) {
@@ -339,6 +529,10 @@ static void learn(Learner *l) {
         if (!isfinite(loss)) snprintf(what, sizeof what, "loss is %g", loss);
         else snprintf(what, sizeof what, "gradient norm is %g", norm);
         diverged(l, what);
+    }
+    if (l->prio) {
+        if (!floats_finite(l->td, (size_t)l->cur.n)) diverged(l, "a |td| of the batch is not finite");
+        send_priorities(l);
     }
     l->rb.m.updates++;
     l->rb.m.samples_trained += (uint64_t)l->cur.n;
@@ -360,6 +554,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     l->S = args->lay->count[ROLE_REPLAY];
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
     pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
+    if (cfg->replay.kind == REPLAY_PRIORITIZED) prio_init(l);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
     const LearnerSync *via = allreduce ? &via_allreduce : &via_ps;
     via->init(l);
@@ -383,9 +578,16 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
      * STOP; the coordinator sends CKPT_REQ before STOP, so once STOP is in,
      * any final checkpoint request is too. */
     WAIT_UNTIL(l, false);
+    /* Our prioritized requests and updates complete before the shutdown
+     * (the replay shards stop after the learners and keep receiving). */
+    for (int s = 0; l->prio && s < l->S; s++) {
+        comm_wait_send(&l->rb.comm, &l->reqbuf[s]);
+        comm_wait_send(&l->rb.comm, &l->priobuf[s]);
+    }
     via->finish(l);
     for (int p = 0; l->gradbuf && p < l->rb.n_sources; p++) sendbuf_free(&l->gradbuf[p]);
     free(l->reply);
+    prio_free(l);
     pacing_rr_free(&l->rr);
     free(l->gradbuf);
     free(l->copy_params);

@@ -27,6 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "trace.h"
 
@@ -35,11 +37,15 @@ enum {
                             version; aux = actor index; flags MSG_HAS_PRIORITY.
                             payload: ExpLayout */
     TAG_EXPERIENCE_ACK,  /* replay -> actor: count = n inserted; no payload */
-    TAG_SAMPLE_REQ,      /* learner -> replay: count = batch size B; version = request
-                            sequence number; no payload */
+    TAG_SAMPLE_REQ,      /* learner -> replay: count = rows B; version = request sequence
+                            number; aux = rows charged to the shard's samples-per-insert
+                            limiter (uniform: = B). flags MSG_PRIORITIZED: payload frac[B] f64,
+                            the rows' positions in [0, 1) of the shard's total priority, and
+                            B may be 0 (a charge only); else no payload */
     TAG_SAMPLE,          /* replay -> learner: count = B; version = request sequence;
-                            aux = shard size. payload: SampleLayout */
-    TAG_PRIORITY,        /* learner -> replay: count = n. payload: id[n] u64, priority[n] f32 */
+                            aux = shard size; flags MSG_PRIORITIZED (B may be 0).
+                            payload: SampleLayout */
+    TAG_PRIORITY,        /* learner -> replay: count = n. payload: PriorityLayout */
     TAG_GRAD,            /* learner -> ps: count = slice length; version = the shard's params
                             version the gradient was computed on; aux = learner index;
                             aux2 = target version the learner holds; flags MSG_WANT_PARAMS.
@@ -87,9 +93,10 @@ enum {
                                    after every learner's STOPPED marker (all gradients in) */
     MSG_LAST = 1u << 6,         /* EXPERIENCE: the actor's last chunk (its env-step share is
                                    used up); may carry 0 transitions */
-    MSG_SNAPSHOT = 1u << 7      /* PARAM_REQ: keep a copy of the whole slice state (params,
+    MSG_SNAPSHOT = 1u << 7,     /* PARAM_REQ: keep a copy of the whole slice state (params,
                                    target, optimizer, versions) as sent, for evaluation id
                                    `version`; CKPT_REQ: write that copy, not the live state */
+    MSG_PRIORITIZED = 1u << 8   /* SAMPLE_REQ / SAMPLE: prioritized replay (the layouts below) */
 };
 
 typedef struct {
@@ -125,12 +132,16 @@ static inline ExpLayout proto_exp_layout(size_t n, size_t O, int has_priority) {
 
 /* ---- SAMPLE: B transitions plus ids and importance weights -------------- */
 /*   id[B] u64 | obs[B*O] f32 | next_obs[B*O] f32 | action[B] i32 |
- *   reward[B] f32 | discount[B] f32 | weight[B] f32 */
+ *   reward[B] f32 | discount[B] f32 | weight[B] f32
+ * prioritized (MSG_PRIORITIZED) adds, for the learner's importance weights
+ * and priority updates:
+ *   | slot[B] u64 | prio[B] f64 (each row's priority p) | total f64 (the
+ *   shard's total priority when it sampled) */
 typedef struct {
-    size_t id, obs, next_obs, action, reward, discount, weight, bytes;
+    size_t id, obs, next_obs, action, reward, discount, weight, slot, prio, total, bytes;
 } SampleLayout;
 
-static inline SampleLayout proto_sample_layout(size_t B, size_t O) {
+static inline SampleLayout proto_sample_layout(size_t B, size_t O, int prioritized) {
     SampleLayout l;
     l.id = 0;
     l.obs = l.id + B * 8;
@@ -139,12 +150,30 @@ static inline SampleLayout proto_sample_layout(size_t B, size_t O) {
     l.reward = l.action + B * 4;
     l.discount = l.reward + B * 4;
     l.weight = l.discount + B * 4;
-    l.bytes = l.weight + B * 4;
+    l.slot = (l.weight + B * 4 + 7) / 8 * 8;
+    l.prio = l.slot + B * 8;
+    l.total = l.prio + B * 8;
+    l.bytes = prioritized ? l.total + 8 : l.weight + B * 4;
     return l;
 }
 
-/* ---- PRIORITY ------------------------------------------------------------ */
-static inline size_t proto_priority_bytes(size_t n) { return n * 8 + n * 4; }
+/* ---- SAMPLE_REQ (prioritized): frac[B] f64 -------------------------------- */
+static inline size_t proto_sample_req_bytes(size_t B, int prioritized) { return prioritized ? B * 8 : 0; }
+
+/* ---- PRIORITY: new |td| of sampled rows ---------------------------------- */
+/*   slot[n] u64 | id[n] u64 | td_abs[n] f32 */
+typedef struct {
+    size_t slot, id, td, bytes;
+} PriorityLayout;
+
+static inline PriorityLayout proto_priority_layout(size_t n) {
+    PriorityLayout l;
+    l.slot = 0;
+    l.id = n * 8;
+    l.td = l.id + n * 8;
+    l.bytes = l.td + n * 4;
+    return l;
+}
 
 /* ---- GRAD / PARAMS: a slice of n floats (PARAMS: + the target slice) ----- */
 static inline size_t proto_grad_bytes(size_t n) { return n * 4; }
@@ -186,6 +215,8 @@ typedef struct {
     double loss_sum;                    /* learner: sum of batch losses */
     double epsilon;                     /* actor: current exploration rate */
     double apply_seconds;               /* ps: time in the optimizer step */
+    uint64_t priority_updates;          /* replay, prioritized: |td| updates received */
+    uint64_t stale_priority_updates;    /* replay, prioritized: of those, for overwritten slots */
 } RoleMetrics;
 
 /* ---- TRACE: a rank's clocks, then n of its events ------------------------ */
@@ -201,6 +232,9 @@ typedef struct {
     size_t max_chunk;
     size_t max_trace;    /* events a rank may send in TRACE (logging.trace_events); 0: tracing
                             is off and no TRACE message is valid */
+    int prioritized;     /* replay.kind prioritized: SAMPLE_REQ/SAMPLE carry MSG_PRIORITIZED,
+                            PRIORITY is valid */
+    size_t shard_capacity; /* slots of a replay shard: a PRIORITY slot must be below it */
 } ProtoLimits;
 
 /* Payload bytes a message with header h must carry, or (size_t)-1 with
@@ -211,15 +245,24 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
         if ((h->count == 0 && !(h->flags & MSG_LAST)) || h->count > L->max_chunk)
             return *why = "transition count out of range", (size_t)-1;
         return proto_exp_layout(h->count, L->obs_dim, (h->flags & MSG_HAS_PRIORITY) != 0).bytes;
-    case TAG_SAMPLE_REQ:
-        if (h->count == 0 || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
-        return 0;
-    case TAG_SAMPLE:
-        if (h->count == 0 || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
-        return proto_sample_layout(h->count, L->obs_dim).bytes;
+    case TAG_SAMPLE_REQ: {
+        int pr = (h->flags & MSG_PRIORITIZED) != 0;
+        if (pr != L->prioritized) return *why = "replay kind differs from the job's", (size_t)-1;
+        if ((h->count == 0 && !pr) || h->count > L->max_batch || h->aux > L->max_batch ||
+            (h->count == 0 && h->aux == 0))
+            return *why = "batch size out of range", (size_t)-1;
+        return proto_sample_req_bytes(h->count, pr);
+    }
+    case TAG_SAMPLE: {
+        int pr = (h->flags & MSG_PRIORITIZED) != 0;
+        if (pr != L->prioritized) return *why = "replay kind differs from the job's", (size_t)-1;
+        if ((h->count == 0 && !pr) || h->count > L->max_batch) return *why = "batch size out of range", (size_t)-1;
+        return proto_sample_layout(h->count, L->obs_dim, pr).bytes;
+    }
     case TAG_PRIORITY:
-        if (h->count > L->max_batch) return *why = "priority count out of range", (size_t)-1;
-        return proto_priority_bytes(h->count);
+        if (!L->prioritized) return *why = "priority update, but the job's replay is uniform", (size_t)-1;
+        if (h->count == 0 || h->count > L->max_batch) return *why = "priority count out of range", (size_t)-1;
+        return proto_priority_layout(h->count).bytes;
     case TAG_GRAD:
         if (h->count > L->n_params) return *why = "gradient slice longer than the network", (size_t)-1;
         return proto_grad_bytes(h->count);
@@ -253,15 +296,61 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
     }
 }
 
+/* The values a payload carries that its size cannot vouch for: the
+ * priorities of EXPERIENCE and PRIORITY (finite, >= 0), PRIORITY's slots
+ * (inside a shard), SAMPLE_REQ's positions (in [0, 1)). Returns NULL, or
+ * what is wrong (written into buf of cap bytes). Called after the size
+ * check, so the layout fits. */
+static inline const char *proto_payload_check(const MsgHeader *h, const void *payload, const ProtoLimits *L,
+                                              char *buf, size_t cap) {
+    const uint8_t *p = payload;
+    size_t n = h->count;
+    if (h->tag == TAG_EXPERIENCE && (h->flags & MSG_HAS_PRIORITY)) {
+        if (!L->prioritized) return "priorities sent, but the job's replay is uniform";
+        const float *pr = (const float *)(p + proto_exp_layout(n, L->obs_dim, 1).priority);
+        for (size_t i = 0; i < n; i++)
+            if (!(pr[i] >= 0 && pr[i] <= 3.4e38f)) {
+                snprintf(buf, cap, "priority %g of row %zu: |td| must be finite and >= 0", pr[i], i);
+                return buf;
+            }
+    } else if (h->tag == TAG_PRIORITY) {
+        PriorityLayout pl = proto_priority_layout(n);
+        const float *td = (const float *)(p + pl.td);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t slot;
+            memcpy(&slot, p + pl.slot + i * 8, sizeof slot);
+            if (slot >= L->shard_capacity) {
+                snprintf(buf, cap, "slot %llu outside the shard (capacity %zu)", (unsigned long long)slot,
+                         L->shard_capacity);
+                return buf;
+            }
+            if (!(td[i] >= 0 && td[i] <= 3.4e38f)) {
+                snprintf(buf, cap, "|td| %g for slot %llu: must be finite and >= 0", td[i], (unsigned long long)slot);
+                return buf;
+            }
+        }
+    } else if (h->tag == TAG_SAMPLE_REQ && (h->flags & MSG_PRIORITIZED)) {
+        for (size_t i = 0; i < n; i++) {
+            double f;
+            memcpy(&f, p + i * 8, sizeof f);
+            if (!(f >= 0 && f < 1)) {
+                snprintf(buf, cap, "position %g of row %zu outside [0, 1)", f, i);
+                return buf;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* ---- upper bounds of payloads, for receive buffers ----------------------- */
 static inline size_t proto_max_payload(const ProtoLimits *L) {
     size_t m = sizeof(RoleMetrics);
     size_t v;
     v = proto_exp_layout(L->max_chunk, L->obs_dim, 1).bytes;
     if (v > m) m = v;
-    v = proto_sample_layout(L->max_batch, L->obs_dim).bytes;
+    v = proto_sample_layout(L->max_batch, L->obs_dim, 1).bytes;
     if (v > m) m = v;
-    v = proto_priority_bytes(L->max_batch);
+    v = proto_priority_layout(L->max_batch).bytes;
     if (v > m) m = v;
     v = proto_params_bytes(L->n_params, 1);
     if (v > m) m = v;

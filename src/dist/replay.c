@@ -3,6 +3,17 @@
  * its actors (actor a goes to shard a mod S) and answers learners' sample
  * requests with packed uniform batches (SAMPLE: ids, transitions, weights).
  *
+ * Prioritized replay (replay.kind prioritized, Ape-X): the buffer is a
+ * PrioReplay (a sum-tree beside the same storage). A new transition takes
+ * the priority its actor computed (MSG_HAS_PRIORITY) or the running maximum
+ * (replay.initial_priority max); a request carries the positions of its
+ * rows in [0, 1) of this shard's total priority (the learner spread its
+ * batch over the shards in proportion to their totals, prio_stratify), and
+ * the reply carries each row's slot and priority and the shard's total, so
+ * the learner can weight the row by the probability it was drawn with.
+ * PRIORITY messages set new priorities; an update for a slot overwritten
+ * since it was sampled is ignored and counted.
+ *
  * Samples-per-insert limiter: the rules are in src/core/pacing.h (a request
  * waits while the learners are ahead of spi * inserts, a chunk while the
  * actors are ahead; one of the two is always allowed; lifted once every
@@ -13,7 +24,7 @@
  */
 #include "agentcfg.h"
 #include "pacing.h"
-#include "replaybuf.h"
+#include "prioreplay.h"
 #include "role.h"
 #include "util.h"
 
@@ -28,13 +39,18 @@ typedef struct {
 
 typedef struct {
     RoleBase rb;
-    ReplayBuf buf;
+    PrioReplay pr;          /* pr.buf is the storage; pr.tree only when prioritized */
+    bool prio;              /* replay.kind prioritized */
     Rng rng;
     PacingLimiter lim;      /* counts every insert and sample */
     SendBuf *out;           /* (L) one per learner */
     int L, first_learner;
-    int *req_batch;         /* (L) pending request size, 0 if none */
+    bool *req_on;           /* (L) a request is pending */
+    int *req_batch;         /* (L) its rows */
+    int *req_charge;        /* (L) rows charged to the limiter */
     uint64_t *req_seq;      /* (L) its sequence number */
+    double *req_frac;       /* (L, batch) prioritized: the rows' positions */
+    size_t *slots;          /* (batch) scratch */
     PendingChunk *pend;     /* FIFO of blocked chunks */
     int n_pend, cap_pend;
     size_t chunk_bytes;
@@ -42,7 +58,7 @@ typedef struct {
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
     double t0 = now_seconds();
-    size_t n = h->count, O = (size_t)r->buf.obs_dim;
+    size_t n = h->count, O = (size_t)r->pr.buf.obs_dim;
     ExpLayout l = proto_exp_layout(n, O, (h->flags & MSG_HAS_PRIORITY) != 0);
     Batch chunk = {
         .n = (int)n,
@@ -58,10 +74,15 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
         if (chunk.action[i] < 0 || chunk.action[i] >= r->rb.net.spec.n_actions)
             DIE(r->rb.ctx, "EXPERIENCE from rank %d has action %d outside [0, %d)", source, chunk.action[i],
                 r->rb.net.spec.n_actions);
-    if (n) replaybuf_add_batch(&r->buf, &chunk);
+    /* Priorities were validated with the message (proto_payload_check). */
+    const float *prio = (h->flags & MSG_HAS_PRIORITY) ? (const float *)(payload + l.priority) : NULL;
+    if (!prio && r->prio && r->rb.cfg->replay.initial_priority == PRIORITY_ACTOR && n)
+        DIE(r->rb.ctx, "EXPERIENCE from rank %d has no priorities, but replay.initial_priority is actor", source);
+    if (n && r->prio) prioreplay_add_batch(&r->pr, &chunk, prio);
+    else if (n) replaybuf_add_batch(&r->pr.buf, &chunk);
     pacing_limiter_inserted(&r->lim, n, (h->flags & MSG_LAST) != 0);
     r->rb.m.inserted = r->lim.inserted;
-    r->rb.m.replay_size = replaybuf_size(&r->buf);
+    r->rb.m.replay_size = replaybuf_size(&r->pr.buf);
     MsgHeader ack = {0};
     ack.count = n;
     comm_send_ctl(&r->rb.comm, source, TAG_EXPERIENCE_ACK, ack, NULL, 0);
@@ -73,11 +94,11 @@ static void serve(Replay *r, int l) {
     int B = r->req_batch[l];
     SendBuf *s = &r->out[l];
     comm_wait_send(&r->rb.comm, s);
-    SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->buf.obs_dim);
+    SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->pr.buf.obs_dim, r->prio);
     uint8_t *p = sendbuf_payload(s);
     Batch view = {
         .n = B,
-        .obs_dim = r->buf.obs_dim,
+        .obs_dim = r->pr.buf.obs_dim,
         .obs = (float *)(p + lay.obs),
         .next_obs = (float *)(p + lay.next_obs),
         .action = (int32_t *)(p + lay.action),
@@ -85,16 +106,37 @@ static void serve(Replay *r, int l) {
         .discount = (float *)(p + lay.discount),
         .weight = (float *)(p + lay.weight),
     };
-    replaybuf_sample(&r->buf, &r->rng, B, &view, NULL, (uint64_t *)(p + lay.id));
     MsgHeader h = {0};
+    if (r->prio) {
+        /* Weights are the learner's (it knows every shard's total). */
+        if (B) prioreplay_sample_at(&r->pr, r->req_frac + (size_t)l * r->lim.batch, B, &view, r->slots,
+                                    (uint64_t *)(p + lay.id), (double *)(p + lay.prio));
+        uint64_t *slot = (uint64_t *)(p + lay.slot);
+        for (int i = 0; i < B; i++) {
+            slot[i] = r->slots[i];
+            view.weight[i] = 1;
+        }
+        double total = prioreplay_total(&r->pr);
+        memcpy(p + lay.total, &total, sizeof total);
+        h.flags = MSG_PRIORITIZED;
+    } else {
+        replaybuf_sample(&r->pr.buf, &r->rng, B, &view, NULL, (uint64_t *)(p + lay.id));
+    }
     h.count = (uint64_t)B;
     h.version = r->req_seq[l];
-    h.aux = replaybuf_size(&r->buf);
+    h.aux = replaybuf_size(&r->pr.buf);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
-    pacing_limiter_sampled(&r->lim, B);
+    pacing_limiter_sampled(&r->lim, r->req_charge[l]);
     r->rb.m.sampled = r->lim.sampled;
-    r->req_batch[l] = 0;
+    r->req_on[l] = false;
     trace_span(&r->rb.trace, TR_SAMPLE, t0, now_seconds(), (uint32_t)l);
+}
+
+/* A request can be served when the limiter allows its charge and, if it
+ * asks for rows, there is something to sample. */
+static bool can_serve(const Replay *r, int l) {
+    return r->req_on[l] && pacing_limiter_can_sample(&r->lim, r->req_charge[l]) &&
+           (r->req_batch[l] == 0 || replaybuf_size(&r->pr.buf) > 0);
 }
 
 /* Retry what the limiter held back; returns true if anything moved. */
@@ -112,7 +154,7 @@ static bool retry(Replay *r) {
             moved = again = true;
         }
         for (int l = 0; l < r->L; l++) {
-            if (r->req_batch[l] && pacing_limiter_can_sample(&r->lim, r->req_batch[l])) {
+            if (can_serve(r, l)) {
                 serve(r, l);
                 moved = again = true;
             }
@@ -137,9 +179,27 @@ static void on_experience(Replay *r, const Msg *m) {
 static void on_sample_req(Replay *r, const Msg *m) {
     int l = m->source - r->first_learner;
     if (l < 0 || l >= r->L) DIE(r->rb.ctx, "SAMPLE_REQ from rank %d, which is not a learner", m->source);
-    if (r->req_batch[l]) DIE(r->rb.ctx, "learner rank %d has two sample requests in flight", m->source);
+    if (r->req_on[l]) DIE(r->rb.ctx, "learner rank %d has two sample requests in flight", m->source);
+    r->req_on[l] = true;
     r->req_batch[l] = (int)m->h.count;
+    r->req_charge[l] = (int)m->h.aux;
     r->req_seq[l] = m->h.version;
+    if (r->prio) memcpy(r->req_frac + (size_t)l * r->lim.batch, m->payload, m->h.count * sizeof(double));
+}
+
+/* New priorities from a learner, validated with the message (a slot
+ * outside the shard or a non-finite |td| is fatal, naming the sender:
+ * proto_payload_check), applied unless the slot was overwritten since it
+ * was sampled. */
+static void on_priority(Replay *r, const Msg *m) {
+    size_t n = m->h.count;
+    PriorityLayout pl = proto_priority_layout(n);
+    const uint8_t *p = m->payload;
+    const uint64_t *slot = (const uint64_t *)(p + pl.slot), *id = (const uint64_t *)(p + pl.id);
+    const float *td = (const float *)(p + pl.td);
+    for (size_t i = 0; i < n; i++) prioreplay_update(&r->pr, (size_t)slot[i], id[i], td[i]);
+    r->rb.m.priority_updates += n;
+    r->rb.m.stale_priority_updates = r->pr.stale;
 }
 
 int replay_run(const Ctx *ctx, const JobArgs *args) {
@@ -148,7 +208,9 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     uint64_t cap = pacing_split_max(cfg->replay.capacity, S);
-    replaybuf_init(&r->buf, cap, r->rb.net.spec.obs_dim);
+    r->prio = cfg->replay.kind == REPLAY_PRIORITIZED;
+    if (r->prio) prioreplay_init(&r->pr, cap, r->rb.net.spec.obs_dim, cfg->replay.alpha, cfg->replay.priority_eps);
+    else replaybuf_init(&r->pr.buf, cap, r->rb.net.spec.obs_dim);
     rng_seed(&r->rng, cfg->run.seed, RNG_STREAM_REPLAY + (uint64_t)ctx->index);
     int my_actors = (int)pacing_split((uint64_t)A, S, ctx->index, NULL);
     pacing_limiter_init(&r->lim, agentcfg_samples_per_insert(cfg), cfg->replay.spi_tolerance,
@@ -157,13 +219,18 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
     r->out = xcalloc((size_t)r->L, sizeof *r->out);
     for (int l = 0; l < r->L; l++)
-        sendbuf_init(&r->out[l], proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->buf.obs_dim).bytes);
+        sendbuf_init(&r->out[l],
+                     proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->pr.buf.obs_dim, r->prio).bytes);
+    r->req_on = xcalloc((size_t)r->L, sizeof(bool));
     r->req_batch = xcalloc((size_t)r->L, sizeof(int));
+    r->req_charge = xcalloc((size_t)r->L, sizeof(int));
     r->req_seq = xcalloc((size_t)r->L, sizeof(uint64_t));
+    r->req_frac = xcalloc((size_t)r->L * (size_t)cfg->replay.batch_size, sizeof(double));
+    r->slots = xcalloc((size_t)cfg->replay.batch_size, sizeof(size_t));
     r->cap_pend = 2 * my_actors + 2;
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
-    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->buf.obs_dim, 1).bytes;
+    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->pr.buf.obs_dim, 1).bytes;
     for (int i = 0; i < r->cap_pend; i++) r->pend[i].payload = xmalloc(r->chunk_bytes);
     log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
              (unsigned long long)cap, my_actors, r->lim.spi, r->lim.tol, (unsigned long long)r->lim.min_size);
@@ -177,7 +244,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
             switch (m.tag) {
             case TAG_EXPERIENCE: on_experience(r, &m); break;
             case TAG_SAMPLE_REQ: on_sample_req(r, &m); break;
-            case TAG_PRIORITY: break; /* uniform replay: nothing to update */
+            case TAG_PRIORITY: on_priority(r, &m); break; /* comm.c refuses it with uniform replay */
             case TAG_STOP: stop = true; break;
             default: DIE(ctx, "unexpected %s message from rank %d", proto_tag_name(m.tag), m.source);
             }
@@ -196,10 +263,15 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < r->cap_pend; i++) free(r->pend[i].payload);
     free(bufs);
     free(r->out);
+    free(r->req_on);
     free(r->req_batch);
+    free(r->req_charge);
     free(r->req_seq);
+    free(r->req_frac);
+    free(r->slots);
     free(r->pend);
-    replaybuf_free(&r->buf);
+    if (r->prio) prioreplay_free(&r->pr);
+    else replaybuf_free(&r->pr.buf);
     role_free(&r->rb);
     free(r);
     return 0;

@@ -1,5 +1,6 @@
 /* role.c: see role.h. */
 #include "role.h"
+#include "pacing.h"
 #include "agentcfg.h"
 #include "params.h"
 #include "util.h"
@@ -19,6 +20,8 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
         .n_params = rb->net.n_params,
         .max_batch = (size_t)rb->cfg->replay.batch_size,
         .max_chunk = (size_t)rb->cfg->actor.chunk + (size_t)rb->cfg->actor.envs * (size_t)rb->cfg->agent.n_step,
+        .prioritized = rb->cfg->replay.kind == REPLAY_PRIORITIZED,
+        .shard_capacity = (size_t)pacing_split_max(rb->cfg->replay.capacity, rb->lay->count[ROLE_REPLAY]),
         .max_trace = rb->cfg->logging.trace ? (size_t)rb->cfg->logging.trace_events : 0,
     };
     comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);

@@ -46,7 +46,7 @@ proto="$(dirname "$GORILA")/tests/mpi_proto"
 run_cmd $guard $MPIRUN -np 2 "$proto" good
 expect_contains "well-formed message is accepted" "$out" "ok: grad from rank 1, 40 bytes"
 while IFS='|' read -r kind text; do
-    run_cmd $guard $MPIRUN -np 2 "$proto" "$kind"
+    run_cmd $guard $MPIRUN -np 2 "$proto" "$kind" </dev/null # mpirun would eat the rest of the list
     expect_fail "malformed ($kind): job fails"
     expect_contains "malformed ($kind): names sender and fault" "$err" "$text"
 done <<'EOF2'
@@ -57,5 +57,10 @@ count|malformed grad message (tag 15) from rank 1 (learner 0): gradient slice lo
 unknown|malformed unknown message (tag 99) from rank 1 (learner 0): unknown tag
 trace-off|malformed trace message (tag 25) from rank 1 (learner 0): tracing is off (logging.trace)
 trace-range|malformed trace message (tag 25) from rank 1 (learner 0): event range outside the rank's trace
+priority-slot|malformed priority message (tag 14) from rank 1 (learner 0): slot 100 outside the shard (capacity 100)
+priority-nan|malformed priority message (tag 14) from rank 1 (learner 0): |td| nan for slot 4: must be finite and >= 0
+priority-uniform|malformed priority message (tag 14) from rank 1 (learner 0): priority update, but the job's replay is uniform
+experience-inf|malformed experience message (tag 10) from rank 1 (learner 0): priority inf of row 0: |td| must be finite and >= 0
+sample-frac|malformed sample_req message (tag 12) from rank 1 (learner 0): position 1.5 of row 0 outside [0, 1)
 EOF2
 done_testing

@@ -4,7 +4,9 @@
  * with comm_poll, which must abort the job with a message on stderr; the
  * script checks the text. With "good", rank 1 sends a valid GRAD and rank 0
  * prints "ok" (so a broken sender cannot make the test pass). Tracing is on
- * (64 events per rank) except for "trace-off". */
+ * (64 events per rank) except for "trace-off"; replay is prioritized with
+ * shards of 100 slots except for "priority-uniform". */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,8 @@ int main(int argc, char **argv) {
     lay.first[ROLE_LEARNER] = 1;
     lay.count[ROLE_LEARNER] = 1;
     ProtoLimits lim = {.obs_dim = 4, .n_params = 100, .max_batch = 32, .max_chunk = 16,
-                       .max_trace = strcmp(what, "trace-off") ? 64 : 0};
+                       .max_trace = strcmp(what, "trace-off") ? 64 : 0,
+                       .prioritized = strcmp(what, "priority-uniform") != 0, .shard_capacity = 100};
     Comm c;
     comm_init(&c, &ctx, world, &lay, &lim);
     if (ctx.rank == 1) {
@@ -45,6 +48,29 @@ int main(int argc, char **argv) {
             h = (MsgHeader){.tag = TAG_TRACE, .count = range ? 10 : 1, .version = range ? 60 : 0,
                             .aux = range ? 64 : 1};
             bytes = (int)(sizeof h + proto_trace_bytes(h.count));
+        }
+        else if (!strncmp(what, "priority", 8)) { /* -slot: slot 100 of 100; -nan: |td| NaN; -uniform */
+            tag = TAG_PRIORITY;
+            h = (MsgHeader){.tag = TAG_PRIORITY, .count = 2};
+            PriorityLayout pl = proto_priority_layout(2);
+            uint64_t slot[2] = {3, strcmp(what, "priority-slot") ? 4 : 100};
+            float td[2] = {0.5f, strcmp(what, "priority-nan") ? 1.0f : NAN};
+            memcpy(buf + sizeof h + pl.slot, slot, sizeof slot);
+            memcpy(buf + sizeof h + pl.td, td, sizeof td);
+            bytes = (int)(sizeof h + pl.bytes);
+        } else if (!strcmp(what, "experience-inf")) { /* one transition, priority +inf */
+            tag = TAG_EXPERIENCE;
+            h = (MsgHeader){.tag = TAG_EXPERIENCE, .count = 1, .flags = MSG_HAS_PRIORITY};
+            ExpLayout el = proto_exp_layout(1, 4, 1);
+            float inf = INFINITY;
+            memcpy(buf + sizeof h + el.priority, &inf, sizeof inf);
+            bytes = (int)(sizeof h + el.bytes);
+        } else if (!strcmp(what, "sample-frac")) { /* a prioritized request for 1 row at position 1.5 */
+            tag = TAG_SAMPLE_REQ;
+            h = (MsgHeader){.tag = TAG_SAMPLE_REQ, .count = 1, .aux = 1, .flags = MSG_PRIORITIZED};
+            double f = 1.5;
+            memcpy(buf + sizeof h, &f, sizeof f);
+            bytes = (int)(sizeof h + 8);
         }
         memcpy(buf, &h, sizeof h);
         MPI_Send(buf, bytes, MPI_BYTE, 0, tag, world);

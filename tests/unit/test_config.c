@@ -113,7 +113,9 @@ static const BadCase bad_cases[] = {
                                  "never fill"},
     /* Features not built yet are not in the schema: refused like any other
      * unknown value or key, never accepted and ignored. */
-    {"unbuilt_prioritized.yaml", ":2:3: replay.kind: replay.kind prioritized is not built yet; use uniform"},
+    {"prio_alpha_range.yaml", ":3:10: replay.alpha: expected a number in [0, 1], got 1.5"},
+    {"prio_beta_range.yaml", ":3:15: replay.beta_final: expected a number in [0, 1], got -0.1"},
+    {"prio_eps_zero.yaml", ":3:17: replay.priority_eps: expected a number in (0, 1000000], got 0"},
     {"trace_events_small.yaml", ":3:17: logging.trace_events: expected an integer in [16, 10000000], got 4"},
     {"apex_key_uniform.yaml", ":3:3: replay.alpha: replay.alpha applies to prioritized replay only, but replay.kind "
                               "is uniform (the default); set replay.kind: prioritized, or remove replay.alpha"},
