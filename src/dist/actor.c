@@ -21,7 +21,9 @@
  */
 #include "actorcore.h"
 #include "agentcfg.h"
+#include "exitcode.h"
 #include "pacing.h"
+#include "prioinit.h"
 #include "role.h"
 #include "util.h"
 
@@ -50,6 +52,8 @@ typedef struct {
     bool done;
     double wait_t0;           /* logging.trace: start of the current wait for the first
                                  parameters or for a credit; 0: not waiting */
+    bool send_prio;           /* replay.initial_priority actor with prioritized replay */
+    PrioInit pi;              /* its forward buffers */
 } Actor;
 
 static void request_params(Actor *a) {
@@ -84,10 +88,20 @@ static void send_chunk(Actor *a, bool last) {
     size_t n = (size_t)a->chunk.n, O = (size_t)a->ac.O;
     SendBuf *s = &a->exp[a->next_buf];
     a->next_buf = (a->next_buf + 1) % ACTOR_CREDITS;
-    ExpLayout l = proto_exp_layout(n, O, 0);
+    bool prio = a->send_prio && n > 0;
+    ExpLayout l = proto_exp_layout(n, O, prio);
     uint8_t *p = sendbuf_payload(s);
     /* The ack came back, so replay received it; completion is imminent. */
     comm_wait_send(&a->rb.comm, s);
+    if (prio) {
+        /* Ape-X: the initial priority is the |td| under this actor's own
+         * copy of the network (prioinit.h). */
+        float *td = (float *)(p + l.priority);
+        prio_actor_td(&a->pi, &a->rb.net, a->params, &a->chunk, td);
+        if (!floats_finite(td, n))
+            DIE_CODE(a->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: the actor's network gives a non-finite "
+                     "|td| for its own transitions (parameters version %llu)", (unsigned long long)a->version);
+    }
     memcpy(p + l.obs, a->chunk.obs, n * O * sizeof(float));
     memcpy(p + l.next_obs, a->chunk.next_obs, n * O * sizeof(float));
     memcpy(p + l.action, a->chunk.action, n * sizeof(int32_t));
@@ -97,7 +111,7 @@ static void send_chunk(Actor *a, bool last) {
     h.count = n;
     h.version = a->version;
     h.aux = (uint64_t)a->rb.ctx->index;
-    h.flags = last ? MSG_LAST : 0;
+    h.flags = (last ? MSG_LAST : 0) | (prio ? MSG_HAS_PRIORITY : 0);
     comm_send(&a->rb.comm, s, a->replay_rank, TAG_EXPERIENCE, h, l.bytes);
     a->credits_used++;
     a->chunk.n = 0;
@@ -169,6 +183,8 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     a->ended = xcalloc((size_t)a->ac.E, sizeof(EpisodeEnd));
     size_t max_n = (size_t)cfg->actor.chunk + (size_t)actorcore_max_emit(&a->ac);
     for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_init(&a->exp[i], proto_exp_layout(max_n, (size_t)a->ac.O, 1).bytes);
+    a->send_prio = cfg->replay.kind == REPLAY_PRIORITIZED && cfg->replay.initial_priority == PRIORITY_ACTOR;
+    if (a->send_prio) prioinit_init(&a->pi, &a->rb.net, (int)max_n);
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     a->replay_rank = layout_rank_of(args->lay, ROLE_REPLAY, pacing_actor_shard(ctx->index, S));
     a->start_steps = args->start.env_steps;
@@ -221,6 +237,7 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < ACTOR_CREDITS; i++) bufs[i] = &a->exp[i];
     role_shutdown(&a->rb, bufs, ACTOR_CREDITS);
     for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_free(&a->exp[i]);
+    if (a->send_prio) prioinit_free(&a->pi);
     actorcore_free(&a->ac);
     agentcfg_batch_free(&a->chunk);
     free(a->params);

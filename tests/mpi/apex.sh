@@ -45,4 +45,12 @@ check_prio prio-uneven-allreduce allreduce
 # Schaul et al.'s initial priority: the running maximum, no actor priorities.
 job prio-max "${PRIO[@]}" --set replay.initial_priority=max
 check_prio prio-max ps_sync
+
+# A buffer that wraps every 400 transitions: rows sampled among the oldest
+# are overwritten before their update comes back, and those updates must be
+# ignored and counted, not applied to the new transitions.
+job prio-wrap "${PRIO[@]}" --set replay.capacity=400 --set replay.min_size=200 --set sync.mode=ps_async
+check_prio prio-wrap ps_async
+stale=$(jsum "$RUN/summary.json" replay stale_priority_updates)
+check "prio-wrap: updates for overwritten slots were ignored and counted ($stale)" [ "${stale%.*}" -gt 0 ]
 done_testing
