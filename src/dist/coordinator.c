@@ -4,7 +4,7 @@
  *  - gathers METRICS from every rank (cumulative counters, 4 per second)
  *    and EPISODES from the actors, and writes the run directory (runlog.h:
  *    the same files and summary.json keys as the local trainer, plus
- *    per-role counters);
+ *    per-role counters and each actor's returns, actorstats.h);
  *  - evaluates greedily every eval.every_updates optimizer steps (parameter
  *    server 0, or learner 0 in allreduce mode, reports at once when a
  *    multiple is reached): it pulls the parameters from every source with
