@@ -4,7 +4,7 @@
  *  - gathers METRICS from every rank (cumulative counters, 4 per second)
  *    and EPISODES from the actors, and writes the run directory (runlog.h:
  *    the same files and summary.json keys as the local trainer, plus
- *    per-role counters);
+ *    per-role counters and each actor's returns, actorstats.h);
  *  - evaluates greedily every eval.every_updates optimizer steps (parameter
  *    server 0, or learner 0 in allreduce mode, reports at once when a
  *    multiple is reached): it pulls the parameters from every source with
@@ -48,6 +48,7 @@
  * the rates and the progress line are runctl.h's, the same code the local
  * trainer runs; what is left here is gathering the counters and the messages.
  */
+#include "actorstats.h"
 #include "evaluator.h"
 #include "exitcode.h"
 #include "json.h"
@@ -94,6 +95,7 @@ typedef struct {
     double t0, wall_offset;
     uint64_t env_steps, updates, episodes;
     RecentReturns recent;
+    ActorStats actors;        /* each actor's episodes and returns (this segment), for summary.json */
     RunCtl rc;                /* eval, checkpoint and metrics-row schedules */
     EvalTrack eval;
     /* checkpoints */
@@ -149,6 +151,7 @@ static void on_episodes(Coord *c, const Msg *m) {
          * job total at the time the report arrives. */
         runlog_episode(&c->log, wall(c), c->env_steps, r[i].actor, r[i].ret, r[i].length);
         recent_add(&c->recent, r[i].ret);
+        actorstats_add(&c->actors, r[i].actor, r[i].ret);
         c->episodes++;
     }
 }
@@ -449,6 +452,19 @@ static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
     json_end_object(j);
 }
 
+/* Each actor's exploration rate as it last reported it (its STOPPED, at
+ * the end), for summary.json's `actors` and the end-of-run line. */
+static void actors_epsilon(Coord *c) {
+    for (int i = 0; i < c->actors.n; i++)
+        actorstats_set_epsilon(&c->actors, i, c->last[layout_rank_of(c->lay, ROLE_ACTOR, i)].epsilon);
+}
+
+/* summary.json's `actors`: per actor, its epsilon, the episodes it finished
+ * in this segment, the mean of its last up to 100 returns and its best
+ * (actorstats.h). With Ape-X exploration each actor has its own epsilon,
+ * and this is where the greedy ones' returns show. */
+static void actors_json(const Coord *c, JsonW *j) { actorstats_json(j, "actors", &c->actors); }
+
 static int write_summary(Coord *c) {
     char err[ERR_LEN];
     FILE *f = runlog_summary_begin(&c->log, err);
@@ -517,6 +533,7 @@ static int write_summary(Coord *c) {
         json_end_array(&j);
     }
     json_end_object(&j);
+    actors_json(c, &j);
     json_end_object(&j);
     if (runlog_summary_commit(&c->log, f, err) != 0) {
         fprintf(stderr, "gorila: error: %s\n", err);
@@ -756,6 +773,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
         c->best_saved = runckpt_best(c->log.dir, &best, berr) == 0;
     }
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
+    actorstats_init(&c->actors, c->lay->count[ROLE_ACTOR]);
     c->stopped = xcalloc((size_t)c->lay->size, sizeof(bool));
     c->answer = xcalloc((size_t)c->lay->size, sizeof *c->answer);
     jobtrace_init(&c->traces, ctx, c->lay, cfg->logging.trace ? (size_t)cfg->logging.trace_events : 0);
@@ -821,9 +839,14 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->last[0].wait_seconds = c->rb.comm.wait_seconds;
     c->last[0].busy_seconds = now_seconds() - c->t0 - c->rb.comm.wait_seconds;
     comm_fill_metrics(&c->rb.comm, &c->last[0]);
+    actors_epsilon(c);
     int rc = write_summary(c) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
     if (write_trace(c) != 0) rc = GORILA_EXIT_LOG_WRITE;
     char line[RUNCTL_LINE_LEN];
+    if (c->actors.n >= 2) {
+        actorstats_line(line, sizeof line, &c->actors);
+        printf("%s\n", line);
+    }
     runctl_final_line(line, sizeof line, cfg->env.name, &c->eval, c->env_steps, c->updates, wall(c), c->stop_reason,
                       c->final_ckpt_ok ? c->final_name : NULL, c->final_evaluated,
                       c->best_saved ? "checkpoints/best" : NULL);
@@ -845,6 +868,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     runlog_free(&c->log);
     evaluator_free(&c->ev);
     runctl_free(&c->rc);
+    actorstats_free(&c->actors);
     free(c->eval_params);
     free(c->eval_target);
     free(c->last);

@@ -101,6 +101,71 @@ bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key 
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
     config check configs/cartpole.yaml --set roles.actors
 
+# The Ape-X configs (configs/apex/): 4 actors with Ape-X epsilons, 3-step
+# returns, prioritized replay in 2 shards, 1 learner, 1 PS = 9 ranks. All but
+# the prioritized replay is checked now, on a copy with replay.kind uniform
+# and the prioritized keys removed. The configs as they are load once
+# replay.kind prioritized is allowed (issue 10); until then the validator
+# refuses it and those checks are skipped, not passed.
+apex_uniform() {
+    sed -e 's/^  kind: prioritized /  kind: uniform /' \
+        -e '/^  \(alpha\|beta\|beta_final\|beta_steps\|priority_eps\|initial_priority\):/d' "$1"
+}
+# effective SECTION KEY: the value of SECTION.KEY in the config check output $out.
+effective() {
+    awk -v sec="$1:" -v key="  $2: " '$0 == sec { in_sec = 1; next } /^[a-z]/ { in_sec = 0 }
+        in_sec && index($0, key) == 1 { print substr($0, length(key) + 1); exit }' <<<"$out"
+}
+# file_key SECTION KEY: the value of SECTION.KEY as written in the file $f.
+file_key() {
+    awk -v sec="$1:" -v key="  $2:" '$0 == sec { in_sec = 1; next } /^[a-z]/ { in_sec = 0 }
+        in_sec && index($0, key) == 1 { print $2; exit }' "$f"
+}
+apex_layout="rank  role         index
+   0  coordinator  0/1
+   1  actor        0/4
+   2  actor        1/4
+   3  actor        2/4
+   4  actor        3/4
+   5  replay       0/2
+   6  replay       1/2
+   7  learner      0/1
+   8  ps           0/1
+ranks: 9"
+for f in configs/apex/cartpole.yaml configs/apex/acrobot.yaml configs/apex/mountaincar.yaml; do
+    name=apex/$(basename "$f" .yaml)
+    apex_uniform "$f" >"$TEST_TMP/apex-uniform.yaml"
+    run_cmd "$GORILA" config check "$TEST_TMP/apex-uniform.yaml"
+    expect_rc "$name (uniform copy): valid" 0
+    expect_eq "$name (uniform copy): 4 actors, 2 shards, 1 learner, 1 ps" "$(sed -n '/^rank  role/,$p' <<<"$out")" \
+        "$apex_layout"
+    expect_eq "$name: Ape-X epsilons 0.4^(1 + 7 i / 3)" \
+        "$(effective explore kind) $(effective explore apex_eps) $(effective explore apex_alpha)" "apex 0.4 7"
+    expect_eq "$name: 3-step returns" "$(effective agent n_step)" 3
+    expect_eq "$name: distributed, ps_sync" "$(effective run mode) $(effective sync mode)" "distributed ps_sync"
+    # beta anneals over the run's expected updates: the env steps after
+    # min_size times the replay ratio's updates per env step.
+    want=$((($(effective run max_env_steps) - $(effective replay min_size)) * $(effective agent gradient_steps) /
+        $(effective agent train_every)))
+    expect_eq "$name: beta_steps = expected updates ($want)" "$(file_key replay beta_steps)" "$want"
+    expect_eq "$name: prioritized, alpha 0.6, beta 0.4 -> 1, actor priorities" \
+        "$(file_key replay kind) $(file_key replay alpha) $(file_key replay beta) $(file_key replay beta_final) $(file_key replay initial_priority)" \
+        "prioritized 0.6 0.4 1 actor"
+    # The config as it is (needs replay.kind prioritized to be allowed).
+    run_cmd "$GORILA" config check "$f"
+    if [ "$rc" -eq 2 ] && grep -qF "replay.kind prioritized is not built yet" <<<"$err"; then
+        for what in "valid as is" "as is: 9 ranks" "as is: prioritized replay settings"; do
+            ok "$name: $what # SKIP replay.kind prioritized is refused until it is built (issue 10)"
+        done
+        continue
+    fi
+    expect_rc "$name: valid as is" 0
+    expect_eq "$name: as is: 9 ranks" "$(tail -n 1 <<<"$out")" "ranks: 9"
+    expect_eq "$name: as is: prioritized replay settings" \
+        "$(effective replay kind) $(effective replay alpha) $(effective replay beta) $(effective replay beta_final) $(effective replay beta_steps) $(effective replay initial_priority)" \
+        "prioritized 0.6 0.4 1 $want actor"
+done
+
 # docs/CONFIG.md documents every key config check prints (pendulum has them all).
 run_cmd "$GORILA" config check configs/pendulum.yaml
 undocumented=$(awk '/^[a-z_]+:$/ { sec = substr($1, 1, length($1) - 1) } /^  [a-z_0-9]+:/ { print sec "." substr($1, 1, length($1) - 1) }' <<<"$out" |
