@@ -1388,10 +1388,11 @@ static int validate(const Config *cfg, const char *const *sets, int n_sets, char
                          cfg->roles.replay_shards, origin_note(&C, k_shards, false), cfg->roles.actors,
                          origin_note(&C, k_actors, false));
     }
-    if (cfg->replay.kind == REPLAY_PRIORITIZED) {
-        /* The keys and their checks are in; the replay is not yet (issue 10). */
+    if (cfg->replay.kind == REPLAY_PRIORITIZED && cfg->run.mode == RUN_DISTRIBUTED) {
+        /* The local trainer has it; the replay and learner roles not yet (issue 10). */
         int k_kind = key_id("replay", "kind");
-        return fail_rule(&C, &k_kind, 1, "replay.kind prioritized is not built yet; use uniform");
+        return fail_rule(&C, &k_kind, 1,
+                         "replay.kind prioritized is not built yet for distributed jobs (issue 10); use run.mode: local");
     }
     /* Ape-X settings with uniform replay would be silently ignored. */
     if (cfg->replay.kind == REPLAY_UNIFORM) {

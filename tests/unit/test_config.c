@@ -113,7 +113,8 @@ static const BadCase bad_cases[] = {
                                  "never fill"},
     /* Features not built yet are not in the schema: refused like any other
      * unknown value or key, never accepted and ignored. */
-    {"unbuilt_prioritized.yaml", ":2:3: replay.kind: replay.kind prioritized is not built yet; use uniform"},
+    {"unbuilt_prioritized.yaml", ":2:3: replay.kind: replay.kind prioritized is not built yet for distributed jobs "
+                                 "(issue 10); use run.mode: local"},
     {"trace_events_small.yaml", ":3:17: logging.trace_events: expected an integer in [16, 10000000], got 4"},
     {"apex_key_uniform.yaml", ":3:3: replay.alpha: replay.alpha applies to prioritized replay only, but replay.kind "
                               "is uniform (the default); set replay.kind: prioritized, or remove replay.alpha"},
@@ -418,6 +419,23 @@ Test(config_good, run_name_defaults_to_the_file_stem) {
     cr_assert_str_eq(err, want);
     unlink(path);
     rmdir(dir);
+}
+
+/* Prioritized replay runs in the local trainer; distributed jobs refuse it
+ * until the roles have it (issue 10, unbuilt_prioritized.yaml above). */
+Test(config_good, prioritized_replay_loads_for_local_runs) {
+    static const char text[] = "run: {mode: local}\n"
+                               "replay: {kind: prioritized, alpha: 0.7, beta: 0.5, beta_final: 1, beta_steps: 1000,\n"
+                               "         priority_eps: 0.001, initial_priority: max}\n";
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load_string(&c, "p.yaml", text, strlen(text), err), 0, "%s", err);
+    cr_assert_eq(c.replay.kind, REPLAY_PRIORITIZED);
+    cr_assert_eq(c.replay.initial_priority, PRIORITY_MAX);
+    cr_assert_float_eq(c.replay.alpha, 0.7, 1e-12);
+    cr_assert_eq(config_set(&c, "run.mode=distributed", err), -1);
+    cr_assert(strstr(err, "replay.kind prioritized is not built yet for distributed jobs (issue 10); use run.mode: "
+                          "local") != NULL, "%s", err);
 }
 
 /* ---- --set -------------------------------------------------------------------- */
