@@ -194,7 +194,12 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
     }
     if (sh->n_rngs > 0) sec[n++] = (CkptSection){CKPT_SEC_RNG, sh->rngs, (size_t)sh->n_rngs * sizeof(Rng)};
     uint8_t *rep = NULL;
-    if (sh->replay) {
+    if (sh->prio_replay) {
+        size_t bytes = prioreplay_serial_bytes(sh->prio_replay);
+        rep = xmalloc(bytes);
+        prioreplay_serialize(sh->prio_replay, rep);
+        sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
+    } else if (sh->replay) {
         size_t bytes = replaybuf_serial_bytes(sh->replay);
         rep = xmalloc(bytes);
         replaybuf_serialize(sh->replay, rep);
@@ -987,12 +992,14 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
             }
             if (ckpt_read_section(&r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) goto bad;
         }
-        if (holds_start && sh->replay && ckpt_find(&r, CKPT_SEC_REPLAY)) {
+        if (holds_start && (sh->replay || sh->prio_replay) && ckpt_find(&r, CKPT_SEC_REPLAY)) {
             const CkptEntry *e = ckpt_find(&r, CKPT_SEC_REPLAY);
             uint8_t *rep = xmalloc(e->bytes);
             size_t dropped = 0;
             int rr = ckpt_read_section(&r, CKPT_SEC_REPLAY, rep, e->bytes, err);
-            if (rr == 0) rr = replaybuf_restore(sh->replay, rep, e->bytes, &dropped, err);
+            if (rr == 0)
+                rr = sh->prio_replay ? prioreplay_restore(sh->prio_replay, rep, e->bytes, &dropped, err)
+                                     : replaybuf_restore(sh->replay, rep, e->bytes, &dropped, err);
             free(rep);
             if (rr) goto bad;
         }

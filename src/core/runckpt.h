@@ -31,6 +31,7 @@
 #include "config.h"
 #include "optim.h"
 #include "qnet.h"
+#include "prioreplay.h"
 #include "replaybuf.h"
 #include "runlog.h"
 #include "rng.h"
@@ -47,6 +48,7 @@ typedef struct {
     Rng *rngs;                 /* n_rngs generators, written and restored */
     int n_rngs;
     ReplayBuf *replay;
+    PrioReplay *prio_replay;   /* instead of replay: prioritized, priorities saved too */
     /* counters stored in the shard's header (local trainer) */
     uint64_t env_steps, updates, episodes;
     double wall_seconds;
@@ -137,7 +139,8 @@ int runckpt_verify(const char *dir, RunCkptManifest *m, char *err);
  * slice [sh->off, sh->off + sh->len) from the shard files of the
  * checkpoint in dir, whatever their number; also sh->version and
  * target_version (from the file holding sh->off), and, if present and
- * asked for (sh->rngs, sh->replay), the local trainer's extras and counters.
+ * asked for (sh->rngs, sh->replay or sh->prio_replay), the local trainer's
+ * extras and counters.
  * Checks everything runckpt_verify does, and that the network, env and
  * optimizer match; a shard set that does not tile the parameters exactly is
  * refused before any of its data is used. 0 or -1 with err (sh's arrays are

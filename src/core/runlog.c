@@ -485,4 +485,6 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     json_num(j, "updates_per_second", t > 0 ? (double)s->run_updates / t : 0);
     json_str(j, "stop_reason", s->stop_reason);
     json_bool(j, "resumed", s->resumed);
+    if (s->prioritized) json_u64(j, "stale_priority_updates", s->stale_priority_updates);
+    else json_null(j, "stale_priority_updates");
 }

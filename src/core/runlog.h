@@ -122,6 +122,11 @@ typedef struct {
     const char *best_checkpoint, *final_checkpoint;
     /* eval->last is of final_checkpoint (else last_eval_mean_return is null) */
     bool final_evaluated;
+    /* replay.kind prioritized: priority updates ignored because the slot
+     * was overwritten since it was sampled (this process's segment);
+     * written as null with uniform replay */
+    bool prioritized;
+    uint64_t stale_priority_updates;
 } RunSummary;
 /* Write the keys of s as members of the JSON object open in j. */
 void runlog_summary_fields(JsonW *j, const RunSummary *s);

@@ -6,6 +6,8 @@
 #include "json.h"
 #include "agentcfg.h"
 #include "runctl.h"
+#include "prioinit.h"
+#include "prioreplay.h"
 #include "replaybuf.h"
 #include "runlog.h"
 #include "signals.h"
@@ -28,7 +30,16 @@ typedef struct {
     Optim opt;
     Dqn dqn;
     DqnParams dp;
-    ReplayBuf rb;
+    ReplayBuf urb;               /* replay.kind uniform */
+    PrioReplay pr;               /* replay.kind prioritized (and rb points at pr.buf) */
+    ReplayBuf *rb;               /* the storage in use */
+    bool prio;
+    /* prioritized: per-update rows (B) and the new rows' |td| (initial_priority actor) */
+    size_t *slots;
+    uint64_t *ids;
+    double *prio_p, *prob;
+    float *new_td;               /* (actorcore_max_emit) */
+    PrioInit pinit;
     Rng sample_rng;
     ActorCore ac;
     Evaluator ev;
@@ -143,6 +154,38 @@ static void metrics_row(Local *L, bool force_progress) {
     L->loss_n = 0;
 }
 
+/* The first non-finite value of x[0 .. n), for the message (NAN if none). */
+static double first_nonfinite(const float *x, int n) {
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i])) return x[i];
+    return NAN;
+}
+
+/* Put the chunk the environments just produced into replay. Prioritized:
+ * with initial_priority actor each row's priority comes from the acting
+ * network's |td| on the current parameters, with max the buffer's largest
+ * priority so far. Returns -1 with err when such a |td| is not finite (the
+ * parameters diverged: the run ends like any divergence). */
+static int insert_chunk(Local *L, char *err) {
+    if (!L->chunk.n) return 0;
+    if (!L->prio) {
+        replaybuf_add_batch(L->rb, &L->chunk);
+        return 0;
+    }
+    const float *td = NULL;
+    if (L->cfg->replay.initial_priority == PRIORITY_ACTOR) {
+        prio_actor_td(&L->pinit, &L->net, L->params, &L->chunk, L->new_td);
+        if (!floats_finite(L->new_td, (size_t)L->chunk.n))
+            return errf(err, "training diverged: the acting network's TD error of a new transition is %g after "
+                        "update %llu (local trainer); lower optimizer.lr (now %g) or optimizer.grad_clip (now %g, "
+                        "0 = off)", first_nonfinite(L->new_td, L->chunk.n), (unsigned long long)L->updates,
+                        L->cfg->optimizer.lr, L->cfg->optimizer.grad_clip);
+        td = L->new_td;
+    }
+    prioreplay_add_batch(&L->pr, &L->chunk, td);
+    return 0;
+}
+
 /* One gradient step. Returns -1 with a message in err when training has
  * diverged: the loss or the gradient is not finite (checked before the
  * step, so the parameters stay as they were), or a finite step overflowed
@@ -152,19 +195,40 @@ static void metrics_row(Local *L, bool force_progress) {
  * element is. */
 static int update(Local *L, char *err) {
     const Config *cfg = L->cfg;
+    int B = cfg->replay.batch_size;
     double t0 = now_seconds();
-    replaybuf_sample(&L->rb, &L->sample_rng, cfg->replay.batch_size, &L->batch, NULL, NULL);
+    if (L->prio) {
+        /* P_i = p_i / total, weights (N P_i)^-beta over the batch maximum
+         * (prioreplay.h), beta annealed over the updates done so far. */
+        prioreplay_sample(&L->pr, &L->sample_rng, B, &L->batch, L->slots, L->ids, L->prio_p);
+        double total = prioreplay_total(&L->pr);
+        for (int b = 0; b < B; b++) L->prob[b] = L->prio_p[b] / total;
+        double beta = prio_beta(cfg->replay.beta, cfg->replay.beta_final, cfg->replay.beta_steps, L->updates);
+        prio_weights(L->prob, B, (double)prioreplay_size(&L->pr), beta, L->batch.weight);
+    } else {
+        replaybuf_sample(L->rb, &L->sample_rng, B, &L->batch, NULL, NULL);
+    }
     double t1 = now_seconds();
-    double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad, NULL);
+    double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad,
+                                L->prio ? L->td : NULL);
     double norm = optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
     double t2 = now_seconds();
     trace_span(&L->trace, TR_SAMPLE, t0, t1, 0);
     trace_span(&L->trace, TR_GRAD, t1, t2, 0);
-    const char *what = !isfinite(loss) ? "loss" : !isfinite(norm) ? "gradient norm" : NULL;
+    /* A non-finite |td| nearly always shows in the loss too, but a
+     * priority must never be set from one: check it on its own. */
+    const char *what = !isfinite(loss) ? "loss" : !isfinite(norm) ? "gradient norm"
+                       : L->prio && !floats_finite(L->td, (size_t)B) ? "a TD error" : NULL;
     if (what)
         return errf(err, "training diverged: %s is %g at update %llu (local trainer); lower optimizer.lr (now %g) "
-                    "or optimizer.grad_clip (now %g, 0 = off)", what, !isfinite(loss) ? loss : norm,
+                    "or optimizer.grad_clip (now %g, 0 = off)", what,
+                    !isfinite(loss) ? loss : !isfinite(norm) ? norm : first_nonfinite(L->td, B),
                     (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
+    /* New priorities for every sampled row (a row sampled twice gets the
+     * later one; a slot overwritten since is impossible here, but counted
+     * by prioreplay_update like anywhere else). */
+    if (L->prio)
+        for (int b = 0; b < B; b++) prioreplay_update(&L->pr, L->slots[b], L->ids[b], (double)L->td[b]);
     optim_step(&L->opt, L->params, L->grad);
     if (!floats_finite(L->params, L->net.n_params))
         return errf(err, "training diverged: the parameters are not finite after update %llu (local trainer); "
@@ -197,7 +261,10 @@ static int checkpoint(Local *L, bool final) {
     describe_ckpt(L, final ? "final" : "periodic", &sh, &man);
     sh.rngs = L->rngs;
     sh.n_rngs = gather_rngs(L);
-    sh.replay = cfg->checkpoint.save_replay ? &L->rb : NULL;
+    if (cfg->checkpoint.save_replay) {
+        if (L->prio) sh.prio_replay = &L->pr;
+        else sh.replay = &L->urb;
+    }
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
         runlog_progress_done(&L->log);
@@ -234,7 +301,8 @@ static int restore(Local *L, const char *run_dir, char *err) {
     int n_rngs = 2 + L->ac.E;
     RunCkptShard sh = {.index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target,
                     .opt = &L->opt, .rngs = L->rngs, .n_rngs = n_rngs,
-                    .replay = L->cfg->checkpoint.save_replay ? &L->rb : NULL};
+                    .replay = L->cfg->checkpoint.save_replay && !L->prio ? &L->urb : NULL,
+                    .prio_replay = L->cfg->checkpoint.save_replay && L->prio ? &L->pr : NULL};
     if (runckpt_read_slice(L->cfg, &L->net, man.dir, &sh, err) != 0) return -1;
     L->ac.rng = L->rngs[0];
     L->sample_rng = L->rngs[1];
@@ -257,7 +325,7 @@ static int restore(Local *L, const char *run_dir, char *err) {
     L->start_env_steps = L->env_steps;
     L->start_updates = L->updates;
     log_info(NULL, "resumed from %s: %llu env steps, %llu updates, replay %zu transitions", man.dir,
-             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(&L->rb));
+             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(L->rb));
     return 0;
 }
 
@@ -279,6 +347,7 @@ static int write_summary(Local *L, const char *stop, const char *final_ckpt, boo
         .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
         .final_checkpoint = final_ckpt, .final_evaluated = final_evaluated,
         .best_checkpoint = L->best_saved ? "checkpoints/best" : NULL,
+        .prioritized = L->prio, .stale_priority_updates = L->pr.stale,
     };
     JsonW j;
     json_init(&j, f, true);
@@ -301,7 +370,14 @@ static void local_free(Local *L) {
     free(L->rngs);
     optim_free(&L->opt);
     dqn_free(&L->dqn);
-    replaybuf_free(&L->rb);
+    replaybuf_free(&L->urb);
+    prioreplay_free(&L->pr);
+    prioinit_free(&L->pinit);
+    free(L->slots);
+    free(L->ids);
+    free(L->prio_p);
+    free(L->prob);
+    free(L->new_td);
     actorcore_free(&L->ac);
     evaluator_free(&L->ev);
     runctl_free(&L->rc);
@@ -335,9 +411,28 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     optim_init(&L->opt, &op, n);
     agentcfg_dqn_params(cfg, &L->dp);
     dqn_init(&L->dqn, &L->net, cfg->replay.batch_size);
-    replaybuf_init(&L->rb, cfg->replay.capacity, L->net.spec.obs_dim);
+    L->prio = cfg->replay.kind == REPLAY_PRIORITIZED;
+    if (L->prio) {
+        prioreplay_init(&L->pr, cfg->replay.capacity, L->net.spec.obs_dim, cfg->replay.alpha,
+                        cfg->replay.priority_eps);
+        L->rb = &L->pr.buf;
+    } else {
+        replaybuf_init(&L->urb, cfg->replay.capacity, L->net.spec.obs_dim);
+        L->rb = &L->urb;
+    }
     rng_seed(&L->sample_rng, cfg->run.seed, RNG_STREAM_REPLAY);
     if (actorcore_init(&L->ac, cfg, &L->net, 0, err) != 0) goto fail;
+    if (L->prio) {
+        size_t B = (size_t)cfg->replay.batch_size;
+        L->slots = xmalloc(B * sizeof(size_t));
+        L->ids = xmalloc(B * sizeof(uint64_t));
+        L->prio_p = xmalloc(B * sizeof(double));
+        L->prob = xmalloc(B * sizeof(double));
+        if (cfg->replay.initial_priority == PRIORITY_ACTOR) {
+            L->new_td = xmalloc((size_t)actorcore_max_emit(&L->ac) * sizeof(float));
+            prioinit_init(&L->pinit, &L->net, actorcore_max_emit(&L->ac));
+        }
+    }
     if (evaluator_init(&L->ev, cfg, &L->net, 0, err) != 0) goto fail;
     agentcfg_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);
     agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
@@ -389,7 +484,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         int n_ended = 0;
         double t0 = now_seconds();
         actorcore_step(&L->ac, L->params, L->epsilon, &L->chunk, L->ended, &n_ended);
-        if (L->chunk.n) replaybuf_add_batch(&L->rb, &L->chunk);
+        if (insert_chunk(L, err) != 0) goto diverged;
         trace_span(&L->trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)L->ac.E);
         L->env_steps += (uint64_t)L->ac.E;
         for (int i = 0; i < n_ended; i++) {
@@ -397,7 +492,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             recent_add(&L->recent, L->ended[i].ret);
             L->episodes++;
         }
-        if (replaybuf_size(&L->rb) >= cfg->replay.min_size) {
+        if (replaybuf_size(L->rb) >= cfg->replay.min_size) {
             L->pending_train += (uint64_t)L->ac.E;
             while (L->pending_train >= (uint64_t)cfg->agent.train_every) {
                 L->pending_train -= (uint64_t)cfg->agent.train_every;

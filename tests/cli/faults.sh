@@ -39,6 +39,17 @@ done
 expect_eq "local divergence: all $n checkpoints hold finite parameters" "$bad" ""
 echo "# local divergence: $((SECONDS - t0)) s"
 
+# The same with prioritized replay: the TD errors that set priorities are
+# checked too (a priority never comes from a non-finite one), and the run
+# ends the same way.
+run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=diverge-prio \
+    --set logging.progress=never --set optimizer.kind=sgd --set optimizer.lr=10 --set optimizer.grad_clip=0 \
+    --set agent.huber_delta=1e6 --set agent.gamma=1 --set network.hidden=[16] --set agent.train_every=1 \
+    --set agent.gradient_steps=1 --set replay.kind=prioritized
+expect_rc "local divergence, prioritized replay: exit status 5 (GORILA_EXIT_DIVERGED)" 5
+expect_contains "local divergence, prioritized replay: says so" "$err" "gorila: error: training diverged: "
+expect_eq "local divergence, prioritized replay: one error line" "$(grep -c 'error' <<<"$err")" 1
+
 # A full disk: the run directory on a 64 KiB tmpfs (in a mount namespace of
 # its own) holds config.yaml and the CSVs, but no checkpoint of the 64-64
 # CartPole network (its parameters, target and Adam moments are 74 KB).

@@ -43,6 +43,25 @@ expect_contains "resume: continues from the checkpoint's counters" "$err" "resum
 expect_contains "resume: runs to the new budget" "$(cat "$R/summary.json")" '"env_steps": 5000,'
 check "resume: appends to metrics.csv" [ "$(grep -c '^wall_seconds' "$R/metrics.csv")" -eq 1 ]
 
+# Prioritized replay (local): trains, reports its stale priority updates
+# (null with uniform replay), and with checkpoint.save_replay resumes with
+# the replay and its priorities.
+expect_contains "uniform run: stale_priority_updates is null" "$(cat "$R/summary.json")" \
+    '"stale_priority_updates": null'
+run_cmd "$GORILA" train "${small[@]}" --set run.name=prio --set replay.kind=prioritized --set checkpoint.save_replay=true
+expect_rc "prioritized local train: exit status 0" 0
+P="$RUNS/prio"
+expect_contains "prioritized: summary counts stale priority updates" "$(cat "$P/summary.json")" \
+    '"stale_priority_updates": 0'
+run_cmd "$GORILA" train --resume "$P" --set run.max_env_steps=4000
+expect_rc "prioritized resume: exit status 0" 0
+expect_contains "prioritized resume: the replay came back" "$err" "3000 env steps, "
+expect_contains "prioritized resume: with its transitions" "$err" "replay 3000 transitions"
+expect_contains "prioritized resume: runs to the new budget" "$(cat "$P/summary.json")" '"env_steps": 4000,'
+run_cmd "$GORILA" train "${small[@]}" --set run.name=prio-max --set replay.kind=prioritized \
+    --set replay.initial_priority=max --set replay.alpha=0
+expect_rc "prioritized, initial_priority max, alpha 0: exit status 0" 0
+
 # Evaluate the checkpoint.
 run_cmd "$GORILA" eval "$R" --episodes 7 --json
 expect_rc "eval: exit status 0" 0

@@ -111,8 +111,6 @@ static const BadCase bad_cases[] = {
     {"combo_shards_actors.yaml", ":3:3: roles.replay_shards: roles.replay_shards (3) must be at most roles.actors "
                                  "(2): actor a feeds shard a mod replay_shards, so a shard without an actor would "
                                  "never fill"},
-    /* Features not built yet are not in the schema: refused like any other
-     * unknown value or key, never accepted and ignored. */
     {"prio_alpha_range.yaml", ":3:10: replay.alpha: expected a number in [0, 1], got 1.5"},
     {"prio_beta_range.yaml", ":3:15: replay.beta_final: expected a number in [0, 1], got -0.1"},
     {"prio_eps_zero.yaml", ":3:17: replay.priority_eps: expected a number in (0, 1000000], got 0"},
@@ -420,6 +418,22 @@ Test(config_good, run_name_defaults_to_the_file_stem) {
     cr_assert_str_eq(err, want);
     unlink(path);
     rmdir(dir);
+}
+
+/* Prioritized replay loads with every key, for local and distributed runs. */
+Test(config_good, prioritized_replay_loads) {
+    static const char text[] = "run: {mode: local}\n"
+                               "replay: {kind: prioritized, alpha: 0.7, beta: 0.5, beta_final: 1, beta_steps: 1000,\n"
+                               "         priority_eps: 0.001, initial_priority: max}\n";
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(config_load_string(&c, "p.yaml", text, strlen(text), err), 0, "%s", err);
+    cr_assert_eq(c.replay.kind, REPLAY_PRIORITIZED);
+    cr_assert_eq(c.replay.initial_priority, PRIORITY_MAX);
+    cr_assert_float_eq(c.replay.alpha, 0.7, 1e-12);
+    cr_assert_float_eq(c.replay.priority_eps, 0.001, 1e-15);
+    cr_assert_eq(c.replay.beta_steps, 1000);
+    cr_assert_eq(config_set(&c, "run.mode=distributed", err), 0, "%s", err);
 }
 
 /* ---- --set -------------------------------------------------------------------- */

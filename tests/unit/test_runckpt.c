@@ -835,3 +835,63 @@ Test(runckpt, best_is_replaced_whole_and_survives_prune) {
     cr_expect(strstr(err, "ps-0.ckpt") != NULL, "%s", err);
     teardown(&f);
 }
+
+/* checkpoint.save_replay with prioritized replay: the shard file carries
+ * the rows with their priorities and max_priority (replay section version
+ * 2), a prioritized buffer reads them back exactly, and a uniform one
+ * reads the same file, skipping the priorities. */
+Test(runckpt, prioritized_replay_round_trips_with_priorities) {
+    Fixture f;
+    setup(&f, "prio");
+    enum { O = 4, N = 37, CAP = 32 };
+    PrioReplay a;
+    prioreplay_init(&a, CAP, O, 0.6, 1e-3);
+    float mem[N * (2 * O + 4)];
+    Batch b = {N, O, mem, (int32_t *)(mem + 2 * N * O), mem + 2 * N * O + N, mem + N * O, mem + 2 * N * O + 2 * N,
+               mem + 2 * N * O + 3 * N};
+    float td[N];
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < O; j++) b.obs[i * O + j] = b.next_obs[i * O + j] = (float)(i * O + j);
+        b.action[i] = i % 2;
+        b.reward[i] = 1;
+        b.discount[i] = 0.99f;
+        td[i] = 0.1f * (float)i;
+    }
+    prioreplay_add_batch(&a, &b, td); /* wraps: 5 evicted */
+    cr_assert(prioreplay_update(&a, 3, replaybuf_slot_id(&a.buf, 3), 50.0));
+    char dir[PATH_LEN], err[ERR_LEN];
+    cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
+    RunCkptShard sh = {.index = 0, .off = 0, .len = f.n, .params = f.params, .target = f.target, .opt = &f.opt,
+                       .prio_replay = &a, .run_id = f.run_id, .seq = 1, .n_shards = 1};
+    cr_assert_eq(runckpt_write_shard(&f.cfg, &f.net, dir, &sh, err), 0, "%s", err);
+    RunCkptManifest m = manifest_of(&f, 1, 1);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
+
+    float *p = calloc(f.n, sizeof(float)), *t = calloc(f.n, sizeof(float));
+    PrioReplay c;
+    prioreplay_init(&c, CAP, O, 0.6, 1e-3);
+    RunCkptShard rd = {.index = 0, .off = 0, .len = f.n, .params = p, .target = t, .prio_replay = &c};
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &rd, err), 0, "%s", err);
+    cr_assert_eq(prioreplay_size(&c), CAP);
+    cr_assert_eq(c.max_priority, a.max_priority);
+    cr_assert_eq(c.max_priority, pow(50.0 + 1e-3, 0.6));
+    for (size_t s = 0; s < CAP; s++) {
+        uint64_t id = replaybuf_slot_id(&c.buf, s);
+        size_t slot_a = (size_t)(id % CAP); /* a filled from empty: id k sits in slot k mod CAP */
+        cr_assert_eq(replaybuf_slot_id(&a.buf, slot_a), id);
+        cr_assert_eq(sumtree_get(&c.tree, s), sumtree_get(&a.tree, slot_a), "id %llu", (unsigned long long)id);
+    }
+    cr_assert(fabs(prioreplay_total(&c) - prioreplay_total(&a)) <= 1e-12 * prioreplay_total(&a));
+
+    ReplayBuf u;
+    replaybuf_init(&u, CAP, O);
+    RunCkptShard ru = {.index = 0, .off = 0, .len = f.n, .params = p, .target = t, .replay = &u};
+    cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &ru, err), 0, "%s", err);
+    cr_assert_eq(replaybuf_size(&u), CAP);
+    replaybuf_free(&u);
+    prioreplay_free(&c);
+    prioreplay_free(&a);
+    free(p);
+    free(t);
+    teardown(&f);
+}
