@@ -381,17 +381,19 @@ static void metrics_row(Coord *c, bool force_progress) {
     c->last_loss_n = loss_n;
 }
 
-/* Sum of one uint64_t counter of RoleMetrics over the learners. */
-static uint64_t learner_sum(const Coord *c, size_t offset) {
+/* Sum of one uint64_t counter of RoleMetrics over the ranks of a role. */
+static uint64_t role_sum(const Coord *c, Role role, size_t offset) {
     uint64_t sum = 0;
-    for (int i = 0; i < c->lay->count[ROLE_LEARNER]; i++) {
-        const RoleMetrics *m = &c->last[layout_rank_of(c->lay, ROLE_LEARNER, i)];
+    for (int i = 0; i < c->lay->count[role]; i++) {
+        const RoleMetrics *m = &c->last[layout_rank_of(c->lay, role, i)];
         uint64_t v;
         memcpy(&v, (const char *)m + offset, sizeof v);
         sum += v;
     }
     return sum;
 }
+static uint64_t learner_sum(const Coord *c, size_t offset) { return role_sum(c, ROLE_LEARNER, offset); }
+static uint64_t replay_sum(const Coord *c, size_t offset) { return role_sum(c, ROLE_REPLAY, offset); }
 
 static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
     json_begin_object(j, NULL);
@@ -484,6 +486,8 @@ static int write_summary(Coord *c) {
         .run_updates = c->updates - c->args->start.updates, .resumed = c->args->start.resumed,
         .run_gradients = learner_sum(c, offsetof(RoleMetrics, updates)),
         .run_samples_trained = learner_sum(c, offsetof(RoleMetrics, samples_trained)),
+        .prioritized = cfg->replay.kind == REPLAY_PRIORITIZED,
+        .stale_priority_updates = replay_sum(c, offsetof(RoleMetrics, stale_priority_updates)),
         .final_checkpoint = c->final_ckpt_ok ? c->final_name : NULL, .final_evaluated = c->final_evaluated,
         .best_checkpoint = c->best_saved ? "checkpoints/best" : NULL,
     };

@@ -25,6 +25,7 @@ check_prio() { # NAME MODE
     check "$name: every trained row's priority came back ($upd of $trained, at most $((L * B)) in flight at the stop)" \
         [ "$upd" -le "$trained" -a "$upd" -ge $((trained - L * B)) -a "$trained" -gt 0 ]
     check "$name: stale updates counted and no more than the updates ($stale)" [ "$stale" -ge 0 -a "$stale" -le "$upd" ]
+    expect_eq "$name: summary's stale_priority_updates is the shards' sum" "$(jget "$s" stale_priority_updates)" "$stale"
     check_artifacts "$name"
 }
 
