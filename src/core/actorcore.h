@@ -8,6 +8,18 @@
  * Finished environments are reset at once, so every call produces exactly
  * E environment steps.
  *
+ * Initial priorities (Ape-X; prioritized replay with
+ * replay.initial_priority: actor): the actor scores every transition it
+ * emits with its own network's |td| = |reward + discount * max_a Q(s', a)
+ * - Q(s, a)|, taken from the same batched forward it acts with: Q(s, a) is
+ * kept from the step that acted, and Q(s') is a row of the next step's
+ * forward (the environment's next observation; or, after a time-limit
+ * truncation, the final observation, added to that forward as an extra
+ * row; a terminated row needs none). So a transition is held back one step
+ * (`stage`) until its bootstrap row has been through the forward, and then
+ * appended to out with its |td| in out->weight. The forward is never
+ * skipped in this mode (Q(s, a) of a random action is needed too).
+ *
  * Seeding: environment e of actor i (global index g = i * E + e) is seeded
  * with (run.seed, RNG_STREAM_ENV + g); the exploration generator with
  * (run.seed, RNG_STREAM_ACTOR + i). A run is reproducible for a given
@@ -36,14 +48,22 @@ typedef struct {
     int E, O, A, n_step;
     Env *envs;            /* (E) */
     NStep *nstep;         /* (E) */
-    float *obs;           /* (E, O) observation each env is in */
+    float *obs;           /* (2E, O) observation each env is in; rows E..: truncated finals (prio) */
     float *next_obs;      /* (O) scratch */
-    float *q;             /* (E, A) */
+    float *q;             /* (2E, A) */
     bool *greedy;         /* (E) this step's choice: greedy or random */
     double *ep_return;    /* (E) return of the running episode */
     int *ep_len;          /* (E) */
-    QNetWork work;        /* E rows */
+    QNetWork work;        /* 2E rows */
     Rng rng;              /* exploration */
+    /* initial priorities (see the top of this file) */
+    bool prio;            /* compute them */
+    Batch stage;          /* rows emitted by the last step, awaiting their bootstrap Q */
+    int *stage_boot;      /* (E n) forward row of each staged row's s' (-1: terminated, none) */
+    float *stage_qsa;     /* (E n) Q(s, a) of each staged row, from the step that acted */
+    float *qsa;           /* (E, n) per env: Q(s, a) of its pending steps, oldest first */
+    int *n_qsa;           /* (E) */
+    int n_final;          /* truncated final observations waiting in obs rows E .. E + n_final - 1 */
     uint64_t steps;       /* environment steps taken (all envs) */
     uint64_t episodes;    /* episodes finished */
     uint64_t forwards;    /* batched forward passes run */
@@ -62,9 +82,15 @@ static inline int actorcore_max_emit(const ActorCore *ac) { return ac->E * ac->n
 
 /* One lockstep step of all E environments with exploration rate eps on
  * params (n_params). Transitions are appended to out (out->n grows; room
- * for actorcore_max_emit more rows is the caller's duty). Episodes that
- * ended are written to ended (room for E) and counted in *n_ended. The
- * network forward is skipped when every environment explores. */
+ * for actorcore_max_emit more rows is the caller's duty); with initial
+ * priorities on, they are the previous step's, each with its |td| in
+ * out->weight. Episodes that ended are written to ended (room for E) and
+ * counted in *n_ended. Without priorities the network forward is skipped
+ * when every environment explores. */
 void actorcore_step(ActorCore *ac, const float *params, double eps, Batch *out, EpisodeEnd *ended, int *n_ended);
+
+/* Initial priorities: score and append the transitions still held back
+ * (one extra forward); call before the last chunk. A no-op otherwise. */
+void actorcore_flush(ActorCore *ac, const float *params, Batch *out);
 
 #endif

@@ -9,7 +9,7 @@
  * every p exactly 1 (pow(x, 0) == 1), so sampling is exactly uniform over
  * the stored rows; eps > 0 keeps a row with td = 0 drawable. A new row
  * gets either the priority of its own |td| from the acting network
- * (replay.initial_priority: actor, see prioinit.h) or max_priority, the
+ * (replay.initial_priority: actor, from the acting forward: actorcore.h) or max_priority, the
  * largest p ever set in this buffer (Schaul's "maximal priority", so that
  * every new row is seen at least about once; starts at 1).
  *

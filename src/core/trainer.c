@@ -6,7 +6,6 @@
 #include "json.h"
 #include "agentcfg.h"
 #include "runctl.h"
-#include "prioinit.h"
 #include "prioreplay.h"
 #include "replaybuf.h"
 #include "runlog.h"
@@ -38,8 +37,6 @@ typedef struct {
     size_t *slots;
     uint64_t *ids;
     double *prio_p, *prob;
-    float *new_td;               /* (actorcore_max_emit) */
-    PrioInit pinit;
     Rng sample_rng;
     ActorCore ac;
     Evaluator ev;
@@ -174,13 +171,13 @@ static int insert_chunk(Local *L, char *err) {
     }
     const float *td = NULL;
     if (L->cfg->replay.initial_priority == PRIORITY_ACTOR) {
-        prio_actor_td(&L->pinit, &L->net, L->params, &L->chunk, L->new_td);
-        if (!floats_finite(L->new_td, (size_t)L->chunk.n))
+        /* The acting forward scored each row (actorcore.h): |td| in weight. */
+        td = L->chunk.weight;
+        if (!floats_finite(td, (size_t)L->chunk.n))
             return errf(err, "training diverged: the acting network's TD error of a new transition is %g after "
                         "update %llu (local trainer); lower optimizer.lr (now %g) or optimizer.grad_clip (now %g, "
-                        "0 = off)", first_nonfinite(L->new_td, L->chunk.n), (unsigned long long)L->updates,
+                        "0 = off)", first_nonfinite(td, L->chunk.n), (unsigned long long)L->updates,
                         L->cfg->optimizer.lr, L->cfg->optimizer.grad_clip);
-        td = L->new_td;
     }
     prioreplay_add_batch(&L->pr, &L->chunk, td);
     return 0;
@@ -372,12 +369,10 @@ static void local_free(Local *L) {
     dqn_free(&L->dqn);
     replaybuf_free(&L->urb);
     prioreplay_free(&L->pr);
-    prioinit_free(&L->pinit);
     free(L->slots);
     free(L->ids);
     free(L->prio_p);
     free(L->prob);
-    free(L->new_td);
     actorcore_free(&L->ac);
     evaluator_free(&L->ev);
     runctl_free(&L->rc);
@@ -428,10 +423,6 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         L->ids = xmalloc(B * sizeof(uint64_t));
         L->prio_p = xmalloc(B * sizeof(double));
         L->prob = xmalloc(B * sizeof(double));
-        if (cfg->replay.initial_priority == PRIORITY_ACTOR) {
-            L->new_td = xmalloc((size_t)actorcore_max_emit(&L->ac) * sizeof(float));
-            prioinit_init(&L->pinit, &L->net, actorcore_max_emit(&L->ac));
-        }
     }
     if (evaluator_init(&L->ev, cfg, &L->net, 0, err) != 0) goto fail;
     agentcfg_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);

@@ -23,7 +23,6 @@
 #include "agentcfg.h"
 #include "exitcode.h"
 #include "pacing.h"
-#include "prioinit.h"
 #include "role.h"
 #include "util.h"
 
@@ -53,7 +52,6 @@ typedef struct {
     double wait_t0;           /* logging.trace: start of the current wait for the first
                                  parameters or for a credit; 0: not waiting */
     bool send_prio;           /* replay.initial_priority actor with prioritized replay */
-    PrioInit pi;              /* its forward buffers */
 } Actor;
 
 static void request_params(Actor *a) {
@@ -95,9 +93,9 @@ static void send_chunk(Actor *a, bool last) {
     comm_wait_send(&a->rb.comm, s);
     if (prio) {
         /* Ape-X: the initial priority is the |td| under this actor's own
-         * copy of the network (prioinit.h). */
+         * copy of the network, from its acting forward (actorcore.h). */
         float *td = (float *)(p + l.priority);
-        prio_actor_td(&a->pi, &a->rb.net, a->params, &a->chunk, td);
+        memcpy(td, a->chunk.weight, n * sizeof(float));
         if (!floats_finite(td, n))
             DIE_CODE(a->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: the actor's network gives a non-finite "
                      "|td| for its own transitions (parameters version %llu)", (unsigned long long)a->version);
@@ -156,8 +154,9 @@ static bool act(Actor *a) {
     /* The chunk that goes out when the share is used up carries the last
      * flag itself (even if short or empty): a separate flagged message
      * would be a third chunk in flight, beyond the credits replay sized
-     * its queue for. The chunk buffer holds chunk + envs * n_step rows. */
+     * its queue for. The chunk buffer holds chunk + 2 envs * n_step rows. */
     bool last = a->quota && a->ac.steps >= a->quota;
+    if (last) actorcore_flush(&a->ac, a->params, &a->chunk); /* the transitions held back for their priority */
     if (last || a->chunk.n >= cfg->actor.chunk) send_chunk(a, last);
     if (last) {
         send_episodes(a);
@@ -179,12 +178,14 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     size_t n = a->rb.net.n_params;
     a->params = xmalloc_aligned(n * sizeof(float));
     a->incoming = xmalloc_aligned(n * sizeof(float));
-    agentcfg_batch_init(&a->chunk, cfg->actor.chunk + actorcore_max_emit(&a->ac), a->ac.O);
+    /* Room for a chunk, one step's transitions beyond it and, before the
+     * last chunk, the ones a flush releases (proto.h: ProtoLimits.max_chunk). */
+    size_t max_n = (size_t)cfg->actor.chunk + 2 * (size_t)actorcore_max_emit(&a->ac);
+    agentcfg_batch_init(&a->chunk, (int)max_n, a->ac.O);
     a->ended = xcalloc((size_t)a->ac.E, sizeof(EpisodeEnd));
-    size_t max_n = (size_t)cfg->actor.chunk + (size_t)actorcore_max_emit(&a->ac);
     for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_init(&a->exp[i], proto_exp_layout(max_n, (size_t)a->ac.O, 1).bytes);
     a->send_prio = cfg->replay.kind == REPLAY_PRIORITIZED && cfg->replay.initial_priority == PRIORITY_ACTOR;
-    if (a->send_prio) prioinit_init(&a->pi, &a->rb.net, (int)max_n);
+
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     a->replay_rank = layout_rank_of(args->lay, ROLE_REPLAY, pacing_actor_shard(ctx->index, S));
     a->start_steps = args->start.env_steps;
@@ -237,7 +238,6 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < ACTOR_CREDITS; i++) bufs[i] = &a->exp[i];
     role_shutdown(&a->rb, bufs, ACTOR_CREDITS);
     for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_free(&a->exp[i]);
-    if (a->send_prio) prioinit_free(&a->pi);
     actorcore_free(&a->ac);
     agentcfg_batch_free(&a->chunk);
     free(a->params);

@@ -19,7 +19,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
         .obs_dim = (size_t)rb->net.spec.obs_dim,
         .n_params = rb->net.n_params,
         .max_batch = (size_t)rb->cfg->replay.batch_size,
-        .max_chunk = (size_t)rb->cfg->actor.chunk + (size_t)rb->cfg->actor.envs * (size_t)rb->cfg->agent.n_step,
+        .max_chunk = (size_t)rb->cfg->actor.chunk + 2 * (size_t)rb->cfg->actor.envs * (size_t)rb->cfg->agent.n_step,
         .prioritized = rb->cfg->replay.kind == REPLAY_PRIORITIZED,
         .shard_capacity = (size_t)pacing_split_max(rb->cfg->replay.capacity, rb->lay->count[ROLE_REPLAY]),
         .max_trace = rb->cfg->logging.trace ? (size_t)rb->cfg->logging.trace_events : 0,

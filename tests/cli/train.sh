@@ -56,7 +56,11 @@ expect_contains "prioritized: summary counts stale priority updates" "$(cat "$P/
 run_cmd "$GORILA" train --resume "$P" --set run.max_env_steps=4000
 expect_rc "prioritized resume: exit status 0" 0
 expect_contains "prioritized resume: the replay came back" "$err" "3000 env steps, "
-expect_contains "prioritized resume: with its transitions" "$err" "replay 3000 transitions"
+# With priorities from the acting forward the last step's transition (one
+# env, 1-step returns) waits for the next forward to be scored, so the
+# checkpoint holds 2999 of the 3000 (src/core/actorcore.h).
+expect_contains "prioritized resume: with its transitions (all but the one awaiting its priority)" "$err" \
+    "replay 2999 transitions"
 expect_contains "prioritized resume: runs to the new budget" "$(cat "$P/summary.json")" '"env_steps": 4000,'
 run_cmd "$GORILA" train "${small[@]}" --set run.name=prio-max --set replay.kind=prioritized \
     --set replay.initial_priority=max --set replay.alpha=0

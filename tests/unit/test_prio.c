@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prioinit.h"
 #include "prioreplay.h"
 #include "sumtree.h"
 #include "util.h"
@@ -585,52 +584,5 @@ Test(prioreplay, oversized_chunk_keeps_the_newest_rows) {
     prioreplay_free(&pr);
 }
 
-/* ---- initial priority from the acting network --------------------------- */
-
-/* prio_actor_td against a row-by-row reference on qnet_forward_ref: with
- * discount 0 the target is the reward alone, otherwise reward + discount *
- * max_a Q(next_obs, a). */
-Test(prioinit, actor_td_matches_reference) {
-    QNet net;
-    QNetSpec spec = {.obs_dim = O, .n_actions = 3, .n_hidden = 2, .hidden = {5, 4}};
-    char err[ERR_LEN];
-    cr_assert_eq(qnet_init(&net, &spec, err), 0, "%s", err);
-    float *params = xmalloc(net.n_params * sizeof(float));
-    Rng rng;
-    rng_seed(&rng, 17, 0);
-    qnet_init_params(&net, params, &rng);
-    enum { N = 9 };
-    Rows in;
-    rows_fill(&in, N, 0);
-    for (int i = 0; i < N; i++) {
-        for (int j = 0; j < O; j++) {
-            in.obs[i * O + j] = (float)rng_normal(&rng);
-            in.next_obs[i * O + j] = (float)rng_normal(&rng);
-        }
-        in.action[i] = (int32_t)(i % 3);
-        in.reward[i] = (float)rng_normal(&rng);
-        in.discount[i] = i % 4 == 0 ? 0.0f : 0.97f;
-    }
-    PrioInit pi;
-    prioinit_init(&pi, &net, 16);
-    float td[N];
-    prio_actor_td(&pi, &net, params, &in.b, td);
-    QNetWork w;
-    qnet_work_init(&w, &net, 1);
-    for (int i = 0; i < N; i++) {
-        float q[3], qn[3];
-        qnet_forward_ref(&net, params, in.obs + i * O, 1, q, &w);
-        qnet_forward_ref(&net, params, in.next_obs + i * O, 1, qn, &w);
-        double m = fmax(qn[0], fmax(qn[1], qn[2]));
-        double target = in.reward[i] + (in.discount[i] != 0 ? in.discount[i] * m : 0.0);
-        double want = fabs(target - q[in.action[i]]);
-        cr_assert(fabs(td[i] - want) <= 1e-5 * (1 + want), "row %d: %g vs %g", i, td[i], want);
-    }
-    Rows none;
-    rows_init(&none, 0);
-    prio_actor_td(&pi, &net, params, &none.b, td); /* no rows: nothing to do */
-    qnet_work_free(&w);
-    prioinit_free(&pi);
-    prioinit_free(&pi);
-    free(params);
-}
+/* The actors' initial priorities are tested with the actor core
+ * (tests/unit/test_roles_core.c: actorcore.initial_priorities_from_the_acting_forward). */

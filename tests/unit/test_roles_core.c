@@ -183,6 +183,87 @@ Test(actorcore, lockstep_envs_and_greedy_forward) {
     agentcfg_batch_free(&a);
 }
 
+/* Ape-X initial priorities from the acting forward (actorcore.h): every
+ * row's |td| (in weight) equals |reward + discount * max_a Q(next_obs, a) -
+ * Q(obs, action)| computed here row by row with the reference forward, and
+ * the rows are exactly those a run without priorities emits (held back one
+ * step, then flushed). 3-step returns, 3 envs and a 12-step time limit
+ * exercise termination, truncation (the final observation's extra forward
+ * row) and the plain bootstrap from the next step's forward. */
+static int run_scored(bool prio, const float *params, Batch *out, int *truncated) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.run.seed = 5;
+    cfg.actor.envs = 3;
+    cfg.agent.n_step = 3;
+    cfg.env.max_episode_steps = 12;
+    cfg.network.n_hidden = 1;
+    cfg.network.hidden[0] = 5;
+    if (prio) cfg.replay.kind = REPLAY_PRIORITIZED;
+    char err[ERR_LEN];
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0);
+    ActorCore ac;
+    cr_assert_eq(actorcore_init(&ac, &cfg, &net, 0, err), 0, "%s", err);
+    cr_assert_eq(ac.prio, prio);
+    EpisodeEnd ended[3];
+    out->n = 0;
+    *truncated = 0;
+    for (int s = 0; s < 300; s++) {
+        int n_ended = 0;
+        actorcore_step(&ac, params, 0.3, out, ended, &n_ended);
+        for (int i = 0; i < n_ended; i++) *truncated += ended[i].length == 12;
+    }
+    actorcore_flush(&ac, params, out);
+    actorcore_free(&ac);
+    return (int)net.n_params;
+}
+
+Test(actorcore, initial_priorities_from_the_acting_forward) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.network.n_hidden = 1;
+    cfg.network.hidden[0] = 5;
+    char err[ERR_LEN];
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0);
+    float *params = xmalloc(net.n_params * sizeof(float));
+    Rng rng;
+    rng_seed(&rng, 17, 0);
+    qnet_init_params(&net, params, &rng);
+    Batch p, u;
+    agentcfg_batch_init(&p, 3000, 4);
+    agentcfg_batch_init(&u, 3000, 4);
+    int trunc_p, trunc_u;
+    run_scored(true, params, &p, &trunc_p);
+    run_scored(false, params, &u, &trunc_u);
+    cr_assert(trunc_p > 5, "the time limit truncated episodes (%d)", trunc_p);
+    cr_assert_eq(p.n, u.n, "the same transitions: %d against %d", p.n, u.n);
+    cr_assert_eq(memcmp(p.obs, u.obs, (size_t)p.n * 4 * sizeof(float)), 0);
+    cr_assert_eq(memcmp(p.next_obs, u.next_obs, (size_t)p.n * 4 * sizeof(float)), 0);
+    cr_assert_eq(memcmp(p.action, u.action, (size_t)p.n * sizeof(int32_t)), 0);
+    cr_assert_eq(memcmp(p.reward, u.reward, (size_t)p.n * sizeof(float)), 0);
+    cr_assert_eq(memcmp(p.discount, u.discount, (size_t)p.n * sizeof(float)), 0);
+    QNetWork w;
+    qnet_work_init(&w, &net, 1);
+    int terminal = 0, bootstrapped = 0;
+    for (int i = 0; i < p.n; i++) {
+        float q[2], qn[2];
+        qnet_forward_ref(&net, params, p.obs + 4 * i, 1, q, &w);
+        qnet_forward_ref(&net, params, p.next_obs + 4 * i, 1, qn, &w);
+        double target = p.reward[i];
+        if (p.discount[i] != 0) target += p.discount[i] * fmax(qn[0], qn[1]), bootstrapped++;
+        else terminal++;
+        double want = fabs(target - q[p.action[i]]);
+        cr_assert(fabs(p.weight[i] - want) <= 1e-5 * (1 + want), "row %d: %g, reference %g", i, p.weight[i], want);
+    }
+    cr_assert(terminal > 0 && bootstrapped > 0);
+    qnet_work_free(&w);
+    agentcfg_batch_free(&p);
+    agentcfg_batch_free(&u);
+    free(params);
+}
+
 /* The evaluator against an independent run of the same episodes: a
  * network whose head bias prefers action 1 acts like "always push right";
  * the returns of that fixed policy from the evaluator's seeded starts,
