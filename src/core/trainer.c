@@ -227,8 +227,7 @@ static int update(Local *L, char *err) {
     /* New priorities for every sampled row (a row sampled twice gets the
      * later one; a slot overwritten since is impossible here, but counted
      * by prioreplay_update like anywhere else). */
-    if (L->prio)
-        for (int b = 0; b < B; b++) prioreplay_update(&L->pr, L->slots[b], L->ids[b], (double)L->td[b]);
+    if (L->prio) prioreplay_update_many(&L->pr, L->slots, L->ids, L->td, B);
     optim_step(&L->opt, L->params, L->grad);
     if (!floats_finite(L->params, L->net.n_params))
         return errf(err, "training diverged: the parameters are not finite after update %llu (local trainer); "
