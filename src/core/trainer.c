@@ -224,9 +224,9 @@ static int update(Local *L, char *err) {
                     "or optimizer.grad_clip (now %g, 0 = off)", what,
                     !isfinite(loss) ? loss : !isfinite(norm) ? norm : first_nonfinite(L->td, B),
                     (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
-    /* New priorities for every sampled row (a row sampled twice gets the
-     * later one; a slot overwritten since is impossible here, but counted
-     * by prioreplay_update like anywhere else). */
+    /* New priorities for every sampled row (a row sampled twice gets its
+     * later |td|). No insert comes between sample and update here, so none
+     * is stale; prioreplay_update_many would count one like anywhere else. */
     if (L->prio) prioreplay_update_many(&L->pr, L->slots, L->ids, L->td, B);
     optim_step(&L->opt, L->params, L->grad);
     if (!floats_finite(L->params, L->net.n_params))
