@@ -16,6 +16,7 @@ int cmd_bench(int argc, char **argv);   /* gorila bench env|nn|... */
 /* gorila bench subcommands, each in its own file. */
 int bench_env(int argc, char **argv);
 int bench_nn(int argc, char **argv);
+int bench_replay(int argc, char **argv);
 int bench_allreduce(int argc, char **argv); /* under mpirun */
 
 /* Print "gorila: error: <msg>" to stderr and return EXIT_USAGE. */

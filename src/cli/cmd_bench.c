@@ -9,6 +9,7 @@
 static const char bench_usage[] =
     "usage: gorila bench env [--steps N] [--env NAME] [--json]\n"
     "       gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]\n"
+    "       gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]\n"
     "       mpirun -np P gorila bench allreduce [--config FILE] [--max-floats N] [--seconds S]\n"
     "                                          [--wait auto|poll|sleep] [--json]\n"
     "  `gorila bench WHAT --help` lists each benchmark's options.\n";
@@ -16,7 +17,7 @@ static const char bench_usage[] =
 int cmd_bench(int argc, char **argv) {
     if (argc < 2) {
         fputs(bench_usage, stderr);
-        return usage_error("bench: expected one of: env, nn, allreduce");
+        return usage_error("bench: expected one of: env, nn, replay, allreduce");
     }
     const char *what = argv[1];
     if (!strcmp(what, "-h") || !strcmp(what, "--help")) {
@@ -25,6 +26,7 @@ int cmd_bench(int argc, char **argv) {
     }
     if (!strcmp(what, "env")) return bench_env(argc - 1, argv + 1);
     if (!strcmp(what, "nn")) return bench_nn(argc - 1, argv + 1);
+    if (!strcmp(what, "replay")) return bench_replay(argc - 1, argv + 1);
     if (!strcmp(what, "allreduce")) return bench_allreduce(argc - 1, argv + 1);
-    return usage_error("bench: unknown benchmark \"%s\" (expected env, nn or allreduce)", what);
+    return usage_error("bench: unknown benchmark \"%s\" (expected env, nn, replay or allreduce)", what);
 }

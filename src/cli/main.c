@@ -29,6 +29,7 @@ static const char usage[] =
     "                        validate a config, print it and its rank layout\n"
     "  bench env [--steps N] [--env NAME] [--json]\n"
     "  bench nn [--seconds S] [--no-double] [--threads N] [--json]\n"
+    "  bench replay [--seconds S] [--obs-dim N] [--capacity C] [--json]\n"
     "  bench allreduce [--config FILE] [--max-floats N] [--wait auto|poll|sleep] [--json]\n"
     "                        (under mpirun: the ring against MPI_Allreduce)\n"
     "                        benchmarks (never pass or fail on time)\n"

@@ -115,6 +115,29 @@ bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs) 
     return true;
 }
 
+size_t prioreplay_update_many(PrioReplay *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n) {
+    assert(n >= 0);
+    enum { CHUNK = 256 };
+    size_t leaf[CHUNK], done = 0;
+    double p[CHUNK];
+    for (int g = 0; g < n; g += CHUNK) {
+        int c = n - g < CHUNK ? n - g : CHUNK, m = 0;
+        for (int i = g; i < g + c; i++) {
+            if (!replaybuf_holds(&pr->buf, slots[i], ids[i])) {
+                pr->stale++;
+                continue;
+            }
+            leaf[m] = slots[i];
+            p[m] = prioreplay_priority(pr, (double)td_abs[i]);
+            if (p[m] > pr->max_priority) pr->max_priority = p[m];
+            m++;
+        }
+        sumtree_set_many(&pr->tree, leaf, p, m);
+        done += (size_t)m;
+    }
+    return done;
+}
+
 void prio_stratify(const double *totals, int S, int B, Rng *rng, int *shard_of, double *frac) {
     assert(S >= 1 && B >= 1);
     double T = 0.0;

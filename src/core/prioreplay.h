@@ -113,6 +113,13 @@ void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t
  * error is a divergence, which the caller reports before getting here). */
 bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs);
 
+/* prioreplay_update for rows 0 .. n-1 in order (the same result as n
+ * calls), with the sum-tree lines of a group of rows requested together
+ * (sumtree_set_many): what a learner's batch of new priorities should use.
+ * slots, ids, td_abs: (n). Returns how many were set; the others are
+ * counted in pr->stale. */
+size_t prioreplay_update_many(PrioReplay *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n);
+
 static inline double prioreplay_total(const PrioReplay *pr) { return sumtree_total(&pr->tree); }
 static inline size_t prioreplay_size(const PrioReplay *pr) { return replaybuf_size(&pr->buf); }
 

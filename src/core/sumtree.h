@@ -9,11 +9,14 @@
  * [p_0 + ... + p_{i-1}, p_0 + ... + p_i) holds a given mass: O(log N).
  *
  * Layout: a K-ary tree (K = SUMTREE_FANOUT children per node) stored level
- * by level, root first; the K children of a node are contiguous and start
- * on a 64-byte boundary, so a step of the descent reads one cache line
- * (K = 8 doubles). Wider nodes make the tree shallower (7 levels instead
- * of 20 for 2^20 leaves), and at capacities past the caches each level is
- * a cache miss: see docs/PERFORMANCE.md for the measurement that chose K.
+ * by level, root first. The K children of a node form a group of 2K
+ * doubles, their K sums then their K minimums, aligned to 128 bytes: a step
+ * of the descent reads one cache line (K = 8 sums), and a set, which
+ * recomputes the parent's sum and minimum from the group, touches the two
+ * adjacent lines of one 128-byte block per level. Wider nodes make the tree
+ * shallower (7 levels below the root instead of 20 for 2^20 leaves), and at
+ * capacities past the caches each level is a cache miss: docs/PERFORMANCE.md
+ * has the measurement that chose K = 8 (2, 4 and 16 were slower).
  *
  * Numerics: a node's sum is recomputed from its children (in child order)
  * on every set, never updated by a difference, so rounding cannot drift:
@@ -36,10 +39,9 @@ enum { SUMTREE_MAX_LEVELS = 64 };
 typedef struct {
     size_t capacity;                    /* leaves 0 .. capacity-1 */
     int levels;                         /* levels below the root (>= 1); level `levels` holds the leaves */
-    size_t off[SUMTREE_MAX_LEVELS + 1]; /* first node of level l in sum[] and min[]; level 0 is the root */
-    double *sum;                        /* node sums, level by level (root at sum[0]) */
-    double *min;                        /* node minimum over non-empty leaves (INFINITY when none) */
-    void *block;                        /* the one allocation behind sum and min */
+    size_t off[SUMTREE_MAX_LEVELS + 1]; /* first double of level l in node[]; level 0 is the root */
+    double *node;                       /* groups of K sums then K minimums (INFINITY: no non-empty leaf) */
+    void *block;                        /* the allocation behind node (node is block aligned to 128) */
 } SumTree;
 
 /* A tree of capacity >= 1 empty leaves (every priority 0, total 0, min
@@ -53,6 +55,12 @@ void sumtree_free(SumTree *t);
  * NaN here would poison the total; callers check |td| first). p = 0 empties
  * the leaf. O(K log_K N). */
 void sumtree_set(SumTree *t, size_t leaf, double p);
+
+/* sumtree_set(t, leaf[i], p[i]) for i = 0 .. n-1, in that order (so the
+ * same tree results), with the lines of each group of sets requested
+ * before the first is made: at capacities past the caches the misses of a
+ * group overlap instead of queueing. */
+void sumtree_set_many(SumTree *t, const size_t *leaf, const double *p, int n);
 
 /* Set every leaf to 0. O(N). */
 void sumtree_clear(SumTree *t);

@@ -221,11 +221,10 @@ static int update(Local *L, char *err) {
                     "or optimizer.grad_clip (now %g, 0 = off)", what,
                     !isfinite(loss) ? loss : !isfinite(norm) ? norm : first_nonfinite(L->td, B),
                     (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
-    /* New priorities for every sampled row (a row sampled twice gets the
-     * later one; a slot overwritten since is impossible here, but counted
-     * by prioreplay_update like anywhere else). */
-    if (L->prio)
-        for (int b = 0; b < B; b++) prioreplay_update(&L->pr, L->slots[b], L->ids[b], (double)L->td[b]);
+    /* New priorities for every sampled row (a row sampled twice gets its
+     * later |td|). No insert comes between sample and update here, so none
+     * is stale; prioreplay_update_many would count one like anywhere else. */
+    if (L->prio) prioreplay_update_many(&L->pr, L->slots, L->ids, L->td, B);
     optim_step(&L->opt, L->params, L->grad);
     if (!floats_finite(L->params, L->net.n_params))
         return errf(err, "training diverged: the parameters are not finite after update %llu (local trainer); "

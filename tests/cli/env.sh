@@ -88,11 +88,39 @@ run_cmd "$GORILA" bench nn --seconds 0.01 --json
 refs=$(grep -c '"pytorch_updates_per_second_constant"' <<<"$out")
 labelled=$(grep '"pytorch_updates_per_second_constant"' <<<"$out" | grep -c '"reference_measured":false')
 expect_eq "bench nn --json: both reference rows say the reference was not measured" "$refs/$labelled" "2/2"
+# bench replay: a smoke test (tiny windows, one small capacity for the JSON;
+# the full table once with the shortest windows: it still fills 2^22 rows).
+run_cmd "$GORILA" bench replay --seconds 0.01 --capacity 5000 --json
+expect_rc "bench replay --json exits 0" 0
+if command -v python3 >/dev/null; then
+    rows=$(python3 -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin]
+assert lines[0]["bench"] == "openblas", lines[0]
+for o in lines[1:]:
+    assert o["bench"] == "replay" and o["capacity"] == 5000 and o["obs_dim"] == 4, o
+    assert o["insert_per_second"] > 0 and o["sampled_per_second"] > 0, o
+    upd = o["sampled_updated_per_second"]
+    assert (upd is None) == (o["kind"] == "uniform") and (upd is None or upd > 0), o
+    print(o["kind"], o["batch"])
+' <<<"$out" 2>&1)
+    expect_eq "bench replay --json: the openblas line, then both kinds at batch 64 and 512" "$rows" \
+        "$(printf 'uniform 64\nuniform 512\nprioritized 64\nprioritized 512')"
+else
+    not_ok "bench replay --json parses: python3 not found (scripts/install-deps.sh installs it)"
+fi
+run_cmd "$GORILA" bench replay --seconds 0.001
+expect_rc "bench replay table exits 0" 0
+expect_contains "bench replay prints the OpenBLAS configuration" "$out" "OpenBLAS: "
+expect_eq "bench replay: a row per capacity and kind" "$(grep -cE '^2\^[0-9]+ +(uniform|prioritized) ' <<<"$out")" 14
+expect_contains "bench replay: reports issue 10's target beside the measurement" "$out" \
+    "issue 10 target: 2.0M sampled+updated transitions/s per shard at 2^20, batch 512; measured "
+bad "bench replay --seconds 0" "--seconds: expected a number in (0, 3600]" "$GORILA" bench replay --seconds 0
 run_cmd "$GORILA" bench env --steps 1000 --env CartPole-v1
 expect_contains "bench env: the Gymnasium reference is labelled a constant" "$out" \
     "constant, not measured: Gymnasium Python CartPole-v1"
 # Help exits 0 on every subcommand, with its usage on stdout.
-for cmd in "bench" "bench nn" "eval" "train" "config check" "env"; do
+for cmd in "bench" "bench nn" "bench replay" "eval" "train" "config check" "env"; do
     # shellcheck disable=SC2086
     run_cmd "$GORILA" $cmd --help
     expect_rc "$cmd --help exits 0" 0
