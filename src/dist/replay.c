@@ -197,7 +197,8 @@ static void on_priority(Replay *r, const Msg *m) {
     const uint8_t *p = m->payload;
     const uint64_t *slot = (const uint64_t *)(p + pl.slot), *id = (const uint64_t *)(p + pl.id);
     const float *td = (const float *)(p + pl.td);
-    for (size_t i = 0; i < n; i++) prioreplay_update(&r->pr, (size_t)slot[i], id[i], td[i]);
+    for (size_t i = 0; i < n; i++) r->slots[i] = (size_t)slot[i];
+    prioreplay_update_many(&r->pr, r->slots, id, td, (int)n);
     r->rb.m.priority_updates += n;
     r->rb.m.stale_priority_updates = r->pr.stale;
 }
