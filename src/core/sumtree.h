@@ -16,7 +16,8 @@
  * adjacent lines of one 128-byte block per level. Wider nodes make the tree
  * shallower (7 levels below the root instead of 20 for 2^20 leaves), and at
  * capacities past the caches each level is a cache miss: docs/PERFORMANCE.md
- * has the measurement that chose K = 8 (2, 4 and 16 were slower).
+ * has the measurement that chose K = 8 (2 and 16 were slower; 4 ties on
+ * sample-and-update, samples slower and inserts faster).
  *
  * Numerics: a node's sum is recomputed from its children (in child order)
  * on every set, never updated by a difference, so rounding cannot drift:
