@@ -132,8 +132,10 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
 
 /* Restore replay shard `index` of a job with n_shards replay shards from
  * the checkpoint in dir into an empty (just initialised) buffer: replay,
- * or prio_replay for prioritized replay. Every replay file the manifest
- * lists is verified first (binding, size, CRC-32C, as runckpt_verify).
+ * or prio_replay for prioritized replay. Every replay file it reads is
+ * verified as it is opened (binding, size, transitions, CRC-32C, as
+ * runckpt_verify does; the files it does not need are left to the
+ * caller's runckpt_latest / runckpt_verify).
  *  - no replay files: nothing changes (info->files = 0);
  *  - as many files as n_shards: replay-<index>.ckpt is restored as saved
  *    (replaybuf_restore / prioreplay_restore: rows, ids, priorities,
@@ -143,7 +145,8 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
  *    each keeping its priority, with new ids; more than the capacity keeps
  *    the newest of each file's part. Reads one file at a time.
  * A prioritized buffer takes uniform files with max_priority; a uniform
- * one ignores saved priorities. 0, or -1 with err naming the file. */
+ * one ignores saved priorities. 0, or -1 with err naming the file (the
+ * buffer may then hold part of the rows: the caller gives up). */
 int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int index, int n_shards,
                         ReplayBuf *replay, PrioReplay *prio_replay, RunCkptReplayInfo *info, char *err);
 
