@@ -27,9 +27,10 @@
  *
  *      1. CKPT_REQ(MSG_FINAL) to the parameter sources (and the replay
  *         shards, which write what they hold when it arrives), then STOP to
- *         the actors and learners; wait for their STOPPED. (A PS writes the final
- *         shard only after every learner's last-gradient marker; learner 0
- *         in allreduce mode writes it when the learners leave the ring.)
+ *         the actors and learners; wait for their STOPPED. (A PS writes the
+ *         final shard only after every learner's last-gradient marker;
+ *         learner 0 in allreduce mode writes it when the learners leave the
+ *         ring.)
  *         (Before that, an evaluation in flight finishes, and a best
  *         snapshot still to save is saved.)
  *      2. wait for every CKPT_DONE, write the MANIFEST; evaluate the final

@@ -11,7 +11,9 @@
 #    checkpoint with a warning;
 #  - uniform replay saves and restores its shard too;
 #  - a checkpoint without replay files resumes with empty shards, and one
-#    with them resumed with save_replay off says it does not restore them.
+#    with them resumed with save_replay off says it does not restore them;
+#  - the stop deadline covers a replay shard that never answers the final
+#    CKPT_REQ (SIGSTOP): exit status 6, naming it.
 # Uses pgrep on run names (rk-*): never run two copies at once.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
@@ -157,4 +159,20 @@ resume --set run.max_env_steps=6000 --set checkpoint.save_replay=true
 expect_rc "none: a checkpoint without replay resumed with save_replay on" 0
 expect_contains "none: the shard starts empty" "$err" "the checkpoint holds no replay"
 check "none: and saves its replay again" [ -e "$(latest_dir)/replay-0.ckpt" ]
+
+# --- a replay shard that never answers the final CKPT_REQ ----------------------
+start_bg rk-hang --set checkpoint.save_replay=true --set run.max_env_steps=0 --set run.max_seconds=3 \
+    --set run.stop_deadline_seconds=2
+t0=$SECONDS
+wait_for 60 grep -q "run directory" "$TEST_TMP/rk-hang.out"
+rpid=$(rank_pid rk-hang 2)
+if [ -n "$rpid" ] && kill -STOP "$rpid"; then ok "hang: replay shard (rank 2) stopped with SIGSTOP"; else
+    not_ok "hang: could not find and stop the replay shard (rank 2)"; fi
+wait_for 60 finished || kill -9 "$BG"
+wait "$BG"
+expect_eq "hang: exit status 6 (GORILA_EXIT_HUNG)" "$?" 6
+check "hang: within the deadline's reach ($((SECONDS - t0)) s)" [ $((SECONDS - t0)) -le 20 ]
+expect_contains "hang: names the replay shard and the CKPT_DONE it owes" "$(cat "$TEST_TMP/rk-hang.err")" \
+    "rank 2 (replay 0/1): no CKPT_DONE"
+[ -n "$rpid" ] && kill -9 "$rpid" 2>/dev/null
 done_testing
