@@ -46,12 +46,18 @@ static double slack(const PacingLimiter *p, int B) {
     return p->tol * p->spi * (over > 0 ? over : 0) + B;
 }
 
+void pacing_limiter_restored(PacingLimiter *p, uint64_t rows) {
+    assert(p->inserted == 0 && p->sampled == 0 && p->restored == 0);
+    p->restored = rows;
+    p->min_size = rows < p->min_size ? p->min_size - rows : 0;
+}
+
 bool pacing_limiter_can_insert(const PacingLimiter *p) {
     return p->inserted < p->min_size || debt(p) <= slack(p, p->batch);
 }
 
 bool pacing_limiter_can_sample(const PacingLimiter *p, int rows) {
-    if (p->inserted == 0) return false;
+    if (p->inserted == 0 && p->restored == 0) return false;
     if (p->actors_done == p->actors) return true;
     return p->inserted >= p->min_size && debt(p) - rows >= -slack(p, rows);
 }

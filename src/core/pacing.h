@@ -52,9 +52,18 @@ int pacing_actor_shard(int actor, int shards);
  * ahead waits for inserts, an actor that runs ahead waits for its ack. One of the two is always allowed (e > slack(batch)
  * means e > 0, and then any request fits), so the limiter alone cannot
  * deadlock. Two rules come before it for sampling: nothing is served
- * before anything was inserted, and once every actor of the shard has sent
- * its last chunk every request is served (no insert could ever pay a debt
- * back, and a learner would wait for ever). */
+ * before anything was inserted (or restored, below), and once every actor
+ * of the shard has sent its last chunk every request is served (no insert
+ * could ever pay a debt back, and a learner would wait for ever).
+ *
+ * A resumed shard that restored R transitions from a checkpoint
+ * (pacing_limiter_restored) counts them towards its min_size, which
+ * becomes max(m - R, 0), and may serve before its first insert. I and S
+ * still count only this segment's inserts and samples, so the debt starts
+ * at 0: learning restarts at once when R covers the shard's min_size, at
+ * the configured ratio (one batch of slack, then one batch per 1 / spi
+ * inserts), rather than replaying the restored data spi * R times before
+ * the actors may insert again, or waiting for min_size new inserts. */
 typedef struct {
     double spi;          /* samples per insert to hold (agentcfg_samples_per_insert) */
     double tol;          /* relative tolerance (replay.spi_tolerance) */
@@ -64,11 +73,18 @@ typedef struct {
     int actors_done;     /* of them, how many have sent their last chunk */
     uint64_t inserted;   /* transitions inserted so far */
     uint64_t sampled;    /* transitions served so far */
+    uint64_t restored;   /* transitions the shard started with (a resume; 0 otherwise) */
 } PacingLimiter;
 
 /* A limiter with nothing inserted or sampled. spi > 0, tol >= 0,
  * batch >= 1, actors >= 0. */
 void pacing_limiter_init(PacingLimiter *p, double spi, double tol, uint64_t min_size, int batch, int actors);
+
+/* The shard starts with `rows` transitions restored from a checkpoint
+ * (call once, before anything is inserted or sampled): min_size shrinks by
+ * them (not below 0) and, with rows > 0, requests may be served before the
+ * first insert. */
+void pacing_limiter_restored(PacingLimiter *p, uint64_t rows);
 
 /* Whether a chunk may be inserted now. */
 bool pacing_limiter_can_insert(const PacingLimiter *p);

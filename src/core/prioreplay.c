@@ -248,3 +248,41 @@ int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dr
     }
     return 0;
 }
+
+int prioreplay_append_serial(PrioReplay *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+                             uint64_t count, char *err) {
+    ReplaySerInfo info;
+    if (replaybuf_serial_info(buf, bytes, pr->buf.obs_dim, &info, err) != 0) return -1;
+    const unsigned char *block = NULL; /* version 2: max_priority, then one p per row */
+    if (info.version == REPLAYBUF_SER_VERSION_PRIO) {
+        block = (const unsigned char *)buf + bytes - 8 - 8 * info.size;
+        double maxp;
+        memcpy(&maxp, block, 8);
+        if (!(maxp > 0.0 && isfinite(maxp)))
+            return errf(err, "replay data has max priority %g, expected a finite number > 0", maxp);
+        for (uint64_t i = 0; i < count && first + i * step < info.size; i++) {
+            uint64_t k = first + i * step;
+            double v;
+            memcpy(&v, block + 8 + 8 * k, 8);
+            if (!(v > 0.0 && isfinite(v)))
+                return errf(err, "replay data has priority %g for transition %llu of %llu, expected a finite "
+                            "number > 0", v, (unsigned long long)k, (unsigned long long)info.size);
+        }
+    }
+    size_t head = replaybuf_append_serial(&pr->buf, buf, bytes, first, step, count, err);
+    if (head == (size_t)-1) return -1;
+    if (block) {
+        double maxp;
+        memcpy(&maxp, block, 8);
+        if (maxp > pr->max_priority) pr->max_priority = maxp;
+    }
+    /* Row i went to slot (head + i) % cap; rows a later one overwrote are
+     * not stored (as in prioreplay_add_batch). */
+    size_t cap = pr->buf.capacity;
+    for (uint64_t i = count > cap ? count - cap : 0; i < count; i++) {
+        double v = pr->max_priority;
+        if (block) memcpy(&v, block + 8 + 8 * (first + i * step), 8);
+        set_priority(pr, (size_t)((head + i) % cap), v);
+    }
+    return 0;
+}

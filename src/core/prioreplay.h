@@ -161,4 +161,15 @@ size_t prioreplay_serial_bytes(const PrioReplay *pr);
 void prioreplay_serialize(const PrioReplay *pr, void *buf);
 int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dropped, char *err);
 
+/* replaybuf_append_serial for a prioritized buffer (a resume that deals
+ * saved shards out to another number of shards): rows first, first + step,
+ * ..., count of them, inserted in order with new ids, each keeping the
+ * priority p saved with it as it is (not recomputed from a |td|), and
+ * max_priority raised to the data's max_priority. Version-1 data (no
+ * priorities: a uniform run) gives every row this buffer's max_priority.
+ * Every priority used is checked (finite, > 0) before anything changes.
+ * Returns 0, or -1 with err and the buffer unchanged. */
+int prioreplay_append_serial(PrioReplay *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+                             uint64_t count, char *err);
+
 #endif

@@ -222,22 +222,21 @@ void replaybuf_serialize_version(const ReplayBuf *rb, void *buf, uint32_t versio
     put_logical(rb, &p, rb->discount, sizeof(float));
 }
 
-int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err) {
+int replaybuf_serial_info(const void *buf, size_t bytes, int obs_dim, ReplaySerInfo *info, char *err) {
     const unsigned char *p = buf;
     if (bytes < SER_HEADER_BYTES)
         return errf(err, "replay data is %zu bytes, shorter than its %d-byte header", bytes, SER_HEADER_BYTES);
     if (memcmp(p, SER_MAGIC, 8) != 0) return errf(err, "not replay buffer data (bad magic)");
-    uint32_t version = load_u32(p + 8), obs_dim = load_u32(p + 12);
+    uint32_t version = load_u32(p + 8), od = load_u32(p + 12);
     uint64_t size = load_u64(p + 24), total = load_u64(p + 32);
     if (version != SER_VERSION && version != SER_VERSION_PRIO)
         return errf(err, "replay data has format version %u, this build reads versions %d and %d", version,
                     SER_VERSION, SER_VERSION_PRIO);
-    if (obs_dim != (uint32_t)rb->obs_dim)
-        return errf(err, "replay data holds observations of %u floats, the buffer expects %d", obs_dim, rb->obs_dim);
-    size_t O = (size_t)rb->obs_dim, rb_bytes = row_bytes(O);
+    if (od != (uint32_t)obs_dim)
+        return errf(err, "replay data holds observations of %u floats, the buffer expects %d", od, obs_dim);
     /* Version 2 carries a priority block after the rows: 8 bytes of
-     * max_priority and 8 per row (prioreplay.h), which this reader skips. */
-    size_t per_row = rb_bytes + (version == SER_VERSION_PRIO ? 8 : 0);
+     * max_priority and 8 per row (prioreplay.h). */
+    size_t per_row = row_bytes((size_t)obs_dim) + (version == SER_VERSION_PRIO ? 8 : 0);
     size_t extra = SER_HEADER_BYTES + (version == SER_VERSION_PRIO ? 8 : 0);
     if (size > (SIZE_MAX - extra) / per_row || extra + size * per_row != bytes)
         return errf(err, "replay data is %zu bytes, but its version-%u header says %llu transitions of %zu bytes (+%zu)",
@@ -245,23 +244,104 @@ int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *drop
     if (total < size)
         return errf(err, "replay data holds %llu transitions but counts only %llu inserted",
                     (unsigned long long)size, (unsigned long long)total);
+    *info = (ReplaySerInfo){.version = version, .size = size, .total = total};
+    return 0;
+}
+
+/* The five arrays of serialized data of n rows (logical order): where
+ * each starts. */
+typedef struct {
+    const unsigned char *obs, *action, *reward, *next_obs, *discount;
+} SerArrays;
+
+static SerArrays ser_arrays(const void *buf, size_t n, size_t O) {
+    SerArrays a;
+    a.obs = (const unsigned char *)buf + SER_HEADER_BYTES;
+    a.action = a.obs + n * O * sizeof(float);
+    a.reward = a.action + n * sizeof(int32_t);
+    a.next_obs = a.reward + n * sizeof(float);
+    a.discount = a.next_obs + n * O * sizeof(float);
+    return a;
+}
+
+int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err) {
+    ReplaySerInfo info;
+    if (replaybuf_serial_info(buf, bytes, rb->obs_dim, &info, err) != 0) return -1;
+    size_t O = (size_t)rb->obs_dim;
+    uint64_t size = info.size, total = info.total;
 
     /* Keep the newest `keep` of the `size` transitions, compacted into
      * slots 0 .. keep-1 (the invariant of replaybuf.h). */
     size_t n = (size_t)size, keep = n < rb->capacity ? n : rb->capacity, skip = n - keep;
-    const unsigned char *obs = p + SER_HEADER_BYTES;
-    const unsigned char *action = obs + n * O * sizeof(float);
-    const unsigned char *reward = action + n * sizeof(int32_t);
-    const unsigned char *next_obs = reward + n * sizeof(float);
-    const unsigned char *discount = next_obs + n * O * sizeof(float);
-    memcpy(rb->obs, obs + skip * O * sizeof(float), keep * O * sizeof(float));
-    memcpy(rb->action, action + skip * sizeof(int32_t), keep * sizeof(int32_t));
-    memcpy(rb->reward, reward + skip * sizeof(float), keep * sizeof(float));
-    memcpy(rb->next_obs, next_obs + skip * O * sizeof(float), keep * O * sizeof(float));
-    memcpy(rb->discount, discount + skip * sizeof(float), keep * sizeof(float));
+    SerArrays a = ser_arrays(buf, n, O);
+    memcpy(rb->obs, a.obs + skip * O * sizeof(float), keep * O * sizeof(float));
+    memcpy(rb->action, a.action + skip * sizeof(int32_t), keep * sizeof(int32_t));
+    memcpy(rb->reward, a.reward + skip * sizeof(float), keep * sizeof(float));
+    memcpy(rb->next_obs, a.next_obs + skip * O * sizeof(float), keep * O * sizeof(float));
+    memcpy(rb->discount, a.discount + skip * sizeof(float), keep * sizeof(float));
     rb->size = keep;
     rb->head = keep % rb->capacity;
     rb->total = total;
     if (dropped) *dropped = skip;
     return 0;
+}
+
+/* ---- dealing saved shards ------------------------------------------------ */
+
+size_t replaybuf_append_serial(ReplayBuf *rb, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+                               uint64_t count, char *err) {
+    assert(step >= 1);
+    ReplaySerInfo info;
+    if (replaybuf_serial_info(buf, bytes, rb->obs_dim, &info, err) != 0) return (size_t)-1;
+    if (count > 0 && (first >= info.size || (count - 1) > (info.size - 1 - first) / step)) {
+        errf(err, "replay data holds %llu transitions, not rows %llu + %llu x %llu", (unsigned long long)info.size,
+             (unsigned long long)first, (unsigned long long)(count - 1), (unsigned long long)step);
+        return (size_t)-1;
+    }
+    size_t O = (size_t)rb->obs_dim, head = rb->head;
+    SerArrays a = ser_arrays(buf, (size_t)info.size, O);
+    for (uint64_t i = 0; i < count; i++) {
+        /* replaybuf_add, with the row copied straight from buf (unaligned
+         * there, so memcpy only). */
+        size_t k = (size_t)(first + i * step), d = rb->head;
+        memcpy(rb->obs + d * O, a.obs + k * O * sizeof(float), O * sizeof(float));
+        memcpy(rb->next_obs + d * O, a.next_obs + k * O * sizeof(float), O * sizeof(float));
+        memcpy(rb->action + d, a.action + k * sizeof(int32_t), sizeof(int32_t));
+        memcpy(rb->reward + d, a.reward + k * sizeof(float), sizeof(float));
+        memcpy(rb->discount + d, a.discount + k * sizeof(float), sizeof(float));
+        rb->head = d + 1 == rb->capacity ? 0 : d + 1;
+        if (rb->size < rb->capacity) rb->size++;
+        rb->total++;
+    }
+    return head;
+}
+
+uint64_t replaybuf_deal(const uint64_t *sizes, int n_old, int n_new, int s, uint64_t cap, uint64_t *first,
+                        uint64_t *count) {
+    assert(n_old >= 1 && n_new >= 1 && s >= 0 && s < n_new);
+    uint64_t N = (uint64_t)n_new, S = (uint64_t)s, off = 0, dealt = 0;
+    /* Old shard j's row i is row off_j + i of the combined order (off_j: the
+     * rows of shards 0 .. j-1), so it goes to s when i = s - off_j mod N. */
+    for (int j = 0; j < n_old; j++) {
+        uint64_t i0 = (S + N - off % N) % N;
+        first[j] = i0;
+        count[j] = i0 < sizes[j] ? (sizes[j] - 1 - i0) / N + 1 : 0;
+        if (count[j] == 0) first[j] = 0;
+        dealt += count[j];
+        off += sizes[j];
+    }
+    if (dealt <= cap) return 0;
+    /* Keep cap: part j keeps floor(cap C_j / D) - floor(cap C_(j-1) / D),
+     * which sums to cap and never exceeds count[j] (cap < D); its oldest
+     * rows go. */
+    uint64_t before = 0, kept_before = 0;
+    for (int j = 0; j < n_old; j++) {
+        before += count[j];
+        uint64_t kept_upto = (uint64_t)((__uint128_t)cap * before / dealt);
+        uint64_t keep = kept_upto - kept_before;
+        first[j] += (count[j] - keep) * N;
+        count[j] = keep;
+        kept_before = kept_upto;
+    }
+    return dealt - cap;
 }

@@ -126,4 +126,49 @@ void replaybuf_serialize_version(const ReplayBuf *rb, void *buf, uint32_t versio
 
 int replaybuf_restore(ReplayBuf *rb, const void *buf, size_t bytes, size_t *dropped, char *err);
 
+/* ---- dealing saved shards to another number of shards -------------------
+ * A distributed job saves one replay file per shard; a resume with another
+ * shard count deals the saved rows out again (runckpt_read_replay). These
+ * are its MPI-free parts: what a saved section holds, which of its rows go
+ * to which new shard, and inserting them. */
+
+/* What a serialized section holds, from its 40-byte header, checked as
+ * replaybuf_restore checks it (magic, version 1 or 2, obs_dim, the exact
+ * length for its row count, total >= size). */
+typedef struct {
+    uint32_t version;   /* 1, or REPLAYBUF_SER_VERSION_PRIO (a priority block follows the rows) */
+    uint64_t size;      /* transitions stored, oldest first */
+    uint64_t total;     /* transitions its writer ever inserted */
+} ReplaySerInfo;
+
+/* Fill info from buf[0 .. bytes) for a buffer of obs_dim floats per
+ * observation. Returns 0, or -1 with err (replaybuf_restore's messages). */
+int replaybuf_serial_info(const void *buf, size_t bytes, int obs_dim, ReplaySerInfo *info, char *err);
+
+/* Insert rows first, first + step, ..., first + (count - 1) * step of the
+ * serialized data buf[0 .. bytes) (row 0 is its oldest) into rb in that
+ * order, exactly as replaybuf_add would insert them: they get new ids
+ * (rb->total onward, the saved ids are not kept) and, once rb is full,
+ * overwrite its oldest rows. step >= 1. Returns the slot the first of them
+ * went to (rb->head before the call), or (size_t)-1 with err when the data
+ * is not valid for rb (replaybuf_serial_info) or the rows run past its
+ * size; rb is then unchanged. */
+size_t replaybuf_append_serial(ReplayBuf *rb, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+                               uint64_t count, char *err);
+
+/* The deal: n_old saved shards of sizes[0 .. n_old) rows are put end to
+ * end in index order, each oldest first, and row k of that combined order
+ * goes to new shard k mod n_new, so every new shard gets within one row of
+ * an equal share, and a part of every old shard's history. New shard s
+ * (0 <= s < n_new) takes from old shard j the rows first[j],
+ * first[j] + n_new, ..., count[j] of them (count[j] = 0: none, first[j] 0).
+ * When it is dealt more than cap rows in all it keeps exactly cap: the
+ * newest of each old shard's part, the cut shared over the parts in
+ * proportion to their sizes (part j keeps floor(cap C_j / D) -
+ * floor(cap C_(j-1) / D) of its rows, C_j the rows dealt from shards 0 .. j,
+ * D = C_(n_old - 1)). Returns the rows dealt to s and not kept. first,
+ * count: (n_old), caller-owned. */
+uint64_t replaybuf_deal(const uint64_t *sizes, int n_old, int n_new, int s, uint64_t cap, uint64_t *first,
+                        uint64_t *count);
+
 #endif

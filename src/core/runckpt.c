@@ -19,6 +19,14 @@
  * parameter of the caller's slice is written exactly once, so an
  * overlapping or short set can never leave part of it uninitialised.
  *
+ * Replay files (replay-<s>.ckpt, checkpoint.save_replay in a distributed
+ * job) are bound the same two ways: their header carries the run id, seq,
+ * the replay shard count and their index, plus a mark that they hold
+ * replay (RES_KIND) and how many transitions (RES_ROWS); the MANIFEST's
+ * optional "replay_shards" block records each file's size, CRC and
+ * transitions. A manifest without that block (save_replay off, or written
+ * before replay files existed) is the same format 2 and reads as before.
+ *
  * Fallback. runckpt_find_latest trusts `latest` only after verifying the
  * checkpoint it names; otherwise it walks the ckpt-* directories newest
  * first. A commit then prunes any directory numbered above the one it
@@ -29,6 +37,7 @@
 #include "crc32c.h"
 #include "util.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -46,13 +55,18 @@
 #define MANIFEST_MAX_SHARDS 4096          /* far above roles.param_servers' limit */
 #define MANIFEST_MAX_BYTES (1u << 20)
 
-/* Header counters this module defines (CkptMeta.reserved). */
-enum { RES_TARGET_VERSION = 0, RES_RUN_ID = 1, RES_SEQ = 2, RES_N_SHARDS = 3, RES_INDEX = 4 };
+/* Header counters this module defines (CkptMeta.reserved). RES_KIND tells
+ * a parameter shard file (0, as every file before replay files had) from a
+ * replay file (KIND_REPLAY), whose RES_ROWS is its transition count. */
+enum { RES_TARGET_VERSION = 0, RES_RUN_ID = 1, RES_SEQ = 2, RES_N_SHARDS = 3, RES_INDEX = 4, RES_KIND = 5,
+       RES_ROWS = 6 };
+enum { KIND_PARAMS = 0, KIND_REPLAY = 1 };
 
-/* One shard file as the MANIFEST records it. */
+/* One shard or replay file as the MANIFEST records it. */
 typedef struct {
     uint64_t bytes;
     uint32_t crc;
+    uint64_t rows;        /* replay files: transitions held */
 } ShardSum;
 
 static int join(char *out, const char *a, const char *b, char *err) {
@@ -66,6 +80,7 @@ static int mkdir_ok(const char *path, char *err) {
 }
 
 static void shard_name(char *name, size_t cap, int q) { snprintf(name, cap, "ps-%d.ckpt", q); }
+static void replay_name(char *name, size_t cap, int s) { snprintf(name, cap, "replay-%d.ckpt", s); }
 
 /* Remove path: a directory of plain files (a checkpoint) with its files, or
  * anything else (a file, a planted link) by itself. Missing is fine. */
@@ -275,26 +290,40 @@ typedef struct {
     uint64_t next, n_params;
 } Tiling;
 
-/* The header of shard q (open in r) names the manifest m's run, checkpoint
- * and shard count and its own index, and the file has the size the
- * manifest records (want; NULL at commit, before there is a manifest). */
-static int check_binding(const CkptReader *r, int q, const RunCkptManifest *m, const ShardSum *want, char *err) {
+/* The header of shard q (open in r; a replay file when replay) names the
+ * manifest m's run, checkpoint and shard count (m->n_replay for a replay
+ * file) and its own index, is of the kind its name says, and the file has
+ * the size the manifest records (want; NULL at commit, before there is a
+ * manifest). */
+static int check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool replay, const ShardSum *want,
+                         char *err) {
     const uint64_t *res = r->meta.reserved;
     const char *path = r->path;
+    int n = replay ? m->n_replay : m->n_shards;
+    if (res[RES_KIND] != (replay ? KIND_REPLAY : KIND_PARAMS))
+        return errf(err, "%s holds %s, not %s", path, res[RES_KIND] == KIND_REPLAY ? "replay contents" : "parameters",
+                    replay ? "replay contents" : "parameters");
     if (res[RES_RUN_ID] != m->run_id)
         return errf(err, "%s belongs to run %016" PRIx64 ", but the manifest is of run %016" PRIx64, path,
                     res[RES_RUN_ID], m->run_id);
     if (res[RES_SEQ] != m->seq)
         return errf(err, "%s belongs to checkpoint %" PRIu64 ", but the manifest is of checkpoint %" PRIu64, path,
                     res[RES_SEQ], m->seq);
-    if (res[RES_N_SHARDS] != (uint64_t)m->n_shards)
-        return errf(err, "%s was written as one of %" PRIu64 " shards, but the manifest lists %d", path,
-                    res[RES_N_SHARDS], m->n_shards);
+    if (res[RES_N_SHARDS] != (uint64_t)n)
+        return errf(err, "%s was written as one of %" PRIu64 " %sshards, but the manifest lists %d", path,
+                    res[RES_N_SHARDS], replay ? "replay " : "", n);
     if (res[RES_INDEX] != (uint64_t)q)
-        return errf(err, "%s holds shard %" PRIu64 "'s data, not shard %d's", path, res[RES_INDEX], q);
+        return errf(err, "%s holds %sshard %" PRIu64 "'s data, not shard %d's", path, replay ? "replay " : "",
+                    res[RES_INDEX], q);
     if (want && r->file_bytes != want->bytes)
         return errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
                     path, r->file_bytes, want->bytes);
+    if (replay && (r->meta.slice_count != 0 || !ckpt_find(r, CKPT_SEC_REPLAY)))
+        return errf(err, "%s is marked as a replay file but holds %s", path,
+                    r->meta.slice_count ? "parameters" : "no replay section");
+    if (replay && want && res[RES_ROWS] != want->rows)
+        return errf(err, "%s holds %" PRIu64 " transitions, but the manifest records %" PRIu64
+                    " (the file is damaged or replaced)", path, res[RES_ROWS], want->rows);
     return 0;
 }
 
@@ -328,7 +357,7 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
     shard_name(name, sizeof name, q);
     if (join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
-    if (check_binding(r, q, m, want, err)) goto fail;
+    if (check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
         uint32_t crc;
         if (file_crc(r, &crc, err)) goto fail;
@@ -337,9 +366,33 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
                  crc, want->crc);
             goto fail;
         }
-        if (got) *got = (ShardSum){r->file_bytes, crc};
+        if (got) *got = (ShardSum){r->file_bytes, crc, 0};
     }
     if (check_tiling(r, q, t, err)) goto fail;
+    return 0;
+fail:
+    ckpt_close(r);
+    return -1;
+}
+
+/* Open replay file s of the checkpoint in dir (m its manifest) into r and
+ * check its binding and, against want, its size, transitions and CRC
+ * (want NULL: compute them into got instead). On success r is open; on
+ * error r is closed. */
+static int open_replay(const char *dir, int s, const RunCkptManifest *m, const ShardSum *want, ShardSum *got,
+                       CkptReader *r, char *err) {
+    char path[PATH_LEN], name[32];
+    replay_name(name, sizeof name, s);
+    if (join(path, dir, name, err)) return -1;
+    if (ckpt_open(r, path, err) != 0) return -1;
+    uint32_t crc;
+    if (check_binding(r, s, m, true, want, err) || file_crc(r, &crc, err)) goto fail;
+    if (want && crc != want->crc) {
+        errf(err, "%s: file CRC %08x does not match the manifest's %08x (the file is damaged or replaced)", path, crc,
+             want->crc);
+        goto fail;
+    }
+    if (got) *got = (ShardSum){r->file_bytes, crc, r->meta.reserved[RES_ROWS]};
     return 0;
 fail:
     ckpt_close(r);
@@ -416,8 +469,8 @@ static int parse_history(const char *v, RunCkptManifest *m) {
     return 0;
 }
 
-static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
-    size_t cap = 2048 + 64 * (size_t)m->n_shards, n = 0;
+static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums) {
+    size_t cap = 2048 + 64 * (size_t)m->n_shards + 96 * (size_t)m->n_replay, n = 0;
     char *out = xmalloc(cap);
     char eval[128];
     if (m->eval_episodes > 0)
@@ -436,6 +489,12 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
     for (int q = 0; q < m->n_shards; q++)
         n += (size_t)snprintf(out + n, cap - n, "shard %d bytes %" PRIu64 " crc32c %08x\n", q, sums[q].bytes,
                               sums[q].crc);
+    /* Only with replay files, so a checkpoint without them reads in every
+     * build that reads format 2. */
+    if (m->n_replay > 0) n += (size_t)snprintf(out + n, cap - n, "replay_shards %d\n", m->n_replay);
+    for (int s = 0; s < m->n_replay; s++)
+        n += (size_t)snprintf(out + n, cap - n, "replay %d bytes %" PRIu64 " crc32c %08x transitions %" PRIu64 "\n", s,
+                              rsums[s].bytes, rsums[s].crc, rsums[s].rows);
     uint32_t crc = crc32c(out, n);
     snprintf(out + n, cap - n, "crc32c %08x\n", crc);
     return out;
@@ -446,6 +505,9 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums) {
 static int write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->n_shards < 1 || m->n_shards > MANIFEST_MAX_SHARDS)
         return errf(err, "cannot commit checkpoint %s: %d shards (1 .. %d)", dir, m->n_shards, MANIFEST_MAX_SHARDS);
+    if (m->n_replay < 0 || m->n_replay > MANIFEST_MAX_SHARDS)
+        return errf(err, "cannot commit checkpoint %s: %d replay files (0 .. %d)", dir, m->n_replay,
+                    MANIFEST_MAX_SHARDS);
     if (!kind_known(kind_of(m)))
         return errf(err, "cannot commit checkpoint %s: kind \"%s\" (periodic, final or best)", dir, m->kind);
     if (!memchr(m->mode, '\0', sizeof m->mode) || !is_word(m->mode))
@@ -462,14 +524,22 @@ static int write_manifest(const char *dir, const RunCkptManifest *m, char *err) 
         if (rc == 0) ckpt_close(&r);
     }
     if (rc == 0) rc = tiling_done(dir, &t, err);
+    ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
+    for (int s = 0; s < m->n_replay && rc == 0; s++) {
+        CkptReader r;
+        rc = open_replay(dir, s, m, NULL, &rsums[s], &r, err);
+        if (rc == 0) ckpt_close(&r);
+    }
     if (rc != 0) {
         free(sums);
+        free(rsums);
         return err_prefix(err, "cannot commit checkpoint %s", dir);
     }
-    char *text = manifest_text(m, sums);
+    char *text = manifest_text(m, sums, rsums);
     rc = write_atomic(dir, "MANIFEST", text, err);
     free(text);
     free(sums);
+    free(rsums);
     return rc;
 }
 
@@ -539,10 +609,12 @@ static int field_word(Lines *L, const char *key, char *out, size_t cap, char *er
 }
 
 /* Read dir/MANIFEST into m and, if sums is not NULL, the shard sums
- * (*sums: n_shards entries, caller frees). */
-static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, char *err) {
+ * (*sums: n_shards entries, caller frees), if rsums is not NULL, the replay
+ * files' (*rsums: n_replay entries, at least one allocated; caller frees). */
+static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, char *err) {
     memset(m, 0, sizeof *m);
     if (sums) *sums = NULL;
+    if (rsums) *rsums = NULL;
     char path[PATH_LEN];
     if (join(path, dir, "MANIFEST", err)) return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -564,7 +636,7 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, c
     close(fd);
     text[done] = '\0';
     int rc = -1;
-    ShardSum *s = NULL;
+    ShardSum *s = NULL, *rs = NULL;
     /* The first line says which format this is, before anything else is
      * believed: format 1 had no run id and no shard checksums. */
     unsigned version = 0;
@@ -642,10 +714,31 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, c
             errf(err, "%s: line %d: expected \"shard %d bytes N crc32c X\", found \"shard %.60s\"", path, L.line, q, v);
             goto out;
         }
-        s[q] = (ShardSum){bytes, c};
+        s[q] = (ShardSum){bytes, c, 0};
+    }
+    /* Optional: the replay files (absent in a checkpoint without replay). */
+    if (strncmp(L.p, "replay_shards ", 14) == 0 &&
+        field_int(&L, "replay_shards", 1, MANIFEST_MAX_SHARDS, &m->n_replay, err))
+        goto out;
+    rs = xcalloc((size_t)m->n_replay + 1, sizeof *rs);
+    for (int q = 0; q < m->n_replay; q++) {
+        char *v;
+        int idx = -1, used = 0;
+        unsigned long long bytes = 0, rows = 0;
+        unsigned c = 0;
+        if (field(&L, "replay", &v, err)) goto out;
+        if (sscanf(v, "%d bytes %llu crc32c %8x transitions %llu%n", &idx, &bytes, &c, &rows, &used) != 4 ||
+            v[used] != '\0' || idx != q) {
+            errf(err, "%s: line %d: expected \"replay %d bytes N crc32c X transitions T\", found \"replay %.60s\"", path,
+                 L.line, q, v);
+            goto out;
+        }
+        rs[q] = (ShardSum){bytes, c, rows};
+        m->replay_transitions += rows;
     }
     if (*L.p != '\0') {
-        errf(err, "%s: line %d: unexpected \"%.40s\" after the shard list", path, L.line + 1, L.p);
+        errf(err, "%s: line %d: unexpected \"%.40s\" after the %s list", path, L.line + 1, L.p,
+             m->n_replay ? "replay file" : "shard");
         goto out;
     }
     snprintf(m->dir, sizeof m->dir, "%s", dir);
@@ -654,10 +747,14 @@ out:
     free(text);
     if (rc == 0 && sums) *sums = s;
     else free(s);
+    if (rc == 0 && rsums) *rsums = rs;
+    else free(rs);
     return rc;
 }
 
-int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) { return read_manifest(dir, m, NULL, err); }
+int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
+    return read_manifest(dir, m, NULL, NULL, err);
+}
 
 /* Every shard of the checkpoint whose manifest m and sums were read. */
 static int verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
@@ -670,11 +767,24 @@ static int verify_shards(const char *dir, const RunCkptManifest *m, const ShardS
     return tiling_done(dir, &t, err);
 }
 
+/* Every replay file of the checkpoint whose manifest m and replay sums
+ * were read. */
+static int verify_replays(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
+    for (int s = 0; s < m->n_replay; s++) {
+        CkptReader r;
+        if (open_replay(dir, s, m, &rsums[s], NULL, &r, err)) return -1;
+        ckpt_close(&r);
+    }
+    return 0;
+}
+
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err) {
-    ShardSum *sums;
-    if (read_manifest(dir, m, &sums, err)) return -1;
+    ShardSum *sums, *rsums;
+    if (read_manifest(dir, m, &sums, &rsums, err)) return -1;
     int rc = verify_shards(dir, m, sums, err);
+    if (rc == 0) rc = verify_replays(dir, m, rsums, err);
     free(sums);
+    free(rsums);
     return rc;
 }
 
@@ -858,6 +968,7 @@ int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManif
         return errf(err, "cannot commit %s as the best checkpoint: not a directory from runckpt_begin_best", dir);
     RunCkptManifest b = *m;
     snprintf(b.kind, sizeof b.kind, "best");
+    b.n_replay = 0; /* best holds parameters only: its replay files are never linked in */
     if (write_manifest(dir, &b, err)) return -1;
     struct stat st;
     if (lstat(best, &st) == 0) {
@@ -912,7 +1023,7 @@ int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err) {
     RunCkptManifest man;
     ShardSum *sums;
-    if (read_manifest(dir, &man, &sums, err)) return -1;
+    if (read_manifest(dir, &man, &sums, NULL, err)) return -1;
     /* Pass 1: the whole set is bound, intact and tiles the parameters. */
     if (verify_shards(dir, &man, sums, err)) {
         free(sums);
@@ -1035,4 +1146,146 @@ int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptMa
         if (link(from, to) != 0) return errf(err, "cannot link %s to %s: %s", from, to, strerror(errno));
     }
     return runckpt_commit_best(run_dir, dir, m, err);
+}
+
+/* ---- replay files ------------------------------------------------------------ */
+
+int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err) {
+    char path[PATH_LEN], name[32];
+    replay_name(name, sizeof name, rp->index);
+    if (join(path, dir, name, err)) return -1;
+    if (rp->n_shards < 1 || rp->index < 0 || rp->index >= rp->n_shards)
+        return errf(err, "cannot write checkpoint %s: replay shard %d outside the %d replay shards", path, rp->index,
+                    rp->n_shards);
+    assert((rp->replay != NULL) != (rp->prio_replay != NULL));
+    const ReplayBuf *rb = rp->prio_replay ? &rp->prio_replay->buf : rp->replay;
+    CkptMeta m;
+    fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
+    m.reserved[RES_RUN_ID] = rp->run_id;
+    m.reserved[RES_SEQ] = rp->seq;
+    m.reserved[RES_N_SHARDS] = (uint64_t)rp->n_shards;
+    m.reserved[RES_INDEX] = (uint64_t)rp->index;
+    m.reserved[RES_KIND] = KIND_REPLAY;
+    m.reserved[RES_ROWS] = replaybuf_size(rb);
+    size_t bytes = rp->prio_replay ? prioreplay_serial_bytes(rp->prio_replay) : replaybuf_serial_bytes(rb);
+    /* Plain malloc: a buffer this large may not be there, and that should
+     * cost this checkpoint, not the run. */
+    uint8_t *rep = malloc(bytes);
+    if (!rep)
+        return errf(err, "cannot write checkpoint %s: no memory for the %zu bytes of its replay section", path, bytes);
+    if (rp->prio_replay) prioreplay_serialize(rp->prio_replay, rep);
+    else replaybuf_serialize(rb, rep);
+    float none = 0.0f; /* the params section of an empty slice: 0 bytes */
+    CkptSection sec[2] = {{CKPT_SEC_PARAMS, &none, 0}, {CKPT_SEC_REPLAY, rep, bytes}};
+    int rc = ckpt_write(path, &m, sec, 2, err);
+    free(rep);
+    return rc;
+}
+
+/* Read the replay section of the open replay file r into a new allocation
+ * (*data, *bytes; caller frees), its data checked by the section CRC and
+ * its transition count against the header's. */
+static int read_replay_section(CkptReader *r, uint8_t **data, size_t *bytes, char *err) {
+    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    *data = NULL;
+    if (!e) return errf(err, "%s has no replay section", r->path);
+    if (e->bytes > SIZE_MAX) return errf(err, "%s: replay section too large for this machine", r->path);
+    *bytes = (size_t)e->bytes;
+    *data = malloc(*bytes ? *bytes : 1);
+    if (!*data) return errf(err, "%s: no memory for its %zu-byte replay section", r->path, *bytes);
+    if (ckpt_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
+        free(*data);
+        *data = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int index, int n_shards,
+                        ReplayBuf *replay, PrioReplay *prio_replay, RunCkptReplayInfo *info, char *err) {
+    assert((replay != NULL) != (prio_replay != NULL) && index >= 0 && index < n_shards);
+    ReplayBuf *rb = prio_replay ? &prio_replay->buf : replay;
+    assert(replaybuf_size(rb) == 0 && replaybuf_total(rb) == 0 && "restoring into a buffer in use");
+    memset(info, 0, sizeof *info);
+    RunCkptManifest man;
+    ShardSum *rsums;
+    if (read_manifest(dir, &man, NULL, &rsums, err)) return -1;
+    int rc = -1;
+    uint64_t *sizes = NULL, *first = NULL, *count = NULL;
+    uint8_t *data = NULL;
+    CkptReader r = {0};
+    info->files = man.n_replay;
+    if (man.n_replay == 0) {
+        rc = 0;
+        goto out;
+    }
+    /* Only the files this shard reads are checked (binding, size,
+     * transitions, CRC, as each is opened): rank 0 verified the whole
+     * checkpoint when it chose it, and S shards each reading every file
+     * again would read the whole replay S times. The deal needs every
+     * file's size; the manifest's (CRC-protected) are checked against each
+     * file that is read. */
+    CkptMeta want;
+    fill_net(cfg, net, &want);
+    int n_old = man.n_replay;
+    sizes = xcalloc((size_t)n_old, sizeof *sizes);
+    first = xcalloc((size_t)n_old, sizeof *first);
+    count = xcalloc((size_t)n_old, sizeof *count);
+    for (int j = 0; j < n_old; j++) sizes[j] = rsums[j].rows;
+    if (n_old == n_shards) {
+        info->exact = true;
+        first[index] = 0;
+        count[index] = sizes[index];
+    } else {
+        info->dropped = replaybuf_deal(sizes, n_old, n_shards, index, replaybuf_capacity(rb), first, count);
+    }
+    for (int j = 0; j < n_old; j++) {
+        /* Exact: our own file. Dealt: every file we take rows from, and with
+         * prioritized replay every file (its max_priority is the job's as
+         * much as any other's). */
+        bool needed = info->exact ? j == index : count[j] > 0 || prio_replay;
+        if (!needed) continue;
+        size_t bytes = 0;
+        if (open_replay(dir, j, &man, &rsums[j], NULL, &r, err)) goto out;
+        if (ckpt_check_compatible(&r.meta, &want, err) != 0) {
+            err_prefix(err, "%s", r.path);
+            goto out;
+        }
+        if (read_replay_section(&r, &data, &bytes, err)) goto out;
+        ReplaySerInfo si;
+        if (replaybuf_serial_info(data, bytes, rb->obs_dim, &si, err) != 0) goto bad;
+        if (si.size != sizes[j]) {
+            errf(err, "its replay section holds %llu transitions, its header %llu", (unsigned long long)si.size,
+                 (unsigned long long)sizes[j]);
+            goto bad;
+        }
+        if (info->exact) {
+            size_t dropped = 0;
+            int rr = prio_replay ? prioreplay_restore(prio_replay, data, bytes, &dropped, err)
+                                 : replaybuf_restore(replay, data, bytes, &dropped, err);
+            if (rr != 0) goto bad;
+            info->dropped = dropped;
+        } else if (prio_replay) {
+            if (prioreplay_append_serial(prio_replay, data, bytes, first[j], (uint64_t)n_shards, count[j], err)) goto bad;
+        } else if (replaybuf_append_serial(replay, data, bytes, first[j], (uint64_t)n_shards, count[j], err) ==
+                   (size_t)-1) {
+            goto bad;
+        }
+        free(data);
+        data = NULL;
+        ckpt_close(&r);
+    }
+    info->restored = replaybuf_size(rb);
+    rc = 0;
+    goto out;
+bad:
+    err_prefix(err, "%s", r.path);
+out:
+    ckpt_close(&r);
+    free(data);
+    free(sizes);
+    free(first);
+    free(count);
+    free(rsums);
+    return rc;
 }

@@ -2,6 +2,8 @@
  * file format (ckptfile.h, docs/CHECKPOINT.md).
  *
  *   <run>/checkpoints/ckpt-<seq>/ps-<p>.ckpt   one file per parameter shard
+ *   <run>/checkpoints/ckpt-<seq>/replay-<s>.ckpt  one per replay shard, with
+ *                                              checkpoint.save_replay (distributed)
  *   <run>/checkpoints/ckpt-<seq>/MANIFEST      written last, atomically
  *   <run>/checkpoints/latest                   name of the newest complete one
  *
@@ -19,6 +21,10 @@
  * contents. Shard files record their slice, so a job may resume with a
  * different number of parameter servers: each new shard reads the parts of
  * every old shard file that overlap its slice (runckpt_read_slice).
+ * Replay files are bound like shard files (run id, sequence number, replay
+ * shard count, index, size and CRC in the MANIFEST); a resume with the
+ * same replay shard count restores each as it was, with another count the
+ * saved rows are dealt out again (runckpt_read_replay).
  */
 #ifndef GORILA_RUNCKPT_H
 #define GORILA_RUNCKPT_H
@@ -77,8 +83,29 @@ typedef struct {
      * last), so that a resume keeps its history; has_history 0: none kept */
     int has_history;
     EvalTrack history;
+    /* replay files replay-0 .. replay-(n_replay - 1) (distributed jobs with
+     * checkpoint.save_replay); 0: the checkpoint holds no replay */
+    int n_replay;
+    uint64_t replay_transitions;  /* filled on read: transitions in them, summed */
     char dir[PATH_LEN];   /* the checkpoint's directory (filled on read) */
 } RunCkptManifest;
+
+/* One replay shard's contents, to write as replay-<index>.ckpt. */
+typedef struct {
+    int index;                     /* the replay shard s */
+    int n_shards;                  /* replay shards in the job (and in the checkpoint) */
+    const ReplayBuf *replay;       /* uniform replay, or */
+    const PrioReplay *prio_replay; /* prioritized: with priorities and max_priority */
+    uint64_t run_id, seq;          /* binding, as RunCkptShard's */
+} RunCkptReplay;
+
+/* What runckpt_read_replay restored. */
+typedef struct {
+    int files;           /* replay files in the checkpoint; 0: none, nothing restored */
+    bool exact;          /* same shard count: this shard's own file restored as saved */
+    uint64_t restored;   /* transitions in the buffer now */
+    uint64_t dropped;    /* saved transitions meant for it that did not fit its capacity (the oldest) */
+} RunCkptReplayInfo;
 
 /* Create <run>/checkpoints/ckpt-<seq> and put its path in dir (PATH_LEN).
  * A directory of that name left by an abandoned line of checkpoints (a
@@ -94,10 +121,41 @@ int runckpt_begin(const char *run_dir, uint64_t seq, char *dir, char *err);
  * err. */
 int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err);
 
+/* Write dir/replay-<index>.ckpt: the checkpoint file format with an empty
+ * parameter slice (params section of 0 floats, slice [0, 0)) and a replay
+ * section (replaybuf_serialize, or prioreplay_serialize with priorities),
+ * its header bound like a shard's (run id, seq, shard count, index) and
+ * marked as a replay file with its transition count. Serializes the buffer
+ * into one temporary allocation of its serial size (an allocation failure
+ * fails the write, not the job). Atomic; 0 or -1 with err. */
+int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err);
+
+/* Restore replay shard `index` of a job with n_shards replay shards from
+ * the checkpoint in dir into an empty (just initialised) buffer: replay,
+ * or prio_replay for prioritized replay. Every replay file it reads is
+ * verified as it is opened (binding, size, transitions, CRC-32C, as
+ * runckpt_verify does; the files it does not need are left to the
+ * caller's runckpt_latest / runckpt_verify).
+ *  - no replay files: nothing changes (info->files = 0);
+ *  - as many files as n_shards: replay-<index>.ckpt is restored as saved
+ *    (replaybuf_restore / prioreplay_restore: rows, ids, priorities,
+ *    max_priority; into a smaller capacity the newest are kept);
+ *  - another count: the saved rows are dealt out again (replaybuf_deal:
+ *    old row k of the files put end to end goes to shard k mod n_shards),
+ *    each keeping its priority, with new ids; more than the capacity keeps
+ *    the newest of each file's part. Reads one file at a time.
+ * A prioritized buffer takes uniform files with max_priority; a uniform
+ * one ignores saved priorities. 0, or -1 with err naming the file (the
+ * buffer may then hold part of the rows: the caller gives up). */
+int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int index, int n_shards,
+                        ReplayBuf *replay, PrioReplay *prio_replay, RunCkptReplayInfo *info, char *err);
+
 /* Bind and publish the checkpoint in dir: check that its shard files
  * ps-0 .. ps-(m->n_shards - 1) carry m->run_id and m->seq, know they are
  * one of m->n_shards and tile the parameters; write dir/MANIFEST with m
- * and every shard file's size and CRC-32C; point <run>/checkpoints/latest
+ * and every shard file's size and CRC-32C (and, when m->n_replay > 0, the
+ * same for replay-0 .. replay-(n_replay - 1), each bound to this run, seq,
+ * replay count and index); point <run>/checkpoints/latest
  * at dir; delete all but the newest `keep` checkpoint directories up to
  * m->seq (and any numbered above it: an abandoned line). m->kind "" means
  * "periodic"; eval_episodes 0 means no evaluation (eval_mean is then not
@@ -106,7 +164,8 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
 
 /* Make the complete checkpoint ckpt_dir the best one too: its shard files
  * are hard-linked into a staging directory and committed with m (whose
- * seq and shard count must be ckpt_dir's). 0 or -1 with err. */
+ * seq and shard count must be ckpt_dir's); replay files are not (best
+ * holds parameters only). 0 or -1 with err. */
 int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptManifest *m, char *err);
 
 /* Find the newest intact checkpoint of run_dir and read its manifest.
@@ -131,8 +190,10 @@ int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err);
  * hand: every shard file listed is there, has the size and CRC-32C the
  * manifest records, carries the manifest's run id, sequence number and
  * shard count and its own index in its header, and the slices tile
- * [0, n_params) in index order with no overlap and no gap. 0 with m
- * filled, or -1 with err naming the file and what is wrong. */
+ * [0, n_params) in index order with no overlap and no gap; every replay
+ * file listed likewise (size, CRC, run id, seq, replay count, index,
+ * transitions). 0 with m filled, or -1 with err naming the file and what
+ * is wrong. */
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err);
 
 /* Fill sh->params, sh->target and (if sh->opt) the optimizer state for the

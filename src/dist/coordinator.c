@@ -17,16 +17,20 @@
  *    what it saved. The next evaluation waits until the copy is saved;
  *  - triggers checkpoints (every checkpoint.every_seconds or every_updates,
  *    and on SIGUSR1): CKPT_REQ to every parameter source, which write their
- *    shard files; when all answered, the MANIFEST is written and `latest`
- *    moved (runckpt.h);
+ *    shard files, and with checkpoint.save_replay to every replay shard,
+ *    which writes its contents at once (replay.c); when all answered, the
+ *    MANIFEST is written (listing the replay files too) and `latest` moved
+ *    (runckpt.h). The best checkpoint holds parameters only;
  *  - decides when to stop: solved (run.stop_when_solved), every actor used
  *    its env-step share, the update budget, run.max_seconds, or SIGINT /
  *    SIGTERM, in that order; and shuts the job down in this order:
  *
- *      1. CKPT_REQ(MSG_FINAL) to the parameter sources, then STOP to the
- *         actors and learners; wait for their STOPPED. (A PS writes the final
- *         shard only after every learner's last-gradient marker; learner 0
- *         in allreduce mode writes it when the learners leave the ring.)
+ *      1. CKPT_REQ(MSG_FINAL) to the parameter sources (and the replay
+ *         shards, which write what they hold when it arrives), then STOP to
+ *         the actors and learners; wait for their STOPPED. (A PS writes the
+ *         final shard only after every learner's last-gradient marker;
+ *         learner 0 in allreduce mode writes it when the learners leave the
+ *         ring.)
  *         (Before that, an evaluation in flight finishes, and a best
  *         snapshot still to save is saved.)
  *      2. wait for every CKPT_DONE, write the MANIFEST; evaluate the final
@@ -104,6 +108,9 @@ typedef struct {
     uint64_t ckpt_snapshot;   /* evaluation id written by the one in progress; 0: live state */
     uint64_t ckpt_seq;
     int ckpt_done, ckpt_failed;
+    int ckpt_expect;          /* CKPT_DONE to wait for: every source, + every replay shard when ckpt_replay */
+    bool ckpt_replay;         /* checkpoint.save_replay, and not the best one: replay files too */
+    uint64_t ckpt_replay_rows; /* transitions the replay shards wrote */
     char ckpt_dir[PATH_LEN], ckpt_err[ERR_LEN];
     uint64_t ckpt_env_steps, ckpt_episodes, ckpt_version;
     bool final_shards_written, final_ckpt_ok, final_evaluated;
@@ -226,6 +233,16 @@ static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     h.count = len;
     for (int p = 0; p < c->rb.n_sources; p++)
         comm_send_ctl(&c->rb.comm, c->rb.source_rank[p], TAG_CKPT_REQ, h, c->ckpt_dir, len);
+    /* The replay shards write at once (the live contents: a snapshot is of
+     * parameters only), after the sources were asked. */
+    int S = c->lay->count[ROLE_REPLAY];
+    c->ckpt_replay = kind != CK_BEST && c->rb.cfg->checkpoint.save_replay;
+    c->ckpt_expect = c->rb.n_sources + (c->ckpt_replay ? S : 0);
+    c->ckpt_replay_rows = 0;
+    h.flags &= ~(uint32_t)MSG_SNAPSHOT;
+    h.aux2 = 0;
+    for (int s = 0; c->ckpt_replay && s < S; s++)
+        comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_REPLAY, s), TAG_CKPT_REQ, h, c->ckpt_dir, len);
 }
 
 static void fill_eval(RunCkptManifest *man, const Coord *c) {
@@ -260,6 +277,14 @@ static void commit_best(Coord *c) {
 
 static void on_ckpt_done(Coord *c, const Msg *m) {
     if (!c->ckpt_busy || m->h.version != c->ckpt_seq) DIE(c->rb.ctx, "unexpected CKPT_DONE from rank %d", m->source);
+    Role role;
+    int idx;
+    layout_role_of(c->lay, m->source, &role, &idx);
+    bool replay = role == ROLE_REPLAY;
+    if (replay ? !c->ckpt_replay : role_source_index(&c->rb, m->source) < 0)
+        DIE(c->rb.ctx, "CKPT_DONE from rank %d (%s %d), which was not asked for a checkpoint", m->source,
+            role_name(role), idx);
+    if (replay) c->ckpt_replay_rows += m->h.aux;
     if (m->h.flags & MSG_FAILED) {
         c->ckpt_failed++;
         size_t n = m->bytes < ERR_LEN - 1 ? m->bytes : ERR_LEN - 1;
@@ -267,7 +292,7 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
         c->ckpt_err[n] = '\0';
     }
     if (m->source == c->rb.source_rank[0]) c->ckpt_version = m->h.aux;
-    if (++c->ckpt_done < c->rb.n_sources) return;
+    if (++c->ckpt_done < c->ckpt_expect) return;
     c->ckpt_busy = false;
     if (c->ckpt_kind == CK_BEST) c->best_pending = false;
     if (c->ckpt_failed) {
@@ -300,6 +325,7 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
         .run_id = c->log.run_id,
         .params_version = c->ckpt_version,
         .eval_mean = NAN,
+        .n_replay = c->ckpt_replay ? c->lay->count[ROLE_REPLAY] : 0,
     };
     snprintf(man.kind, sizeof man.kind, "%s", final ? "final" : "periodic");
     snprintf(man.mode, sizeof man.mode, "%s", config_sync_name(c->rb.cfg->sync.mode));
@@ -320,8 +346,12 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
         const char *base = strrchr(c->ckpt_dir, '/');
         snprintf(c->final_name, sizeof c->final_name, "checkpoints/%s", base ? base + 1 : c->ckpt_dir);
     }
-    log_info(c->rb.ctx, "checkpoint %s: %llu env steps, %llu updates%s", c->ckpt_dir,
-             (unsigned long long)man.env_steps, (unsigned long long)man.updates,
+    char replay[96] = "";
+    if (c->ckpt_replay)
+        snprintf(replay, sizeof replay, ", %llu replay transitions in %d file%s",
+                 (unsigned long long)c->ckpt_replay_rows, man.n_replay, man.n_replay == 1 ? "" : "s");
+    log_info(c->rb.ctx, "checkpoint %s: %llu env steps, %llu updates%s%s", c->ckpt_dir,
+             (unsigned long long)man.env_steps, (unsigned long long)man.updates, replay,
              c->ckpt_snapshot ? " (the evaluated parameters)" : "");
 }
 
@@ -635,9 +665,10 @@ static void check_stop_deadline(Coord *c) {
         bool sent_stop = workers ? c->phase >= PH_STOP_WORKERS : c->phase >= PH_STOP_SERVERS;
         bool source = false;
         for (int p = 0; p < c->rb.n_sources; p++) source |= c->rb.source_rank[p] == r;
+        bool writes = source || (role == ROLE_REPLAY && c->ckpt_replay); /* asked for a checkpoint file */
         const char *what = NULL;
         if (sent_stop && !c->stopped[r]) what = "STOPPED";
-        else if (c->ckpt_busy && source && c->answer[r].ckpt_done != c->ckpt_seq) what = "CKPT_DONE";
+        else if (c->ckpt_busy && writes && c->answer[r].ckpt_done != c->ckpt_seq) what = "CKPT_DONE";
         else if (c->eval_pulling && source) what = "PARAMS (evaluation)"; /* this or another source */
         if (!what) continue;
         n++;

@@ -34,6 +34,8 @@ static void load_start(const JobArgs *args, JobStart *s, char *err) {
     s->wall_seconds = m.wall_seconds;
     s->has_history = m.has_history;
     s->history = m.history;
+    s->replay_files = m.n_replay;
+    s->replay_transitions = m.replay_transitions;
     if (snprintf(s->ckpt_dir, sizeof s->ckpt_dir, "%s", m.dir) >= (int)sizeof s->ckpt_dir ||
         snprintf(s->run_dir, sizeof s->run_dir, "%s", args->resume_dir) >= (int)sizeof s->run_dir) {
         s->ok = 0;
@@ -126,7 +128,13 @@ int job_run(Ctx *ctx, JobArgs *args) {
         printf("job: %d ranks in fixed order: coordinator, actors, replay shards, learners, parameter servers\n",
                lay->size);
         layout_print(lay, stdout);
-        if (args->start.resumed)
+        if (args->start.resumed && args->start.replay_files > 0)
+            printf("resuming from %s: %llu env steps, %llu updates, %llu replay transitions in %d file%s%s\n",
+                   args->start.ckpt_dir, (unsigned long long)args->start.env_steps,
+                   (unsigned long long)args->start.updates, (unsigned long long)args->start.replay_transitions,
+                   (int)args->start.replay_files, args->start.replay_files == 1 ? "" : "s",
+                   args->cfg->checkpoint.save_replay ? "" : " (not restored: checkpoint.save_replay is off)");
+        else if (args->start.resumed)
             printf("resuming from %s: %llu env steps, %llu updates\n", args->start.ckpt_dir,
                    (unsigned long long)args->start.env_steps, (unsigned long long)args->start.updates);
         fflush(stdout);

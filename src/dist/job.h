@@ -23,6 +23,8 @@ typedef struct {
     char run_dir[PATH_LEN];   /* run directory (the coordinator's) */
     int32_t has_history;
     EvalTrack history;        /* the evaluations before this start (runckpt.h) */
+    int32_t replay_files;     /* replay files in the checkpoint (0: none; each replay shard reads them) */
+    uint64_t replay_transitions; /* transitions in them */
 } JobStart;
 
 /* Everything a role needs from the command line and the start-up. */

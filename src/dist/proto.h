@@ -15,7 +15,7 @@
  *   learner ---GRAD--------> ps p             ---PARAMS----------> learner
  *   actor/coord --PARAM_REQ-> ps p            ---PARAMS----------> requester
  *   every rank --METRICS/EPISODES--> coordinator
- *   coordinator --CKPT_REQ--> ps p            ---CKPT_DONE-------> coordinator
+ *   coordinator --CKPT_REQ--> ps p, replay s  ---CKPT_DONE-------> coordinator
  *   coordinator --STOP--> all; all --TRACE, STOPPED--> coordinator; coordinator --EXIT--> all
  *
  * In allreduce mode there are no PS ranks: learners sum gradients with
@@ -58,12 +58,14 @@ enum {
                             payload: params[count] f32 (+ target[count] f32) */
     TAG_METRICS,         /* any -> coordinator: payload: RoleMetrics */
     TAG_EPISODES,        /* actor -> coordinator: count = n. payload: EpisodeRec[n] */
-    TAG_CKPT_REQ,        /* coordinator -> ps: version = checkpoint id; count = path bytes;
-                            aux = run id; flags MSG_FINAL, MSG_SNAPSHOT (aux2 = the
-                            evaluation id whose snapshot to write).
+    TAG_CKPT_REQ,        /* coordinator -> ps (every parameter source) and, with
+                            checkpoint.save_replay, replay shards: version = checkpoint id;
+                            count = path bytes; aux = run id; flags MSG_FINAL, MSG_SNAPSHOT
+                            (sources only; aux2 = the evaluation id whose snapshot to write).
                             payload: directory path (no NUL) */
-    TAG_CKPT_DONE,       /* ps -> coordinator: version = checkpoint id; aux = params version
-                            saved; flags MSG_FAILED; count = message bytes. payload: error text */
+    TAG_CKPT_DONE,       /* ps / replay -> coordinator: version = checkpoint id; aux = params
+                            version saved (ps), transitions saved (replay); flags MSG_FAILED;
+                            count = message bytes. payload: error text */
     TAG_STOP,            /* coordinator -> all: aux = StopReason (runctl.h); no payload */
     TAG_STOPPED,         /* all -> coordinator: payload: RoleMetrics (final). Learners also
                             send it to every PS after their last GRAD: since MPI keeps the

@@ -21,11 +21,24 @@
  * blocked chunks and requests wait in small queues (at most 2 chunks per
  * actor, 1 request per learner) and are retried after every message. A
  * held chunk is not acked, which is what stops a fast actor (actor.c).
+ *
+ * Checkpoints (checkpoint.save_replay): the coordinator's CKPT_REQ, periodic
+ * or final, is answered at once: the shard writes what it holds when the
+ * request arrives as replay-<s>.ckpt (runckpt_write_replay: rows in logical
+ * order, with priorities, max_priority and the id count when prioritized)
+ * and sends CKPT_DONE with the number of transitions. A final request goes
+ * out just before the actors' STOP, so the few chunks still in flight then
+ * (at most two per actor) are not in the final checkpoint. On resume the
+ * shard restores its file, or its deal of every shard's file when the shard
+ * count changed (runckpt_read_replay), before it takes any message, and
+ * counts the restored rows towards its min_size (pacing_limiter_restored).
  */
 #include "agentcfg.h"
+#include "exitcode.h"
 #include "pacing.h"
 #include "prioreplay.h"
 #include "role.h"
+#include "runckpt.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -203,6 +216,59 @@ static void on_priority(Replay *r, const Msg *m) {
     r->rb.m.stale_priority_updates = r->pr.stale;
 }
 
+/* CKPT_REQ from the coordinator: this shard's contents as they are now
+ * into replay-<s>.ckpt of the directory the request names (a chunk the
+ * limiter holds is not inserted yet, so not in it), then CKPT_DONE with the
+ * transitions written, or MSG_FAILED and the reason (the run goes on; a
+ * final checkpoint that fails ends it with GORILA_EXIT_CKPT_WRITE). */
+static void on_ckpt_req(Replay *r, const Msg *m) {
+    if (m->source != 0) DIE(r->rb.ctx, "CKPT_REQ from rank %d, not the coordinator", m->source);
+    char dir[PROTO_MAX_TEXT + 1], err[ERR_LEN] = "";
+    /* comm_poll bounds the path by PROTO_MAX_TEXT (proto_payload_bytes). */
+    memcpy(dir, m->payload, m->bytes);
+    dir[m->bytes] = '\0';
+    RunCkptReplay rp = {.index = r->rb.ctx->index, .n_shards = r->rb.lay->count[ROLE_REPLAY],
+                        .replay = r->prio ? NULL : &r->pr.buf, .prio_replay = r->prio ? &r->pr : NULL,
+                        .run_id = m->h.aux, .seq = m->h.version};
+    double t0 = now_seconds();
+    int rc = runckpt_write_replay(r->rb.cfg, &r->rb.net, dir, &rp, err);
+    trace_span(&r->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)m->h.version);
+    role_ckpt_done(&r->rb, m->h.version, replaybuf_size(&r->pr.buf), rc, err);
+}
+
+/* Resume: fill the empty buffer from the checkpoint the job resumes from,
+ * when it holds replay files and checkpoint.save_replay is on (as in the
+ * local trainer, the option says whether replay is saved and restored). A
+ * checkpoint without replay files leaves the shard empty, as before. */
+static void restore(Replay *r, const JobArgs *args) {
+    const Ctx *ctx = r->rb.ctx;
+    int S = args->lay->count[ROLE_REPLAY];
+    char err[ERR_LEN];
+    RunCkptReplayInfo info;
+    if (runckpt_read_replay(args->cfg, &r->rb.net, args->start.ckpt_dir, ctx->index, S, r->prio ? NULL : &r->pr.buf,
+                            r->prio ? &r->pr : NULL, &info, err) != 0)
+        DIE_CODE(ctx, GORILA_EXIT_CKPT_READ, "cannot restore the replay shard: %s", err);
+    if (info.files == 0) {
+        log_info(ctx, "the checkpoint holds no replay (saved without checkpoint.save_replay): starting empty");
+        return;
+    }
+    pacing_limiter_restored(&r->lim, info.restored);
+    r->rb.m.replay_size = replaybuf_size(&r->pr.buf);
+    if (info.exact)
+        log_info(ctx, "restored %llu transitions from replay-%d.ckpt (next id %llu%s)",
+                 (unsigned long long)info.restored, ctx->index, (unsigned long long)replaybuf_total(&r->pr.buf),
+                 r->prio ? ", with their priorities" : "");
+    else
+        log_info(ctx, "restored %llu transitions dealt from the checkpoint's %d replay file%s to %d shards (new ids%s)",
+                 (unsigned long long)info.restored, info.files, info.files == 1 ? "" : "s", S,
+                 r->prio ? ", saved priorities" : "");
+    if (info.dropped)
+        log_info(ctx, "dropped %llu saved transitions, the oldest, beyond the shard's capacity of %zu",
+                 (unsigned long long)info.dropped, replaybuf_capacity(&r->pr.buf));
+    log_info(ctx, "min size %llu left to insert before learning (restored rows count towards it)",
+             (unsigned long long)r->lim.min_size);
+}
+
 int replay_run(const Ctx *ctx, const JobArgs *args) {
     Replay *r = xcalloc(1, sizeof *r);
     role_init(&r->rb, ctx, args);
@@ -235,6 +301,10 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     for (int i = 0; i < r->cap_pend; i++) r->pend[i].payload = xmalloc(r->chunk_bytes);
     log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
              (unsigned long long)cap, my_actors, r->lim.spi, r->lim.tol, (unsigned long long)r->lim.min_size);
+    if (args->start.resumed && cfg->checkpoint.save_replay) {
+        restore(r, args);
+        role_report(&r->rb, true); /* the coordinator sees the restored size at once */
+    }
 
     bool stop = false;
     while (!stop) {
@@ -246,6 +316,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
             case TAG_EXPERIENCE: on_experience(r, &m); break;
             case TAG_SAMPLE_REQ: on_sample_req(r, &m); break;
             case TAG_PRIORITY: on_priority(r, &m); break; /* comm.c refuses it with uniform replay */
+            case TAG_CKPT_REQ: on_ckpt_req(r, &m); break;
             case TAG_STOP: stop = true; break;
             default: DIE(ctx, "unexpected %s message from rank %d", proto_tag_name(m.tag), m.source);
             }

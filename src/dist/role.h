@@ -58,7 +58,8 @@ int role_source_index(const RoleBase *rb, int rank);
 int role_params_source(const RoleBase *rb, const Msg *m, bool expected);
 
 /* Answer a CKPT_REQ: CKPT_DONE to the coordinator for checkpoint id, with
- * the parameters version saved, and err as the failure text when rc != 0. */
+ * `version` (a parameter source: the parameters version saved; a replay
+ * shard: the transitions saved), and err as the failure text when rc != 0. */
 void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err);
 
 /* Send METRICS to the coordinator if the period elapsed (or force). */

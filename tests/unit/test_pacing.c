@@ -157,6 +157,37 @@ Test(pacing_limiter, lifted_once_every_actor_is_done) {
     cr_assert(pacing_limiter_can_sample(&p, 4), "nor is any debt");
 }
 
+/* A resumed shard: restored rows count towards min_size and make it
+ * servable before the first insert; the debt then starts at 0 and the
+ * ratio holds from there (one batch of slack, then inserts pay). */
+Test(pacing_limiter, restored_rows_count_towards_min_size_and_the_debt_starts_at_zero) {
+    PacingLimiter p;
+    pacing_limiter_init(&p, 2.0, 0.0, 100, 4, 1);
+    pacing_limiter_restored(&p, 250);
+    cr_assert_eq(p.min_size, 0);
+    cr_assert(pacing_limiter_can_sample(&p, 4), "restored past min_size: served before any insert");
+    cr_assert(pacing_limiter_can_insert(&p), "and the actors may insert at once");
+    pacing_limiter_sampled(&p, 4);
+    cr_assert(!pacing_limiter_can_sample(&p, 4), "one batch ahead of spi x 0 inserts: the learner waits");
+    pacing_limiter_inserted(&p, 2, false);
+    cr_assert(pacing_limiter_can_sample(&p, 4), "2 inserts at spi 2 pay for the next batch");
+
+    /* Restored less than min_size: the rest must be inserted first. */
+    pacing_limiter_init(&p, 2.0, 0.0, 100, 4, 1);
+    pacing_limiter_restored(&p, 60);
+    cr_assert_eq(p.min_size, 40);
+    cr_assert(!pacing_limiter_can_sample(&p, 4), "60 of 100 restored: wait for 40 more");
+    pacing_limiter_inserted(&p, 39, false);
+    cr_assert(!pacing_limiter_can_sample(&p, 4));
+    pacing_limiter_inserted(&p, 1, false);
+    cr_assert(pacing_limiter_can_sample(&p, 4), "restored + inserted reach min_size");
+
+    /* Nothing restored is the fresh start: nothing served before an insert. */
+    pacing_limiter_init(&p, 1.0, 0.0, 0, 4, 1);
+    pacing_limiter_restored(&p, 0);
+    cr_assert(!pacing_limiter_can_sample(&p, 4));
+}
+
 Test(pacing_limiter, one_of_insert_and_sample_is_always_allowed) {
     const double spis[] = {0.25, 1, 3, 8, 32}, tols[] = {0, 0.01, 0.5};
     const uint64_t mins[] = {0, 7, 64};

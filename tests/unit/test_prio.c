@@ -584,5 +584,76 @@ Test(prioreplay, oversized_chunk_keeps_the_newest_rows) {
     prioreplay_free(&pr);
 }
 
+/* Appending saved rows (a resume dealing shards out again): each row keeps
+ * the priority saved with it as it is, max_priority rises to the data's;
+ * version-1 rows get max_priority; a bad saved priority changes nothing. */
+Test(prioreplay, append_serial_keeps_saved_priorities_and_max) {
+    PrioReplay a;
+    prioreplay_init(&a, 6, O, 1.0, 0.5);
+    Rows in;
+    rows_fill(&in, 9, 0);
+    float td[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    prioreplay_add_batch(&a, &in.b, td); /* logical rows: ids 3 .. 8, priority id + 0.5 */
+    cr_assert(prioreplay_update(&a, 2, 8, 20.0)); /* id 8: 20.5 */
+    size_t bytes;
+    unsigned char *buf = ser(&a, &bytes);
+
+    /* Into a buffer of another alpha: the saved p is kept, not recomputed. */
+    PrioReplay b;
+    prioreplay_init(&b, 4, O, 0.3, 1e-3);
+    char err[ERR_LEN];
+    cr_assert_eq(prioreplay_append_serial(&b, buf, bytes, 1, 2, 3, err), 0, "%s", err); /* ids 4, 6, 8 */
+    cr_assert_eq(prioreplay_size(&b), 3);
+    cr_assert_eq(b.max_priority, 20.5);
+    const double want[3] = {4.5, 6.5, 20.5};
+    const int32_t action[3] = {4, 6, 8};
+    for (size_t s = 0; s < 3; s++) {
+        cr_assert_eq(sumtree_get(&b.tree, s), want[s], "slot %zu", s);
+        cr_assert_eq(b.buf.action[s], action[s]);
+        cr_assert_eq(replaybuf_slot_id(&b.buf, s), s, "new ids");
+    }
+    cr_assert_eq(prioreplay_total(&b), 4.5 + 6.5 + 20.5);
+    /* Two more: the ring wraps, the evicted slot's priority is replaced. */
+    cr_assert_eq(prioreplay_append_serial(&b, buf, bytes, 0, 1, 2, err), 0, "%s", err); /* ids 3, 4 */
+    cr_assert_eq(prioreplay_size(&b), 4);
+    cr_assert_eq(sumtree_get(&b.tree, 0), 4.5, "slot 0 now holds id 4 of the data");
+    cr_assert_eq(sumtree_get(&b.tree, 3), 3.5);
+    cr_assert_eq(prioreplay_total(&b), 4.5 + 6.5 + 20.5 + 3.5);
+
+    /* Version-1 data: every row at max_priority. */
+    ReplayBuf u;
+    replaybuf_init(&u, 8, O);
+    replaybuf_add_batch(&u, &in.b);
+    size_t ubytes = replaybuf_serial_bytes(&u);
+    unsigned char *ubuf = xmalloc(ubytes);
+    replaybuf_serialize(&u, ubuf);
+    PrioReplay c;
+    prioreplay_init(&c, 8, O, 1.0, 0.5);
+    c.max_priority = 3.0;
+    cr_assert_eq(prioreplay_append_serial(&c, ubuf, ubytes, 0, 3, 3, err), 0, "%s", err);
+    for (size_t s = 0; s < 3; s++) cr_assert_eq(sumtree_get(&c.tree, s), 3.0);
+    cr_assert_eq(c.max_priority, 3.0);
+
+    /* A bad saved priority of a row taken: refused, nothing changes. */
+    double bad = -1.0;
+    memcpy(buf + bytes - 8 * 6 + 8 * 2, &bad, 8); /* logical row 2 */
+    PrioReplay d;
+    prioreplay_init(&d, 4, O, 1.0, 0.5);
+    cr_assert_eq(prioreplay_append_serial(&d, buf, bytes, 0, 2, 2, err), -1);
+    cr_assert_str_eq(err, "replay data has priority -1 for transition 2 of 6, expected a finite number > 0");
+    cr_assert_eq(prioreplay_size(&d), 0);
+    cr_assert_eq(d.max_priority, 1.0);
+    /* a row not taken may be anything */
+    cr_assert_eq(prioreplay_append_serial(&d, buf, bytes, 1, 2, 3, err), 0, "%s", err);
+    prioreplay_free(&d);
+    prioreplay_free(&c);
+    replaybuf_free(&u);
+    free(ubuf);
+    prioreplay_free(&b);
+    free(buf);
+    prioreplay_free(&a);
+}
+
+
 /* The actors' initial priorities are tested with the actor core
  * (tests/unit/test_roles_core.c: actorcore.initial_priorities_from_the_acting_forward). */

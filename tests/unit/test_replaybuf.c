@@ -5,8 +5,11 @@
  * is made recognisable in every field: obs[j] = 10k + j,
  * next_obs[j] = -(10k + j), action = k, reward = k + 0.25,
  * discount = 1 / (k + 2); so any row can be traced back to its id.
+ * Also the deal of saved shards to another shard count (replaybuf_deal,
+ * replaybuf_append_serial).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +410,131 @@ Test(replaybuf, restore_rejects_bad_data_and_leaves_buffer_alone) {
     cr_assert_eq(b.total, 3);
     check_slot(&b, 0, 100);
     check_slot(&b, 2, 102);
+    free(buf);
+    replaybuf_free(&a);
+    replaybuf_free(&b);
+}
+
+/* ---- dealing saved shards to another shard count ------------------------ */
+
+/* Every row of every old shard goes to exactly one new shard, the one its
+ * place k in the combined order (old shards end to end) names, k mod
+ * n_new; each new shard's rows of one old shard are first, first + n_new,
+ * ...; the new shards' totals differ by at most one. */
+Test(replaybuf, deal_gives_every_row_to_exactly_one_shard_evenly) {
+    Rng r;
+    rng_seed(&r, 11, 0);
+    for (int trial = 0; trial < 200; trial++) {
+        int n_old = 1 + (int)rng_below(&r, 5), n_new = 1 + (int)rng_below(&r, 6);
+        uint64_t sizes[5], first[5], count[5], total = 0;
+        for (int j = 0; j < n_old; j++) total += sizes[j] = rng_below(&r, 23);
+        int *owner = malloc((total ? total : 1) * sizeof(int));
+        for (uint64_t k = 0; k < total; k++) owner[k] = -1;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int s = 0; s < n_new; s++) {
+            cr_assert_eq(replaybuf_deal(sizes, n_old, n_new, s, UINT64_MAX, first, count), 0);
+            uint64_t got = 0, off = 0;
+            for (int j = 0; j < n_old; j++) {
+                for (uint64_t i = 0; i < count[j]; i++) {
+                    uint64_t row = first[j] + i * (uint64_t)n_new;
+                    cr_assert_lt(row, sizes[j], "trial %d: shard %d takes row %llu of old shard %d of %llu", trial,
+                                 s, (unsigned long long)row, j, (unsigned long long)sizes[j]);
+                    uint64_t k = off + row;
+                    cr_assert_eq(owner[k], -1, "trial %d: combined row %llu dealt twice", trial, (unsigned long long)k);
+                    cr_assert_eq(k % (uint64_t)n_new, (uint64_t)s);
+                    owner[k] = s;
+                }
+                got += count[j];
+                off += sizes[j];
+            }
+            lo = got < lo ? got : lo;
+            hi = got > hi ? got : hi;
+        }
+        for (uint64_t k = 0; k < total; k++) cr_assert_neq(owner[k], -1, "trial %d: row %llu dealt to nobody", trial,
+                                                           (unsigned long long)k);
+        cr_assert_leq(hi - lo, 1, "trial %d: shares %llu .. %llu", trial, (unsigned long long)lo,
+                      (unsigned long long)hi);
+        free(owner);
+    }
+}
+
+/* Dealt more than its capacity, a new shard keeps exactly `cap` rows: the
+ * newest of each old shard's part (its oldest go), the cut shared in
+ * proportion to the parts (each keeps floor or ceil of cap x part / dealt). */
+Test(replaybuf, deal_over_capacity_keeps_the_newest_of_each_part) {
+    Rng r;
+    rng_seed(&r, 12, 0);
+    for (int trial = 0; trial < 300; trial++) {
+        int n_old = 1 + (int)rng_below(&r, 4), n_new = 1 + (int)rng_below(&r, 3);
+        uint64_t sizes[4], f0[4], c0[4], first[4], count[4];
+        for (int j = 0; j < n_old; j++) sizes[j] = rng_below(&r, 40);
+        int s = (int)rng_below(&r, (uint64_t)n_new);
+        replaybuf_deal(sizes, n_old, n_new, s, UINT64_MAX, f0, c0);
+        uint64_t dealt = 0;
+        for (int j = 0; j < n_old; j++) dealt += c0[j];
+        uint64_t cap = 1 + rng_below(&r, dealt + 3);
+        uint64_t dropped = replaybuf_deal(sizes, n_old, n_new, s, cap, first, count);
+        uint64_t kept = 0;
+        for (int j = 0; j < n_old; j++) {
+            kept += count[j];
+            cr_assert_leq(count[j], c0[j]);
+            if (count[j] == 0) continue;
+            /* the kept rows are the last count[j] of the part */
+            cr_assert_eq(first[j], f0[j] + (c0[j] - count[j]) * (uint64_t)n_new, "trial %d part %d", trial, j);
+            if (cap < dealt) {
+                double share = (double)cap * (double)c0[j] / (double)dealt;
+                cr_assert(fabs((double)count[j] - share) < 1.0 + 1e-9, "trial %d part %d keeps %llu, share %g", trial,
+                          j, (unsigned long long)count[j], share);
+            }
+        }
+        cr_assert_eq(kept, dealt < cap ? dealt : cap, "trial %d", trial);
+        cr_assert_eq(dropped, dealt - kept);
+    }
+}
+
+/* append_serial inserts the chosen rows, in order, as new inserts (fresh
+ * ids), evicting the oldest once full; bad requests change nothing. */
+Test(replaybuf, append_serial_inserts_the_chosen_rows_with_new_ids) {
+    ReplayBuf a, b;
+    replaybuf_init(&a, 10, O);
+    for (uint64_t k = 0; k < 13; k++) add_k(&a, k); /* holds 3 .. 12: logical row i is transition 3 + i */
+    size_t bytes;
+    void *buf = serialize(&a, &bytes);
+    char err[ERR_LEN] = "";
+    ReplaySerInfo info;
+    cr_assert_eq(replaybuf_serial_info(buf, bytes, O, &info, err), 0, "%s", err);
+    cr_assert_eq(info.version, 1);
+    cr_assert_eq(info.size, 10);
+    cr_assert_eq(info.total, 13);
+
+    replaybuf_init(&b, 8, O);
+    add_k(&b, 100);
+    /* rows 1, 4, 7 (transitions 4, 7, 10) after b's own transition */
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes, 1, 3, 3, err), 1, "%s", err);
+    cr_assert_eq(b.size, 4);
+    cr_assert_eq(b.total, 4);
+    check_slot(&b, 0, 100);
+    check_slot(&b, 1, 4);
+    check_slot(&b, 2, 7);
+    check_slot(&b, 3, 10);
+    cr_assert_eq(replaybuf_slot_id(&b, 3), 3, "new ids, continuing b's");
+    /* every row, more than fit: the last 8 survive, as 10 inserts would leave */
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes, 0, 1, 10, err), 4, "%s", err);
+    cr_assert_eq(b.size, 8);
+    cr_assert_eq(b.total, 14);
+    for (size_t s = 0; s < 8; s++) {
+        uint64_t id = replaybuf_slot_id(&b, s);
+        check_slot(&b, s, 3 + (id - 4)); /* id 4 + i holds logical row i, transition 3 + i */
+    }
+    /* rows past the data: refused, nothing changes */
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes, 2, 4, 3, err), (size_t)-1);
+    cr_assert_str_eq(err, "replay data holds 10 transitions, not rows 2 + 2 x 4");
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes, 10, 1, 1, err), (size_t)-1);
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes - 1, 0, 1, 1, err), (size_t)-1);
+    cr_assert_eq(b.total, 14);
+    /* no rows is fine */
+    cr_assert_eq(replaybuf_append_serial(&b, buf, bytes, 0, 1, 0, err), b.head);
+    cr_assert_eq(b.total, 14);
     free(buf);
     replaybuf_free(&a);
     replaybuf_free(&b);

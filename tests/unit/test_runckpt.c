@@ -6,7 +6,9 @@
  * checkpoint, shard count, size and CRC) and the set must tile the
  * parameters; a damaged newest checkpoint falls back to an older intact one;
  * `best` is swapped in whole and never pruned; non-finite parameters are
- * never written. */
+ * never written; replay files (distributed save_replay) are bound and
+ * listed like shard files, restore exactly with the same replay shard
+ * count and are dealt out with another, and a damaged one falls back. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -893,5 +895,276 @@ Test(runckpt, prioritized_replay_round_trips_with_priorities) {
     prioreplay_free(&a);
     free(p);
     free(t);
+    teardown(&f);
+}
+
+/* ---- replay files (distributed jobs, checkpoint.save_replay) ------------- */
+
+enum { RO = 4 }; /* CartPole's obs_dim, the fixture's network input */
+
+/* A prioritized buffer of capacity cap after n inserts tagged `tag`: insert
+ * i has obs[0] = 1000 tag + i, action i % 2 and priority (i % 7) + 0.5
+ * (alpha 1, eps 0.5, |td| = i % 7); insert 2 (if stored) is raised to 40.5. */
+static void fill_prio(PrioReplay *pr, size_t cap, int n, int tag) {
+    prioreplay_init(pr, cap, RO, 1.0, 0.5);
+    for (int i = 0; i < n; i++) {
+        float obs[RO] = {(float)(1000 * tag + i), 1, 2, 3}, next[RO] = {-1, -2, -3, -4};
+        float td = (float)(i % 7);
+        Batch b = {1, RO, obs, &(int32_t){i % 2}, &(float){1}, next, &(float){0.99f}, NULL};
+        prioreplay_add_batch(pr, &b, &td);
+    }
+    for (size_t s = 0; s < prioreplay_size(pr); s++)
+        if (pr->buf.obs[s * RO] == (float)(1000 * tag + 2)) cr_assert(prioreplay_update(pr, s, replaybuf_slot_id(&pr->buf, s), 40.0));
+}
+
+/* Write checkpoint seq of the fixture with P parameter shards and the R
+ * prioritized replay shards prs (R = 0: none), committed. */
+static void write_with_replay(Fixture *f, uint64_t seq, int P, const PrioReplay *prs, int R, char *dir) {
+    char err[ERR_LEN];
+    cr_assert_eq(runckpt_begin(f->run, seq, dir, err), 0, "%s", err);
+    for (int p = 0; p < P; p++) {
+        size_t off, len;
+        shard_range(f->n, P, p, &off, &len);
+        write_one(f, dir, seq, P, p, off, len);
+    }
+    for (int s = 0; s < R; s++) {
+        RunCkptReplay rp = {.index = s, .n_shards = R, .prio_replay = &prs[s], .run_id = f->run_id, .seq = seq};
+        cr_assert_eq(runckpt_write_replay(&f->cfg, &f->net, dir, &rp, err), 0, "%s", err);
+    }
+    RunCkptManifest m = manifest_of(f, P, seq);
+    m.n_replay = R;
+    cr_assert_eq(runckpt_commit(f->run, dir, &m, 3, err), 0, "%s", err);
+}
+
+static unsigned char *ser_prio(const PrioReplay *pr, size_t *bytes) {
+    *bytes = prioreplay_serial_bytes(pr);
+    unsigned char *b = malloc(*bytes);
+    prioreplay_serialize(pr, b);
+    return b;
+}
+
+/* Replay files are listed in the MANIFEST (size, CRC, transitions) and
+ * bound like shard files; with the same replay shard count each shard gets
+ * its own file back exactly: rows, ids, priorities, max_priority (the
+ * re-serialized bytes are the saved ones). A uniform buffer reads the same
+ * file without the priorities. */
+Test(runckpt, replay_files_are_listed_and_restore_exactly) {
+    Fixture f;
+    setup(&f, "replay");
+    PrioReplay prs[3];
+    fill_prio(&prs[0], 30, 17, 0);
+    fill_prio(&prs[1], 30, 0, 1);  /* an empty shard */
+    fill_prio(&prs[2], 30, 44, 2); /* wrapped */
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    write_with_replay(&f, 1, 2, prs, 3, dir);
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    size_t n;
+    char *text = (char *)slurp(path, &n);
+    cr_expect(strstr(text, "\nshard 1 bytes ") && strstr(text, "\nreplay_shards 3\nreplay 0 bytes ") &&
+                  strstr(text, " transitions 17\nreplay 1 bytes ") && strstr(text, " transitions 30\ncrc32c "),
+              "%s", text);
+    free(text);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_verify(dir, &m, err), 0, "%s", err);
+    cr_expect_eq(m.n_replay, 3);
+    cr_expect_eq(m.replay_transitions, 47);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 1);
+
+    for (int s = 0; s < 3; s++) {
+        PrioReplay back;
+        prioreplay_init(&back, 30, RO, 0.6, 1e-3);
+        RunCkptReplayInfo info;
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, NULL, &back, &info, err), 0, "%s", err);
+        cr_expect(info.exact && info.files == 3 && info.dropped == 0);
+        cr_expect_eq(info.restored, prioreplay_size(&prs[s]));
+        size_t b1, b2;
+        unsigned char *x = ser_prio(&prs[s], &b1), *y = ser_prio(&back, &b2);
+        cr_assert_eq(b1, b2);
+        cr_assert(memcmp(x, y, b1) == 0, "shard %d: the restored buffer serializes differently", s);
+        cr_expect_eq(back.max_priority, prs[s].max_priority);
+        free(x);
+        free(y);
+        prioreplay_free(&back);
+
+        ReplayBuf u;
+        replaybuf_init(&u, 30, RO);
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, &u, NULL, &info, err), 0, "%s", err);
+        cr_expect_eq(replaybuf_size(&u), prioreplay_size(&prs[s]));
+        cr_expect_eq(replaybuf_total(&u), replaybuf_total(&prs[s].buf));
+        replaybuf_free(&u);
+    }
+    /* best holds parameters only: made from this checkpoint, it lists no
+     * replay file and verifies. */
+    RunCkptManifest bm = manifest_of(&f, 2, 1);
+    bm.n_replay = 3;
+    cr_assert_eq(runckpt_best_from(f.run, dir, &bm, err), 0, "%s", err);
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    cr_expect_eq(m.n_replay, 0);
+    char best[PATH_LEN + 64];
+    snprintf(best, sizeof best, "%s/checkpoints/best/replay-0.ckpt", f.run);
+    cr_expect(!exists(best));
+    for (int s = 0; s < 3; s++) prioreplay_free(&prs[s]);
+    teardown(&f);
+}
+
+/* Resumed with another number of replay shards: the saved rows are dealt
+ * out, every one to exactly one new shard, each with its saved priority,
+ * within one row of an even share; every new shard takes the largest
+ * saved max_priority. A new shard too small keeps its capacity's worth
+ * and reports the rest as dropped. */
+Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
+    Fixture f;
+    setup(&f, "redeal");
+    PrioReplay prs[3];
+    fill_prio(&prs[0], 30, 17, 0);
+    fill_prio(&prs[1], 30, 5, 1);
+    fill_prio(&prs[2], 30, 44, 2); /* holds inserts 14 .. 43 */
+    prs[1].max_priority = 99.0;    /* the largest: every new shard takes it */
+    char dir[PATH_LEN], err[ERR_LEN];
+    write_with_replay(&f, 1, 1, prs, 3, dir);
+    enum { SAVED = 17 + 5 + 30 };
+    for (int S = 1; S <= 5; S++) {
+        if (S == 3) continue; /* the exact case, above */
+        int seen[3][64] = {{0}};
+        size_t lo = SIZE_MAX, hi = 0;
+        for (int s = 0; s < S; s++) {
+            PrioReplay back;
+            prioreplay_init(&back, 64, RO, 1.0, 0.5);
+            RunCkptReplayInfo info;
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, S, NULL, &back, &info, err), 0, "%s", err);
+            cr_expect(!info.exact && info.files == 3 && info.dropped == 0);
+            size_t got = prioreplay_size(&back);
+            cr_expect_eq(info.restored, got);
+            cr_expect_eq(back.max_priority, 99.0, "S=%d shard %d", S, s);
+            cr_expect_eq(replaybuf_total(&back.buf), got, "new ids 0 .. n-1");
+            lo = got < lo ? got : lo;
+            hi = got > hi ? got : hi;
+            for (size_t k = 0; k < got; k++) {
+                int tag = (int)back.buf.obs[k * RO] / 1000, i = (int)back.buf.obs[k * RO] % 1000;
+                cr_assert(tag >= 0 && tag < 3 && i < 64);
+                seen[tag][i]++;
+                double want = i == 2 ? 40.5 : (double)(i % 7) + 0.5;
+                cr_assert_eq(sumtree_get(&back.tree, k), want, "S=%d: insert %d of shard %d has priority %g", S, i,
+                             tag, sumtree_get(&back.tree, k));
+                cr_assert_eq(back.buf.action[k], i % 2);
+            }
+            prioreplay_free(&back);
+        }
+        cr_expect_leq(hi - lo, 1, "S=%d: shares %zu .. %zu", S, lo, hi);
+        int total = 0;
+        for (int tag = 0; tag < 3; tag++)
+            for (int i = 0; i < 64; i++) {
+                int want = (tag == 0 && i < 17) || (tag == 1 && i < 5) || (tag == 2 && i >= 14 && i < 44);
+                cr_assert_eq(seen[tag][i], want, "S=%d: insert %d of old shard %d dealt %d times", S, i, tag,
+                             seen[tag][i]);
+                total += seen[tag][i];
+            }
+        cr_expect_eq(total, SAVED);
+    }
+    /* Two new shards of 10: each keeps 10 of its 26 and drops 16. */
+    for (int s = 0; s < 2; s++) {
+        PrioReplay back;
+        prioreplay_init(&back, 10, RO, 1.0, 0.5);
+        RunCkptReplayInfo info;
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 2, NULL, &back, &info, err), 0, "%s", err);
+        cr_expect_eq(info.restored, 10);
+        cr_expect_eq(info.dropped, 16);
+        prioreplay_free(&back);
+    }
+    /* A uniform buffer takes the rows without priorities. */
+    ReplayBuf u;
+    replaybuf_init(&u, 64, RO);
+    RunCkptReplayInfo info;
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 1, &u, NULL, &info, err), 0, "%s", err);
+    cr_expect_eq(replaybuf_size(&u), SAVED);
+    replaybuf_free(&u);
+    for (int s = 0; s < 3; s++) prioreplay_free(&prs[s]);
+    teardown(&f);
+}
+
+/* A checkpoint without replay files (save_replay off, or older runs):
+ * nothing is restored, and its MANIFEST has no replay lines at all, so it
+ * reads in every build that reads format 2. */
+Test(runckpt, checkpoint_without_replay_restores_nothing) {
+    Fixture f;
+    setup(&f, "noreplay");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    write_with_replay(&f, 1, 2, NULL, 0, dir);
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    size_t n;
+    char *text = (char *)slurp(path, &n);
+    cr_expect(!strstr(text, "replay"), "%s", text);
+    free(text);
+    PrioReplay back;
+    prioreplay_init(&back, 8, RO, 1.0, 0.5);
+    RunCkptReplayInfo info = {.files = 7};
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 2, NULL, &back, &info, err), 0, "%s", err);
+    cr_expect_eq(info.files, 0);
+    cr_expect_eq(info.restored, 0);
+    cr_expect_eq(prioreplay_size(&back), 0);
+    prioreplay_free(&back);
+    teardown(&f);
+}
+
+/* A damaged, missing or foreign replay file makes its checkpoint fail
+ * verification, so a resume falls back to the previous intact one, as for
+ * a damaged parameter shard; a commit refuses a set it cannot bind. */
+Test(runckpt, damaged_replay_file_falls_back_to_the_previous_checkpoint) {
+    Fixture f;
+    setup(&f, "replaydmg");
+    PrioReplay prs[2];
+    fill_prio(&prs[0], 20, 9, 0);
+    fill_prio(&prs[1], 20, 12, 1);
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], from[PATH_LEN + 64];
+    write_with_replay(&f, 1, 1, prs, 2, d1);
+    write_with_replay(&f, 2, 1, prs, 2, d2);
+    snprintf(path, sizeof path, "%s/replay-1.ckpt", d2);
+    flip_byte(path, 400);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_verify(d2, &m, err), -1);
+    cr_expect(strstr(err, "replay-1.ckpt: file CRC") != NULL, "%s", err);
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 1);
+    cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, "replay-1.ckpt") && strstr(warn, "using "),
+              "%s", warn);
+    /* A shard that reads the damaged file refuses it (one that does not,
+     * shard 0 of 2, is left to runckpt_latest's verification above). */
+    PrioReplay back;
+    prioreplay_init(&back, 20, RO, 1.0, 0.5);
+    RunCkptReplayInfo info;
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 1, 2, NULL, &back, &info, err), -1);
+    cr_expect(strstr(err, "replay-1.ckpt: file CRC") != NULL, "%s", err);
+    prioreplay_free(&back);
+    prioreplay_init(&back, 20, RO, 1.0, 0.5);
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 3, NULL, &back, &info, err), -1);
+    cr_expect(strstr(err, "replay-1.ckpt: file CRC") != NULL, "dealing reads it too: %s", err);
+
+    /* Another checkpoint's file, bound to checkpoint 1. */
+    snprintf(from, sizeof from, "%s/replay-1.ckpt", d1);
+    copy_file(from, path);
+    cr_assert_eq(runckpt_verify(d2, &m, err), -1);
+    cr_expect(strstr(err, "belongs to checkpoint 1, but the manifest is of checkpoint 2") != NULL, "%s", err);
+    /* A parameter shard in a replay file's place. */
+    snprintf(from, sizeof from, "%s/ps-0.ckpt", d2);
+    copy_file(from, path);
+    cr_assert_eq(runckpt_verify(d2, &m, err), -1);
+    cr_expect(strstr(err, "holds parameters, not replay contents") != NULL, "%s", err);
+    /* Missing: verification and a new commit both refuse. */
+    unlink(path);
+    cr_assert_eq(runckpt_verify(d2, &m, err), -1);
+    cr_expect(strstr(err, "replay-1.ckpt") != NULL, "%s", err);
+    RunCkptManifest cm = manifest_of(&f, 1, 2);
+    cm.n_replay = 2;
+    cr_assert_eq(runckpt_commit(f.run, d2, &cm, 3, err), -1);
+    cr_expect(strstr(err, "cannot commit checkpoint") && strstr(err, "replay-1.ckpt"), "%s", err);
+    /* Written as one of 2 replay shards, listed as one of 3. */
+    cm.n_replay = 3;
+    RunCkptReplay rp = {.index = 1, .n_shards = 2, .prio_replay = &prs[1], .run_id = f.run_id, .seq = 2};
+    cr_assert_eq(runckpt_write_replay(&f.cfg, &f.net, d2, &rp, err), 0, "%s", err);
+    cr_assert_eq(runckpt_commit(f.run, d2, &cm, 3, err), -1);
+    cr_expect(strstr(err, "was written as one of 2 replay shards, but the manifest lists 3") != NULL, "%s", err);
+    prioreplay_free(&back);
+    for (int s = 0; s < 2; s++) prioreplay_free(&prs[s]);
     teardown(&f);
 }

@@ -1,0 +1,178 @@
+# Replay contents in distributed checkpoints (checkpoint.save_replay), with
+# real mpirun jobs:
+#  - a prioritized job killed mid-run has one replay file per shard in its
+#    checkpoints, listed in the MANIFEST; resumed with the same shard count,
+#    every shard starts with exactly the saved transitions (and their
+#    priorities), learning goes on at once and the job completes;
+#  - resumed with another shard count, the saved transitions are dealt out
+#    (the total kept, up to the capacity; a smaller capacity drops the oldest
+#    and says how many);
+#  - a damaged replay file makes the resume fall back to the previous
+#    checkpoint with a warning;
+#  - uniform replay saves and restores its shard too;
+#  - a checkpoint without replay files resumes with empty shards, and one
+#    with them resumed with save_replay off says it does not restore them;
+#  - the stop deadline covers a replay shard that never answers the final
+#    CKPT_REQ (SIGSTOP): exit status 6, naming it.
+# Uses pgrep on run names (rk-*): never run two copies at once.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+cd "$TEST_ROOT" || exit 1
+
+PRIO=(--set replay.kind=prioritized --set replay.initial_priority=max --set checkpoint.save_replay=true)
+
+# start_bg NAME ARGS...: launch in the background; $BG is the launcher's pid.
+start_bg() {
+    local name=$1
+    shift
+    RUN="$RUNS/$name"
+    rm -rf "$RUN"
+    "$TEST_ROOT/scripts/launch" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
+        >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+    BG=$!
+}
+# wait_for SECONDS CMD...: poll until CMD succeeds; false after SECONDS.
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.1
+    done
+}
+# rank_pid NAME RANK: pid of the given MPI rank of run NAME.
+rank_pid() {
+    local p
+    for p in $(pgrep -f "run.name=$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    done
+}
+finished() { ! kill -0 "$BG" 2>/dev/null; }
+latest_dir() { echo "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"; }
+# A committed checkpoint with replay files, numbered at least $1.
+have_replay_ckpt() {
+    [ -s "$RUN/checkpoints/latest" ] || return 1
+    local d n
+    d=$(latest_dir)
+    n=$(sed -n 's/^seq //p' "$d/MANIFEST" 2>/dev/null)
+    [ -f "$d/replay-0.ckpt" ] && [ "${n:-0}" -ge "$1" ]
+}
+# replay_total [DIR]: transitions the replay files of a checkpoint hold
+# (the MANIFEST's "replay s bytes N crc32c X transitions T" lines, summed).
+replay_total() {
+    awk '$1 == "replay" && $7 == "transitions" { s += $8 } END { print s + 0 }' "${1:-$(latest_dir)}/MANIFEST"
+}
+# restored_sum: the transitions every replay shard says it restored ($err).
+restored_sum() { grep -o 'restored [0-9]* transitions' <<<"$err" | awk '{ s += $2 } END { print s + 0 }'; }
+resume() { run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" "$@"; }
+
+# --- prioritized, killed mid-run, resumed with the same shard count ---------
+# A capacity the run does not fill, so that what a shard holds after the
+# resume is exactly the saved rows plus the new ones.
+CAP=200000
+start_bg rk-prio "${PRIO[@]}" --set run.max_env_steps=0 --set run.max_seconds=60 --set checkpoint.every_seconds=0.3 \
+    --set replay.capacity=$CAP
+if wait_for 60 have_replay_ckpt 3; then ok "prio: checkpoints with replay files while running"; else
+    not_ok "prio: checkpoints with replay files while running"; fi
+kill -9 "$(rank_pid rk-prio 1)" 2>/dev/null
+wait_for 60 finished || kill -9 "$BG"
+wait "$BG"
+rc=$?
+check "prio: the killed job exits non-zero ($rc)" [ "$rc" -ne 0 ]
+d=$(latest_dir)
+steps=$(manifest env_steps)
+updates=$(manifest updates)
+saved=$(replay_total)
+expect_eq "prio: the MANIFEST lists one replay file" "$(sed -n 's/^replay_shards //p' "$d/MANIFEST")" 1
+check "prio: it holds transitions, fewer than the capacity ($saved)" [ "$saved" -gt 0 -a "$saved" -lt $CAP ]
+expect_eq "prio: its size is the file's" "$(awk '$1 == "replay" { print $4 }' "$d/MANIFEST")" \
+    "$(stat -c %s "$d/replay-0.ckpt")"
+check "prio: no replay file in best" [ ! -e "$RUN/checkpoints/best/replay-0.ckpt" ]
+resume --set run.max_env_steps=$((steps + 2000))
+expect_rc "prio: resumed with the same shard count, the job completes" 0
+expect_contains "prio: the resume names the saved replay" "$out" \
+    "$steps env steps, $updates updates, $saved replay transitions in 1 file"
+expect_contains "prio: the shard starts with the saved transitions, their ids and priorities" "$err" \
+    "restored $saved transitions from replay-0.ckpt (next id $saved, with their priorities)"
+expect_contains "prio: the restored rows cover min_size: learning starts at once" "$err" "min size 0 left to insert"
+s="$RUN/summary.json"
+size=$(jsum "$s" replay size)
+ins=$(jsum "$s" replay inserted)
+check "prio: the shard took new transitions ($ins)" [ "$ins" -gt 0 ]
+expect_eq "prio: shard size at the end = saved + inserted since ($saved + $ins)" "$size" $((saved + ins))
+u2=$(jget "$s" updates)
+check "prio: updates continue from the checkpoint ($updates -> $u2)" [ "$u2" -gt "$updates" ]
+expect_eq "prio: runs on to the new budget" "$(jget "$s" env_steps)" $((steps + 2000))
+
+# --- another shard count: the saved transitions are dealt out ----------------
+steps=$(manifest env_steps)
+saved=$(replay_total)
+resume --set run.max_env_steps=$((steps + 1000)) --set roles.actors=2 --set roles.replay_shards=2
+expect_rc "deal: resumed with 2 actors and 2 replay shards, the job completes" 0
+expect_eq "deal: both shards restored from the one saved file" \
+    "$(grep -c "dealt from the checkpoint's 1 replay file to 2 shards" <<<"$err")" 2
+expect_eq "deal: the saved transitions, all of them, are dealt ($saved)" "$(restored_sum)" "$saved"
+n0=$(grep -o 'replay 0/2\] restored [0-9]*' <<<"$err" | awk '{ print $NF }')
+n1=$(grep -o 'replay 1/2\] restored [0-9]*' <<<"$err" | awk '{ print $NF }')
+check "deal: evenly ($n0 and $n1)" [ $((n0 - n1)) -ge -1 -a $((n0 - n1)) -le 1 ]
+expect_eq "deal: the final checkpoint has 2 replay files" "$(sed -n 's/^replay_shards //p' "$(latest_dir)/MANIFEST")" 2
+
+# Back to one shard of 1000 (a resume is config.yaml plus its own --set):
+# the newest of each part kept, the rest dropped and counted.
+steps=$(manifest env_steps)
+saved=$(replay_total)
+resume --set run.max_env_steps=$((steps + 500)) --set replay.capacity=1000
+expect_rc "shrink: resumed on one shard of 1000, the job completes" 0
+expect_eq "shrink: the shard is filled to its capacity" "$(restored_sum)" 1000
+expect_contains "shrink: and says how many it dropped" "$err" \
+    "dropped $((saved - 1000)) saved transitions, the oldest, beyond the shard's capacity of 1000"
+
+# --- a damaged replay file: back to the previous checkpoint ------------------
+d=$(latest_dir)
+prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
+prev_saved=$(replay_total "$prev")
+printf '\xff' | dd of="$d/replay-0.ckpt" bs=1 seek=400 conv=notrunc status=none
+resume --set run.max_env_steps=$(($(manifest env_steps) + 500))
+expect_rc "damaged: the resume completes" 0
+expect_contains "damaged: warns that the newest checkpoint is damaged" "$err" "gorila: warning: checkpoint $d is damaged ("
+expect_contains "damaged: ... naming the replay file" "$err" "replay-0.ckpt: file CRC"
+expect_contains "damaged: ... and resumes from the previous one" "$err" "; using $prev"
+expect_eq "damaged: restored the previous checkpoint's replay" "$(restored_sum)" "$prev_saved"
+
+# --- uniform replay -----------------------------------------------------------
+job rk-uni --set checkpoint.save_replay=true
+expect_rc "uniform: a job with save_replay" 0
+saved=$(replay_total)
+check "uniform: its final checkpoint holds the shard's transitions ($saved)" [ "$saved" -gt 0 -a "$saved" -le 3000 ]
+resume --set run.max_env_steps=4000
+expect_rc "uniform: resumed, the job completes" 0
+expect_contains "uniform: the shard starts with the saved transitions" "$err" \
+    "restored $saved transitions from replay-0.ckpt (next id $saved)"
+
+# --- without replay files, and with save_replay off ----------------------------
+resume --set run.max_env_steps=5000 --set checkpoint.save_replay=false
+expect_rc "off: resumed with save_replay off" 0
+expect_contains "off: says the saved replay is not restored" "$out" "(not restored: checkpoint.save_replay is off)"
+check "off: no shard restored anything" [ "$(restored_sum)" -eq 0 ]
+check "off: and its checkpoint has no replay files" [ ! -e "$(latest_dir)/replay-0.ckpt" ]
+resume --set run.max_env_steps=6000 --set checkpoint.save_replay=true
+expect_rc "none: a checkpoint without replay resumed with save_replay on" 0
+expect_contains "none: the shard starts empty" "$err" "the checkpoint holds no replay"
+check "none: and saves its replay again" [ -e "$(latest_dir)/replay-0.ckpt" ]
+
+# --- a replay shard that never answers the final CKPT_REQ ----------------------
+start_bg rk-hang --set checkpoint.save_replay=true --set run.max_env_steps=0 --set run.max_seconds=3 \
+    --set run.stop_deadline_seconds=2
+t0=$SECONDS
+wait_for 60 grep -q "run directory" "$TEST_TMP/rk-hang.out"
+rpid=$(rank_pid rk-hang 2)
+if [ -n "$rpid" ] && kill -STOP "$rpid"; then ok "hang: replay shard (rank 2) stopped with SIGSTOP"; else
+    not_ok "hang: could not find and stop the replay shard (rank 2)"; fi
+wait_for 60 finished || kill -9 "$BG"
+wait "$BG"
+expect_eq "hang: exit status 6 (GORILA_EXIT_HUNG)" "$?" 6
+check "hang: within the deadline's reach ($((SECONDS - t0)) s)" [ $((SECONDS - t0)) -le 20 ]
+expect_contains "hang: names the replay shard and the CKPT_DONE it owes" "$(cat "$TEST_TMP/rk-hang.err")" \
+    "rank 2 (replay 0/1): no CKPT_DONE"
+[ -n "$rpid" ] && kill -9 "$rpid" 2>/dev/null
+done_testing
