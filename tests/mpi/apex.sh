@@ -35,7 +35,7 @@ for mode in ps_sync ps_async ps_bounded allreduce; do
     job "prio-$mode" "${PRIO[@]}" --set sync.mode=$mode --set roles.param_servers=$P
     check_prio "prio-$mode" $mode
 done
-for mode in ps_sync ps_async; do
+for mode in ps_sync ps_async ps_bounded; do
     job "prio-uneven-$mode" "${PRIO[@]}" "${UNEVEN[@]}" --set sync.mode=$mode
     check_prio "prio-uneven-$mode" $mode
 done
