@@ -74,3 +74,33 @@ check_artifacts() {
     fi
     check "$name: eval.csv updates never go back" awk -F, 'NR > 2 && $3 < prev { exit 1 } { prev = $3 }' "$RUN/eval.csv"
 }
+
+# Jobs in the background (tests/mpi/restart.sh, replayckpt.sh): run names
+# are matched with pgrep, so two scripts that use them never run at once.
+# start_bg NAME ARGS...: launch in the background; $BG is the launcher's pid.
+start_bg() {
+    local name=$1
+    shift
+    RUN="$RUNS/$name"
+    rm -rf "$RUN"
+    "$TEST_ROOT/scripts/launch" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
+        >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+    BG=$!
+}
+# wait_for SECONDS CMD...: poll until CMD succeeds; false after SECONDS.
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.1
+    done
+}
+# rank_pid NAME RANK: pid of the given MPI rank of run NAME.
+rank_pid() {
+    local p
+    for p in $(pgrep -f "run.name=$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    done
+}
+finished() { ! kill -0 "$BG" 2>/dev/null; }

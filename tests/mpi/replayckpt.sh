@@ -21,33 +21,6 @@ cd "$TEST_ROOT" || exit 1
 
 PRIO=(--set replay.kind=prioritized --set replay.initial_priority=max --set checkpoint.save_replay=true)
 
-# start_bg NAME ARGS...: launch in the background; $BG is the launcher's pid.
-start_bg() {
-    local name=$1
-    shift
-    RUN="$RUNS/$name"
-    rm -rf "$RUN"
-    "$TEST_ROOT/scripts/launch" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
-        >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
-    BG=$!
-}
-# wait_for SECONDS CMD...: poll until CMD succeeds; false after SECONDS.
-wait_for() {
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ $SECONDS -ge $end ] && return 1
-        sleep 0.1
-    done
-}
-# rank_pid NAME RANK: pid of the given MPI rank of run NAME.
-rank_pid() {
-    local p
-    for p in $(pgrep -f "run.name=$1"); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
-    done
-}
-finished() { ! kill -0 "$BG" 2>/dev/null; }
 latest_dir() { echo "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"; }
 # A committed checkpoint with replay files, numbered at least $1.
 have_replay_ckpt() {

@@ -31,16 +31,7 @@ enum { O = 2, MAXB = 1024 };
 /* chi-square 0.999 quantiles by degrees of freedom */
 static const double CHI2_999_DF19 = 43.820, CHI2_999_DF23 = 49.728, CHI2_999_DF29 = 58.301;
 
-typedef struct {
-    float obs[MAXB * O], next_obs[MAXB * O], reward[MAXB], discount[MAXB], weight[MAXB];
-    int32_t action[MAXB];
-    Batch b;
-} Rows;
-
-static void rows_init(Rows *r, int n) {
-    memset(r, 0, sizeof *r);
-    r->b = (Batch){n, O, r->obs, r->action, r->reward, r->next_obs, r->discount, r->weight};
-}
+#include "rows.h"
 
 /* Rows of transitions k0 .. k0+n-1. */
 static void rows_fill(Rows *r, int n, uint64_t k0) {

@@ -32,17 +32,7 @@ static void add_k(ReplayBuf *rb, uint64_t k) {
     replaybuf_add(rb, o, (int32_t)k, (float)k + 0.25f, no, 1.0f / (float)(k + 2));
 }
 
-/* Storage for a packed batch of up to MAXB rows. */
-typedef struct {
-    float obs[MAXB * O], next_obs[MAXB * O], reward[MAXB], discount[MAXB], weight[MAXB];
-    int32_t action[MAXB];
-    Batch b;
-} Rows;
-
-static void rows_init(Rows *r, int n) {
-    memset(r, 0, sizeof *r);
-    r->b = (Batch){n, O, r->obs, r->action, r->reward, r->next_obs, r->discount, r->weight};
-}
+#include "rows.h"
 
 /* Fill rows with transitions k0, k0+1, ... (a chunk an actor would send). */
 static void rows_fill(Rows *r, int n, uint64_t k0) {
