@@ -16,6 +16,7 @@ fi
 read -r -a SCARGS <<<"$("$SC" mpirun-args 3)"
 
 # Every rank runs `hostname`: 6 ranks, 2 on each simulated node.
+# shellcheck disable=SC2086 # $MPIRUN is a list of words
 run_cmd timeout --kill-after=5 60 $MPIRUN -np 6 --map-by node "${SCARGS[@]}" hostname
 expect_rc "hostname across the hostfile: exit status 0" 0
 expect_eq "ranks see the 3 hosts of the hostfile as their hostnames" "$(sort <<<"$out" | uniq -c | awk '{print $2 "x" $1}' | xargs)" \
