@@ -34,6 +34,7 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
     R->right_world = out[1];
     R->me_world = out[2];
     R->bells = bells && doorbell_enabled(bells) ? bells : NULL;
+    R->remote = R->bells && (R->bells->slot_of[R->left_world] < 0 || R->bells->slot_of[R->right_world] < 0);
     if (wait == RING_WAIT_AUTO) {
         const char *env = getenv("GORILA_RING_WAIT");
         if (env && !strcmp(env, "poll")) wait = RING_WAIT_POLL;
@@ -166,7 +167,8 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
             armed = true;
             continue;
         } else {
-            doorbell_wait(R->bells, R->me_world, COMM_IDLE_BELL);
+            /* A neighbour on another node rings no bell: wake soon. */
+            doorbell_wait(R->bells, R->me_world, R->remote ? COMM_IDLE_REMOTE : COMM_IDLE_BELL);
             armed = false;
         }
         t_idle += now_seconds() - t0;

@@ -71,6 +71,7 @@ typedef struct {
     int left_world, right_world, me_world; /* the same in world (doorbells) */
     Doorbells *bells;           /* world's doorbells, or NULL */
     bool poll;                  /* RING_WAIT_POLL chosen (or by auto) */
+    bool remote;                /* a neighbour is on another node (its sends ring no bell) */
     /* called while waiting; returns true when it did something (handled a
      * message). NULL: nothing to serve. */
     bool (*service)(void *arg);

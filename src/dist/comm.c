@@ -2,6 +2,7 @@
 #include "comm.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,9 @@ static void count_sent(Comm *c, int tag, size_t bytes) {
     }
 }
 
+/* The longest sleep of a backoff: short when other nodes' messages ring no bell. */
+static double idle_cap(const Comm *c) { return c->bells.remote ? COMM_IDLE_REMOTE : COMM_IDLE_MAX; }
+
 void comm_wait_send(Comm *c, SendBuf *s) {
     /* Our own send completes without a bell (the peer's progress finishes
      * it), so plain short sleeps here, whatever the idle backoff is. */
@@ -103,7 +107,7 @@ void comm_wait_send(Comm *c, SendBuf *s) {
     while (!comm_send_done(c, s)) {
         if (t0 == 0) t0 = now_seconds();
         sleep_seconds(delay);
-        delay = delay * 2 > COMM_IDLE_MAX ? COMM_IDLE_MAX : delay * 2;
+        delay = fmin(2 * delay, idle_cap(c));
     }
     if (t0 != 0) c->wait_seconds += now_seconds() - t0;
 }
@@ -206,7 +210,10 @@ bool comm_poll(Comm *c, Msg *m) {
  * rank of this node rings at once, and a ladder of short timeouts would
  * only cost wake-ups (measured: the PS of a CartPole job spent as much CPU
  * in them as in its work). Without, back off from the shortest sleep. */
-void comm_busy(Comm *c) { c->idle_delay = doorbell_enabled(&c->bells) ? COMM_IDLE_BELL : COMM_IDLE_MIN; }
+void comm_busy(Comm *c) {
+    c->idle_delay = doorbell_enabled(&c->bells) && !c->bells.remote ? COMM_IDLE_BELL : COMM_IDLE_MIN;
+}
+
 
 void comm_idle(Comm *c) {
     double t0 = now_seconds();
@@ -222,10 +229,10 @@ void comm_idle(Comm *c) {
             doorbell_disarm(&c->bells, me);
         else
             doorbell_wait(&c->bells, me, c->idle_delay);
+        if (c->bells.remote) c->idle_delay = fmin(2 * c->idle_delay, COMM_IDLE_REMOTE);
     } else {
         sleep_seconds(c->idle_delay);
-        c->idle_delay *= 2;
-        if (c->idle_delay > COMM_IDLE_MAX) c->idle_delay = COMM_IDLE_MAX;
+        c->idle_delay = fmin(2 * c->idle_delay, idle_cap(c));
     }
     c->wait_seconds += now_seconds() - t0;
 }

@@ -11,9 +11,12 @@
  * Doorbells (doorbell.h). Sleeping alone trades latency for CPU, and a
  * synchronous parameter-server round has several hops; so every send to a
  * rank of the same node rings its bell, and comm_idle sleeps on its own.
- * The timeout (COMM_IDLE_BELL) covers what rings no bell: messages from
- * other nodes and the roles' timers. Without doorbells, sleeps back off
- * from COMM_IDLE_MIN to COMM_IDLE_MAX.
+ * The timeout (COMM_IDLE_BELL) covers what rings no bell: the roles'
+ * timers, and on a single node nothing else. A rank with peers on other
+ * nodes cannot be rung by them, so its sleeps back off from COMM_IDLE_MIN
+ * only to COMM_IDLE_REMOTE (microseconds, not a millisecond per hop).
+ * Without doorbells, sleeps back off from COMM_IDLE_MIN to COMM_IDLE_MAX
+ * (COMM_IDLE_REMOTE with remote peers).
  *
  * The communicator. Every message of a job goes over one duplicate of
  * MPI_COMM_WORLD with MPI_ERRORS_RETURN (comm_world_init), so MPI errors
@@ -62,6 +65,8 @@ void comm_world_free(const Ctx *ctx, MPI_Comm *world);
 #define COMM_IDLE_MIN 20e-6   /* first sleep of a wait, seconds */
 #define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait without doorbells, seconds */
 #define COMM_IDLE_BELL 1e-3   /* every sleep with doorbells (they wake us earlier) */
+#define COMM_IDLE_REMOTE 100e-6 /* longest sleep of a rank with peers on other nodes, whose
+                                   messages ring no bell: a bounded backoff from COMM_IDLE_MIN */
 #define COMM_CTL_SLOTS 64
 #define COMM_CTL_BYTES (8192 + sizeof(MsgHeader))
 

@@ -32,6 +32,7 @@ void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world) {
     MPI_CHECK(ctx, MPI_Comm_size(node, &n_node));
     MPI_CHECK(ctx, MPI_Comm_rank(node, &me));
     d->n_node = n_node;
+    d->remote = n_node < ctx->size;
     cpu_set_t set;
     d->n_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     /* A rank pinned to one core (run.pin_cores) still shares the node's

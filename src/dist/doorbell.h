@@ -35,6 +35,7 @@ typedef struct {
     char *slots;   /* one BELL_STRIDE slot per node-local rank */
     int *slot_of;  /* (world size) slot of each world rank, -1 off this node */
     int n_node;    /* ranks of the job on this node (set with or without bells) */
+    bool remote;   /* some ranks of the job are on other nodes: their messages ring no bell */
     int n_cpus;    /* CPUs this process may run on (its affinity mask) */
 } Doorbells;
 
