@@ -67,12 +67,14 @@ static const char *const target_kinds[] = {"hard", "soft", NULL};
 static const char *const explore_kinds[] = {"linear", "apex", NULL};
 static const char *const progress_modes[] = {"auto", "always", "never", NULL};
 static const char *const allreduce_impls[] = {"ring", "mpi", NULL};
+static const char *const wait_modes[] = {"auto", "poll", "sleep", NULL};
 
 /* Enums are stored through an int-sized copy. */
 _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int) &&
                    sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
                    sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
-                   sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int) && sizeof(InitialPriority) == sizeof(int),
+                   sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int) && sizeof(InitialPriority) == sizeof(int) &&
+                   sizeof(WaitMode) == sizeof(int),
                "enums are copied as int");
 
 typedef enum { T_INT, T_U64, T_F64, T_BOOL, T_STR, T_ENUM, T_INTS, T_F64S } Type;
@@ -122,6 +124,7 @@ static const Key keys[] = {
     F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
     BOOL("run", "stop_when_solved", run.stop_when_solved),
     INT("run", "blas_threads", run.blas_threads, 1, 64),
+    ENUM("run", "wait", run.wait, wait_modes),
     BOOL("run", "pin_cores", run.pin_cores),
 
     STR("env", "name", env.name, rule_env_name),
@@ -265,6 +268,7 @@ void config_defaults(Config *cfg) {
     cfg->run.stop_deadline_seconds = 10;
     cfg->run.stop_when_solved = true;
     cfg->run.blas_threads = 1;
+    cfg->run.wait = WAIT_AUTO;
     cfg->run.pin_cores = true;
 
     snprintf(cfg->env.name, sizeof cfg->env.name, "CartPole-v1");
@@ -353,6 +357,7 @@ static const char *enum_name(const char *const *names, int v) {
 }
 const char *config_sync_name(SyncMode m) { return enum_name(sync_modes, (int)m); }
 const char *config_allreduce_impl_name(AllreduceImpl m) { return enum_name(allreduce_impls, (int)m); }
+const char *config_wait_name(WaitMode m) { return enum_name(wait_modes, (int)m); }
 const char *config_optim_name(CfgOptim k) { return enum_name(optim_kinds, (int)k); }
 const char *config_replay_name(ReplayKind k) { return enum_name(replay_kinds, (int)k); }
 const char *config_initial_priority_name(InitialPriority k) { return enum_name(initial_priorities, (int)k); }

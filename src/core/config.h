@@ -41,6 +41,7 @@ typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
 typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_MPI } AllreduceImpl;
+typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
 
 /* Where a key's value came from: bookkeeping for error messages, so that a
  * check of two keys can point at the one the file set. */
@@ -64,6 +65,7 @@ typedef struct {
                                          each step of a stop before it ends the job (exit 6) */
         bool stop_when_solved;     /* run.stop_when_solved */
         int blas_threads;          /* run.blas_threads: OpenBLAS threads per rank, default 1 */
+        WaitMode wait;             /* run.wait: auto | poll | sleep (how a rank waits for messages) */
         bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the
                                       ranks that talk most to the same core (job.c) */
     } run;
@@ -190,6 +192,7 @@ bool config_same(const Config *a, const Config *b);
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
 const char *config_allreduce_impl_name(AllreduceImpl m);
+const char *config_wait_name(WaitMode m);
 const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);
 const char *config_initial_priority_name(InitialPriority k);

@@ -106,6 +106,7 @@ void comm_wait_send(Comm *c, SendBuf *s) {
     double delay = COMM_IDLE_MIN, t0 = 0;
     while (!comm_send_done(c, s)) {
         if (t0 == 0) t0 = now_seconds();
+        if (c->poll) continue;
         sleep_seconds(delay);
         delay = fmin(2 * delay, idle_cap(c));
     }
@@ -215,7 +216,12 @@ void comm_busy(Comm *c) {
 }
 
 
+void comm_set_wait(Comm *c, WaitMode m) {
+    c->poll = m == WAIT_POLL || (m == WAIT_AUTO && !doorbell_oversubscribed(&c->bells));
+}
+
 void comm_idle(Comm *c) {
+    if (c->poll) return; /* the caller's loop looks again at once */
     double t0 = now_seconds();
     if (doorbell_enabled(&c->bells)) {
         int me = c->ctx->rank;

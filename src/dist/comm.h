@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "ctx.h"
 #include "doorbell.h"
 #include "layout.h"
@@ -93,6 +94,7 @@ typedef struct {
     uint8_t *inbox;
     size_t inbox_cap;    /* payload capacity */
     SendBuf ctl[COMM_CTL_SLOTS];
+    bool poll;           /* run.wait: look again at once instead of sleeping (comm_set_wait) */
     double idle_delay;   /* current backoff */
     double wait_seconds; /* total time spent in comm_idle */
     Doorbells bells;
@@ -133,8 +135,14 @@ void comm_send_ctl(Comm *c, int dest, int tag, MsgHeader h, const void *payload,
  * idle backoff when it receives. */
 bool comm_poll(Comm *c, Msg *m);
 
-/* Sleep for the current backoff and lengthen it (counted as waiting). Call
- * when a loop iteration found nothing to do. */
+/* How to wait (run.wait): poll, look again at once, for a rank with a core
+ * to itself; sleep, on the doorbell (or the backoff above); auto, poll when
+ * this machine has no more ranks than cores (doorbell_oversubscribed), else
+ * sleep. comm_init leaves it at sleep. */
+void comm_set_wait(Comm *c, WaitMode m);
+
+/* Sleep for the current backoff and lengthen it (counted as waiting); with
+ * polling, return at once. Call when a loop iteration found nothing to do. */
 void comm_idle(Comm *c);
 /* Reset the backoff (call after doing work). */
 void comm_busy(Comm *c);

@@ -4,6 +4,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -21,6 +23,25 @@ static atomic_int *flag_of(const Doorbells *d, int slot) {
     return (atomic_int *)(d->slots + (size_t)slot * BELL_STRIDE + BELL_FLAG_OFFSET);
 }
 
+/* How many ranks of world run on this machine: those whose kernel boot id
+ * (/proc/sys/kernel/random/boot_id; the hostname where there is none)
+ * equals ours. Simulated nodes (UTS namespaces) share the boot id and the
+ * cores. Collective over world. */
+static int machine_ranks(const Ctx *ctx, MPI_Comm world) {
+    char id[128] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, sizeof id, f)) gethostname(id, sizeof id - 1);
+    if (f) fclose(f);
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const char *c = id; *c && *c != '\n'; c++) h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    uint64_t *all = xmalloc((size_t)ctx->size * sizeof *all);
+    MPI_CHECK(ctx, MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, world));
+    int n = 0;
+    for (int i = 0; i < ctx->size; i++) n += all[i] == h;
+    free(all);
+    return n;
+}
+
 void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world) {
     memset(d, 0, sizeof *d);
     d->win = MPI_WIN_NULL;
@@ -33,6 +54,7 @@ void doorbell_init(Doorbells *d, const Ctx *ctx, MPI_Comm world) {
     MPI_CHECK(ctx, MPI_Comm_rank(node, &me));
     d->n_node = n_node;
     d->remote = n_node < ctx->size;
+    d->n_machine = machine_ranks(ctx, world);
     cpu_set_t set;
     d->n_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     /* A rank pinned to one core (run.pin_cores) still shares the node's

@@ -35,8 +35,10 @@ typedef struct {
     char *slots;   /* one BELL_STRIDE slot per node-local rank */
     int *slot_of;  /* (world size) slot of each world rank, -1 off this node */
     int n_node;    /* ranks of the job on this node (set with or without bells) */
+    int n_machine; /* ranks of the job on this machine (same kernel boot id): more than n_node
+                      when nodes are simulated on one machine (scripts/simcluster) */
     bool remote;   /* some ranks of the job are on other nodes: their messages ring no bell */
-    int n_cpus;    /* CPUs this process may run on (its affinity mask) */
+    int n_cpus;    /* CPUs of this machine */
 } Doorbells;
 
 /* Collective over world: every rank calls it once. Skipped on every rank
@@ -48,9 +50,9 @@ void doorbell_free(Doorbells *d, const Ctx *ctx);
 
 static inline bool doorbell_enabled(const Doorbells *d) { return d->slots != NULL; }
 
-/* More ranks on this node than CPUs to run them: a waiting rank must not
- * spin. */
-static inline bool doorbell_oversubscribed(const Doorbells *d) { return d->n_node > d->n_cpus; }
+/* More ranks on this machine than CPUs to run them: a waiting rank must
+ * not spin. */
+static inline bool doorbell_oversubscribed(const Doorbells *d) { return d->n_machine > d->n_cpus; }
 
 /* After a send to world rank `rank`: wake it if it sleeps on this node. */
 void doorbell_ring(Doorbells *d, int rank);

@@ -448,7 +448,9 @@ static void finish_ps(Learner *l) {
  * from the checkpoint on resume, so the copies start equal); learner 0's
  * serves it. */
 static void init_allreduce(Learner *l) {
-    ring_init(&l->ring, l->rb.ctx, l->rb.comm.world, l->args->learners, &l->rb.comm.bells, RING_WAIT_AUTO);
+    const WaitMode w = l->rb.cfg->run.wait;
+    ring_init(&l->ring, l->rb.ctx, l->rb.comm.world, l->args->learners, &l->rb.comm.bells,
+              w == WAIT_POLL ? RING_WAIT_POLL : w == WAIT_SLEEP ? RING_WAIT_SLEEP : RING_WAIT_AUTO);
     l->ring.service = service;
     l->ring.service_arg = l;
     l->ring.trace = &l->rb.trace;

@@ -25,6 +25,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
         .max_trace = rb->cfg->logging.trace ? (size_t)rb->cfg->logging.trace_events : 0,
     };
     comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);
+    comm_set_wait(&rb->comm, rb->cfg->run.wait);
     trace_init(&rb->trace, lim.max_trace);
     if (lim.max_trace && ctx->role != ROLE_COORD) sendbuf_init(&rb->trace_out, proto_trace_bytes(PROTO_TRACE_PER_MSG));
     const Layout *lay = rb->lay;

@@ -88,4 +88,12 @@ job idle --set run.max_env_steps=0 --set run.max_seconds=3
 w=$(jget "$RUN/summary.json" wall_seconds)
 c=$(jsum "$RUN/summary.json" coordinator cpu_seconds)
 check "idle coordinator CPU $c s of $w s wall stays under half" awk -v c="$c" -v w="$w" 'BEGIN { exit !(c < 0.5 * w) }'
+
+# run.wait: every rank polling, or every rank sleeping, the job runs the same.
+for w in poll sleep; do
+    job "wait-$w" --set run.wait=$w
+    expect_rc "run.wait $w: exit status 0" 0
+    expect_eq "run.wait $w: env steps = budget" "$(jget "$RUN/summary.json" env_steps)" 3000
+    check_artifacts "wait-$w"
+done
 done_testing
