@@ -46,6 +46,9 @@ MPI_TEST_SRC := $(wildcard tests/mpi/mpi_*.c tests/bench/mpi_*.c)
 MPI_TESTS := $(addprefix $(BUILD)/tests/,$(notdir $(MPI_TEST_SRC:.c=)))
 
 GORILA   := $(BUILD)/gorila
+# A build that differs from GORILA only in its source id (tests/mpi/multinode.sh:
+# a job with ranks of two builds must refuse to start).
+OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
@@ -53,11 +56,29 @@ LIBA     := $(BUILD)/libgorila.a
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
-all: $(GORILA) $(UNIT) $(MPI_TESTS)
+all: $(GORILA) $(UNIT) $(MPI_TESTS) $(OTHER_BUILD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The source id (src/base/version.h): a hash of every source file and this
+# Makefile. Only version.o depends on it, through a stamp file rewritten
+# when the id changes.
+SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile
+SOURCE_ID := $(shell cat $(SOURCE_FILES) | sha256sum | cut -c1-12)
+.PHONY: FORCE
+$(BUILD)/source-id: FORCE
+	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "$(SOURCE_ID)" ] || echo "$(SOURCE_ID)" > $@
+$(BUILD)/obj/src/base/version.o: src/base/version.c $(BUILD)/source-id
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -DGORILA_SOURCE_ID='"$(SOURCE_ID)"' -c $< -o $@
+$(BUILD)/obj/tests/version-other.o: src/base/version.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) -DGORILA_SOURCE_ID='"0th3r0bui1d0"' -c $< -o $@
+$(OTHER_BUILD): $(CLI_OBJ) $(BUILD)/obj/tests/version-other.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # agents/ (the learner's hot loops): full loop vectorization (-O2 only
 # vectorizes loops with no remainder) and no errno from sqrtf, so the Adam

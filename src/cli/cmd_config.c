@@ -1,16 +1,23 @@
-/* cmd_config.c: `gorila config check FILE [--set key=value]...`.
+/* cmd_config.c: `gorila config check FILE [--set key=value]...` and
+ * `gorila config place FILE [--set key=value]... --hosts H:S,...`.
  *
  * Loads and validates a config exactly as `gorila train` would, then prints
  * the effective config (config_write), the rank layout (layout_print) and a
  * last line "ranks: N", the number of MPI ranks the job needs. Exit status:
  * 0 valid, 2 invalid config or bad arguments (one error line on stderr).
+ *
+ * `config place` prints the rank layout with the host each rank runs on
+ * across the given hosts (placement_nodes), one line per rank: what
+ * scripts/launch --hostfile turns into Open MPI's sequential mapping.
  */
 #include "cmd.h"
 #include "config.h"
 #include "layout.h"
+#include "placement.h"
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char check_usage[] =
@@ -20,38 +27,76 @@ static const char check_usage[] =
     "the rank layout and the number of ranks the job needs.\n"
     "Exit status: 0 valid, 2 invalid config or bad arguments.\n";
 
-static int config_check(int argc, char **argv) {
-    const char *file = NULL;
+static const char place_usage[] =
+    "usage: gorila config place FILE [--set key.path=value]... --hosts HOST:SLOTS[,HOST:SLOTS]...\n"
+    "                           [--oversubscribe]\n"
+    "\n"
+    "Print the host each rank of FILE's job runs on across the hosts, in\n"
+    "their order: each learner with its parameter-server shards, each replay\n"
+    "shard with its actors, on one host where they fit, spread over the hosts\n"
+    "in proportion to their slots (docs/MULTIHOST.md). Fewer slots than ranks\n"
+    "is an error unless --oversubscribe. Exit status: 0, or 2.\n";
+
+enum { MAX_HOSTS = 4096, HOST_NAME_LEN = 256 };
+
+typedef struct {
+    const char *file;
     const char *sets[CFG_MAX_SETS];
-    int n_sets = 0;
+    int n_sets;
+    const char *hosts;  /* config place: --hosts */
+    bool oversubscribe; /* config place */
+} ConfigArgs;
+
+/* Parses argv (argv[0] is the subcommand); place: accept the options of
+ * config place. Returns -1 when done (help printed: status 0), 0 to go on,
+ * or a usage error's status. */
+static int parse_args(int argc, char **argv, bool place, ConfigArgs *a, int *status) {
+    const char *cmd = place ? "config place" : "config check";
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *s = argv[i];
         const char *value = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(check_usage, stdout);
-            return 0;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            fputs(place ? place_usage : check_usage, stdout);
+            *status = 0;
+            return -1;
         }
-        if (!strcmp(a, "--set")) {
-            if (i + 1 >= argc) return usage_error("config check: --set needs a key.path=value argument");
-            value = argv[++i];
-        } else if (!strncmp(a, "--set=", 6)) {
-            value = a + 6;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("config check: unknown option \"%s\" (see gorila config check --help)", a);
-        } else if (file) {
-            return usage_error("config check: expected one FILE, got \"%s\" and \"%s\"", file, a);
-        } else {
-            file = a;
+        if (place && !strcmp(s, "--hosts")) {
+            if (i + 1 >= argc) return *status = usage_error("%s: --hosts needs HOST:SLOTS[,HOST:SLOTS]...", cmd), -1;
+            a->hosts = argv[++i];
             continue;
         }
-        if (n_sets == CFG_MAX_SETS) return usage_error("config check: expected at most %d --set", CFG_MAX_SETS);
-        sets[n_sets++] = value;
+        if (place && !strcmp(s, "--oversubscribe")) {
+            a->oversubscribe = true;
+            continue;
+        }
+        if (!strcmp(s, "--set")) {
+            if (i + 1 >= argc) return *status = usage_error("%s: --set needs a key.path=value argument", cmd), -1;
+            value = argv[++i];
+        } else if (!strncmp(s, "--set=", 6)) {
+            value = s + 6;
+        } else if (s[0] == '-' && s[1] != '\0') {
+            return *status = usage_error("%s: unknown option \"%s\" (see gorila %s --help)", cmd, s, cmd), -1;
+        } else if (a->file) {
+            return *status = usage_error("%s: expected one FILE, got \"%s\" and \"%s\"", cmd, a->file, s), -1;
+        } else {
+            a->file = s;
+            continue;
+        }
+        if (a->n_sets == CFG_MAX_SETS) return *status = usage_error("%s: expected at most %d --set", cmd, CFG_MAX_SETS), -1;
+        a->sets[a->n_sets++] = value;
     }
-    if (!file) return usage_error("config check: missing FILE (usage: gorila config check FILE [--set k=v]...)");
+    if (!a->file) return *status = usage_error("%s: missing FILE (see gorila %s --help)", cmd, cmd), -1;
+    return 0;
+}
 
+static int config_check(int argc, char **argv) {
+    ConfigArgs a;
+    int status;
+    if (parse_args(argc, argv, false, &a, &status) != 0) return status;
     Config cfg;
     char err[ERR_LEN];
-    if (config_load(&cfg, file, sets, n_sets, err)) return usage_error("%s", err);
+    if (config_load(&cfg, a.file, a.sets, a.n_sets, err)) return usage_error("%s", err);
     Layout lay;
     layout_init(&lay, &cfg);
     config_write(&cfg, stdout);
@@ -61,12 +106,64 @@ static int config_check(int argc, char **argv) {
     return 0;
 }
 
+static int config_place(int argc, char **argv) {
+    ConfigArgs a;
+    int status;
+    if (parse_args(argc, argv, true, &a, &status) != 0) return status;
+    if (!a.hosts) return usage_error("config place: missing --hosts HOST:SLOTS[,HOST:SLOTS]...");
+    static char names[MAX_HOSTS][HOST_NAME_LEN];
+    static int slots[MAX_HOSTS];
+    int n = 0;
+    for (const char *p = a.hosts; *p;) {
+        const char *end = strchr(p, ','), *colon = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!colon || colon >= p + len || colon == p)
+            return usage_error("config place: --hosts expects HOST:SLOTS[,HOST:SLOTS]..., got \"%.*s\"", (int)len, p);
+        if (n == MAX_HOSTS) return usage_error("config place: more than %d hosts", MAX_HOSTS);
+        size_t hl = (size_t)(colon - p);
+        if (hl >= HOST_NAME_LEN) return usage_error("config place: host name too long: %.*s", (int)hl, p);
+        char *stop;
+        long v = strtol(colon + 1, &stop, 10);
+        if (stop != p + len || v < 0 || v > 1000000)
+            return usage_error("config place: slots of %.*s must be a count, got \"%.*s\"", (int)hl, p,
+                               (int)(p + len - colon - 1), colon + 1);
+        memcpy(names[n], p, hl);
+        names[n][hl] = '\0';
+        slots[n++] = (int)v;
+        p += len + (end ? 1 : 0);
+    }
+    if (n == 0) return usage_error("config place: --hosts names no host");
+    Config cfg;
+    char err[ERR_LEN];
+    if (config_load(&cfg, a.file, a.sets, a.n_sets, err)) return usage_error("%s", err);
+    if (cfg.run.mode == RUN_LOCAL) return usage_error("config place: %s runs in one process (run.mode: local)", a.file);
+    Layout lay;
+    layout_init(&lay, &cfg);
+    int *node_of = xmalloc((size_t)lay.size * sizeof(int));
+    if (placement_nodes(&lay, slots, n, a.oversubscribe, node_of, err) != 0) {
+        free(node_of);
+        return usage_error("%s", err);
+    }
+    printf("rank  role         index  host\n");
+    for (int rank = 0; rank < lay.size; rank++) {
+        Role role;
+        int index;
+        layout_role_of(&lay, rank, &role, &index);
+        char idx[32];
+        snprintf(idx, sizeof idx, "%d/%d", index, lay.count[role]);
+        printf("%4d  %-11s  %-5s  %s\n", rank, role_name(role), idx, names[node_of[rank]]);
+    }
+    free(node_of);
+    return 0;
+}
+
 int cmd_config(int argc, char **argv) {
-    if (argc < 2) return usage_error("config: expected a subcommand: check");
+    if (argc < 2) return usage_error("config: expected a subcommand: check or place");
     if (!strcmp(argv[1], "check")) return config_check(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "place")) return config_place(argc - 1, argv + 1);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(check_usage, stdout);
         return 0;
     }
-    return usage_error("config: unknown subcommand \"%s\" (expected check)", argv[1]);
+    return usage_error("config: unknown subcommand \"%s\" (expected check or place)", argv[1]);
 }

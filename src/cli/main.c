@@ -1,6 +1,7 @@
 /* main.c: the gorila binary. Parses the subcommand and dispatches; every
  * subcommand lives in its own cmd_*.c file. */
 #include "cmd.h"
+#include "version.h"
 
 #include <stdbool.h>
 
@@ -27,12 +28,16 @@ static const char usage[] =
     "                        step an environment from commands on stdin\n"
     "  config check FILE [--set key.path=value]...\n"
     "                        validate a config, print it and its rank layout\n"
+    "  config place FILE [--set key.path=value]... --hosts HOST:SLOTS,...\n"
+    "                        the host of each rank across hosts (scripts/launch --hostfile)\n"
     "  bench env [--steps N] [--env NAME] [--json]\n"
     "  bench nn [--seconds S] [--no-double] [--threads N] [--json]\n"
     "  bench replay [--seconds S] [--obs-dim N] [--capacity C] [--json]\n"
     "  bench allreduce [--config FILE] [--max-floats N] [--wait auto|poll|sleep] [--json]\n"
     "                        (under mpirun: the ring against MPI_Allreduce)\n"
     "                        benchmarks (never pass or fail on time)\n"
+    "  version               the release and source id of this build (a job refuses\n"
+    "                        ranks of different builds)\n"
     "  help                  this text\n"
     "\n"
     "Documentation: README.md and docs/ in the source tree.\n";
@@ -55,6 +60,10 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("%s\n", gorila_build());
         return 0;
     }
     /* OpenBLAS starts its worker threads when the library loads, sized from

@@ -1,6 +1,7 @@
 /* placement.c: see placement.h. */
 #include "placement.h"
 #include "pacing.h"
+#include "util.h"
 
 #include <stdlib.h>
 
@@ -37,4 +38,78 @@ void placement_assign(const Layout *lay, const int *node_ranks, int n_node, cons
     }
     for (int i = 0; i < n_node; i++) core_of[i] = cpus[slot[group_of(lay, node_ranks[i])]];
     free(slot);
+}
+
+/* Appends the ranks of a node group (placement_nodes) to list; returns the count. */
+static int node_group(const Layout *lay, int g, int *list) {
+    int L = lay->count[ROLE_LEARNER], S = lay->count[ROLE_REPLAY], n = 0;
+    if (g < L) {
+        list[n++] = layout_rank_of(lay, ROLE_LEARNER, g);
+        for (int p = g; p < lay->count[ROLE_PS]; p += L) list[n++] = layout_rank_of(lay, ROLE_PS, p);
+    } else if (g < L + S) {
+        int s = g - L;
+        list[n++] = layout_rank_of(lay, ROLE_REPLAY, s);
+        for (int a = 0; a < lay->count[ROLE_ACTOR]; a++)
+            if (pacing_actor_shard(a, S) == s) list[n++] = layout_rank_of(lay, ROLE_ACTOR, a);
+    } else {
+        list[n++] = layout_rank_of(lay, ROLE_COORD, 0);
+    }
+    return n;
+}
+
+int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err) {
+    int N = lay->size;
+    long total = 0;
+    for (int i = 0; i < n_nodes; i++) total += slots[i];
+    if (total < 1) return errf(err, "the hosts have no slots");
+    if (total < N && !oversubscribe)
+        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or allow "
+                         "oversubscription)", total, total == 1 ? "" : "s", N);
+    bool capped = total >= N;
+    int *room = xcalloc((size_t)n_nodes, sizeof(int));
+    int given = 0;
+    for (int i = 0; i < n_nodes; i++) given += room[i] = (int)((long)N * slots[i] / total);
+    for (int i = 0; given < N; i = (i + 1) % n_nodes)
+        if (!capped || room[i] < slots[i]) room[i]++, given++;
+    /* Groups by size, largest first (stable: learner groups before replay
+     * groups of the same size), the coordinator last. */
+    int groups = lay->count[ROLE_LEARNER] + lay->count[ROLE_REPLAY] + 1;
+    int *size = xmalloc((size_t)groups * sizeof(int)), *order = xmalloc((size_t)groups * sizeof(int));
+    int *list = xmalloc((size_t)N * sizeof(int));
+    for (int g = 0; g < groups; g++) size[g] = node_group(lay, g, list), order[g] = g;
+    for (int i = 1; i < groups - 1; i++)
+        for (int j = i; j > 0 && size[order[j]] > size[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    /* free: the hard limit (the slots, or the share when oversubscribed). */
+    int *free_ = xmalloc((size_t)n_nodes * sizeof(int));
+    for (int i = 0; i < n_nodes; i++) free_[i] = capped ? slots[i] : room[i];
+    for (int o = 0; o < groups; o++) {
+        int n = node_group(lay, order[o], list);
+        /* The node with the least room that holds the whole group; else the
+         * roomiest whose free slots hold it (over its share); else, one rank
+         * at a time, the roomiest with a free slot. */
+        int at = -1;
+        for (int i = 0; i < n_nodes; i++)
+            if (room[i] >= n && (at < 0 || room[i] < room[at])) at = i;
+        for (int i = 0; at < 0 && i < n_nodes; i++)
+            if (free_[i] >= n && (at < 0 || room[i] > room[at])) at = i;
+        for (int k = 0; k < n; k++) {
+            int i = at;
+            if (i < 0)
+                for (int j = 0; j < n_nodes; j++)
+                    if (free_[j] > 0 && (i < 0 || room[j] > room[i])) i = j;
+            node_of[list[k]] = i;
+            room[i]--;
+            free_[i]--;
+        }
+    }
+    free(free_);
+    free(size);
+    free(order);
+    free(list);
+    free(room);
+    return 0;
 }

@@ -22,10 +22,30 @@
 
 #include "layout.h"
 
+#include <stdbool.h>
+
 /* node_ranks: the world ranks on this node (n_node of them); cpus: the
  * core ids to use (n_cpus). Writes core_of[i] for node_ranks[i]: the core
  * id to pin to. */
 void placement_assign(const Layout *lay, const int *node_ranks, int n_node, const int *cpus, int n_cpus,
                       int *core_of);
+
+/* Which node each rank of a job across hosts runs on (scripts/launch
+ * --hostfile, through `gorila config place`). The same groups as above,
+ * kept on one node where they fit: each learner with its PS shards, each
+ * replay shard with its actors; the coordinator is a group of its own.
+ * The ranks are spread over the nodes in proportion to their slots: node i
+ * has room for floor(N * slots_i / total) ranks, one more for the first
+ * nodes (hostfile order) until the N ranks have room, never more than its
+ * slots when the slots suffice. Groups are placed largest first (learner
+ * groups before replay groups of the same size, the coordinator last),
+ * each on the node with the least room that holds all of it, the earlier
+ * node on a tie (best fit). A group that fits in no node's room goes whole
+ * to the roomiest node whose free slots hold it (over its share: a group
+ * split across hosts costs more than an uneven spread), else rank by rank
+ * to the roomiest nodes with a free slot. slots: n_nodes counts. Writes node_of[rank] for every
+ * rank of lay. Returns 0, or -1 with err when the slots are fewer than the
+ * ranks and oversubscribe is false (or there are no slots at all). */
+int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "runckpt.h"
 #include "runctl.h"
 #include "util.h"
+#include "version.h"
 
 #include <cblas.h>
 #include <sched.h>
@@ -161,6 +162,60 @@ void job_mpi_env(void) {
     setenv("OMPI_MCA_btl_vader_eager_limit", "32768", 0);
 }
 
+/* Start-up check, the first collective of every job (keep it first and
+ * keep its message fixed: ranks of another build must still understand
+ * it): every rank's build (version.h) and host name go to every rank; if
+ * they differ, rank 0 names the builds and the hosts that run them and
+ * every rank leaves with EXIT_USAGE_JOB, before anything is read or
+ * written. Also gives each rank its host name for later messages. */
+enum { BUILD_LEN = 96, HOST_LEN = 64 };
+typedef struct {
+    char build[BUILD_LEN];
+    char host[HOST_LEN];
+} RankId;
+
+static int check_builds(const Ctx *ctx, MPI_Comm world, char *host) {
+    RankId me;
+    memset(&me, 0, sizeof me);
+    snprintf(me.build, sizeof me.build, "%s", gorila_build());
+    if (gethostname(me.host, sizeof me.host - 1) != 0) snprintf(me.host, sizeof me.host, "?");
+    snprintf(host, HOST_LEN, "%s", me.host);
+    RankId *all = xmalloc((size_t)ctx->size * sizeof *all);
+    MPI_CHECK(ctx, MPI_Allgather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, world));
+    int bad = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        all[r].build[BUILD_LEN - 1] = all[r].host[HOST_LEN - 1] = '\0';
+        if (strcmp(all[r].build, all[0].build) != 0) bad++;
+    }
+    if (bad && ctx->rank == 0) {
+        fprintf(stderr, "gorila: error: the job's ranks run different builds of gorila (every host needs the same "
+                        "build: docs/MULTIHOST.md):\n");
+        /* One line per build: its hosts, each with its ranks. */
+        bool *done = xcalloc((size_t)ctx->size, sizeof(bool));
+        for (int r = 0; r < ctx->size; r++) {
+            if (done[r]) continue;
+            fprintf(stderr, "  %s:", all[r].build);
+            const char *sep = "";
+            for (int h = r; h < ctx->size; h++) {
+                if (done[h] || strcmp(all[h].build, all[r].build) != 0) continue;
+                fprintf(stderr, "%s %s (rank", sep, all[h].host);
+                for (int q = h; q < ctx->size; q++) {
+                    if (done[q] || strcmp(all[q].build, all[r].build) != 0 || strcmp(all[q].host, all[h].host) != 0)
+                        continue;
+                    done[q] = true;
+                    fprintf(stderr, " %d", q);
+                }
+                fputc(')', stderr);
+                sep = ",";
+            }
+            fputc('\n', stderr);
+        }
+        free(done);
+    }
+    free(all);
+    return bad ? -1 : 0;
+}
+
 int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
     job_mpi_env();
     Ctx ctx;
@@ -168,6 +223,12 @@ int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
     MPI_CHECK(&ctx, MPI_Init(argc, argv));
     MPI_Comm world;
     comm_world_init(&ctx, &world);
+    char host[HOST_LEN];
+    if (check_builds(&ctx, world, host) != 0) {
+        comm_world_free(&ctx, &world);
+        MPI_CHECK(&ctx, MPI_Finalize());
+        return EXIT_USAGE_JOB;
+    }
     char err[ERR_LEN] = "";
     Layout lay;
     int ok = jl->load(jl->arg, ctx.size, cfg, &lay, err) == 0;
@@ -177,7 +238,7 @@ int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
     int rc;
     if (first_bad < ctx.size) {
         if (ctx.rank == first_bad) {
-            if (first_bad != 0) fprintf(stderr, "gorila: error: rank %d: %s\n", first_bad, err);
+            if (first_bad != 0) fprintf(stderr, "gorila: error: rank %d on %s: %s\n", first_bad, host, err);
             else fprintf(stderr, "gorila: error: %s\n", err);
         }
         rc = EXIT_USAGE_JOB;

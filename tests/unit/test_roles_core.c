@@ -57,6 +57,88 @@ Test(placement, only_ranks_on_the_node_count) {
     cr_assert_eq(core[1], 2);
 }
 
+/* placement_nodes: the default job over 3 hosts of 2 slots (the simulated
+ * cluster): learner+PS on the first host, replay+actor on the second, the
+ * coordinator on the third. */
+Test(placement_nodes, default_job_over_three_hosts) {
+    Layout lay = layout_of(1, 1, 1, 1);
+    int slots[3] = {2, 2, 2}, node[5];
+    char err[ERR_LEN];
+    cr_assert_eq(placement_nodes(&lay, slots, 3, false, node, err), 0);
+    cr_assert_eq(node[3], 0, "learner on the first host");
+    cr_assert_eq(node[4], 0, "its PS with it");
+    cr_assert_eq(node[2], 1, "replay on the second");
+    cr_assert_eq(node[1], 1, "its actor with it");
+    cr_assert_eq(node[0], 2, "the coordinator on the third");
+}
+
+Test(placement_nodes, too_few_slots_is_an_error_unless_oversubscribed) {
+    Layout lay = layout_of(1, 1, 1, 1);
+    int slots[2] = {2, 2}, node[5];
+    char err[ERR_LEN] = "";
+    cr_assert_eq(placement_nodes(&lay, slots, 2, false, node, err), -1);
+    cr_assert(strstr(err, "4 slots for the job's 5 ranks"), "%s", err);
+    cr_assert_eq(placement_nodes(&lay, slots, 2, true, node, err), 0);
+    int count[2] = {0, 0};
+    for (int r = 0; r < 5; r++) count[node[r]]++;
+    cr_assert_eq(count[0], 3, "proportional: 5 * 2/4 = 2 each, the extra one to the first host");
+    cr_assert_eq(count[1], 2);
+    int zero[2] = {0, 0};
+    cr_assert_eq(placement_nodes(&lay, zero, 2, true, node, err), -1, "no slots at all");
+}
+
+/* A perfect packing exists and best fit finds it: 16 actors over 2
+ * replay shards (groups of 9), a learner with its PS (2), the coordinator
+ * (1) on hosts of 16 slots (room 11 and 10): no group is split. */
+Test(placement_nodes, groups_kept_whole_when_they_fit) {
+    Layout lay = layout_of(16, 2, 1, 1);
+    int slots[2] = {16, 16}, node[21];
+    char err[ERR_LEN];
+    cr_assert_eq(placement_nodes(&lay, slots, 2, false, node, err), 0);
+    for (int a = 0; a < 16; a++)
+        cr_assert_eq(node[1 + a], node[17 + a % 2], "actor %d with replay shard %d", a, a % 2);
+    cr_assert_eq(node[19], node[20], "learner with its PS");
+    cr_assert_neq(node[17], node[18], "the two replay groups on different hosts");
+}
+
+/* Over many layouts and host lists: every rank on a host, no host over its
+ * slots, and on 2 hosts of 8 slots every group kept whole when the job has
+ * at most 10 ranks (its largest group, at most 7, fits whole on one host
+ * and the rest, at most 10 - 3, on the other; even over a host's share;
+ * with more ranks a perfect packing may not exist: 5 groups of 3). */
+Test(placement_nodes, invariants_over_layouts) {
+    for (int A = 1; A <= 6; A++)
+        for (int S = 1; S <= 3; S++)
+            for (int L = 1; L <= 3; L++)
+                for (int P = 0; P <= 4; P += 2) {
+                    Layout lay = layout_of(A, S, L, P);
+                    int N = lay.size, node[32];
+                    int slots[4] = {8, 8, 3, 1};
+                    for (int n_nodes = 1; n_nodes <= 4; n_nodes++) {
+                        int total = 0;
+                        for (int i = 0; i < n_nodes; i++) total += slots[i];
+                        char err[ERR_LEN];
+                        int rc = placement_nodes(&lay, slots, n_nodes, false, node, err);
+                        cr_assert_eq(rc, total >= N ? 0 : -1, "A%d S%d L%d P%d on %d hosts", A, S, L, P, n_nodes);
+                        if (rc) continue;
+                        int count[4] = {0};
+                        for (int r = 0; r < N; r++) {
+                            cr_assert(node[r] >= 0 && node[r] < n_nodes);
+                            count[node[r]]++;
+                        }
+                        for (int i = 0; i < n_nodes; i++) cr_assert_leq(count[i], slots[i]);
+                        if (n_nodes == 2 && N <= 10) {
+                            for (int p = 0; p < P; p++)
+                                cr_assert_eq(node[layout_rank_of(&lay, ROLE_PS, p)],
+                                             node[layout_rank_of(&lay, ROLE_LEARNER, p % L)], "ps %d", p);
+                            for (int a = 0; a < A; a++)
+                                cr_assert_eq(node[layout_rank_of(&lay, ROLE_ACTOR, a)],
+                                             node[layout_rank_of(&lay, ROLE_REPLAY, a % S)], "actor %d (A%d S%d L%d P%d)", a, A, S, L, P);
+                        }
+                    }
+                }
+}
+
 Test(model, samples_per_insert_and_pendulum_actions) {
     Config cfg;
     config_defaults(&cfg);

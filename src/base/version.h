@@ -1,0 +1,23 @@
+/* version.h: which gorila this binary is.
+ *
+ * GORILA_VERSION is the release number; gorila_source_id() is a hash of
+ * every source file the binary was built from (the Makefile computes it:
+ * SOURCE_ID), so two builds of the same tree on different hosts agree and a
+ * build with any change in src/, envs/, agents/ or the Makefile does not.
+ * A distributed job exchanges gorila_build() at start-up, before it reads
+ * anything, and refuses to run ranks of different builds (src/dist/job.c):
+ * their messages would not mean the same thing. */
+#ifndef GORILA_VERSION_H
+#define GORILA_VERSION_H
+
+#define GORILA_VERSION "0.5.0"
+
+/* The 12 hex digits of the source hash ("unknown" when built without the
+ * Makefile's SOURCE_ID). */
+const char *gorila_source_id(void);
+
+/* "gorila 0.5.0 (source 1a2b3c4d5e6f)": what `gorila version` prints and
+ * what the ranks of a job compare. */
+const char *gorila_build(void);
+
+#endif
