@@ -63,8 +63,8 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
     for (int i = 0; i < n_nodes; i++) total += slots[i];
     if (total < 1) return errf(err, "the hosts have no slots");
     if (total < N && !oversubscribe)
-        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or allow "
-                         "oversubscription)", total, total == 1 ? "" : "s", N);
+        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or "
+                         "--oversubscribe)", total, total == 1 ? "" : "s", N);
     bool capped = total >= N;
     int *room = xcalloc((size_t)n_nodes, sizeof(int));
     int given = 0;

@@ -188,6 +188,8 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
 
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     a->replay_rank = layout_rank_of(args->lay, ROLE_REPLAY, pacing_actor_shard(ctx->index, S));
+    /* It waits for its replay shard's credit; parameters are pulled ahead. */
+    comm_expect(&a->rb.comm, &a->replay_rank, 1);
     a->start_steps = args->start.env_steps;
     if (cfg->run.max_env_steps) {
         uint64_t left = cfg->run.max_env_steps > a->start_steps ? cfg->run.max_env_steps - a->start_steps : 0;

@@ -66,6 +66,7 @@ void comm_init(Comm *c, const Ctx *ctx, MPI_Comm world, const Layout *lay, const
     c->inbox = xmalloc_aligned(sizeof(MsgHeader) + c->inbox_cap);
     for (int i = 0; i < COMM_CTL_SLOTS; i++) sendbuf_init(&c->ctl[i], COMM_CTL_BYTES - sizeof(MsgHeader));
     doorbell_init(&c->bells, ctx, world);
+    c->expect_remote = c->bells.remote;
     comm_busy(c);
 }
 
@@ -98,7 +99,7 @@ static void count_sent(Comm *c, int tag, size_t bytes) {
 }
 
 /* The longest sleep of a backoff: short when other nodes' messages ring no bell. */
-static double idle_cap(const Comm *c) { return c->bells.remote ? COMM_IDLE_REMOTE : COMM_IDLE_MAX; }
+static double idle_cap(const Comm *c) { return c->expect_remote ? COMM_IDLE_REMOTE : COMM_IDLE_MAX; }
 
 void comm_wait_send(Comm *c, SendBuf *s) {
     /* Our own send completes without a bell (the peer's progress finishes
@@ -212,7 +213,20 @@ bool comm_poll(Comm *c, Msg *m) {
  * only cost wake-ups (measured: the PS of a CartPole job spent as much CPU
  * in them as in its work). Without, back off from the shortest sleep. */
 void comm_busy(Comm *c) {
-    c->idle_delay = doorbell_enabled(&c->bells) && !c->bells.remote ? COMM_IDLE_BELL : COMM_IDLE_MIN;
+    c->idle_delay = !doorbell_enabled(&c->bells) ? COMM_IDLE_MIN : c->expect_remote ? COMM_IDLE_REMOTE_MIN : COMM_IDLE_BELL;
+}
+
+void comm_expect(Comm *c, const int *ranks, int n) {
+    bool remote = c->bells.remote && n != 0;
+    /* Without bells every wait is a timed sleep: keep it short. */
+    if (!doorbell_enabled(&c->bells)) remote = c->bells.remote;
+    else if (remote && n > 0) {
+        remote = false;
+        for (int i = 0; i < n; i++) remote |= c->bells.slot_of[ranks[i]] < 0;
+    }
+    if (remote == c->expect_remote) return;
+    c->expect_remote = remote;
+    comm_busy(c);
 }
 
 
@@ -235,7 +249,7 @@ void comm_idle(Comm *c) {
             doorbell_disarm(&c->bells, me);
         else
             doorbell_wait(&c->bells, me, c->idle_delay);
-        if (c->bells.remote) c->idle_delay = fmin(2 * c->idle_delay, COMM_IDLE_REMOTE);
+        if (c->expect_remote) c->idle_delay = fmin(2 * c->idle_delay, COMM_IDLE_REMOTE);
     } else {
         sleep_seconds(c->idle_delay);
         c->idle_delay = fmin(2 * c->idle_delay, idle_cap(c));

@@ -64,9 +64,10 @@ void comm_world_init(Ctx *ctx, MPI_Comm *world);
 void comm_world_free(const Ctx *ctx, MPI_Comm *world);
 
 #define COMM_IDLE_MIN 20e-6   /* first sleep of a wait, seconds */
+#define COMM_IDLE_REMOTE_MIN 10e-6 /* first sleep of a wait for another node (with bells) */
 #define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait without doorbells, seconds */
 #define COMM_IDLE_BELL 1e-3   /* every sleep with doorbells (they wake us earlier) */
-#define COMM_IDLE_REMOTE 100e-6 /* longest sleep of a rank with peers on other nodes, whose
+#define COMM_IDLE_REMOTE 50e-6 /* longest sleep of a rank with peers on other nodes, whose
                                    messages ring no bell: a bounded backoff from COMM_IDLE_MIN */
 #define COMM_CTL_SLOTS 64
 #define COMM_CTL_BYTES (8192 + sizeof(MsgHeader))
@@ -95,6 +96,7 @@ typedef struct {
     size_t inbox_cap;    /* payload capacity */
     SendBuf ctl[COMM_CTL_SLOTS];
     bool poll;           /* run.wait: look again at once instead of sleeping (comm_set_wait) */
+    bool expect_remote;  /* the rank waits for a rank of another node (comm_expect) */
     double idle_delay;   /* current backoff */
     double wait_seconds; /* total time spent in comm_idle */
     Doorbells bells;
@@ -146,6 +148,14 @@ void comm_set_wait(Comm *c, WaitMode m);
 void comm_idle(Comm *c);
 /* Reset the backoff (call after doing work). */
 void comm_busy(Comm *c);
+
+/* What the next waits are for, in a job across nodes: the ranks whose
+ * message the caller waits for (n >= 1), or n = 0: nothing urgent (timers,
+ * control messages: the bell's timeout is soon enough), or n < 0: anyone
+ * (what comm_init sets). Waits back off to COMM_IDLE_REMOTE only when one
+ * of those may be on another node; otherwise they sleep on the bell.
+ * Changes nothing in a job on one node. */
+void comm_expect(Comm *c, const int *ranks, int n);
 
 /* Wait (polling, sleeping) until every send of the role's own buffers in
  * bufs[0..n) and the control pool completed, receiving and discarding

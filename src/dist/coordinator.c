@@ -764,6 +764,7 @@ static void final_eval(Coord *c) {
 int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     Coord *c = xcalloc(1, sizeof *c);
     role_init(&c->rb, ctx, args);
+    comm_expect(&c->rb.comm, NULL, 0); /* nothing it waits for is urgent */
     c->args = args;
     c->lay = args->lay;
     const Config *cfg = args->cfg;

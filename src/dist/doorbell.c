@@ -23,22 +23,23 @@ static atomic_int *flag_of(const Doorbells *d, int slot) {
     return (atomic_int *)(d->slots + (size_t)slot * BELL_STRIDE + BELL_FLAG_OFFSET);
 }
 
-/* How many ranks of world run on this machine: those whose kernel boot id
- * (/proc/sys/kernel/random/boot_id; the hostname where there is none)
- * equals ours. Simulated nodes (UTS namespaces) share the boot id and the
- * cores. Collective over world. */
-static int machine_ranks(const Ctx *ctx, MPI_Comm world) {
+void machine_comm(const Ctx *ctx, MPI_Comm world, MPI_Comm *machine) {
     char id[128] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (!f || !fgets(id, sizeof id, f)) gethostname(id, sizeof id - 1);
     if (f) fclose(f);
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (const char *c = id; *c && *c != '\n'; c++) h = (h ^ (uint8_t)*c) * 1099511628211ULL;
-    uint64_t *all = xmalloc((size_t)ctx->size * sizeof *all);
-    MPI_CHECK(ctx, MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, world));
+    MPI_CHECK(ctx, MPI_Comm_split(world, (int)(h & 0x7fffffff), ctx->rank, machine));
+}
+
+/* How many ranks of world run on this machine. Collective over world. */
+static int machine_ranks(const Ctx *ctx, MPI_Comm world) {
+    MPI_Comm m;
+    machine_comm(ctx, world, &m);
     int n = 0;
-    for (int i = 0; i < ctx->size; i++) n += all[i] == h;
-    free(all);
+    MPI_CHECK(ctx, MPI_Comm_size(m, &n));
+    MPI_CHECK(ctx, MPI_Comm_free(&m));
     return n;
 }
 

@@ -50,6 +50,13 @@ void doorbell_free(Doorbells *d, const Ctx *ctx);
 
 static inline bool doorbell_enabled(const Doorbells *d) { return d->slots != NULL; }
 
+/* The ranks of world on this machine: those whose kernel boot id
+ * (/proc/sys/kernel/random/boot_id; the hostname where there is none)
+ * equals ours, in world order. Simulated nodes (UTS namespaces,
+ * scripts/simcluster) share the boot id and the cores, so they are one
+ * machine here while MPI sees separate nodes. Collective over world. */
+void machine_comm(const Ctx *ctx, MPI_Comm world, MPI_Comm *machine);
+
 /* More ranks on this machine than CPUs to run them: a waiting rank must
  * not spin. */
 static inline bool doorbell_oversubscribed(const Doorbells *d) { return d->n_machine > d->n_cpus; }

@@ -2,6 +2,7 @@
 #include "job.h"
 #include "exitcode.h"
 #include "comm.h"
+#include "doorbell.h"
 #include "placement.h"
 #include "signals.h"
 #include "trainer.h"
@@ -44,12 +45,14 @@ static void load_start(const JobArgs *args, JobStart *s, char *err) {
     }
 }
 
-/* Pin this rank per placement.h when its node has more ranks than cores
- * and nobody bound the ranks already. Collective over args->world. Rank 0
- * of each node logs the placement. */
+/* Pin this rank per placement.h when its machine has more ranks than
+ * cores and nobody bound the ranks already. A machine, not an MPI node:
+ * nodes simulated on one machine (scripts/simcluster) share its cores, and
+ * pinning each of them alone would stack their groups on the first core.
+ * Collective over args->world. Rank 0 of each machine logs the placement. */
 static void pin(const Ctx *ctx, const JobArgs *args) {
     MPI_Comm node;
-    MPI_CHECK(ctx, MPI_Comm_split_type(args->world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    machine_comm(ctx, args->world, &node);
     int n_node = 0, me = 0;
     MPI_CHECK(ctx, MPI_Comm_size(node, &n_node));
     MPI_CHECK(ctx, MPI_Comm_rank(node, &me));

@@ -58,6 +58,7 @@ typedef struct {
     bool next_ready, req_out;
     uint64_t req_seq;
     int S, first_replay;
+    int *replay_ranks; /* (S) the replay shards' ranks (comm_expect) */
     PacingRR rr;              /* which shard to sample next (prioritized: to charge) */
     /* prioritized replay (Ape-X): a batch is spread over the shards in
      * proportion to their total priority; see request_prioritized */
@@ -423,6 +424,7 @@ static bool step_ps(Learner *l, bool have_grad) {
     double t1 = now_seconds();
     trace_span(&l->rb.trace, TR_SEND_GRAD, t0, t1, (uint32_t)l->rb.n_sources);
     if (l->pulling) {
+        comm_expect(&l->rb.comm, l->rb.source_rank, l->rb.n_sources);
         WAIT_UNTIL(l, !l->pulling);
         trace_span(&l->rb.trace, TR_WAIT_PARAMS, t1, now_seconds(), 0);
     }
@@ -555,6 +557,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     agentcfg_batch_init(&l->next, B, O);
     l->S = args->lay->count[ROLE_REPLAY];
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
+    l->replay_ranks = xmalloc((size_t)l->S * sizeof(int));
+    for (int s = 0; s < l->S; s++) l->replay_ranks[s] = l->first_replay + s;
     pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
     if (cfg->replay.kind == REPLAY_PRIORITIZED) prio_init(l);
     bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
@@ -568,6 +572,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     for (;;) {
         if (!l->next_ready && !l->stop) {
             double t0 = now_seconds();
+            comm_expect(&l->rb.comm, l->replay_ranks, l->S);
             WAIT_UNTIL(l, l->next_ready);
             trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, now_seconds(), 0);
         }
@@ -589,6 +594,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     via->finish(l);
     for (int p = 0; l->gradbuf && p < l->rb.n_sources; p++) sendbuf_free(&l->gradbuf[p]);
     free(l->reply);
+    free(l->replay_ranks);
     prio_free(l);
     pacing_rr_free(&l->rr);
     free(l->gradbuf);

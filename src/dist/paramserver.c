@@ -127,6 +127,12 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
     s->sum = xmalloc_aligned((len ? len : 1) * sizeof(float));
     s->L = args->lay->count[ROLE_LEARNER];
     s->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
+    {   /* it waits for the learners' gradients (comm_expect; actors' pulls are not on a critical path) */
+        int *peers = xmalloc((size_t)s->L * sizeof(int));
+        for (int l = 0; l < s->L; l++) peers[l] = s->first_learner + l;
+        comm_expect(&s->rb.comm, peers, s->L);
+        free(peers);
+    }
     s->got = xcalloc((size_t)s->L, sizeof(bool));
     s->want = xcalloc((size_t)s->L, sizeof(bool));
     s->tver = xcalloc((size_t)s->L, sizeof(uint64_t));

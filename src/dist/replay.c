@@ -284,6 +284,14 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
                         pacing_split_max(cfg->replay.min_size, S), cfg->replay.batch_size, my_actors);
     r->L = args->lay->count[ROLE_LEARNER];
     r->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
+    {   /* it waits for the learners' requests and its actors' chunks (comm_expect) */
+        int *peers = xmalloc((size_t)(r->L + A) * sizeof(int)), n = 0;
+        for (int l = 0; l < r->L; l++) peers[n++] = r->first_learner + l;
+        for (int a = 0; a < A; a++)
+            if (pacing_actor_shard(a, S) == ctx->index) peers[n++] = layout_rank_of(args->lay, ROLE_ACTOR, a);
+        comm_expect(&r->rb.comm, peers, n);
+        free(peers);
+    }
     r->out = xcalloc((size_t)r->L, sizeof *r->out);
     for (int l = 0; l < r->L; l++)
         sendbuf_init(&r->out[l],

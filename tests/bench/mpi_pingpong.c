@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     ProtoLimits lim = {.obs_dim = 4, .n_params = (size_t)bytes / 4, .max_batch = 32, .max_chunk = 16};
     Comm c;
     comm_init(&c, &ctx, world, &lay, &lim);
+    if (getenv("PINGPONG_POLL")) comm_set_wait(&c, WAIT_POLL);
     SendBuf s;
     sendbuf_init(&s, (size_t)bytes);
     memset(sendbuf_payload(&s), 0, (size_t)bytes);
