@@ -111,10 +111,10 @@ typedef struct {
     int ckpt_expect;          /* CKPT_DONE to wait for: every source, + every replay shard when ckpt_replay */
     bool ckpt_replay;         /* checkpoint.save_replay, and not the best one: replay files too */
     uint64_t ckpt_replay_rows; /* transitions the replay shards wrote */
-    char ckpt_dir[PATH_LEN], ckpt_err[ERR_LEN];
+    char ckpt_dir[PATH_LEN], ckpt_err[PROTO_MAX_TEXT + 1];
     uint64_t ckpt_env_steps, ckpt_episodes, ckpt_version;
     bool final_shards_written, final_ckpt_ok, final_evaluated;
-    char final_err[ERR_LEN];
+    char final_err[PROTO_MAX_TEXT + 1];
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
     /* loss over the metrics interval, from the learners' cumulative sums */
     double last_loss_sum;
@@ -287,7 +287,7 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
     if (replay) c->ckpt_replay_rows += m->h.aux;
     if (m->h.flags & MSG_FAILED) {
         c->ckpt_failed++;
-        size_t n = m->bytes < ERR_LEN - 1 ? m->bytes : ERR_LEN - 1;
+        size_t n = m->bytes < sizeof c->ckpt_err - 1 ? m->bytes : sizeof c->ckpt_err - 1;
         memcpy(c->ckpt_err, m->payload, n);
         c->ckpt_err[n] = '\0';
     }

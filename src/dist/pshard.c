@@ -172,7 +172,7 @@ static void write_answer(PShard *s, const CkptReq *q) {
     double t0 = now_seconds();
     if (rc == 0) rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, q->dir, &sh, err);
     trace_span(&s->rb->trace, TR_CKPT, t0, now_seconds(), (uint32_t)q->id);
-    role_ckpt_done(s->rb, q->id, sh.version, rc, err);
+    role_ckpt_done(s->rb, q->id, sh.version, rc, err, q->dir);
 }
 
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final) {

@@ -233,7 +233,7 @@ static void on_ckpt_req(Replay *r, const Msg *m) {
     double t0 = now_seconds();
     int rc = runckpt_write_replay(r->rb.cfg, &r->rb.net, dir, &rp, err);
     trace_span(&r->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)m->h.version);
-    role_ckpt_done(&r->rb, m->h.version, replaybuf_size(&r->pr.buf), rc, err);
+    role_ckpt_done(&r->rb, m->h.version, replaybuf_size(&r->pr.buf), rc, err, dir);
 }
 
 /* Resume: fill the empty buffer from the checkpoint the job resumes from,

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     memset(rb, 0, sizeof *rb);
@@ -70,14 +71,29 @@ int role_params_source(const RoleBase *rb, const Msg *m, bool expected) {
     return p;
 }
 
-void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err) {
+void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err, const char *dir) {
     MsgHeader h = {0};
     h.version = id;
     h.aux = version;
     h.flags = rc ? MSG_FAILED : 0;
-    size_t len = rc ? strlen(err) : 0;
+    /* Failed: who failed where, and when the checkpoint directory the
+     * coordinator made is not there at all, why that is likely. */
+    char text[PROTO_MAX_TEXT] = "";
+    if (rc) {
+        char host[64] = "?";
+        gethostname(host, sizeof host - 1);
+        host[sizeof host - 1] = '\0';
+        int n = snprintf(text, sizeof text, "%s %d (rank %d) on %s: %s", role_name(rb->ctx->role), rb->ctx->index,
+                         rb->ctx->rank, host, err);
+        if (access(dir, F_OK) != 0 && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n,
+                     " (the checkpoint directory %s does not exist on %s: every host that runs a parameter server "
+                     "or a replay shard must see the run directory at the same path, a shared filesystem: "
+                     "docs/MULTIHOST.md)", dir, host);
+    }
+    size_t len = strlen(text);
     h.count = len;
-    comm_send_ctl(&rb->comm, 0, TAG_CKPT_DONE, h, err, len);
+    comm_send_ctl(&rb->comm, 0, TAG_CKPT_DONE, h, text, len);
 }
 
 static void fill(RoleBase *rb) {

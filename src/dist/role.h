@@ -59,8 +59,10 @@ int role_params_source(const RoleBase *rb, const Msg *m, bool expected);
 
 /* Answer a CKPT_REQ: CKPT_DONE to the coordinator for checkpoint id, with
  * `version` (a parameter source: the parameters version saved; a replay
- * shard: the transitions saved), and err as the failure text when rc != 0. */
-void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err);
+ * shard: the transitions saved), and err as the failure text when rc != 0,
+ * sent with this rank's role, rank and host, and a hint when dir (the
+ * checkpoint directory asked for) does not exist on this host. */
+void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err, const char *dir);
 
 /* Send METRICS to the coordinator if the period elapsed (or force). */
 void role_report(RoleBase *rb, bool force);

@@ -147,5 +147,45 @@ rm "$fake/run/checkpoints/ckpt-000001/MANIFEST" "$fake/run/checkpoints/latest"
 launch_with "1 0" --max-restarts 2
 expect_rc "launch: failure before the first checkpoint: status passed on" 1
 expect_contains "launch: failure before the first checkpoint: not restarted" "$err" "before its first checkpoint; not restarting"
+# Hosts (docs/MULTIHOST.md), without starting a job: the hostfile is read
+# (comments, a host named twice adds its slots), gorila config place
+# computes the placement, which is printed and given to mpirun as a
+# sequential mapping; ssh gets a connect timeout unless plm_rsh_args is set.
+hf="$TEST_TMP/launch-hostfile"
+printf '# two hosts\n127.0.0.2 slots=1   # first\n\n127.0.0.3 slots=3\n127.0.0.2 slots=1\n' >"$hf"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run
+expect_rc "launch --hostfile: dry run" 0
+expect_contains "launch --hostfile: sequential mapping" "$out" "--mca rmaps seq"
+expect_contains "launch --hostfile: ssh connect timeout and no password prompt" "$out" "ConnectTimeout=10"
+expect_contains "launch --hostfile: placement over the 2 hosts" "$err" "launch: placement over 2 hosts"
+expect_contains "launch --hostfile: 127.0.0.2 holds 2 slots (named twice): learner with its PS" "$err" \
+    "launch:   127.0.0.2: learner 0/1, ps 0/1"
+expect_contains "launch --hostfile: replay with its actor and the coordinator on 127.0.0.3" "$err" \
+    "launch:   127.0.0.3: coordinator 0/1, actor 0/1, replay 0/1"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run -- --mca plm_rsh_args "-p 2222"
+expect_eq "launch --hostfile: a user's plm_rsh_args is kept alone" "$(grep -c ConnectTimeout <<<"$out")" 0
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --no-placement --dry-run -- --map-by node
+expect_contains "launch --no-placement: the hostfile goes to mpirun as it is" "$out" "--hostfile $hf"
+expect_eq "launch --no-placement: no sequential mapping" "$(grep -c 'rmaps seq' <<<"$out")" 0
+run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:2,127.0.0.3:2 --dry-run
+expect_rc "launch --host: 4 slots for 5 ranks refused" 2
+expect_contains "launch --host: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"
+run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:2,127.0.0.3:2 --oversubscribe --dry-run
+expect_rc "launch --host --oversubscribe: accepted" 0
+expect_contains "launch --host --oversubscribe: passed to mpirun" "$out" "--oversubscribe"
+printf '127.0.0.2\n' >"$hf"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run
+expect_rc "launch --hostfile: a host without slots=N refused for placement" 2
+expect_contains "launch --hostfile: names the line" "$err" "line 1: 127.0.0.2 has no slots=N"
+printf '127.0.0.2 slots=8 cores=4\n' >"$hf"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run
+expect_contains "launch --hostfile: unknown field refused" "$err" "unknown field \"cores=4\""
+run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:many --dry-run
+expect_contains "launch --host: bad slot count refused" "$err" "--host expects HOST[:SLOTS]"
+run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:8 --dry-run -- --hostfile "$hf"
+expect_contains "launch: hosts given twice refused" "$err" "not also --hostfile after --"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$TEST_TMP/no-such-hostfile" --dry-run
+expect_contains "launch: missing hostfile" "$err" "does not exist"
+
 rm -rf "$fake"
 done_testing

@@ -1,0 +1,163 @@
+# Jobs across hosts (docs/MULTIHOST.md) on a cluster simulated on this
+# machine (scripts/simcluster, tests/simcluster/README.md): every sync mode
+# with scripts/launch's computed placement across 3 nodes; a node whose
+# Open MPI daemon is killed mid-run; a run on 3 nodes resumed on 2; and the
+# bad inputs: an unreachable host, a host without gorila, a host with
+# another build, too few slots, a run directory the servers' hosts do not
+# share. Each failure must end the job with a clear message naming the host,
+# a non-zero status, within seconds, and (before the job is known to start)
+# nothing in the run directory. Skipped, counted apart, where `unshare` is
+# not permitted (not root). Uses pgrep on run names (mpilib.sh start_bg):
+# never run beside restart.sh or replayckpt.sh.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+
+SC="$TEST_ROOT/scripts/simcluster"
+HF3="$TEST_ROOT/tests/simcluster/hostfile-3"
+HF2="$TEST_ROOT/tests/simcluster/hostfile-2"
+if ! why=$("$SC" check 2>&1); then
+    echo "ok 1 - jobs across simulated nodes # SKIP ${why#simcluster: }"
+    echo "1..1"
+    exit 0
+fi
+read -r -a AGENT <<<"$("$SC" agent-args)"
+BUILD_DIR=$(dirname "$GORILA")
+
+# where_ranks: "RANK HOST" lines from mpirun's --display-map in $out.
+where_ranks() {
+    awk '/Data for node:/ { node = $4 } /Process rank:/ { for (i = 1; i <= NF; i++) if ($i == "rank:") print $(i + 1), node }' <<<"$out" | sort -n -u
+}
+host_of() { where_ranks | awk -v r="$1" '$1 == r { print $2 }'; }
+# elapsed SINCE: seconds since the date +%s.%N value SINCE.
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- every sync mode across 3 nodes, placed by launch -----------------------
+# mpi-small: rank 0 coordinator, 1 actor, 2 replay, 3.. learners, then PS.
+mode_job() {
+    local name=$1 t0
+    shift
+    t0=$(date +%s.%N)
+    job "$name" --hostfile "$HF3" "$@" -- "${AGENT[@]}" --display-map
+    echo "# $name: wall time $(elapsed "$t0") s across 3 simulated nodes"
+    expect_rc "$name: exit status 0" 0
+    expect_eq "$name: ranks on all 3 hosts of the hostfile" "$(where_ranks | awk '{ print $2 }' | sort -u | xargs)" \
+        "127.0.0.2 127.0.0.3 127.0.0.4"
+    expect_contains "$name: launch printed the placement" "$err" "launch: placement over 3 hosts"
+    expect_eq "$name: the actor runs beside its replay shard" "$(host_of 1)" "$(host_of 2)"
+    local s="$RUN/summary.json"
+    if [ ! -f "$s" ]; then not_ok "$name: summary.json written"; return; fi
+    expect_eq "$name: env steps = budget" "$(jget "$s" env_steps)" 3000
+    local u
+    u=$(jget "$s" updates)
+    check "$name: learned ($u updates)" [ "${u:-0}" -gt 50 ]
+}
+for mode in ps_sync ps_async ps_bounded; do
+    mode_job "mn-$mode" --set sync.mode=$mode
+    expect_eq "mn-$mode: the learner runs beside its parameter server" "$(host_of 3)" "$(host_of 4)"
+done
+check_artifacts mn-ps_bounded
+mode_job mn-allreduce --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2
+expect_eq "mn-allreduce: both learners reported" "$(jcount "$RUN/summary.json" learner)" 2
+# mpirun's own mapping (--no-placement) runs too.
+job mn-mapped --hostfile "$HF3" --no-placement -- "${AGENT[@]}" --map-by node --display-map
+expect_rc "mn-mapped (--no-placement --map-by node): exit status 0" 0
+expect_eq "mn-mapped: mpirun's round robin over the nodes" "$(host_of 0) $(host_of 1) $(host_of 2)" \
+    "127.0.0.2 127.0.0.3 127.0.0.4"
+
+# --- a node's daemon killed mid-run ------------------------------------------
+# The job runs until its budget of seconds; once it has written metrics, the
+# orted of 127.0.0.3 (found by the hostname of its UTS namespace) is killed.
+orted_of() {
+    local p
+    for p in $(pgrep -x orted); do
+        [ "$(nsenter -t "$p" -u hostname 2>/dev/null)" = "$1" ] && { echo "$p"; return; }
+    done
+}
+start_bg mn-kill --hostfile "$HF3" --set run.max_env_steps=0 --set run.max_seconds=60 -- "${AGENT[@]}"
+if wait_for 30 grep -q "run directory:" "$TEST_TMP/mn-kill.out" && wait_for 30 test -s "$RUN/metrics.csv"; then
+    victim=$(orted_of 127.0.0.3)
+    check "mn-kill: found the Open MPI daemon of 127.0.0.3 (pid ${victim:-none})" [ -n "$victim" ]
+    t0=$(date +%s.%N)
+    [ -n "$victim" ] && kill -9 "$victim"
+    wait_for 20 finished
+    took=$(elapsed "$t0")
+    check "mn-kill: the job ended $took s after the daemon died (within 20 s)" finished
+    wait "$BG"
+    rc=$?
+    check "mn-kill: non-zero exit status ($rc)" [ "$rc" -ne 0 ]
+    expect_contains "mn-kill: launch names the lost host" "$(cat "$TEST_TMP/mn-kill.err")" \
+        "launch: the job lost host 127.0.0.3"
+    sleep 1
+    check "mn-kill: no rank of the job left running" [ -z "$(pgrep -f "run.name=mn-kill")" ]
+else
+    not_ok "mn-kill: the job started"
+    kill "$BG" 2>/dev/null
+    wait "$BG"
+fi
+
+# --- a run on 3 nodes resumed on 2 -------------------------------------------
+job mn-move --hostfile "$HF3" --set checkpoint.save_replay=true -- "${AGENT[@]}"
+expect_rc "mn-move: first part on 3 nodes: exit status 0" 0
+steps1=$(jget "$RUN/summary.json" env_steps)
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=6000 \
+    --hostfile "$HF2" -- "${AGENT[@]}" --display-map
+expect_rc "mn-move: resumed on 2 nodes: exit status 0" 0
+expect_contains "mn-move: placed over the 2 hosts" "$err" "launch: placement over 2 hosts"
+expect_eq "mn-move: the resumed ranks ran on the 2 hosts" "$(where_ranks | awk '{ print $2 }' | sort -u | xargs)" \
+    "127.0.0.2 127.0.0.3"
+expect_contains "mn-move: resumed from the checkpoint written on 3 nodes" "$out" "resuming from $RUN/checkpoints/ckpt-"
+expect_contains "mn-move: with the replay shard's file" "$out" "replay transitions in 1 file"
+expect_eq "mn-move: env steps continue from $steps1 to the new budget" "$(jget "$RUN/summary.json" env_steps)" 6000
+check_artifacts mn-move
+
+# --- bad input: clear errors within seconds, nothing in the run directory ---
+# bad NAME SECONDS NEEDLE [env...] -- [launch args]: the job must fail
+# (not time out) within SECONDS, say NEEDLE, and leave no run directory.
+bad() {
+    local name=$1 limit=$2 needle=$3 t0 envs=()
+    shift 3
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    RUN="$RUNS/$name"
+    rm -rf "$RUN"
+    t0=$(date +%s.%N)
+    run_cmd env ${envs[@]+"${envs[@]}"} timeout --kill-after=5 60 "$TEST_ROOT/scripts/launch" "$SMALL" \
+        --set run.name="$name" --set run.out_dir="$RUNS" "$@"
+    local took
+    took=$(elapsed "$t0")
+    expect_fail "$name: fails"
+    check "$name: within $limit s ($took s)" awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l) }'
+    expect_contains "$name: says why" "$out$err" "$needle"
+    check "$name: nothing written to the run directory" [ ! -e "$RUN" ]
+}
+bad mn-down 20 "127.0.0.4" SIMCLUSTER_DOWN=127.0.0.4 -- --hostfile "$HF3" -- "${AGENT[@]}"
+expect_contains "mn-down: Open MPI reports the daemon that did not start" "$out$err" "ORTE was unable to reliably start"
+bad mn-no-gorila 20 "127.0.0.3" SIMCLUSTER_MOUNTS="127.0.0.3:$BUILD_DIR" -- --hostfile "$HF3" -- "${AGENT[@]}"
+expect_contains "mn-no-gorila: the missing executable is named" "$out$err" "$GORILA"
+bad mn-mixed 20 "127.0.0.4 (rank" SIMCLUSTER_MOUNTS="127.0.0.4:$GORILA:$BUILD_DIR/tests/gorila-other-build" -- \
+    --hostfile "$HF3" -- "${AGENT[@]}"
+expect_contains "mn-mixed: refused as different builds" "$err" "the job's ranks run different builds of gorila"
+expect_contains "mn-mixed: names the other build" "$err" "(source 0th3r0bui1d0): 127.0.0.4"
+expect_rc "mn-mixed: exit status 2 (bad input: no restart)" 2
+bad mn-no-room 5 "the hosts have 3 slots for the job's 5 ranks" -- --host 127.0.0.2:2,127.0.0.3 -- "${AGENT[@]}"
+bad mn-no-room-mapped 5 "the hosts have 3 slots for the job's 5 ranks" -- --host 127.0.0.2:2,127.0.0.3 --no-placement \
+    -- "${AGENT[@]}"
+bad mn-unknown-host 5 "host no-such-host.invalid does not resolve" -- --host 127.0.0.2:4,no-such-host.invalid:2 \
+    -- "${AGENT[@]}"
+
+# The servers' hosts do not see the run directory (a local disk, not shared):
+# the first checkpoint fails naming the host and the requirement, and the
+# run ends with status 3 (its final checkpoint could not be written).
+mkdir -p "$RUNS"
+coord=$("$GORILA" config place "$SMALL" --hosts 127.0.0.2:2,127.0.0.3:2,127.0.0.4:2 | awk '$2 == "coordinator" { print $4 }')
+private=""
+for h in 127.0.0.2 127.0.0.3 127.0.0.4; do [ "$h" != "$coord" ] && private+=" $h:$RUNS"; done
+RUN="$RUNS/mn-private"
+rm -rf "$RUN"
+run_cmd env SIMCLUSTER_MOUNTS="$private" timeout --kill-after=5 60 "$TEST_ROOT/scripts/launch" "$SMALL" \
+    --set run.name=mn-private --set run.out_dir="$RUNS" --hostfile "$HF3" -- "${AGENT[@]}"
+expect_rc "mn-private: the final checkpoint could not be written: exit status 3" 3
+expect_contains "mn-private: names the host and what must be shared" "$out$err" \
+    "does not exist on 127.0.0.2: every host that runs a parameter server or a replay shard must see the run directory"
+
+done_testing
