@@ -58,9 +58,9 @@ bad_args() {
     expect_eq "$name: message" "$err" "gorila: error: $want"
     expect_eq "$name: nothing on stdout" "$out" ""
 }
-bad_args "no subcommand" "config: expected a subcommand: check" config
-bad_args "unknown subcommand" "config: unknown subcommand \"chek\" (expected check)" config chek configs/cartpole.yaml
-bad_args "missing FILE" "config check: missing FILE (usage: gorila config check FILE [--set k=v]...)" config check
+bad_args "no subcommand" "config: expected a subcommand: check or place" config
+bad_args "unknown subcommand" "config: unknown subcommand \"chek\" (expected check or place)" config chek configs/cartpole.yaml
+bad_args "missing FILE" "config check: missing FILE (see gorila config check --help)" config check
 bad_args "unknown flag" "config check: unknown option \"--frobnicate\" (see gorila config check --help)" \
     config check configs/cartpole.yaml --frobnicate
 bad_args "--set without value" "config check: --set needs a key.path=value argument" \
@@ -179,5 +179,36 @@ expect_eq "pendulum's effective config lists all $documented documented keys" "$
 run_cmd "$GORILA" config check --help
 expect_rc "--help exits 0" 0
 expect_contains "--help shows usage" "$out" "usage: gorila config check FILE"
+
+# config place: the host of each rank (docs/MULTIHOST.md); the placement
+# itself is unit-tested (test_roles_core.c, placement_nodes).
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2,c:2
+expect_rc "config place: exit 0" 0
+expect_eq "config place: one line per rank, learner with its PS on a, replay with its actor on b" \
+    "$(awk 'NR > 1 { print $1, $2, $4 }' <<<"$out" | xargs)" "0 coordinator c 1 actor b 2 replay b 3 learner a 4 ps a"
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2
+expect_rc "config place: too few slots: exit 2" 2
+expect_contains "config place: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2 --oversubscribe
+expect_rc "config place --oversubscribe: exit 0" 0
+for bad in "a" "a:x" ":3" "a:2,,b:1" "a:-1"; do
+    run_cmd "$GORILA" config place configs/cartpole.yaml --hosts "$bad"
+    expect_rc "config place --hosts '$bad': exit 2" 2
+done
+run_cmd "$GORILA" config place configs/cartpole.yaml
+expect_contains "config place without --hosts: usage error" "$err" "missing --hosts"
+run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
+expect_contains "config place: a local config has no ranks to place" "$err" "runs in one process"
+
+# gorila version: the release and the source id the Makefile computed
+# (a hash of the sources: 12 hex digits), the same string a job exchanges.
+run_cmd "$GORILA" version
+expect_rc "version: exit 0" 0
+check "version: release and source id ($out)" grep -qE '^gorila [0-9]+\.[0-9]+\.[0-9]+ \(source [0-9a-f]{12}\)$' <<<"$out"
+other=$(dirname "$GORILA")/tests/gorila-other-build
+if [ -x "$other" ]; then
+    run_cmd "$other" version
+    check "the test build differs only in its source id" [ "$out" != "$("$GORILA" version)" ]
+fi
 
 done_testing
