@@ -32,7 +32,7 @@ static const char place_usage[] =
     "                           [--oversubscribe]\n"
     "\n"
     "Print the host each rank of FILE's job runs on across the hosts, in\n"
-    "their order: each learner with its parameter-server shards, each replay\n"
+    "their order: the learners with the parameter-server shards, each replay\n"
     "shard with its actors, on one host where they fit, spread over the hosts\n"
     "in proportion to their slots (docs/MULTIHOST.md). Fewer slots than ranks\n"
     "is an error unless --oversubscribe. Exit status: 0, or 2.\n";
@@ -124,7 +124,7 @@ static int config_place(int argc, char **argv) {
         if (hl >= HOST_NAME_LEN) return usage_error("config place: host name too long: %.*s", (int)hl, p);
         char *stop;
         long v = strtol(colon + 1, &stop, 10);
-        if (stop != p + len || v < 0 || v > 1000000)
+        if (stop != p + len || stop == colon + 1 || v < 0 || v > 1000000)
             return usage_error("config place: slots of %.*s must be a count, got \"%.*s\"", (int)hl, p,
                                (int)(p + len - colon - 1), colon + 1);
         memcpy(names[n], p, hl);

@@ -40,14 +40,21 @@ void placement_assign(const Layout *lay, const int *node_ranks, int n_node, cons
     free(slot);
 }
 
-/* Appends the ranks of a node group (placement_nodes) to list; returns the count. */
+/* Appends the ranks of node group g (placement_nodes) to list; returns
+ * the count. Group 0: every learner and every PS shard (each learner
+ * exchanges a gradient slice and parameters with every shard each update),
+ * learner l followed by the shards p mod L == l, so a split keeps those
+ * together; groups 1 .. S: replay shard s and its actors; then the
+ * coordinator. */
 static int node_group(const Layout *lay, int g, int *list) {
     int L = lay->count[ROLE_LEARNER], S = lay->count[ROLE_REPLAY], n = 0;
-    if (g < L) {
-        list[n++] = layout_rank_of(lay, ROLE_LEARNER, g);
-        for (int p = g; p < lay->count[ROLE_PS]; p += L) list[n++] = layout_rank_of(lay, ROLE_PS, p);
-    } else if (g < L + S) {
-        int s = g - L;
+    if (g == 0) {
+        for (int l = 0; l < L; l++) {
+            list[n++] = layout_rank_of(lay, ROLE_LEARNER, l);
+            for (int p = l; p < lay->count[ROLE_PS]; p += L) list[n++] = layout_rank_of(lay, ROLE_PS, p);
+        }
+    } else if (g <= S) {
+        int s = g - 1;
         list[n++] = layout_rank_of(lay, ROLE_REPLAY, s);
         for (int a = 0; a < lay->count[ROLE_ACTOR]; a++)
             if (pacing_actor_shard(a, S) == s) list[n++] = layout_rank_of(lay, ROLE_ACTOR, a);
@@ -69,11 +76,11 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
     int *room = xcalloc((size_t)n_nodes, sizeof(int));
     int given = 0;
     for (int i = 0; i < n_nodes; i++) given += room[i] = (int)((long)N * slots[i] / total);
-    for (int i = 0; given < N; i = (i + 1) % n_nodes)
-        if (!capped || room[i] < slots[i]) room[i]++, given++;
-    /* Groups by size, largest first (stable: learner groups before replay
-     * groups of the same size), the coordinator last. */
-    int groups = lay->count[ROLE_LEARNER] + lay->count[ROLE_REPLAY] + 1;
+    for (int i = 0; given < N; i = (i + 1) % n_nodes) /* total >= 1: some host has a slot */
+        if (slots[i] > 0 && (!capped || room[i] < slots[i])) room[i]++, given++;
+    /* Groups by size, largest first (stable: the learners' group before
+     * replay groups of the same size), the coordinator last. */
+    int groups = 1 + lay->count[ROLE_REPLAY] + 1;
     int *size = xmalloc((size_t)groups * sizeof(int)), *order = xmalloc((size_t)groups * sizeof(int));
     int *list = xmalloc((size_t)N * sizeof(int));
     for (int g = 0; g < groups; g++) size[g] = node_group(lay, g, list), order[g] = g;
@@ -89,21 +96,25 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
     for (int o = 0; o < groups; o++) {
         int n = node_group(lay, order[o], list);
         /* The node with the least room that holds the whole group; else the
-         * roomiest whose free slots hold it (over its share); else, one rank
-         * at a time, the roomiest with a free slot. */
+         * roomiest whose free slots hold it (over its share); else in runs:
+         * the roomiest node with a free slot takes as many as its room (at
+         * least one), and so on. */
         int at = -1;
         for (int i = 0; i < n_nodes; i++)
             if (room[i] >= n && (at < 0 || room[i] < room[at])) at = i;
         for (int i = 0; at < 0 && i < n_nodes; i++)
             if (free_[i] >= n && (at < 0 || room[i] > room[at])) at = i;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n;) {
             int i = at;
             if (i < 0)
                 for (int j = 0; j < n_nodes; j++)
                     if (free_[j] > 0 && (i < 0 || room[j] > room[i])) i = j;
-            node_of[list[k]] = i;
-            room[i]--;
-            free_[i]--;
+            int take = at >= 0 ? n : room[i] > 0 ? room[i] : 1;
+            if (take > free_[i]) take = free_[i];
+            if (take > n - k) take = n - k;
+            for (int t = 0; t < take; t++, k++) node_of[list[k]] = i;
+            room[i] -= take;
+            free_[i] -= take;
         }
     }
     free(free_);

@@ -31,21 +31,25 @@ void placement_assign(const Layout *lay, const int *node_ranks, int n_node, cons
                       int *core_of);
 
 /* Which node each rank of a job across hosts runs on (scripts/launch
- * --hostfile, through `gorila config place`). The same groups as above,
- * kept on one node where they fit: each learner with its PS shards, each
- * replay shard with its actors; the coordinator is a group of its own.
- * The ranks are spread over the nodes in proportion to their slots: node i
- * has room for floor(N * slots_i / total) ranks, one more for the first
- * nodes (hostfile order) until the N ranks have room, never more than its
- * slots when the slots suffice. Groups are placed largest first (learner
- * groups before replay groups of the same size, the coordinator last),
- * each on the node with the least room that holds all of it, the earlier
- * node on a tie (best fit). A group that fits in no node's room goes whole
- * to the roomiest node whose free slots hold it (over its share: a group
- * split across hosts costs more than an uneven spread), else rank by rank
- * to the roomiest nodes with a free slot. slots: n_nodes counts. Writes node_of[rank] for every
- * rank of lay. Returns 0, or -1 with err when the slots are fewer than the
- * ranks and oversubscribe is false (or there are no slots at all). */
+ * --hostfile, through `gorila config place`). Ranks that exchange messages
+ * every update go on one node where they fit: every learner with every PS
+ * shard (each learner sends each shard its gradient slice and gets its
+ * parameters back: one group, learner l followed by its shards p mod L, so
+ * a group split across nodes keeps those together), each replay shard with
+ * its actors; the coordinator is a group of its own. The ranks are spread
+ * over the nodes in proportion to their slots: node i has room for
+ * floor(N * slots_i / total) ranks, one more for the first nodes with a
+ * slot (hostfile order) until the N ranks have room, never more than its
+ * slots when the slots suffice (a node with 0 slots gets nothing). Groups
+ * are placed largest first (the learners' group before replay groups of
+ * the same size, the coordinator last), each on the node with the least
+ * room that holds all of it, the earlier node on a tie (best fit). A group
+ * that fits in no node's room goes whole to the roomiest node whose free
+ * slots hold it (over its share: a group split across hosts costs more
+ * than an uneven spread), else in runs to the roomiest nodes with a free
+ * slot. slots: n_nodes counts. Writes node_of[rank] for every rank of lay.
+ * Returns 0, or -1 with err when the slots are fewer than the ranks and
+ * oversubscribe is false (or there are no slots at all). */
 int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err);
 
 #endif

@@ -98,8 +98,12 @@ static void count_sent(Comm *c, int tag, size_t bytes) {
     }
 }
 
-/* The longest sleep of a backoff: short when other nodes' messages ring no bell. */
-static double idle_cap(const Comm *c) { return c->expect_remote ? COMM_IDLE_REMOTE : COMM_IDLE_MAX; }
+/* The longest sleep of a backoff: short when other nodes' messages ring no
+ * bell (waits: what the rank expects; sends: any rank of the job may be the
+ * destination, whose progress completes the send). */
+static double idle_cap(const Comm *c, bool send) {
+    return (send ? c->bells.remote : c->expect_remote) ? COMM_IDLE_REMOTE : COMM_IDLE_MAX;
+}
 
 void comm_wait_send(Comm *c, SendBuf *s) {
     /* Our own send completes without a bell (the peer's progress finishes
@@ -109,7 +113,7 @@ void comm_wait_send(Comm *c, SendBuf *s) {
         if (t0 == 0) t0 = now_seconds();
         if (c->poll) continue;
         sleep_seconds(delay);
-        delay = fmin(2 * delay, idle_cap(c));
+        delay = fmin(2 * delay, idle_cap(c, true));
     }
     if (t0 != 0) c->wait_seconds += now_seconds() - t0;
 }
@@ -252,7 +256,7 @@ void comm_idle(Comm *c) {
         if (c->expect_remote) c->idle_delay = fmin(2 * c->idle_delay, COMM_IDLE_REMOTE);
     } else {
         sleep_seconds(c->idle_delay);
-        c->idle_delay = fmin(2 * c->idle_delay, idle_cap(c));
+        c->idle_delay = fmin(2 * c->idle_delay, idle_cap(c, false));
     }
     c->wait_seconds += now_seconds() - t0;
 }

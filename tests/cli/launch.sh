@@ -152,12 +152,16 @@ expect_contains "launch: failure before the first checkpoint: not restarted" "$e
 # computes the placement, which is printed and given to mpirun as a
 # sequential mapping; ssh gets a connect timeout unless plm_rsh_args is set.
 hf="$TEST_TMP/launch-hostfile"
+export TMPDIR="$TEST_TMP" # a dry run keeps its sequential hostfile: here, not in /tmp
 printf '# two hosts\n127.0.0.2 slots=1   # first\n\n127.0.0.3 slots=3\n127.0.0.2 slots=1\n' >"$hf"
 run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run
 expect_rc "launch --hostfile: dry run" 0
 expect_contains "launch --hostfile: sequential mapping" "$out" "--mca rmaps seq"
 expect_contains "launch --hostfile: ssh connect timeout and no password prompt" "$out" "ConnectTimeout=10"
 expect_contains "launch --hostfile: placement over the 2 hosts" "$err" "launch: placement over 2 hosts"
+seqf=$(sed -n 's/.*--hostfile \([^ ]*gorila-hosts[^ ]*\) .*/\1/p' <<<"$out")
+expect_eq "launch --hostfile: the dry run's sequential hostfile: one host per rank in rank order" \
+    "$(xargs <"${seqf:-/dev/null}")" "127.0.0.3 127.0.0.3 127.0.0.3 127.0.0.2 127.0.0.2"
 expect_contains "launch --hostfile: 127.0.0.2 holds 2 slots (named twice): learner with its PS" "$err" \
     "launch:   127.0.0.2: learner 0/1, ps 0/1"
 expect_contains "launch --hostfile: replay with its actor and the coordinator on 127.0.0.3" "$err" \

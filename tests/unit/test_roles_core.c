@@ -87,6 +87,37 @@ Test(placement_nodes, too_few_slots_is_an_error_unless_oversubscribed) {
     cr_assert_eq(placement_nodes(&lay, zero, 2, true, node, err), -1, "no slots at all");
 }
 
+/* Every learner talks to every PS shard: 2 learners and 2 shards go to one
+ * host when it has room for them. */
+Test(placement_nodes, learners_and_ps_shards_together) {
+    Layout lay = layout_of(2, 2, 2, 2);
+    int slots[2] = {4, 4}, node[9];
+    char err[ERR_LEN];
+    cr_assert_eq(placement_nodes(&lay, slots, 2, true, node, err), 0);
+    cr_assert_eq(node[5], node[6], "the learners together");
+    cr_assert_eq(node[5], node[7], "with PS 0");
+    cr_assert_eq(node[5], node[8], "and PS 1");
+}
+
+/* A host with no slots gets no rank, oversubscribed or not; a group larger
+ * than any host is split in runs, learner l beside its PS shards p mod L. */
+Test(placement_nodes, zero_slot_host_and_split_group) {
+    Layout lay = layout_of(4, 1, 1, 1);
+    int slots[4] = {2, 0, 2, 2}, node[8];
+    char err[ERR_LEN];
+    cr_assert_eq(placement_nodes(&lay, slots, 4, true, node, err), 0);
+    for (int r = 0; r < 8; r++) cr_assert_neq(node[r], 1, "rank %d on the host with 0 slots", r);
+    Layout big = layout_of(1, 1, 3, 3); /* 9 ranks; the learners' group: 6 */
+    int four[3] = {4, 4, 2}, nb[9];
+    cr_assert_eq(placement_nodes(&big, four, 3, false, nb, err), 0);
+    for (int l = 0; l < 3; l++)
+        cr_assert_eq(nb[layout_rank_of(&big, ROLE_LEARNER, l)], nb[layout_rank_of(&big, ROLE_PS, l)],
+                     "learner %d beside PS %d in the split", l, l);
+    int count[3] = {0};
+    for (int r = 0; r < 9; r++) count[nb[r]]++;
+    for (int i = 0; i < 3; i++) cr_assert_leq(count[i], four[i]);
+}
+
 /* A perfect packing exists and best fit finds it: 16 actors over 2
  * replay shards (groups of 9), a learner with its PS (2), the coordinator
  * (1) on hosts of 16 slots (room 11 and 10): no group is split. */
@@ -102,7 +133,8 @@ Test(placement_nodes, groups_kept_whole_when_they_fit) {
 }
 
 /* Over many layouts and host lists: every rank on a host, no host over its
- * slots, and on 2 hosts of 8 slots every group kept whole when the job has
+ * slots, and on 2 hosts of 8 slots every group (all learners with all PS
+ * shards; each replay shard with its actors) kept whole when the job has
  * at most 10 ranks (its largest group, at most 7, fits whole on one host
  * and the rest, at most 10 - 3, on the other; even over a host's share;
  * with more ranks a perfect packing may not exist: 5 groups of 3). */
@@ -128,9 +160,11 @@ Test(placement_nodes, invariants_over_layouts) {
                         }
                         for (int i = 0; i < n_nodes; i++) cr_assert_leq(count[i], slots[i]);
                         if (n_nodes == 2 && N <= 10) {
+                            int h = node[layout_rank_of(&lay, ROLE_LEARNER, 0)];
+                            for (int l = 0; l < L; l++)
+                                cr_assert_eq(node[layout_rank_of(&lay, ROLE_LEARNER, l)], h, "learner %d", l);
                             for (int p = 0; p < P; p++)
-                                cr_assert_eq(node[layout_rank_of(&lay, ROLE_PS, p)],
-                                             node[layout_rank_of(&lay, ROLE_LEARNER, p % L)], "ps %d", p);
+                                cr_assert_eq(node[layout_rank_of(&lay, ROLE_PS, p)], h, "ps %d", p);
                             for (int a = 0; a < A; a++)
                                 cr_assert_eq(node[layout_rank_of(&lay, ROLE_ACTOR, a)],
                                              node[layout_rank_of(&lay, ROLE_REPLAY, a % S)], "actor %d (A%d S%d L%d P%d)", a, A, S, L, P);
