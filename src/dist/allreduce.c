@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 static int mod(int a, int p) { return ((a % p) + p) % p; }
@@ -147,7 +148,10 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
         double t0 = now;
         if (now - t_last < RING_SPIN) {
             /* Spin: Open MPI yields the core inside its progress engine
-             * when the node is oversubscribed (mpi_yield_when_idle). */
+             * when the node is oversubscribed (mpi_yield_when_idle). Across
+             * nodes it may not know the machine is (simulated nodes on one
+             * machine; each has its own slots): yield here. */
+            if (R->remote) sched_yield();
         } else if (!R->bells) {
             sleep_seconds(COMM_IDLE_MIN);
         } else if (!armed) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 
 
 static const char *const tag_names[] = {
@@ -217,6 +218,7 @@ bool comm_poll(Comm *c, Msg *m) {
  * only cost wake-ups (measured: the PS of a CartPole job spent as much CPU
  * in them as in its work). Without, back off from the shortest sleep. */
 void comm_busy(Comm *c) {
+    c->busy_at = now_seconds();
     c->idle_delay = !doorbell_enabled(&c->bells) ? COMM_IDLE_MIN : c->expect_remote ? COMM_IDLE_REMOTE_MIN : COMM_IDLE_BELL;
 }
 
@@ -241,6 +243,13 @@ void comm_set_wait(Comm *c, WaitMode m) {
 void comm_idle(Comm *c) {
     if (c->poll) return; /* the caller's loop looks again at once */
     double t0 = now_seconds();
+    /* Waiting for another node's message, soon after the last one: yield
+     * the core instead of napping (COMM_YIELD_REMOTE). */
+    if (c->expect_remote && t0 - c->busy_at < COMM_YIELD_REMOTE) {
+        sched_yield();
+        c->wait_seconds += now_seconds() - t0;
+        return;
+    }
     if (doorbell_enabled(&c->bells)) {
         int me = c->ctx->rank;
         doorbell_arm(&c->bells, me);

@@ -65,6 +65,8 @@ void comm_world_free(const Ctx *ctx, MPI_Comm *world);
 
 #define COMM_IDLE_MIN 20e-6   /* first sleep of a wait, seconds */
 #define COMM_IDLE_REMOTE_MIN 10e-6 /* first sleep of a wait for another node (with bells) */
+#define COMM_YIELD_REMOTE 200e-6   /* a wait for another node yields the core (sched_yield, no
+                                      sleep) for this long after the rank's last message or work */
 #define COMM_IDLE_MAX 1e-3    /* longest sleep of a wait without doorbells, seconds */
 #define COMM_IDLE_BELL 1e-3   /* every sleep with doorbells (they wake us earlier) */
 #define COMM_IDLE_REMOTE 50e-6 /* longest sleep of a rank with peers on other nodes, whose
@@ -98,6 +100,7 @@ typedef struct {
     bool poll;           /* run.wait: look again at once instead of sleeping (comm_set_wait) */
     bool expect_remote;  /* the rank waits for a rank of another node (comm_expect) */
     double idle_delay;   /* current backoff */
+    double busy_at;      /* when comm_busy last ran (a message came or work was done) */
     double wait_seconds; /* total time spent in comm_idle */
     Doorbells bells;
     uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
