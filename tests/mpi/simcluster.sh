@@ -26,9 +26,8 @@ expect_eq "ranks see the 3 hosts of the hostfile as their hostnames" "$(sort <<<
 nodes_used() { awk '/Data for node:/ && $NF > 0 { print $4 }' <<<"$out" | sort -u | xargs; }
 
 # sim_job NAME [launch args...]: the small job across the 3 nodes, one rank
-# per node in turn (--map-by node), its wall time as a TAP comment. Waits for
-# messages from another node end on the 1 ms timeout (doorbells ring only
-# within a node), so these jobs are slower than on one node: no time asserted.
+# per node in turn (--map-by node), its wall time as a TAP comment (timing
+# belongs in benchmarks: scripts/bench-multinode; none asserted here).
 sim_job() {
     local name=$1 t0 t1
     shift
