@@ -100,6 +100,15 @@ int err_prefix(char *err, const char *fmt, ...) {
     return -1;
 }
 
+void host_name(char *buf, size_t n, const char *fallback) {
+    char name[256]; /* HOST_NAME_MAX + 1 */
+    if (gethostname(name, sizeof name - 1) != 0) snprintf(name, sizeof name, "%s", fallback);
+    name[sizeof name - 1] = '\0';
+    size_t len = strnlen(name, n - 1);
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+}
+
 double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -60,6 +60,10 @@ int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2,
  * Returns the descriptor, or -1 with errno set. */
 int open_tmp_exclusive(const char *tmp_path);
 
+/* This host's name into buf (n bytes, n >= 2), cut to fit and always
+ * terminated; fallback when the system gives none. */
+void host_name(char *buf, size_t n, const char *fallback);
+
 /* Seconds from an arbitrary fixed point (CLOCK_MONOTONIC). */
 double now_seconds(void);
 /* CPU seconds used by this process so far (user + system). */

@@ -135,9 +135,8 @@ static int take_lock(RunLog *rl, char *err) {
             errf(err, "run directory %s is in use by another process (another job or resume is running)", rl->dir);
         return GORILA_EXIT_LOCKED;
     }
-    char host[256] = "unknown";
-    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
+    char host[256];
+    host_name(host, sizeof host, "unknown");
     char text[320];
     int n = snprintf(text, sizeof text, "%ld %s\n", (long)getpid(), host);
     if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n) {

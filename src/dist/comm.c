@@ -218,7 +218,7 @@ bool comm_poll(Comm *c, Msg *m) {
  * only cost wake-ups (measured: the PS of a CartPole job spent as much CPU
  * in them as in its work). Without, back off from the shortest sleep. */
 void comm_busy(Comm *c) {
-    c->busy_at = now_seconds();
+    if (c->expect_remote) c->busy_at = now_seconds(); /* only the yield window reads it */
     c->idle_delay = !doorbell_enabled(&c->bells) ? COMM_IDLE_MIN : c->expect_remote ? COMM_IDLE_REMOTE_MIN : COMM_IDLE_BELL;
 }
 

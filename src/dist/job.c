@@ -181,10 +181,7 @@ static int check_builds(const Ctx *ctx, MPI_Comm world, char *host) {
     RankId me;
     memset(&me, 0, sizeof me);
     snprintf(me.build, sizeof me.build, "%s", gorila_build());
-    char name[256] = "?"; /* HOST_NAME_MAX + 1; a longer name than HOST_LEN is cut */
-    if (gethostname(name, sizeof name - 1) != 0) snprintf(name, sizeof name, "?");
-    name[sizeof name - 1] = '\0';
-    memcpy(me.host, name, strnlen(name, sizeof me.host - 1)); /* me is zeroed: terminated */
+    host_name(me.host, sizeof me.host, "?");
     snprintf(host, HOST_LEN, "%s", me.host);
     RankId *all = xmalloc((size_t)ctx->size * sizeof *all);
     MPI_CHECK(ctx, MPI_Allgather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, world));

@@ -80,9 +80,8 @@ void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const c
      * coordinator made is not there at all, why that is likely. */
     char text[PROTO_MAX_TEXT] = "";
     if (rc) {
-        char host[256] = "?"; /* HOST_NAME_MAX + 1 */
-        if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
-        host[sizeof host - 1] = '\0';
+        char host[256];
+        host_name(host, sizeof host, "?");
         int n = snprintf(text, sizeof text, "%s %d (rank %d) on %s: %s", role_name(rb->ctx->role), rb->ctx->index,
                          rb->ctx->rank, host, err);
         if (access(dir, F_OK) != 0 && n > 0 && (size_t)n < sizeof text)

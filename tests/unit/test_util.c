@@ -4,6 +4,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "layout.h"
@@ -157,4 +158,18 @@ Test(util, floats_finite_finds_nan_and_inf_anywhere) {
         }
     const float edge[] = {FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 1e-45f, -0.0f, 0.0f};
     cr_assert(floats_finite(edge, 7));
+}
+
+/* host_name: the system's name, cut to the buffer and always terminated. */
+Test(util, host_name_cut_and_terminated) {
+    char full[256], small[4];
+    host_name(full, sizeof full, "?");
+    char want[256];
+    cr_assert_eq(gethostname(want, sizeof want), 0);
+    cr_assert_str_eq(full, want);
+    memset(small, 'x', sizeof small);
+    host_name(small, sizeof small, "?");
+    size_t n = strlen(want) < 3 ? strlen(want) : 3;
+    cr_assert_eq(strnlen(small, sizeof small), n, "terminated after at most 3 bytes");
+    cr_assert_eq(strncmp(small, want, n), 0, "the first bytes of the name");
 }
