@@ -104,3 +104,14 @@ rank_pid() {
     done
 }
 finished() { ! kill -0 "$BG" 2>/dev/null; }
+
+# Jobs across simulated nodes (tests/mpi/simcluster.sh, multinode.sh), run
+# with mpirun's --display-map: where_ranks prints "RANK HOST" for each rank
+# of the map in $out (printed more than once: each once); nodes_used the
+# hosts that got ranks, on one line.
+where_ranks() {
+    awk '/Data for node:/ { node = $4 } /Process rank:/ { for (i = 1; i <= NF; i++) if ($i == "rank:") print $(i + 1), node }' <<<"$out" | sort -n -u
+}
+nodes_used() { where_ranks | awk '{ print $2 }' | sort -u | xargs; }
+# elapsed SINCE: seconds since the date +%s.%N value SINCE, one decimal.
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }

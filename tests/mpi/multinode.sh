@@ -23,13 +23,7 @@ fi
 read -r -a AGENT <<<"$("$SC" agent-args)"
 BUILD_DIR=$(dirname "$GORILA")
 
-# where_ranks: "RANK HOST" lines from mpirun's --display-map in $out.
-where_ranks() {
-    awk '/Data for node:/ { node = $4 } /Process rank:/ { for (i = 1; i <= NF; i++) if ($i == "rank:") print $(i + 1), node }' <<<"$out" | sort -n -u
-}
 host_of() { where_ranks | awk -v r="$1" '$1 == r { print $2 }'; }
-# elapsed SINCE: seconds since the date +%s.%N value SINCE.
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- every sync mode across 3 nodes, placed by launch -----------------------
 # mpi-small: rank 0 coordinator, 1 actor, 2 replay, 3.. learners, then PS.
@@ -40,7 +34,7 @@ mode_job() {
     job "$name" --hostfile "$HF3" "$@" -- "${AGENT[@]}" --display-map
     echo "# $name: wall time $(elapsed "$t0") s across 3 simulated nodes"
     expect_rc "$name: exit status 0" 0
-    expect_eq "$name: ranks on all 3 hosts of the hostfile" "$(where_ranks | awk '{ print $2 }' | sort -u | xargs)" \
+    expect_eq "$name: ranks on all 3 hosts of the hostfile" "$(nodes_used)" \
         "127.0.0.2 127.0.0.3 127.0.0.4"
     expect_contains "$name: launch printed the placement" "$err" "launch: placement over 3 hosts"
     expect_eq "$name: the actor runs beside its replay shard" "$(host_of 1)" "$(host_of 2)"
@@ -103,7 +97,7 @@ run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" -
     --hostfile "$HF2" -- "${AGENT[@]}" --display-map
 expect_rc "mn-move: resumed on 2 nodes: exit status 0" 0
 expect_contains "mn-move: placed over the 2 hosts" "$err" "launch: placement over 2 hosts"
-expect_eq "mn-move: the resumed ranks ran on the 2 hosts" "$(where_ranks | awk '{ print $2 }' | sort -u | xargs)" \
+expect_eq "mn-move: the resumed ranks ran on the 2 hosts" "$(nodes_used)" \
     "127.0.0.2 127.0.0.3"
 expect_contains "mn-move: resumed from the checkpoint written on 3 nodes" "$out" "resuming from $RUN/checkpoints/ckpt-"
 expect_contains "mn-move: with the replay shard's file" "$out" "replay transitions in 1 file"

@@ -22,19 +22,16 @@ expect_rc "hostname across the hostfile: exit status 0" 0
 expect_eq "ranks see the 3 hosts of the hostfile as their hostnames" "$(sort <<<"$out" | uniq -c | awk '{print $2 "x" $1}' | xargs)" \
     "${HOSTS[0]}x2 ${HOSTS[1]}x2 ${HOSTS[2]}x2"
 
-# nodes_used: the simulated nodes mpirun's --display-map put ranks on.
-nodes_used() { awk '/Data for node:/ && $NF > 0 { print $4 }' <<<"$out" | sort -u | xargs; }
 
 # sim_job NAME [launch args...]: the small job across the 3 nodes, one rank
 # per node in turn (--map-by node), its wall time as a TAP comment (timing
 # belongs in benchmarks: scripts/bench-multinode; none asserted here).
 sim_job() {
-    local name=$1 t0 t1
+    local name=$1 t0
     shift
     t0=$(date +%s.%N)
     job "$name" "$@" -- "${SCARGS[@]}" --map-by node --display-map
-    t1=$(date +%s.%N)
-    echo "# $name: wall time $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s across 3 simulated nodes"
+    echo "# $name: wall time $(elapsed "$t0") s across 3 simulated nodes"
     expect_rc "$name: exit status 0" 0
     expect_eq "$name: ranks placed on all 3 simulated nodes" "$(nodes_used)" "${HOSTS[*]}"
     local s="$RUN/summary.json"
