@@ -273,8 +273,36 @@ Test(dqn, loss_gradient_matches_finite_differences) {
     check_loss_gradient(true, false, 25);
 }
 
-/* Weights enter the gradient linearly per row. Scaling by powers of two is
- * exact in float, so these are bit-for-bit. */
+/* Weights enter the gradient linearly per row.
+ *
+ * Same batch, weight 1 against 0.25: bit-for-bit on every BLAS kernel. The
+ * weight scales each row's loss gradient before it enters sgemm, and
+ * scaling every input of a sum by a power of two scales each rounded
+ * partial sum exactly, whatever order the kernel adds in.
+ *
+ * One row against the same row in a batch of two (the other weighted 0):
+ * equal only up to rounding. sgemm with 1 and with 2 rows takes different
+ * code paths, and OpenBLAS's Prescott, Haswell and Zen kernels add the
+ * 4-16-12-3 network's dot products in another order for each (measured: 1
+ * float ulp apart in the loss; Nehalem, Sandybridge, SkylakeX and
+ * Cooperlake happen to agree).
+ * Reordering a length-n float sum moves it by at most 2 n u sum|terms|
+ * (u = 2^-24), so three layers of n <= 16 stay within about 100 u times the
+ * terms' conditioning: 1e-5 relative (about 80 ulps) covers that with room
+ * and is 10^5 times smaller than the errors this test is for (the zero row
+ * counted, or the mean taken over the weights instead of the rows: a factor
+ * of 2). Gradient entries are compared against the largest entry, since a
+ * single entry may cancel to near zero. */
+static void expect_close_to_half(double l3, double l1, const float *g2, const float *g1, size_t n) {
+    const double rel = 1e-5;
+    cr_assert(fabs(l3 - 0.5 * l1) <= rel * fabs(0.5 * l1), "loss %.17g vs half of %.17g", l3, l1);
+    double gmax = 0;
+    for (size_t k = 0; k < n; k++) gmax = fmax(gmax, fabs(0.5 * g1[k]));
+    cr_assert(gmax > 0);
+    for (size_t k = 0; k < n; k++)
+        cr_assert(fabs(g2[k] - 0.5 * g1[k]) <= rel * gmax, "param %zu: %.9g vs %.9g", k, g2[k], 0.5 * g1[k]);
+}
+
 Test(dqn, importance_weights_scale_each_rows_gradient) {
     Rand t;
     rand_init(&t, true, 2, 31);
@@ -296,8 +324,7 @@ Test(dqn, importance_weights_scale_each_rows_gradient) {
     t.b.weight[0] = 1.0f;
     t.b.weight[1] = 0.0f;
     double l3 = dqn_loss_grad(&d, &t.net, &p, t.online, t.target, &t.b, g2, NULL);
-    cr_assert_eq(l3, 0.5 * l1);
-    for (size_t k = 0; k < n; k++) cr_assert_eq(g2[k], 0.5f * g1[k], "param %zu", k);
+    expect_close_to_half(l3, l1, g2, g1, n);
     free(g1), free(g2);
     dqn_free(&d);
     rand_free(&t);
