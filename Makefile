@@ -5,6 +5,8 @@
 #                     "N passed, N failed"
 #   make check-layers compile each layer with only the include paths it may use
 #   make test-asan    the same unit and CLI tests built with ASan + UBSan (build-asan/)
+#   make test-kernels the unit tests and the number-comparing scripts once per
+#                     OpenBLAS kernel this CPU can run (KERNELS="Haswell Zen" picks)
 #   make fuzz         libFuzzer target for the config loader (clang), FUZZ_SECONDS=60 to run
 #   make run          build, then a short training run on the default config
 #   make deps         install the Debian packages (scripts/install-deps.sh)
@@ -52,7 +54,7 @@ OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
-.PHONY: all test test-unit test-cli test-mpi test-asan check-layers fuzz run deps clean
+.PHONY: all test test-unit test-cli test-mpi test-kernels test-asan check-layers fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
@@ -145,6 +147,9 @@ test-cli: all
 test-mpi: all
 	tests/run-all $(BUILD) mpi
 
+test-kernels: all
+	tests/run-all $(BUILD) kernels
+
 # Sanitizer build in its own directory, so it never mixes with build/.
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" all
@@ -153,13 +158,13 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := src/core/config.c src/base/util.c src/base/ctx.c $(wildcard envs/*.c)
+FUZZ_SRC := src/core/config.c src/base/util.c src/base/ctx.c src/base/platform.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/base/util.h
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(shell pkg-config --cflags yaml-0.1) \
+	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(shell pkg-config --cflags yaml-0.1 openblas) \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    src/cli/fuzz_config.c $(FUZZ_SRC) $(shell pkg-config --libs yaml-0.1) -lm -o $@
+	    src/cli/fuzz_config.c $(FUZZ_SRC) $(shell pkg-config --libs yaml-0.1 openblas) -lm -o $@
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \
 	    mkdir -p $(BUILD)/fuzz-corpus && \
 	    $@ -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=5 -rss_limit_mb=2048 \

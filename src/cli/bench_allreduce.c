@@ -20,6 +20,7 @@
  * Nothing here passes or fails on time.
  */
 #include "cmd.h"
+#include "platform.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -84,11 +85,6 @@ static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seco
 static int cmp_size(const void *a, const void *b) {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static const char *or_unset(const char *name) {
-    const char *v = getenv(name);
-    return v ? v : "(unset)";
 }
 
 int bench_allreduce(int argc, char **argv) {
@@ -179,14 +175,8 @@ int bench_allreduce(int argc, char **argv) {
     qsort(sizes, (size_t)ns, sizeof sizes[0], cmp_size);
 
     if (ctx.rank == 0) {
-        const char *ob = openblas_get_config(), *core = openblas_get_corename();
-        if (json) {
-            printf("{\"bench\":\"openblas\",\"config\":\"%s\",\"corename\":\"%s\",\"OPENBLAS_CORETYPE\":\"%s\","
-                   "\"OPENBLAS_NUM_THREADS\":\"%s\"}\n",
-                   ob, core, or_unset("OPENBLAS_CORETYPE"), or_unset("OPENBLAS_NUM_THREADS"));
-        } else {
-            printf("OpenBLAS: %s (core %s); OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", ob, core,
-                   or_unset("OPENBLAS_CORETYPE"), or_unset("OPENBLAS_NUM_THREADS"));
+        platform_bench_header(json, -1, NULL);
+        if (!json) {
             printf("%d ranks, %s, %ld cores here; ring waits by %s; net = %s's Q-network (%zu floats)\n", p,
                    nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R.poll ? "polling" : "sleeping",
                    config ? config : "the default config", n_net);

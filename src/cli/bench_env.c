@@ -9,7 +9,7 @@
  * it ran with), then a table, or with --json one object per line:
  *   {"bench":"env","env":"CartPole-v1","steps":..,"episodes":..,"seconds":..,
  *    "steps_per_second":..,"openblas_config":..,"openblas_corename":..,
- *    "openblas_coretype":..,"openblas_num_threads":..[,"gym_steps_per_second":..,
+ *    "openblas_coretype":..,"openblas_num_threads":..,"cpu":..[,"gym_steps_per_second":..,
  *    "speedup_vs_gym":..]}
  * The Gymnasium reference is a built-in constant, not measured by this
  * program: Python CartPole-v1 at about 190k steps/s on the project's
@@ -18,6 +18,7 @@
  * fails on time.
  */
 #include "cmd.h"
+#include "platform.h"
 #include "env.h"
 #include "rng.h"
 #include "util.h"
@@ -77,12 +78,6 @@ static void json_string(const char *s) {
     putchar('"');
 }
 
-static const char *trimmed(const char *s) {
-    if (!s) return "";
-    while (*s == ' ') s++;
-    return s;
-}
-
 int bench_env(int argc, char **argv) {
     uint64_t steps = BENCH_STEPS_DEFAULT;
     bool json = false;
@@ -132,13 +127,14 @@ int bench_env(int argc, char **argv) {
         }
     }
 
-    const char *config = trimmed(openblas_get_config());
-    const char *core = trimmed(openblas_get_corename());
+    Platform plat;
+    platform_read(&plat);
+    const char *config = plat.blas_config, *core = plat.blas_kernel;
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     const char *nthreads = getenv("OPENBLAS_NUM_THREADS");
     if (!json) {
-        printf("OpenBLAS: %s; core %s; OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s\n", config, core,
-               coretype ? coretype : "(unset)", nthreads ? nthreads : "(unset)");
+        printf("OpenBLAS: %s; core %s; OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; CPU %s\n", config, core,
+               coretype ? coretype : "(unset)", nthreads ? nthreads : "(unset)", plat.cpu);
         printf("one instance, uniform random actions, resets counted\n"
                "vs_gym*: ratio to %.0fk steps/s (*%s)\n",
                GYM_CARTPOLE_STEPS_PER_SECOND / 1e3, GYM_REFERENCE_SOURCE);
@@ -168,6 +164,8 @@ int bench_env(int argc, char **argv) {
             json_string(coretype ? coretype : "");
             printf(",\"openblas_num_threads\":");
             json_string(nthreads ? nthreads : "");
+            printf(",\"cpu\":");
+            json_string(plat.cpu);
             printf(",\"checksum\":%.9g}\n", r.checksum);
         } else {
             char vs[32] = "-";

@@ -25,6 +25,7 @@
  * here passes or fails on time.
  */
 #include "cmd.h"
+#include "platform.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -156,11 +157,6 @@ static NnResult run_case(const NnCase *c, bool double_dqn, double seconds) {
     return res;
 }
 
-static const char *env_or_unset(const char *name) {
-    const char *v = getenv(name);
-    return v ? v : "(unset)";
-}
-
 int bench_nn(int argc, char **argv) {
     char err[ERR_LEN];
     bool json = false, double_dqn = true;
@@ -189,8 +185,6 @@ int bench_nn(int argc, char **argv) {
         }
     }
     openblas_set_num_threads((int)threads);
-    const char *cfg = openblas_get_config(), *core = openblas_get_corename();
-    const char *env_core = env_or_unset("OPENBLAS_CORETYPE"), *env_thr = env_or_unset("OPENBLAS_NUM_THREADS");
 
     /* The peak is measured before and after the rows and the higher one
      * kept: on a shared machine a disturbance only ever lowers a reading, and
@@ -206,14 +200,11 @@ int bench_nn(int argc, char **argv) {
     if (peak_after > peak) peak = peak_after, peak_n = n_after;
 
     if (json) {
-        printf("{\"bench\":\"openblas\",\"config\":\"%s\",\"corename\":\"%s\",\"OPENBLAS_CORETYPE\":\"%s\","
-               "\"OPENBLAS_NUM_THREADS\":\"%s\",\"threads\":%ld}\n",
-               cfg, core, env_core, env_thr, threads);
+        platform_bench_header(true, threads, NULL);
         printf("{\"bench\":\"sgemm_peak\",\"gflops\":%.2f,\"n\":%d,\"threads\":%ld,\"before\":%.2f,\"after\":%.2f}\n",
                peak, peak_n, threads, peak_before, peak_after);
     } else {
-        printf("OpenBLAS: %s (core %s); OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s; using %ld thread%s\n", cfg,
-               core, env_core, env_thr, threads, threads == 1 ? "" : "s");
+        platform_bench_header(false, threads, threads == 1 ? "; using 1 thread" : "; using several threads");
         printf("sgemm peak: %.1f GFLOP/s (square n=%d; best of n=128..1024, measured before and after: %.1f, %.1f)\n",
                peak, peak_n, peak_before, peak_after);
         printf("DQN update (%s DQN, Huber, backward, Adam), %g s per row, best of %d windows\n",

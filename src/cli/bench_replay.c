@@ -26,6 +26,7 @@
  * batch 512) is printed beside the measurement.
  */
 #include "cmd.h"
+#include "platform.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -150,11 +151,6 @@ static Rates run_case(size_t capacity, bool prio, int O, double seconds) {
     return r;
 }
 
-static const char *env_or_unset(const char *name) {
-    const char *v = getenv(name);
-    return v ? v : "(unset)";
-}
-
 static void json_rate(const char *key, double v) {
     if (isnan(v)) printf(",\"%s\":null", key);
     else printf(",\"%s\":%.0f", key, v);
@@ -190,15 +186,8 @@ int bench_replay(int argc, char **argv) {
                                argv[i]);
         }
     }
-    const char *cfg = openblas_get_config(), *core = openblas_get_corename();
-    const char *env_core = env_or_unset("OPENBLAS_CORETYPE"), *env_thr = env_or_unset("OPENBLAS_NUM_THREADS");
-    if (json) {
-        printf("{\"bench\":\"openblas\",\"config\":\"%s\",\"corename\":\"%s\",\"OPENBLAS_CORETYPE\":\"%s\","
-               "\"OPENBLAS_NUM_THREADS\":\"%s\",\"threads\":1}\n",
-               cfg, core, env_core, env_thr);
-    } else {
-        printf("OpenBLAS: %s (core %s); OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s; using 1 thread "
-               "(replay does no BLAS)\n", cfg, core, env_core, env_thr);
+    platform_bench_header(json, 1, "; using 1 thread (replay does no BLAS)");
+    if (!json) {
         printf("replay shard, obs_dim %ld, sum-tree fan-out %d; millions of transitions/s, best of %d windows of "
                "%g s; inserts in chunks of %d into a full buffer\n",
                O, SUMTREE_FANOUT, WINDOWS, seconds / WINDOWS, CHUNK);

@@ -12,13 +12,17 @@
 #include "config.h"
 #include "job.h"
 #include "layout.h"
+#include "platform.h"
 #include "trainer.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char train_usage[] =
     "usage: gorila train CONFIG [--set key.path=value]... [--local]\n"
@@ -103,13 +107,54 @@ static int size_error(const TrainArgs *a, const Layout *lay, int size, char *err
                 size == 1 ? ", or train it in one process with --local" : "");
 }
 
+/* run.blas_kernel on a rank: OpenBLAS reads OPENBLAS_CORETYPE once, when
+ * the library loads, so a rank can only check the kernel it got;
+ * scripts/launch exports the config's kernel to every rank. */
+static int rank_kernel_error(const Config *cfg, char *err) {
+    const char *want = platform_kernel_find(cfg->run.blas_kernel);
+    if (!want || platform_kernel_is(want)) return 0;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    Platform p;
+    platform_read(&p);
+    return errf(err,
+                "run.blas_kernel is %s, but OpenBLAS runs %s on %s: start the job with scripts/launch (it exports "
+                "OPENBLAS_CORETYPE=%s to every rank), or pass mpirun -x OPENBLAS_CORETYPE=%s",
+                want, p.blas_kernel, host, want, want);
+}
+
 /* job_main's loader: this rank's config, and whether it fits a job of
  * `size` ranks. */
 static int job_load(void *arg, int size, Config *cfg, Layout *lay, char *err) {
     const TrainArgs *a = arg;
     if (load(a, cfg, err) != 0) return -1;
+    if (rank_kernel_error(cfg, err) != 0) return -1;
     layout_init(lay, cfg);
     return lay->size == size ? 0 : size_error(a, lay, size, err);
+}
+
+/* run.blas_kernel in one process: start this command again with
+ * OPENBLAS_CORETYPE set (cmd_train's argv is main's argv + 1, so argv - 1
+ * is the whole command line). Returns 0 when the kernel is already the one
+ * asked for (or "auto"), else a usage status with the reason printed. */
+static int pin_local_kernel(const Config *cfg, char **argv) {
+    const char *want = platform_kernel_find(cfg->run.blas_kernel);
+    if (!want || platform_kernel_is(want)) return 0;
+    char missing[256];
+    if (platform_kernel_missing(want, missing, sizeof missing))
+        return usage_error("run.blas_kernel: this CPU cannot run OpenBLAS's %s kernel (it lacks %s)", want, missing);
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    if (env && !strcasecmp(env, want)) {
+        Platform p;
+        platform_read(&p);
+        return usage_error("run.blas_kernel: OPENBLAS_CORETYPE=%s is set, but OpenBLAS runs %s: this OpenBLAS "
+                           "build (%s) has no %s kernel", env, p.blas_kernel, p.blas_config, want);
+    }
+    if (env) fprintf(stderr, "gorila: run.blas_kernel %s overrides OPENBLAS_CORETYPE=%s\n", want, env);
+    setenv("OPENBLAS_CORETYPE", want, 1);
+    execv("/proc/self/exe", argv - 1);
+    return usage_error("run.blas_kernel: could not start gorila again with OPENBLAS_CORETYPE=%s: %s", want,
+                       strerror(errno));
 }
 
 int cmd_train(int argc, char **argv) {
@@ -132,6 +177,11 @@ int cmd_train(int argc, char **argv) {
             size_error(&a, &lay, 1, err);
             free(cfg);
             return usage_error("%s", err);
+        }
+        int krc = pin_local_kernel(cfg, argv);
+        if (krc != 0) {
+            free(cfg);
+            return krc;
         }
         int rc = trainer_run(cfg, a.resume);
         free(cfg);

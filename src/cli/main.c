@@ -36,8 +36,8 @@ static const char usage[] =
     "  bench allreduce [--config FILE] [--max-floats N] [--wait auto|poll|sleep] [--json]\n"
     "                        (under mpirun: the ring against MPI_Allreduce)\n"
     "                        benchmarks (never pass or fail on time)\n"
-    "  version               the release and source id of this build (a job refuses\n"
-    "                        ranks of different builds)\n"
+    "  version [--kernels]   the release and source id of this build (a job refuses\n"
+    "                        ranks of different builds), the CPU and OpenBLAS kernel\n"
     "  help                  this text\n"
     "\n"
     "Documentation: README.md and docs/ in the source tree.\n";
@@ -62,10 +62,7 @@ int main(int argc, char **argv) {
         fputs(usage, stdout);
         return 0;
     }
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("%s\n", gorila_build());
-        return 0;
-    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) return cmd_version(argc - 1, argv + 1);
     /* OpenBLAS starts its worker threads when the library loads, sized from
      * OPENBLAS_NUM_THREADS (default: every core), and they spin for a while
      * after each call. gorila runs one rank per core and asks for

@@ -35,6 +35,7 @@
  * string; ~, null and an empty value are null, which no key accepts.
  */
 #include "config.h"
+#include "platform.h"
 #include "util.h"
 /* Relative path: the fuzz build passes only -Isrc. */
 #include "env.h"
@@ -97,6 +98,7 @@ typedef struct {
 static int rule_run_name(const char *s, size_t len, char *msg);
 static int rule_out_dir(const char *s, size_t len, char *msg);
 static int rule_env_name(const char *s, size_t len, char *msg);
+static int rule_blas_kernel(const char *s, size_t len, char *msg);
 
 #define OFF(m) offsetof(Config, m)
 #define INT(s, k, m, lo, hi) {.section = s, .name = k, .type = T_INT, .off = OFF(m), .ilo = lo, .ihi = hi}
@@ -124,6 +126,7 @@ static const Key keys[] = {
     F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
     BOOL("run", "stop_when_solved", run.stop_when_solved),
     INT("run", "blas_threads", run.blas_threads, 1, 64),
+    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel),
     ENUM("run", "wait", run.wait, wait_modes),
     BOOL("run", "pin_cores", run.pin_cores),
 
@@ -268,6 +271,7 @@ void config_defaults(Config *cfg) {
     cfg->run.stop_deadline_seconds = 10;
     cfg->run.stop_when_solved = true;
     cfg->run.blas_threads = 1;
+    snprintf(cfg->run.blas_kernel, sizeof cfg->run.blas_kernel, "auto");
     cfg->run.wait = WAIT_AUTO;
     cfg->run.pin_cores = true;
 
@@ -997,6 +1001,15 @@ static int rule_env_name(const char *s, size_t len, char *msg) {
     if (guess)
         return errf(msg, "expected one of %s, got \"%s\" (did you mean \"%s\"?)", list, show(s, len, sh), guess);
     return errf(msg, "expected one of %s, got \"%s\"", list, show(s, len, sh));
+}
+
+/* "auto", or an OpenBLAS kernel name in any case (platform.h's table). */
+static int rule_blas_kernel(const char *s, size_t len, char *msg) {
+    char sh[SHOW_LEN], list[256] = "";
+    if (len < CFG_NAME_LEN && (!strcmp(s, "auto") || platform_kernel_find(s))) return 0;
+    for (int i = 0; i < platform_kernel_count(); i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", platform_kernel_name(i));
+    return errf(msg, "expected auto or an OpenBLAS kernel (%s), got \"%s\"", list + 2, show(s, len, sh));
 }
 
 /* ---- the file's structure ------------------------------------------------- */

@@ -65,6 +65,9 @@ typedef struct {
                                          each step of a stop before it ends the job (exit 6) */
         bool stop_when_solved;     /* run.stop_when_solved */
         int blas_threads;          /* run.blas_threads: OpenBLAS threads per rank, default 1 */
+        char blas_kernel[CFG_NAME_LEN]; /* run.blas_kernel: "auto" (OpenBLAS's choice, or
+                                           OPENBLAS_CORETYPE), or a kernel every rank must run
+                                           (platform.h; docs/REPRODUCIBILITY.md) */
         WaitMode wait;             /* run.wait: auto | poll | sleep (how a rank waits for messages) */
         bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the
                                       ranks that talk most to the same core (job.c) */

@@ -12,6 +12,7 @@
  */
 #include "runlog.h"
 #include "exitcode.h"
+#include "platform.h"
 #include "runckpt.h"
 #include "util.h"
 
@@ -486,4 +487,10 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     json_bool(j, "resumed", s->resumed);
     if (s->prioritized) json_u64(j, "stale_priority_updates", s->stale_priority_updates);
     else json_null(j, "stale_priority_updates");
+    /* The CPU and OpenBLAS kernel of the process writing the summary (the
+     * local trainer, or the coordinator): what decides the rounding of a
+     * local run (docs/REPRODUCIBILITY.md). */
+    Platform plat;
+    platform_read(&plat);
+    platform_json(j, "platform", &plat);
 }
