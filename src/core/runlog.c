@@ -69,9 +69,95 @@ static int check_stream(RunLog *rl, FILE *f, const char *name) {
     return 0;
 }
 
+/* The last '\n' in bytes [lo, hi) of fd, read backwards in chunks of buf
+ * (cap bytes): its offset in *pos, or lo - 1 when there is none; *commas
+ * (when not NULL) counts the commas after it, up to hi. 0, or -1 (errno). */
+static int last_newline(int fd, off_t lo, off_t hi, char *buf, size_t cap, off_t *pos, long *commas) {
+    long c = 0;
+    for (off_t end = hi; end > lo;) {
+        size_t n = (size_t)(end - lo) < cap ? (size_t)(end - lo) : cap;
+        off_t at = end - (off_t)n;
+        if (pread(fd, buf, n, at) != (ssize_t)n) {
+            if (errno == 0) errno = EIO;
+            return -1;
+        }
+        for (size_t i = n; i-- > 0;) {
+            if (buf[i] == '\n') {
+                *pos = at + (off_t)i;
+                if (commas) *commas = c;
+                return 0;
+            }
+            c += buf[i] == ',';
+        }
+        end = at;
+    }
+    *pos = lo - 1;
+    if (commas) *commas = c;
+    return 0;
+}
+
+/* A resumed run appends to its CSVs, so a row torn by a failed write (a
+ * full disk, a kill in the middle of a flush) would have the next row
+ * glued onto it. Every row is written with its newline and a torn write
+ * keeps only a prefix of the bytes, so what follows the last newline is
+ * torn; and when the file's header is the one this run writes, a last line
+ * with another field count is damaged too (a row merged by an older
+ * resume), so the file is cut back until its last line has the header's
+ * field count. Under another header (columns of another build), only the
+ * unterminated tail is cut, never complete lines. A torn header leaves the
+ * file empty (the header is written again). Warns on stderr with the bytes
+ * cut. 0, or -1 with err. */
+static int trim_csv(const char *path, const char *header, char *err) {
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : errf(err, "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 64 * 1024, hlen = strlen(header);
+    char *buf = xmalloc(cap > hlen ? cap : hlen);
+    struct stat st;
+    off_t size = 0, end = 0, hdr_end = 0;
+    int rc = -1;
+    errno = 0;
+    if (fstat(fd, &st) != 0) goto io;
+    size = st.st_size;
+    size_t got = (size_t)size < hlen ? (size_t)size : hlen;
+    if (pread(fd, buf, got, 0) != (ssize_t)got) goto io;
+    bool same_header = got == hlen && memcmp(buf, header, hlen) == 0;
+    if (!same_header && got < hlen && memcmp(buf, header, got) == 0) {
+        end = 0; /* the header itself was torn */
+    } else {
+        /* The unterminated tail (anything after the last newline). */
+        if (last_newline(fd, 0, size, buf, cap, &end, NULL) != 0) goto io;
+        end += 1;
+        hdr_end = same_header ? (off_t)hlen : end;
+        long fields = 1;
+        for (const char *h = header; *h; h++) fields += *h == ',';
+        /* Then whole lines with the wrong field count, from the back. */
+        while (end > hdr_end) {
+            off_t prev;
+            long commas;
+            if (last_newline(fd, hdr_end, end - 1, buf, cap, &prev, &commas) != 0) goto io;
+            if (commas + 1 == fields) break;
+            end = prev + 1;
+        }
+    }
+    if (end < size) {
+        if (ftruncate(fd, end) != 0) goto io;
+        fprintf(stderr, "gorila: warning: %s: cut %lld bytes after its last complete row (torn by an earlier failed "
+                "write)\n", path, (long long)(size - end));
+    }
+    rc = 0;
+    goto done;
+io:
+    errf(err, "cannot repair %s (cutting a torn last row): %s", path, strerror(errno ? errno : EIO));
+done:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
 static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *header, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, name, path);
+    if (append && trim_csv(path, header, err) != 0) return NULL;
     struct stat st;
     bool has_rows = append && stat(path, &st) == 0 && st.st_size > 0;
     FILE *f = fopen(path, append ? "a" : "w");
@@ -168,6 +254,11 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_CKPT_READ;
         }
         rl->run_id = m.run_id;
+        /* A run made before run_id files: it takes its checkpoint's id. */
+        uint64_t own;
+        int has = runckpt_run_id(rl->dir, &own, err);
+        if (has < 0) return GORILA_EXIT_CKPT_READ;
+        if (has == 1 && runckpt_save_run_id(rl->dir, rl->run_id, err) != 0) return GORILA_EXIT_LOG_WRITE;
         return 0;
     }
     if (make_dirs(cfg->run.out_dir, err) != 0) return GORILA_EXIT_LOG_WRITE;
@@ -189,7 +280,12 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
         }
     }
     rl->run_id = fresh_run_id();
-    return take_lock(rl, err);
+    int rc = take_lock(rl, err);
+    if (rc) return rc;
+    /* The directory records its run, so that a checkpoint copied in from
+     * another run is refused (runckpt_latest). */
+    if (runckpt_save_run_id(rl->dir, rl->run_id, err) != 0) return GORILA_EXIT_LOG_WRITE;
+    return 0;
 }
 
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,

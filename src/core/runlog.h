@@ -134,7 +134,11 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
 /* Create (or, with resume, reopen) the run directory. A fresh run takes
  * <out_dir>/<name>; if that exists, <name>-2, <name>-3, ... so runs are
  * never overwritten; resume_dir, when not NULL, is used as is and its CSVs
- * are appended to. extra_names: additional metrics columns (copied).
+ * are appended to, after each is cut back to its last complete row (a row
+ * torn by a failed write: the bytes after the last newline, and, under
+ * this run's own header, last lines of another field count), with a
+ * "gorila: warning: FILE: cut N bytes ..." line on stderr per file cut
+ * (docs/OUTPUTS.md). extra_names: additional metrics columns (copied).
  * Takes the run directory's lock, sets rl->run_id, writes config.yaml.
  * Returns 0, or an exit status of exitcode.h with a message in err:
  *   GORILA_EXIT_LOCKED     another process holds the lock: "run directory X

@@ -36,12 +36,26 @@ expect_contains "a second run gets its own directory" "$out" "run directory: $RU
 cmp -s <(grep -v wall "$R/eval.csv" | cut -d, -f2-) <(grep -v wall "$RUNS/t1-2/eval.csv" | cut -d, -f2-) &&
     ok "same seed, same evaluations" || not_ok "same seed, same evaluations"
 
-# Resume: counters continue from the checkpoint.
+# Resume: counters continue from the checkpoint. Before it, the last rows
+# of episodes.csv and metrics.csv are torn as a full disk tears them (a
+# prefix of a row, no newline); the resume cuts them back to the last
+# complete row, says so, and appends whole rows after it.
+printf '9.999,99,0,9' >>"$R/episodes.csv"
+printf '9.999,99,9,0.5' >>"$R/metrics.csv"
 run_cmd "$GORILA" train --resume "$R" --set run.max_env_steps=5000
 expect_rc "resume: exit status 0" 0
 expect_contains "resume: continues from the checkpoint's counters" "$err" "resumed from $R/checkpoints/ckpt-"
 expect_contains "resume: runs to the new budget" "$(cat "$R/summary.json")" '"env_steps": 5000,'
 check "resume: appends to metrics.csv" [ "$(grep -c '^wall_seconds' "$R/metrics.csv")" -eq 1 ]
+expect_contains "resume: warns of the torn episodes.csv row it cut" "$err" \
+    "gorila: warning: $R/episodes.csv: cut 12 bytes after its last complete row"
+expect_contains "resume: warns of the torn metrics.csv row it cut" "$err" \
+    "gorila: warning: $R/metrics.csv: cut 14 bytes after its last complete row"
+for f in episodes metrics eval; do
+    expect_eq "resume: every row of $f.csv has the header's field count (none glued to a torn one)" \
+        "$(awk -F, 'NR == 1 { n = NF } NR > 1 && NF != n' "$R/$f.csv")" ""
+    expect_eq "resume: $f.csv ends with a whole row" "$(tail -c 1 "$R/$f.csv" | od -An -c | tr -d ' ')" '\n'
+done
 
 # Prioritized replay (local): trains, reports its stale priority updates
 # (null with uniform replay), and with checkpoint.save_replay resumes with

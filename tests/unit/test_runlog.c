@@ -1,8 +1,10 @@
 /* test_runlog.c: the run directory (src/core/runlog.c): one job at a time
  * (the lock, held by this process or by another, released however the
- * holder ends), the run id (fresh, and kept across a resume), and write
- * errors of the CSVs and summary.json that are reported and stay reported. */
+ * holder ends), the run id (fresh, and kept across a resume), write
+ * errors of the CSVs and summary.json that are reported and stay reported,
+ * and a resume that cuts rows torn by a failed write before appending. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -224,4 +226,158 @@ Test(runlog, summary_write_failure_is_an_error_and_leaves_no_summary) {
     struct stat st;
     cr_expect_neq(stat(tmp, &st), 0, "the temporary is removed");
     runlog_free(&rl);
+}
+
+/* The whole of a file (NUL-terminated; the caller frees it). */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    int c;
+    while ((c = getc(f)) != EOF) putc(c, m);
+    fclose(f);
+    fclose(m);
+    return text;
+}
+
+static void append_text(const RunLog *rl, const char *name, const char *text) {
+    char path[PATH_LEN];
+    runlog_path(rl, name, path);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Every line ends in a newline and has the header's field count (the
+ * awk check: NR == 1 { n = NF } NR > 1 && NF != n). */
+static void expect_whole_rows(const char *text, const char *name) {
+    cr_expect(text[0] && text[strlen(text) - 1] == '\n', "%s does not end in a newline", name);
+    int fields = -1, line = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        int n = 1;
+        for (size_t i = 0; i < len; i++) n += p[i] == ',';
+        line++;
+        if (fields < 0) fields = n;
+        cr_expect_eq(n, fields, "%s line %d has %d fields, the header %d: %.*s", name, line, n, fields, (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
+/* A full disk tore the last row of each CSV in a different way; the resume
+ * cuts each back to its last complete row (saying so), and the rows it
+ * appends are whole rows of their own, not glued onto the torn ones. */
+Test(runlog, resume_cuts_rows_torn_by_a_failed_write, .init = cr_redirect_stderr) {
+    Config cfg;
+    setup(&cfg, "torn");
+    RunLog rl;
+    char err[ERR_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    MetricsRow row = {.wall_seconds = 1, .env_steps = 10, .updates = 2};
+    EvalRow ev = {.wall_seconds = 1, .env_steps = 10, .updates = 2, .episodes = 5, .mean = 9};
+    cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
+    cr_assert_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), 0);
+    cr_assert_eq(runlog_episode(&rl, 2, 20, 0, 8.5, 10), 0);
+    cr_assert_eq(runlog_eval(&rl, &ev), 0);
+    checkpoint(&cfg, &rl, 1);
+    char dir[PATH_LEN], path[PATH_LEN];
+    snprintf(dir, sizeof dir, "%s", rl.dir);
+    runlog_free(&rl);
+    /* episodes.csv: a row cut inside a number; metrics.csv: a row torn and
+     * then glued to a whole one by an older resume (a complete line with
+     * too many fields); eval.csv: intact. */
+    const char *ep_tear = "3.000,30,0,2,7.";
+    const char *me_tear = "2.000,20,4,1,1,,,0.5,0.1,1.500,20,4,,,,,0.5\n";
+    append_text(&rl, "episodes.csv", ep_tear);
+    append_text(&rl, "metrics.csv", me_tear);
+    runlog_path(&rl, "episodes.csv", path);
+    char *ep_before = slurp(path);
+    runlog_path(&rl, "eval.csv", path);
+    char *ev_before = slurp(path);
+
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    row.wall_seconds = 5;
+    cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
+    cr_assert_eq(runlog_episode(&rl, 5, 50, 1, 6.5, 10), 0);
+    cr_assert_eq(runlog_eval(&rl, &ev), 0);
+    runlog_free(&rl);
+
+    char *text[3];
+    const char *names[3] = {"metrics.csv", "episodes.csv", "eval.csv"};
+    for (int i = 0; i < 3; i++) {
+        runlog_path(&rl, names[i], path);
+        text[i] = slurp(path);
+        expect_whole_rows(text[i], names[i]);
+    }
+    cr_expect_null(strstr(text[0], me_tear), "the merged metrics row is gone");
+    cr_expect_eq(strncmp(text[1], ep_before, strlen(ep_before) - strlen(ep_tear)), 0,
+                 "the episode rows before the torn one are kept");
+    cr_expect_null(strstr(text[1], "7.5"), "nothing of the torn episode row is left");
+    cr_expect(strstr(text[1], ",6.5,10\n") != NULL, "the new episode row is whole: %s", text[1]);
+    /* eval.csv: intact, so not cut: the header, the old row and the new
+     * one (the same figures, so the same text). */
+    char ev_want[1024];
+    snprintf(ev_want, sizeof ev_want, "%s%s", ev_before, strchr(ev_before, '\n') + 1);
+    cr_expect_str_eq(text[2], ev_want);
+
+    fflush(stderr);
+    char *warn = NULL;
+    size_t wlen = 0;
+    FILE *w = open_memstream(&warn, &wlen);
+    FILE *r = cr_get_redirected_stderr();
+    int c;
+    while ((c = getc(r)) != EOF) putc(c, w);
+    fclose(w);
+    char want[PATH_LEN + 128];
+    runlog_path(&rl, "episodes.csv", path);
+    snprintf(want, sizeof want, "gorila: warning: %s: cut %zu bytes after its last complete row", path,
+             strlen(ep_tear));
+    cr_expect(strstr(warn, want) != NULL, "stderr: %s", warn);
+    runlog_path(&rl, "metrics.csv", path);
+    snprintf(want, sizeof want, "gorila: warning: %s: cut %zu bytes after its last complete row", path,
+             strlen(me_tear));
+    cr_expect(strstr(warn, want) != NULL, "stderr: %s", warn);
+    cr_expect_null(strstr(warn, "eval.csv"), "nothing said of the intact eval.csv: %s", warn);
+    for (int i = 0; i < 3; i++) free(text[i]);
+    free(ep_before);
+    free(ev_before);
+    free(warn);
+}
+
+/* A torn header (the disk filled while the first bytes were written) is
+ * cut away and written again whole; a file under another header (another
+ * build's columns) keeps its complete lines, and only the unterminated
+ * tail goes. */
+Test(runlog, resume_rewrites_a_torn_header_and_keeps_foreign_complete_lines, .init = cr_redirect_stderr) {
+    Config cfg;
+    setup(&cfg, "tornhdr");
+    RunLog rl;
+    char err[ERR_LEN], dir[PATH_LEN], path[PATH_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    checkpoint(&cfg, &rl, 1);
+    snprintf(dir, sizeof dir, "%s", rl.dir);
+    runlog_free(&rl);
+    runlog_path(&rl, "eval.csv", path);
+    FILE *f = fopen(path, "w");
+    fputs("wall_seconds,env_st", f);
+    fclose(f);
+    runlog_path(&rl, "episodes.csv", path);
+    f = fopen(path, "w");
+    fputs("a,b\n1,2,3\n4,5", f);
+    fclose(f);
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    runlog_free(&rl);
+    runlog_path(&rl, "eval.csv", path);
+    char *t = slurp(path);
+    cr_expect_str_eq(t, "wall_seconds,env_steps,updates,episodes,mean_return,std_return,min_return,max_return,"
+                        "solved\n");
+    free(t);
+    runlog_path(&rl, "episodes.csv", path);
+    t = slurp(path);
+    cr_expect_str_eq(t, "a,b\n1,2,3\n");
+    free(t);
 }
