@@ -138,6 +138,14 @@ expect_rc "--from: exit status 0" 0
 tables() { sed -n '/^## Learning/,/^## Runs/p' "$1"; }
 expect_eq "--from: the same per-(mode, learners) tables" "$(tables "$W/from/report.md")" "$(tables "$R")"
 expect_eq "--from: a runs-table row per run" "$(sed -n '/^## Runs/,/^## /p' "$W/from/report.md" | grep -c '^| [a-z_]* | [0-9]')" 8
+# The report names the build that ran the jobs: what `gorila version` says,
+# its lines joined by "; " (it used to claim that gorila had no version).
+ver=$("$GORILA" version | awk 'NF { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, ""); printf "%s%s", sep, $0; sep = "; " }')
+check "gorila version prints something" [ -n "$ver" ]
+expect_contains "report: gorila version's output" "$(cat "$R")" "- gorila: \`$GORILA version\`: $ver"
+expect_contains "--from report: gorila version's output" "$(cat "$W/from/report.md")" "- gorila: \`$GORILA version\`: $ver"
+expect_eq "report: no claim that gorila has no version" "$(grep -c 'has no --version' "$R" "$W/from/report.md")" \
+    "$(printf '%s:0\n' "$R" "$W/from/report.md")"
 
 # The summary.json fields a run writes (gradients, samples_trained,
 # bytes_per_update_by_role, roles.learner[].ring) are shown when present;
