@@ -124,6 +124,10 @@ static void acrobot_observe(const Env *e, float *obs) {
     obs[5] = (float)s[3];
 }
 
+/* Gymnasium's observation_space: +-[1, 1, 1, 1, max_vel_1, max_vel_2], float32. */
+static const float obs_high[6] = {1, 1, 1, 1, (float)(4 * M_PI), (float)(9 * M_PI)};
+static const float obs_low[6] = {-1, -1, -1, -1, -(float)(4 * M_PI), -(float)(9 * M_PI)};
+
 const EnvSpec env_acrobot = {
     .name = "Acrobot-v1",
     .obs_dim = 6,
@@ -134,4 +138,6 @@ const EnvSpec env_acrobot = {
     .reset_state = acrobot_reset_state,
     .dynamics = acrobot_dynamics,
     .observe = acrobot_observe,
+    .obs_low = obs_low,
+    .obs_high = obs_high,
 };

@@ -18,6 +18,7 @@
  */
 #include "env_specs.h"
 
+#include <float.h>
 #include <math.h>
 
 static const double gravity = 9.8;
@@ -69,6 +70,11 @@ static void cartpole_observe(const Env *e, float *obs) {
     for (int i = 0; i < 4; i++) obs[i] = (float)e->state[i];
 }
 
+/* Gymnasium's observation_space: +-[x_threshold * 2, float32 max,
+ * theta_threshold_radians * 2, float32 max], as float32. */
+static const float obs_high[4] = {(float)(2.4 * 2), FLT_MAX, (float)(12 * 2 * M_PI / 360 * 2), FLT_MAX};
+static const float obs_low[4] = {-(float)(2.4 * 2), -FLT_MAX, -(float)(12 * 2 * M_PI / 360 * 2), -FLT_MAX};
+
 const EnvSpec env_cartpole = {
     .name = "CartPole-v1",
     .obs_dim = 4,
@@ -79,4 +85,6 @@ const EnvSpec env_cartpole = {
     .reset_state = cartpole_reset_state,
     .dynamics = cartpole_dynamics,
     .observe = cartpole_observe,
+    .obs_low = obs_low,
+    .obs_high = obs_high,
 };

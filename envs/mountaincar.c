@@ -57,6 +57,11 @@ static void mountaincar_observe(const Env *e, float *obs) {
     obs[1] = (float)e->state[1];
 }
 
+/* Gymnasium's observation_space: [min_position, -max_speed] to
+ * [max_position, max_speed], float32. */
+static const float obs_low[2] = {(float)-1.2, (float)-0.07};
+static const float obs_high[2] = {(float)0.6, (float)0.07};
+
 const EnvSpec env_mountaincar = {
     .name = "MountainCar-v0",
     .obs_dim = 2,
@@ -67,4 +72,6 @@ const EnvSpec env_mountaincar = {
     .reset_state = mountaincar_reset_state,
     .dynamics = mountaincar_dynamics,
     .observe = mountaincar_observe,
+    .obs_low = obs_low,
+    .obs_high = obs_high,
 };

@@ -77,6 +77,10 @@ static void pendulum_observe(const Env *e, float *obs) {
     obs[2] = (float)e->state[1];
 }
 
+/* Gymnasium's observation_space: +-[1, 1, max_speed], float32. */
+static const float obs_high[3] = {1, 1, 8};
+static const float obs_low[3] = {-1, -1, -8};
+
 const EnvSpec env_pendulum = {
     .name = "Pendulum-v1",
     .obs_dim = 3,
@@ -87,4 +91,6 @@ const EnvSpec env_pendulum = {
     .reset_state = pendulum_reset_state,
     .dynamics = pendulum_dynamics,
     .observe = pendulum_observe,
+    .obs_low = obs_low,
+    .obs_high = obs_high,
 };

@@ -1,5 +1,5 @@
-/* cmd_env.c: `gorila env list|rollout|replay`, the command-line face of the
- * bundled environments (envs/env.h).
+/* cmd_env.c: `gorila env list|rollout|replay|check`, the command-line face
+ * of the bundled environments (envs/env.h, envs/envcheck.h).
  *
  *   env list                       table of name, sizes, time limit, threshold
  *   env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]
@@ -8,6 +8,8 @@
  *   env replay NAME [--torques a,b,...]
  *                                  step the environment from commands on stdin
  *                                  (protocol below and in docs/ENVIRONMENTS.md)
+ *   env check NAME [--episodes N] [--seed S] [--torques a,b,...]
+ *                                  envcheck_run's checks, one line each
  *
  * Replay protocol, one command per line (blank lines and # lines ignored):
  *   state v1 ... vk   set the internal state (k = state_dim float64 values)
@@ -26,11 +28,12 @@
  * "gorila env replay: line N: ...", and exit status 2; the lines before it
  * have been answered on stdout.
  *
- * Exit status: 0 success, 1 failure at run time (reading stdin), 2 bad usage
- * or bad input.
+ * Exit status: 0 success, 1 failure at run time (reading stdin; for check:
+ * a check failed), 2 bad usage or bad input.
  */
 #include "cmd.h"
 #include "env.h"
+#include "envcheck.h"
 #include "rng.h"
 #include "util.h"
 
@@ -139,19 +142,30 @@ static int parse_env_args(const char *what, int argc, char **argv, const char *c
     return 0;
 }
 
-/* Look up a->name and initialise e with a's torques. Returns 0 or EXIT_USAGE
+/* Look up a->name and fill opt with a's torques. Returns 0 or EXIT_USAGE
  * (message printed). */
-static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
-    const EnvSpec *spec = env_find(a->name);
-    if (!spec) return unknown_env(what, a->name);
-    EnvOptions opt;
-    memset(&opt, 0, sizeof opt);
+static int env_options(const char *what, const EnvArgs *a, const EnvSpec **spec, EnvOptions *opt) {
+    *spec = env_find(a->name);
+    if (!*spec) return unknown_env(what, a->name);
+    memset(opt, 0, sizeof *opt);
     char err[ERR_LEN];
     if (a->torques) {
-        if (strcmp(spec->name, "Pendulum-v1") != 0)
-            return usage_error("%s: --torques applies to Pendulum-v1 only, not %s", what, spec->name);
-        if (parse_torques(a->torques, &opt, err) < 0) return usage_error("%s: --torques: %s", what, err);
+        if (strcmp((*spec)->name, "Pendulum-v1") != 0)
+            return usage_error("%s: --torques applies to Pendulum-v1 only, not %s", what, (*spec)->name);
+        if (parse_torques(a->torques, opt, err) < 0) return usage_error("%s: --torques: %s", what, err);
     }
+    return 0;
+}
+
+/* Look up a->name and initialise e with a's torques. Returns 0 or EXIT_USAGE
+ * (message printed). env_init checks the spec first (env_spec_check), so the
+ * obs[ENV_MAX_OBS] and state[ENV_MAX_STATE] buffers below are large enough. */
+static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
+    const EnvSpec *spec;
+    EnvOptions opt;
+    int rc = env_options(what, a, &spec, &opt);
+    if (rc) return rc;
+    char err[ERR_LEN];
     if (env_init(e, spec, &opt, seed, RNG_STREAM_ENV, err) < 0) return usage_error("%s: %s", what, err);
     return 0;
 }
@@ -180,7 +194,47 @@ static int env_list(int argc, char **argv) {
     }
     printf("\nPendulum-v1: actions are the discrete torques {-2, 0, 2} (--torques to change);\n"
            "Gymnasium registers no reward threshold for it, -200 is gorila's \"solved\" bar.\n");
+    char err[ERR_LEN];
+    if (env_registry_check(err) < 0) {
+        fprintf(stderr, "gorila: error: env list: %s\n", err);
+        return 1;
+    }
     return 0;
+}
+
+static int env_check(int argc, char **argv) {
+    static const char *const allowed[] = {"--episodes", "--seed", "--torques", NULL};
+    static const char *const status_word[] = {[ENVCHECK_PASS] = "pass", [ENVCHECK_FAIL] = "FAIL",
+                                              [ENVCHECK_SKIP] = "skip"};
+    const char *what = "env check";
+    EnvArgs a = {.episodes = ENVCHECK_EPISODES_DEFAULT};
+    int rc = parse_env_args(what, argc, argv, allowed, &a);
+    if (rc) return rc;
+    const EnvSpec *spec;
+    EnvOptions opt;
+    rc = env_options(what, &a, &spec, &opt);
+    if (rc) return rc;
+    EnvCheckOptions co = {.episodes = (int)a.episodes, .seed = a.seed};
+    EnvCheckReport rep;
+    envcheck_run(spec, &opt, &co, &rep);
+
+    printf("%s: %d episodes, seed %llu, uniform random actions\n", spec->name, (int)a.episodes,
+           (unsigned long long)a.seed);
+    int n[3] = {0};
+    for (int k = 0; k < ENVCHECK_COUNT; k++) {
+        const EnvCheckItem *it = &rep.item[k];
+        n[it->status]++;
+        if (!it->detail[0]) printf("  %s  %-11s  %s\n", status_word[it->status], it->name, it->what);
+        else if (it->status == ENVCHECK_FAIL) printf("  FAIL  %-11s  %s: %s\n", it->name, it->what, it->detail);
+        else printf("  %s  %-11s  %s (%s)\n", status_word[it->status], it->name, it->what, it->detail);
+    }
+    printf("%s: %d passed, %d failed, %d skipped (%llu steps)\n", spec->name, n[ENVCHECK_PASS], n[ENVCHECK_FAIL],
+           n[ENVCHECK_SKIP], (unsigned long long)rep.steps);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "gorila: error: %s: writing stdout: %s\n", what, strerror(errno));
+        return 1;
+    }
+    return rep.failed ? 1 : 0;
 }
 
 static int env_rollout(int argc, char **argv) {
@@ -339,6 +393,7 @@ static const char env_usage[] =
     "usage: gorila env list\n"
     "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "       gorila env replay NAME [--torques a,b,...] < commands\n"
+    "       gorila env check NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "\n"
     "replay reads one command per line (blank and # lines ignored):\n"
     "  state v1 ... vk   set the float64 internal state, start a new episode\n"
@@ -347,6 +402,9 @@ static const char env_usage[] =
     "limit, also on a step that terminated (both 1); rollout's end column then\n"
     "reads terminated+truncated.\n"
     "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
+    "check steps the environment with random actions for N episodes (default 10)\n"
+    "and checks its contract (sizes, finite values, bounds, flags, determinism,\n"
+    "seeding), one line per check; exit status 1 if any check fails.\n"
     "See docs/ENVIRONMENTS.md.\n";
 
 static bool wants_help(int argc, char **argv) {
@@ -356,20 +414,21 @@ static bool wants_help(int argc, char **argv) {
 }
 
 int cmd_env(int argc, char **argv) {
-    static const char *const subs[] = {"list", "rollout", "replay", NULL};
+    static const char *const subs[] = {"list", "rollout", "replay", "check", NULL};
     if (wants_help(argc, argv)) {
         fputs(env_usage, stdout);
         return 0;
     }
     if (argc < 2) {
         fputs(env_usage, stderr);
-        return usage_error("env: expected one of: list, rollout, replay");
+        return usage_error("env: expected one of: list, rollout, replay, check");
     }
     const char *sub = argv[1];
     if (!strcmp(sub, "list")) return env_list(argc - 1, argv + 1);
     if (!strcmp(sub, "rollout")) return env_rollout(argc - 1, argv + 1);
     if (!strcmp(sub, "replay")) return env_replay(argc - 1, argv + 1);
+    if (!strcmp(sub, "check")) return env_check(argc - 1, argv + 1);
     const char *close = did_you_mean(sub, subs);
     if (close) return usage_error("env: unknown subcommand \"%s\" (did you mean %s?)", sub, close);
-    return usage_error("env: unknown subcommand \"%s\" (expected list, rollout or replay)", sub);
+    return usage_error("env: unknown subcommand \"%s\" (expected list, rollout, replay or check)", sub);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/cli/env.sh: `gorila env list|rollout|replay` and `gorila bench env`
-# through the real binary: output shape, determinism, the replay protocol
-# against Gymnasium's fixtures (tests/fixtures/data/*.replay), every error path.
+# tests/cli/env.sh: `gorila env list|rollout|replay|check` and `gorila bench
+# env` through the real binary: output shape, determinism, the replay protocol
+# against Gymnasium's fixtures (tests/fixtures/data/*.replay), every error
+# path; and that docs/ENVIRONMENTS.md shows the environment template verbatim.
 source "$(dirname "$0")/../lib.sh"
 data="$(dirname "$0")/../fixtures/data"
 
@@ -228,6 +229,43 @@ expect_eq "replay: truncated on steps 200 and 201 only" "$(awk -F, '$5 == 1 {pri
 # A state command starts a new episode: the step count, and so truncated, start again.
 run_cmd bash -c '{ echo "state 0.6 0.07"; for i in $(seq 200); do echo "step 2"; done; echo "state 0.6 0.07"; echo "step 2"; } | "$1" env replay MountainCar-v0' _ "$GORILA"
 expect_eq "replay: after a new state, step 1 terminates without truncated" "$(tail -1 <<<"$out" | cut -d, -f4,5)" "1,0"
+
+# ---- env check (the checks themselves, and their failures on broken
+# environments, are unit-tested: tests/unit/test_env.c, suite envcheck)
+for n in CartPole-v1 MountainCar-v0 Acrobot-v1 Pendulum-v1; do
+    run_cmd "$GORILA" env check "$n"
+    expect_rc "env check $n exits 0" 0
+    expect_eq "env check $n: one line per check, all pass" "$(grep -cE '^  pass  ' <<<"$out")" 10
+    expect_contains "env check $n: summary" "$out" "$n: 10 passed, 0 failed, 0 skipped"
+done
+expect_contains "env check: default 10 episodes" "$out" "Pendulum-v1: 10 episodes, seed 0"
+for c in spec obs_dim state_dim obs_finite obs_bounds reward flags past_end determinism seed; do
+    expect_contains "env check names the $c check" "$out" "  pass  $c "
+done
+run_cmd "$GORILA" env check Acrobot-v1 --episodes 3 --seed 9
+first=$out
+expect_contains "env check --episodes" "$out" "Acrobot-v1: 3 episodes, seed 9"
+run_cmd "$GORILA" env check Acrobot-v1 --episodes=3 --seed=9
+expect_eq "env check: same seed, same report" "$out" "$first"
+run_cmd "$GORILA" env check Pendulum-v1 --episodes 2 --torques -3,-1,0,1,3
+expect_rc "env check Pendulum-v1 with 5 torques exits 0" 0
+expect_contains "env check uses the torque set" "$out" "actions 5"
+bad "check without a name" "env check: expected an environment name" "$GORILA" env check
+bad "check unknown env" 'env check: unknown environment "CartPole-v2" (did you mean CartPole-v1?)' \
+    "$GORILA" env check CartPole-v2
+bad "check --episodes 0" "env check: --episodes: expected an integer in [1," "$GORILA" env check CartPole-v1 --episodes 0
+bad "check torques on CartPole" "--torques applies to Pendulum-v1 only" "$GORILA" env check CartPole-v1 --torques 1,2
+bad "check unknown flag" 'unknown option "--seeds" (did you mean --seed?)' "$GORILA" env check CartPole-v1 --seeds 1
+bad "env unknown subcommand, close to check" 'unknown subcommand "chek" (did you mean check?)' "$GORILA" env chek
+run_cmd "$GORILA" env --help
+expect_contains "env --help shows check" "$out" "gorila env check NAME [--episodes N]"
+
+# ---- docs: the template in "Adding an environment" is the tested file
+template="$TEST_ROOT/tests/fixtures/env_template.c"
+shown=$(awk '/^<!-- env-template: tests\/fixtures\/env_template.c -->$/ {on = 1; next}
+    on == 1 && /^```c$/ {on = 2; next} on == 2 && /^```$/ {exit} on == 2 {print}' "$TEST_ROOT/docs/ENVIRONMENTS.md")
+expect_eq "docs/ENVIRONMENTS.md shows tests/fixtures/env_template.c verbatim" "$shown" "$(cat "$template")"
+check "docs: the template's spec limits are named" grep -q "ENV_MAX_OBS\` | 64" "$TEST_ROOT/docs/ENVIRONMENTS.md"
 
 # ---- bench env
 run_cmd "$GORILA" bench env --steps 20000 --json

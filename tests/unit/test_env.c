@@ -8,7 +8,10 @@
  *  - the time limit (TimeLimit semantics), thresholds and sizes;
  *  - reset ranges over many seeds, seeded determinism, state round trips;
  *  - Pendulum's torque sets and option checks;
- *  - numerics the fixtures might miss: pow(v, 2) kept as pow, huge angles.
+ *  - numerics the fixtures might miss: pow(v, 2) kept as pow, huge angles;
+ *  - spec limits (env_spec_check, env_init) and envcheck_run on the bundled
+ *    environments, test-only ones (12 observation floats, one broken in
+ *    each way envcheck names) and the docs' template (tests/fixtures).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "env.h"
+#include "envcheck.h"
 #include "rng.h"
 #include "util.h"
 
@@ -532,4 +536,324 @@ Test(env_numerics, pendulum_angle_normalize_is_floored_modulo) {
         double an = remainder(th[k], 2 * M_PI); /* nearest representative in [-pi, pi] */
         cr_assert(fabs(-r.reward - an * an) < 1e-9, "th = %g: cost %.17g, want %.17g", th[k], -r.reward, an * an);
     }
+}
+
+/* ------------------------------------------------ spec limits and checks */
+
+/* Test-only environments, compiled into this binary only (the registry
+ * cannot hold them). Toy12-v0 is a well-behaved environment with 12
+ * observation floats, more than the old ENV_MAX_OBS of 8: a mass on a line
+ * with a slow third variable, observed through 12 features. The Broken*
+ * specs below each break one rule of env.h, and envcheck_run must say which. */
+static void toy_reset(Env *e) {
+    e->state[0] = rng_uniform_range(&e->rng, -0.1, 0.1);
+    e->state[1] = rng_uniform_range(&e->rng, -0.1, 0.1);
+    e->state[2] = rng_uniform_range(&e->rng, -1.0, 1.0);
+}
+
+static EnvStep toy_dynamics(Env *e, int action) {
+    double *s = e->state;
+    s[1] += 0.01 * (action - 1);
+    s[0] += s[1];
+    s[2] = 0.9 * s[2] + 0.1 * s[0];
+    EnvStep r = {.reward = -s[0] * s[0], .terminated = fabs(s[0]) > 1.0};
+    return r;
+}
+
+static void toy_observe(const Env *e, float *obs) {
+    const double *s = e->state;
+    obs[0] = (float)s[0];
+    obs[1] = (float)s[1];
+    obs[2] = (float)s[2];
+    for (int i = 3; i < 12; i++) obs[i] = (float)sin((i - 2) * s[0] + s[2]);
+}
+
+/* |x| <= 1 + |v| at the terminating step, |v| <= 0.1 + 0.01 * steps. */
+static const float toy_low[12] = {-4, -4, -4, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+static const float toy_high[12] = {4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+static const EnvSpec toy12 = {
+    .name = "Toy12-v0",
+    .obs_dim = 12,
+    .num_actions = 3,
+    .state_dim = 3,
+    .max_episode_steps = 60,
+    .reward_threshold = -1.0,
+    .reset_state = toy_reset,
+    .dynamics = toy_dynamics,
+    .observe = toy_observe,
+    .obs_low = toy_low,
+    .obs_high = toy_high,
+};
+
+static void toy_observe_sqrt(const Env *e, float *obs) { /* NaN whenever x < 0, else 0 */
+    toy_observe(e, obs);
+    obs[5] = (float)(sqrt(e->state[0]) * 0.0);
+}
+static EnvStep toy_dynamics_inf_reward(Env *e, int action) { /* +inf whenever x > 0 */
+    EnvStep r = toy_dynamics(e, action);
+    r.reward = 1.0 / (e->state[0] > 0 ? 0.0 : 1.0);
+    return r;
+}
+static EnvStep toy_dynamics_nan_past_end(Env *e, int action) { /* NaN only from a state past the end */
+    bool over = fabs(e->state[0]) > 1.0;
+    EnvStep r = toy_dynamics(e, action);
+    if (over) r.reward = NAN;
+    return r;
+}
+/* Deliberately broken: hidden state outside e->state (STYLE.md forbids it;
+ * this is what envcheck must catch). */
+static int hidden_calls;
+static EnvStep toy_dynamics_hidden_state(Env *e, int action) {
+    e->state[0] += 1e-9 * hidden_calls++;
+    return toy_dynamics(e, action);
+}
+/* Its own time limit in the state (state[3]) and reported as truncated. */
+static void toy_reset_counter(Env *e) {
+    toy_reset(e);
+    e->state[3] = 0;
+}
+static EnvStep toy_dynamics_truncating(Env *e, int action) {
+    EnvStep r = toy_dynamics(e, action);
+    e->state[3] += 1;
+    r.truncated = e->state[3] >= 5;
+    return r;
+}
+static void toy_observe_11(const Env *e, float *obs) { /* one float short of 12 */
+    float full[12];
+    toy_observe(e, full);
+    memcpy(obs, full, 11 * sizeof *obs);
+}
+static void toy_reset_fixed(Env *e) { /* ignores e->rng */
+    e->state[0] = 0.05;
+    e->state[1] = 0.0;
+    e->state[2] = 0.0;
+}
+
+static const float toy_high_narrow[12] = {4, 4, 4, 1, 1, 1, 1, 1, 1, 0.5f, 1, 1};
+
+typedef struct {
+    const char *what;
+    EnvSpec spec;
+    int item;           /* the check that must fail */
+    const char *needle; /* in its detail */
+    unsigned also;      /* bits (1 << item) of other checks that may fail with it */
+} BrokenEnv;
+
+static BrokenEnv broken_env(int k) {
+    BrokenEnv b = {.spec = toy12};
+    EnvSpec *s = &b.spec;
+    switch (k) {
+    case 0:
+        s->observe = toy_observe_sqrt;
+        b = (BrokenEnv){"NaN observation", *s, ENVCHECK_OBS_FINITE, "obs[5] = ", 0};
+        break;
+    case 1:
+        s->dynamics = toy_dynamics_inf_reward;
+        b = (BrokenEnv){"infinite reward", *s, ENVCHECK_REWARD, "reward = inf", 1u << ENVCHECK_PAST_END};
+        break;
+    case 2:
+        s->dynamics = toy_dynamics_hidden_state;
+        b = (BrokenEnv){"hidden state", *s, ENVCHECK_DETERMINISM, "a static or global?", 0};
+        break;
+    case 3:
+        s->state_dim = 4;
+        s->reset_state = toy_reset_counter;
+        s->dynamics = toy_dynamics_truncating;
+        b = (BrokenEnv){"dynamics truncates", *s, ENVCHECK_FLAGS, "dynamics returned truncated", 0};
+        break;
+    case 4:
+        s->obs_dim = 11;
+        b = (BrokenEnv){"writes past obs_dim", *s, ENVCHECK_OBS_DIM, "obs[11] was written, past obs_dim 11", 0};
+        break;
+    case 5:
+        s->observe = toy_observe_11;
+        b = (BrokenEnv){"writes short of obs_dim", *s, ENVCHECK_OBS_DIM, "obs[11] was not written", 0};
+        break;
+    case 6:
+        s->state_dim = 2;
+        b = (BrokenEnv){"state past state_dim", *s, ENVCHECK_STATE_DIM, "state[2] was written, past state_dim 2", 0};
+        break;
+    case 7:
+        s->reset_state = toy_reset_fixed;
+        b = (BrokenEnv){"ignores its seed", *s, ENVCHECK_SEED, "reset_state must draw from e->rng", 0};
+        break;
+    case 8:
+        s->obs_high = toy_high_narrow;
+        b = (BrokenEnv){"leaves its bounds", *s, ENVCHECK_OBS_BOUNDS, "obs[9] = ", 0};
+        break;
+    case 9:
+        s->dynamics = toy_dynamics_nan_past_end;
+        b = (BrokenEnv){"NaN past the end", *s, ENVCHECK_PAST_END, "past its end: reward = nan", 0};
+        break;
+    default: cr_assert_fail("no broken env %d", k);
+    }
+    return b;
+}
+enum { N_BROKEN = 10 };
+
+static void expect_all_pass(const EnvSpec *spec, const EnvOptions *opt, int episodes, uint64_t seed) {
+    EnvCheckOptions co = {.episodes = episodes, .seed = seed};
+    EnvCheckReport rep;
+    int failed = envcheck_run(spec, opt, &co, &rep);
+    for (int k = 0; k < ENVCHECK_COUNT; k++)
+        cr_expect_neq(rep.item[k].status, ENVCHECK_FAIL, "%s seed %llu: %s: %s", spec->name, (unsigned long long)seed,
+                      rep.item[k].name, rep.item[k].detail);
+    cr_assert_eq(failed, 0);
+    cr_assert_eq(rep.failed, 0);
+    cr_assert_eq(rep.episodes, episodes);
+    cr_assert_gt(rep.steps, 0);
+}
+
+Test(env_spec, registry_passes_the_spec_check) {
+    char err[ERR_LEN] = "";
+    cr_assert_eq(env_registry_check(err), 0, "%s", err);
+    for (int i = 0; i < env_registry_count; i++) cr_assert_eq(env_spec_check(env_registry[i], err), 0, "%s", err);
+    cr_assert_geq(ENV_MAX_OBS, 12, "room for a 12-float observation");
+}
+
+Test(env_spec, bad_specs_are_refused_by_name_and_limit) {
+    static const struct {
+        const char *field;
+        const char *want;
+    } cases[] = {
+        {"obs_dim 0", "env \"Toy12-v0\": obs_dim 0 is below 1"},
+        {"obs_dim max+1", "env \"Toy12-v0\": obs_dim 65 exceeds ENV_MAX_OBS (64)"},
+        {"num_actions 1", "env \"Toy12-v0\": num_actions 1 is below 2"},
+        {"num_actions max+1", "env \"Toy12-v0\": num_actions 33 exceeds ENV_MAX_ACTIONS (32)"},
+        {"state_dim 0", "env \"Toy12-v0\": state_dim 0 is below 1"},
+        {"state_dim max+1", "env \"Toy12-v0\": state_dim 65 exceeds ENV_MAX_STATE (64)"},
+        {"max_episode_steps 0", "env \"Toy12-v0\": max_episode_steps 0 is below 1"},
+        {"threshold nan", "env \"Toy12-v0\": reward_threshold nan is not finite"},
+        {"threshold inf", "env \"Toy12-v0\": reward_threshold -inf is not finite"},
+        {"name NULL", "env (unnamed): name is NULL"},
+        {"name empty", "env \"\": name is empty"},
+        {"name blank", "env \"Toy 12\": name has a blank or control character"},
+        {"reset NULL", "env \"Toy12-v0\": reset_state is NULL"},
+        {"dynamics NULL", "env \"Toy12-v0\": dynamics is NULL"},
+        {"observe NULL", "env \"Toy12-v0\": observe is NULL"},
+        {"one bound", "env \"Toy12-v0\": obs_low and obs_high must be both set or both NULL"},
+        {"bounds reversed", "env \"Toy12-v0\": obs bounds [5, 4] of component 0 are not ordered numbers"},
+    };
+    static const float reversed_low[12] = {5, -4, -4, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    enum { N = sizeof cases / sizeof cases[0] };
+    for (int k = 0; k < N; k++) {
+        EnvSpec s = toy12;
+        switch (k) {
+        case 0: s.obs_dim = 0; break;
+        case 1: s.obs_dim = ENV_MAX_OBS + 1; break;
+        case 2: s.num_actions = 1; break;
+        case 3: s.num_actions = ENV_MAX_ACTIONS + 1; break;
+        case 4: s.state_dim = 0; break;
+        case 5: s.state_dim = ENV_MAX_STATE + 1; break;
+        case 6: s.max_episode_steps = 0; break;
+        case 7: s.reward_threshold = NAN; break;
+        case 8: s.reward_threshold = -INFINITY; break;
+        case 9: s.name = NULL; break;
+        case 10: s.name = ""; break;
+        case 11: s.name = "Toy 12"; break;
+        case 12: s.reset_state = NULL; break;
+        case 13: s.dynamics = NULL; break;
+        case 14: s.observe = NULL; break;
+        case 15: s.obs_high = NULL; break;
+        case 16: s.obs_low = reversed_low; break;
+        }
+        char err[ERR_LEN] = "";
+        cr_assert_eq(env_spec_check(&s, err), -1, "%s: accepted", cases[k].field);
+        cr_expect_str_eq(err, cases[k].want, "%s", cases[k].field);
+        /* creating an instance refuses it with the same message, before
+         * reset/observe could write past Env.state or an obs buffer */
+        Env e;
+        char err2[ERR_LEN] = "";
+        cr_assert_eq(env_init(&e, &s, NULL, 1, RNG_STREAM_ENV, err2), -1, "%s: env_init accepted it", cases[k].field);
+        cr_expect_str_eq(err2, cases[k].want, "%s", cases[k].field);
+        /* and the checker reports it as its spec check, skipping the rest */
+        EnvCheckReport rep;
+        cr_assert_eq(envcheck_run(&s, NULL, NULL, &rep), 1, "%s", cases[k].field);
+        cr_expect_eq(rep.item[ENVCHECK_SPEC].status, ENVCHECK_FAIL);
+        cr_expect_str_eq(rep.item[ENVCHECK_SPEC].detail, cases[k].want);
+        for (int i = 1; i < ENVCHECK_COUNT; i++) cr_expect_eq(rep.item[i].status, ENVCHECK_SKIP);
+    }
+    char err[ERR_LEN] = "";
+    cr_assert_eq(env_spec_check(NULL, err), -1);
+    cr_expect_str_eq(err, "env: no spec (NULL)");
+}
+
+/* The case that used to crash `gorila env rollout` and write past buffers
+ * in training: 12 observation floats. Now within the limit, it works. */
+Test(env_spec, twelve_float_observation_works) {
+    char err[ERR_LEN] = "";
+    cr_assert_eq(env_spec_check(&toy12, err), 0, "%s", err);
+    Env e;
+    cr_assert_eq(env_init(&e, &toy12, NULL, 5, RNG_STREAM_ENV, err), 0, "%s", err);
+    float obs[ENV_MAX_OBS];
+    Rng pol;
+    rng_seed(&pol, 5, RNG_STREAM_TOOL);
+    int ends = 0;
+    env_reset(&e, obs);
+    for (int i = 0; i < 2000; i++) {
+        EnvStep r = env_step(&e, (int)rng_below(&pol, 3), obs);
+        for (int k = 0; k < 12; k++) cr_assert(isfinite(obs[k]));
+        if (r.terminated || r.truncated) {
+            ends++;
+            env_reset(&e, obs);
+        }
+    }
+    cr_assert_gt(ends, 10);
+    expect_all_pass(&toy12, NULL, 20, 5);
+}
+
+Test(envcheck, bundled_environments_pass) {
+    for (int i = 0; i < env_registry_count; i++)
+        for (uint64_t seed = 0; seed < 3; seed++) expect_all_pass(env_registry[i], NULL, 20, seed);
+    EnvOptions opt = {.n_torques = 5, .torques = {-7.0, -1.0, 0.0, 1.0, 7.0}, .max_episode_steps = 50};
+    expect_all_pass(spec_named("Pendulum-v1"), &opt, 5, 1);
+}
+
+Test(envcheck, each_broken_env_fails_its_check) {
+    for (int k = 0; k < N_BROKEN; k++) {
+        BrokenEnv b = broken_env(k);
+        EnvCheckReport rep;
+        EnvCheckOptions co = {.episodes = 10, .seed = 3};
+        int failed = envcheck_run(&b.spec, NULL, &co, &rep);
+        const EnvCheckItem *it = &rep.item[b.item];
+        cr_expect_eq(it->status, ENVCHECK_FAIL, "%s: %s passed", b.what, it->name);
+        cr_expect(strstr(it->detail, b.needle), "%s: %s detail \"%s\" lacks \"%s\"", b.what, it->name, it->detail,
+                  b.needle);
+        for (int i = 0; i < ENVCHECK_COUNT; i++)
+            if (i != b.item && !(b.also & (1u << i)))
+                cr_expect_neq(rep.item[i].status, ENVCHECK_FAIL, "%s: %s failed too: %s", b.what, rep.item[i].name,
+                              rep.item[i].detail);
+        cr_expect_geq(failed, 1, "%s", b.what);
+        cr_expect_eq(failed, rep.failed);
+        cr_expect_eq(rep.item[ENVCHECK_SPEC].status, ENVCHECK_PASS, "%s: %s", b.what, rep.item[ENVCHECK_SPEC].detail);
+    }
+}
+
+/* The checker reports where: the first violation with episode and step. */
+Test(envcheck, failure_says_where) {
+    BrokenEnv b = broken_env(0);
+    EnvCheckReport rep;
+    envcheck_run(&b.spec, NULL, NULL, &rep);
+    const char *d = rep.item[ENVCHECK_OBS_FINITE].detail;
+    cr_assert(!strncmp(d, "episode ", 8), "%s", d);
+    cr_assert(strstr(d, "reset: obs[5] = ") || strstr(d, " step "), "%s", d);
+    cr_assert_eq(rep.item[ENVCHECK_OBS_BOUNDS].status, ENVCHECK_PASS, "NaN is charged to obs_finite only: %s",
+                 rep.item[ENVCHECK_OBS_BOUNDS].detail);
+    EnvSpec nobounds = toy12;
+    nobounds.obs_low = nobounds.obs_high = NULL;
+    envcheck_run(&nobounds, NULL, NULL, &rep);
+    cr_assert_eq(rep.failed, 0);
+    cr_assert_eq(rep.item[ENVCHECK_OBS_BOUNDS].status, ENVCHECK_SKIP);
+}
+
+/* The template of docs/ENVIRONMENTS.md ("Adding an environment") compiles
+ * here and passes every check; tests/cli/env.sh checks that the docs show
+ * this file verbatim. */
+#include "../fixtures/env_template.c"
+
+Test(envcheck, docs_template_passes) {
+    char err[ERR_LEN] = "";
+    cr_assert_eq(env_spec_check(&env_pointmass, err), 0, "%s", err);
+    for (uint64_t seed = 0; seed < 3; seed++) expect_all_pass(&env_pointmass, NULL, 20, seed);
 }

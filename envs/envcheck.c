@@ -1,0 +1,395 @@
+/* envcheck.c: see envcheck.h.
+ *
+ * Three instances run side by side on one action sequence:
+ *
+ *   a  the checked instance (seed S): every reset and step is checked
+ *   b  seed S again: must match a bit for bit (determinism)
+ *   c  seed S + 1: must differ from a somewhere (seed)
+ *
+ * and before each of a's steps two copies of a are made: one stepped
+ * through spec->dynamics directly (its raw flags; a step must be a function
+ * of the Env value), one restored with env_set_state(env_get_state(a)) onto
+ * a state array poisoned past state_dim (state_dim holds the whole state).
+ *
+ * Writes past the end are caught with sentinels: the observation buffer has
+ * GUARD floats beyond ENV_MAX_OBS and is filled with a NaN payload no
+ * computation produces before every call, and a's state past state_dim
+ * holds another; an entry that changes was written. Comparisons are on
+ * bits, so NaN equals itself and -0 differs from +0.
+ */
+#include "envcheck.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { GUARD = 16, OBS_CAP = ENV_MAX_OBS + GUARD, PAST_END_STEPS = 3, SHORT_LIMIT = 2 };
+static const uint32_t OBS_SENTINEL = 0x7fc5a5a5u;               /* a quiet NaN with a payload */
+static const uint64_t STATE_SENTINEL = 0x7ff8a5a5a5a5a5a5ull;   /* likewise, float64 */
+
+static const struct {
+    const char *name, *what;
+} ITEMS[ENVCHECK_COUNT] = {
+    [ENVCHECK_SPEC] = {"spec", "spec fields within limits, env_init accepts the options"},
+    [ENVCHECK_OBS_DIM] = {"obs_dim", "reset and step write exactly obs_dim floats"},
+    [ENVCHECK_STATE_DIM] = {"state_dim", "the state is state[0 .. state_dim): get/set_state reproduce a step"},
+    [ENVCHECK_OBS_FINITE] = {"obs_finite", "every observation is finite"},
+    [ENVCHECK_OBS_BOUNDS] = {"obs_bounds", "every observation within the declared obs_low/obs_high"},
+    [ENVCHECK_REWARD] = {"reward", "every reward is finite"},
+    [ENVCHECK_FLAGS] = {"flags", "truncated exactly at the time limit, never with terminated"},
+    [ENVCHECK_PAST_END] = {"past_end", "steps past the end without reset stay finite"},
+    [ENVCHECK_DETERMINISM] = {"determinism", "same seed and actions give identical trajectories"},
+    [ENVCHECK_SEED] = {"seed", "another seed gives another trajectory"},
+};
+
+/* Where the run is, for failure messages. */
+typedef enum { AT_EPISODE, AT_PAST_END, AT_SHORT } Phase;
+
+typedef struct {
+    EnvCheckReport *rep;
+    const EnvSpec *spec;
+    Phase phase;
+    int ep;    /* 1-based episode */
+    long step; /* step within the episode; 0 = the reset */
+} Run;
+
+static void fail(Run *r, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(Run *r, int id, const char *fmt, ...) {
+    EnvCheckItem *it = &r->rep->item[id];
+    if (it->status == ENVCHECK_FAIL) return; /* keep the first */
+    it->status = ENVCHECK_FAIL;
+    r->rep->failed++;
+    char where[96];
+    switch (r->phase) {
+    case AT_EPISODE:
+        if (r->step == 0) snprintf(where, sizeof where, "episode %d reset", r->ep);
+        else snprintf(where, sizeof where, "episode %d step %ld", r->ep, r->step);
+        break;
+    case AT_PAST_END: snprintf(where, sizeof where, "episode %d, step %ld past its end", r->ep, r->step); break;
+    case AT_SHORT: snprintf(where, sizeof where, "time limit %d, step %ld", SHORT_LIMIT, r->step); break;
+    }
+    char msg[ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(it->detail, sizeof it->detail, "%.95s: %.400s", where, msg);
+}
+
+static void note(EnvCheckItem *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(EnvCheckItem *it, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->detail, sizeof it->detail, fmt, ap);
+    va_end(ap);
+}
+
+static uint32_t fbits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static uint64_t dbits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static void poison_obs(float *obs) {
+    for (int i = 0; i < OBS_CAP; i++) memcpy(&obs[i], &OBS_SENTINEL, sizeof OBS_SENTINEL);
+}
+
+/* Poison e->state from index `from` on. */
+static void poison_state(Env *e, int from) {
+    for (int i = from; i < ENV_MAX_STATE; i++) memcpy(&e->state[i], &STATE_SENTINEL, sizeof STATE_SENTINEL);
+}
+
+/* Index of the first of n floats whose bits differ, or -1. */
+static int first_obs_diff(const float *x, const float *y, int n) {
+    for (int i = 0; i < n; i++)
+        if (fbits(x[i]) != fbits(y[i])) return i;
+    return -1;
+}
+
+static int first_state_diff(const Env *x, const Env *y, int n) {
+    for (int i = 0; i < n; i++)
+        if (dbits(x->state[i]) != dbits(y->state[i])) return i;
+    return -1;
+}
+
+/* An observation just written to a poisoned buffer: every entry below
+ * obs_dim written, none past it; non-finite values are charged to
+ * finite_item; bounds checked when asked and declared. */
+static void check_obs(Run *r, const float *obs, int finite_item, bool bounds) {
+    const EnvSpec *s = r->spec;
+    const int O = s->obs_dim;
+    for (int i = 0; i < O; i++) {
+        if (fbits(obs[i]) == OBS_SENTINEL) {
+            fail(r, ENVCHECK_OBS_DIM, "obs[%d] was not written (obs_dim %d)", i, O);
+            break;
+        }
+    }
+    for (int i = O; i < OBS_CAP; i++) {
+        if (fbits(obs[i]) != OBS_SENTINEL) {
+            fail(r, ENVCHECK_OBS_DIM, "obs[%d] was written, past obs_dim %d", i, O);
+            break;
+        }
+    }
+    for (int i = 0; i < O; i++) {
+        if (!isfinite(obs[i]) && fbits(obs[i]) != OBS_SENTINEL) {
+            fail(r, finite_item, "obs[%d] = %g", i, (double)obs[i]);
+            break;
+        }
+    }
+    if (bounds && s->obs_low) {
+        for (int i = 0; i < O; i++) {
+            if (obs[i] < s->obs_low[i] || obs[i] > s->obs_high[i]) {
+                fail(r, ENVCHECK_OBS_BOUNDS, "obs[%d] = %.9g outside [%.9g, %.9g]", i, (double)obs[i],
+                     (double)s->obs_low[i], (double)s->obs_high[i]);
+                break;
+            }
+        }
+    }
+}
+
+static void check_state_tail(Run *r, const Env *e) {
+    for (int i = r->spec->state_dim; i < ENV_MAX_STATE; i++) {
+        if (dbits(e->state[i]) != STATE_SENTINEL) {
+            fail(r, ENVCHECK_STATE_DIM, "state[%d] was written, past state_dim %d (env_get_state would lose it)", i,
+                 r->spec->state_dim);
+            return;
+        }
+    }
+}
+
+/* Both instances stepped (or reset) alike: compare everything they report. */
+static void compare_twins(Run *r, const Env *a, const float *oa, EnvStep ra, const Env *b, const float *ob,
+                          EnvStep rb) {
+    int i = first_obs_diff(oa, ob, r->spec->obs_dim);
+    if (i >= 0) {
+        fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ: obs[%d] %.9g vs %.9g",
+             i, (double)oa[i], (double)ob[i]);
+    } else if (dbits(ra.reward) != dbits(rb.reward)) {
+        fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ: reward %.17g vs %.17g",
+             ra.reward, rb.reward);
+    } else if (ra.terminated != rb.terminated || ra.truncated != rb.truncated) {
+        fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ in their flags");
+    } else if ((i = first_state_diff(a, b, r->spec->state_dim)) >= 0) {
+        fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ: state[%d] %.17g vs %.17g",
+             i, a->state[i], b->state[i]);
+    }
+}
+
+/* Before a's step with `action`: restore a copy from env_get_state(a) onto
+ * a poisoned state and check that it observes what a observes (cur). The
+ * copy is stepped after a (check_restored). */
+static void restore_copy(Run *r, const Env *a, const float *cur, Env *rt) {
+    double s[ENV_MAX_STATE];
+    float o[OBS_CAP];
+    *rt = *a;
+    poison_state(rt, 0);
+    env_get_state(a, s);
+    poison_obs(o);
+    env_set_state(rt, s, o);
+    int i = first_obs_diff(o, cur, r->spec->obs_dim);
+    if (i >= 0)
+        fail(r, ENVCHECK_STATE_DIM,
+             "observe is not a function of state[0 .. %d): restored with env_set_state it gives obs[%d] = %.9g, the "
+             "instance %.9g",
+             r->spec->state_dim, i, (double)o[i], (double)cur[i]);
+}
+
+static void check_restored(Run *r, Env *rt, int action, const float *oa, EnvStep ra) {
+    float o[OBS_CAP];
+    poison_obs(o);
+    EnvStep rr = env_step(rt, action, o);
+    int i = first_obs_diff(o, oa, r->spec->obs_dim);
+    if (i >= 0 || dbits(rr.reward) != dbits(ra.reward) || rr.terminated != ra.terminated)
+        fail(r, ENVCHECK_STATE_DIM,
+             "a copy restored with env_set_state(env_get_state()) took another step (%s): state_dim %d does not hold "
+             "the whole state",
+             i >= 0 ? "observation" : dbits(rr.reward) != dbits(ra.reward) ? "reward" : "terminated",
+             r->spec->state_dim);
+}
+
+/* The flags of a's step number t (1-based) of an episode. raw: what
+ * spec->dynamics itself returned for that step. */
+static void check_flags(Run *r, const Env *a, long t, EnvStep raw, EnvStep st) {
+    if (raw.truncated)
+        fail(r, ENVCHECK_FLAGS, "dynamics returned truncated (the time limit is env_step's: set terminated only)");
+    if (st.terminated && st.truncated) fail(r, ENVCHECK_FLAGS, "terminated and truncated both set");
+    if (a->t != t) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after %ld steps", a->t, t);
+    if (st.truncated && t != a->max_steps)
+        fail(r, ENVCHECK_FLAGS, "truncated at step %ld, the time limit is %d", t, a->max_steps);
+    if (!st.terminated && !st.truncated && t >= a->max_steps)
+        fail(r, ENVCHECK_FLAGS, "no flag at step %ld, the time limit is %d", t, a->max_steps);
+}
+
+/* Steps past the end of an episode without reset (a copy of a). */
+static void check_past_end(Run *r, const Env *a) {
+    Env p = *a;
+    Phase saved = r->phase;
+    long saved_step = r->step;
+    r->phase = AT_PAST_END;
+    for (int k = 1; k <= PAST_END_STEPS; k++) {
+        float o[OBS_CAP];
+        poison_obs(o);
+        r->step = k;
+        EnvStep st = env_step(&p, k % p.num_actions, o);
+        check_obs(r, o, ENVCHECK_PAST_END, false);
+        if (!isfinite(st.reward)) fail(r, ENVCHECK_PAST_END, "reward = %g", st.reward);
+    }
+    r->phase = saved;
+    r->step = saved_step;
+}
+
+/* One episode with the time limit cut to SHORT_LIMIT steps: truncated on
+ * step SHORT_LIMIT unless it terminated first. */
+static void check_short_limit(Run *r, const EnvOptions *opt, uint64_t seed, Rng *pol) {
+    EnvOptions o2 = *opt;
+    o2.max_episode_steps = SHORT_LIMIT;
+    Env d;
+    char err[ERR_LEN];
+    r->phase = AT_SHORT;
+    r->step = 0;
+    if (env_init(&d, r->spec, &o2, seed, RNG_STREAM_ENV, err) < 0) {
+        fail(r, ENVCHECK_FLAGS, "env_init: %s", err);
+        return;
+    }
+    float o[OBS_CAP];
+    env_reset(&d, o);
+    for (long t = 1; t <= SHORT_LIMIT; t++) {
+        r->step = t;
+        EnvStep st = env_step(&d, (int)rng_below(pol, (uint64_t)d.num_actions), o);
+        if (st.terminated) return;
+        if (st.truncated != (t == SHORT_LIMIT)) {
+            fail(r, ENVCHECK_FLAGS, "truncated = %d", st.truncated ? 1 : 0);
+            return;
+        }
+    }
+}
+
+int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptions *co, EnvCheckReport *rep) {
+    static const EnvOptions no_options;
+    static const EnvCheckOptions defaults = {.episodes = ENVCHECK_EPISODES_DEFAULT};
+    if (!opt) opt = &no_options;
+    if (!co) co = &defaults;
+    memset(rep, 0, sizeof *rep);
+    for (int k = 0; k < ENVCHECK_COUNT; k++) {
+        rep->item[k].name = ITEMS[k].name;
+        rep->item[k].what = ITEMS[k].what;
+        rep->item[k].status = ENVCHECK_PASS;
+    }
+    Run run = {.rep = rep, .spec = spec, .phase = AT_EPISODE};
+    Run *r = &run;
+
+    /* spec: everything else needs a valid spec and an instance. */
+    Env a, b, c;
+    char err[ERR_LEN];
+    const uint64_t seed = co->seed;
+    if (env_init(&a, spec, opt, seed, RNG_STREAM_ENV, err) < 0) {
+        rep->item[ENVCHECK_SPEC].status = ENVCHECK_FAIL;
+        rep->failed = 1;
+        note(&rep->item[ENVCHECK_SPEC], "%s", err);
+        for (int k = 1; k < ENVCHECK_COUNT; k++) {
+            rep->item[k].status = ENVCHECK_SKIP;
+            note(&rep->item[k], "not run: the spec check failed");
+        }
+        return rep->failed;
+    }
+    if (env_init(&b, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
+        env_init(&c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0) {
+        fail(r, ENVCHECK_SPEC, "env_init succeeds once, then fails: %s", err);
+        return rep->failed;
+    }
+    note(&rep->item[ENVCHECK_SPEC], "obs %d, actions %d, state %d, time limit %d, threshold %g", spec->obs_dim,
+         a.num_actions, spec->state_dim, a.max_steps, spec->reward_threshold);
+    rep->num_actions = a.num_actions;
+    if (!spec->obs_low) {
+        rep->item[ENVCHECK_OBS_BOUNDS].status = ENVCHECK_SKIP;
+        note(&rep->item[ENVCHECK_OBS_BOUNDS], "the spec declares no obs_low/obs_high");
+    }
+    poison_state(&a, spec->state_dim);
+    poison_state(&b, spec->state_dim);
+
+    Rng pol;
+    rng_seed(&pol, seed, RNG_STREAM_TOOL);
+    const int O = spec->obs_dim, sd = spec->state_dim;
+    const int episodes = co->episodes > 0 ? co->episodes : ENVCHECK_EPISODES_DEFAULT;
+    float oa[OBS_CAP], ob[OBS_CAP], oc[OBS_CAP], cur[OBS_CAP];
+    bool seed_differs = false;
+    int n_term = 0, n_trunc = 0;
+    long min_len = -1, max_len = 0;
+    for (int ep = 1; ep <= episodes; ep++) {
+        run.ep = ep;
+        run.step = 0;
+        poison_obs(oa);
+        env_reset(&a, oa);
+        check_obs(r, oa, ENVCHECK_OBS_FINITE, true);
+        check_state_tail(r, &a);
+        if (a.t != 0) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after reset", a.t);
+        poison_obs(ob);
+        env_reset(&b, ob);
+        compare_twins(r, &a, oa, (EnvStep){0}, &b, ob, (EnvStep){0});
+        env_reset(&c, oc);
+        seed_differs |= first_obs_diff(oa, oc, O) >= 0 || first_state_diff(&a, &c, sd) >= 0;
+        bool c_live = true;
+        memcpy(cur, oa, sizeof cur);
+
+        EnvStep st;
+        do {
+            int action = (int)rng_below(&pol, (uint64_t)a.num_actions);
+            Env rt, copy = a;
+            bool restore = !a.terminated; /* set_state clears it: compare only episodes still running */
+            if (restore) restore_copy(r, &a, cur, &rt);
+            EnvStep raw = spec->dynamics(&copy, action);
+
+            poison_obs(oa);
+            st = env_step(&a, action, oa);
+            run.step++;
+            rep->steps++;
+            check_obs(r, oa, ENVCHECK_OBS_FINITE, true);
+            check_state_tail(r, &a);
+            if (!isfinite(st.reward)) fail(r, ENVCHECK_REWARD, "reward = %g", st.reward);
+            check_flags(r, &a, run.step, raw, st);
+            bool pure = first_state_diff(&copy, &a, sd) < 0 && dbits(raw.reward) == dbits(st.reward) &&
+                        raw.terminated == st.terminated;
+            if (!pure)
+                fail(r, ENVCHECK_DETERMINISM,
+                     "stepping a copy of the Env gave another result: state outside e->state or e->rng "
+                     "(a static or global?)");
+            if (restore && pure) check_restored(r, &rt, action, oa, st); /* else hidden state would blame state_dim */
+
+            poison_obs(ob);
+            EnvStep sb = env_step(&b, action, ob);
+            compare_twins(r, &a, oa, st, &b, ob, sb);
+            if (c_live) {
+                EnvStep sc = env_step(&c, action, oc);
+                seed_differs |= first_obs_diff(oa, oc, O) >= 0 || dbits(sc.reward) != dbits(st.reward);
+                c_live = !sc.terminated && !sc.truncated;
+            }
+            memcpy(cur, oa, sizeof cur);
+        } while (!st.terminated && !st.truncated);
+        n_term += st.terminated;
+        n_trunc += st.truncated;
+        if (min_len < 0 || run.step < min_len) min_len = run.step;
+        if (run.step > max_len) max_len = run.step;
+        if (ep == 1) check_past_end(r, &a);
+    }
+    rep->episodes = episodes;
+    check_short_limit(r, opt, seed, &pol);
+
+    if (!seed_differs) { /* over the whole run, not at one step: no location */
+        rep->item[ENVCHECK_SEED].status = ENVCHECK_FAIL;
+        rep->failed++;
+        note(&rep->item[ENVCHECK_SEED],
+             "seeds %llu and %llu gave identical trajectories over %d episodes: reset_state must draw from e->rng",
+             (unsigned long long)seed, (unsigned long long)seed + 1, episodes);
+    }
+    if (rep->item[ENVCHECK_FLAGS].status == ENVCHECK_PASS)
+        note(&rep->item[ENVCHECK_FLAGS], "time limit %d: %d terminated, %d truncated, lengths %ld to %ld", a.max_steps,
+             n_term, n_trunc, min_len, max_len);
+    return rep->failed;
+}
