@@ -205,6 +205,12 @@ static void ref_targets(const Rand *t, bool double_dqn, const double *on, const 
         int best = 0;
         for (int a = 1; a < 3; a++)
             if (qo[a] > qo[best]) best = a;
+        /* The argmax must not hinge on rounding: gorila's float forward
+         * (any BLAS kernel) sits within about 1e-6 of this double one, so a
+         * runner-up closer than 1e-4 could be picked there instead. */
+        for (int a = 0; a < 3; a++)
+            cr_assert(a == best || qo[best] - qo[a] > 1e-4 * (1 + fabs(qo[best])),
+                      "row %d: actions %d and %d tie within rounding; pick another seed", i, best, a);
         y[i] = t->b.discount[i] == 0 ? t->b.reward[i] : t->b.reward[i] + (double)t->b.discount[i] * qt[best];
     }
 }

@@ -275,17 +275,70 @@ Test(qnet, forward_and_backward_are_bit_identical_on_rerun) {
     free(p), free(obs), free(dq);
 }
 
+/* Smallest |z| / zabs over the hidden pre-activations of one row, in
+ * double: z = b + sum_k W x_k with x the previous layer's output, zabs the
+ * same pre-activation in the network on |params| and |x| (which bounds the
+ * rounding of z in float, whatever the order). */
+static double relu_margin(const QNet *net, const float *p, const float *x) {
+    double h[2][512], ha[2][512], m = INFINITY;
+    for (int k = 0; k < net->spec.obs_dim; k++) h[0][k] = x[k], ha[0][k] = fabs(x[k]);
+    int cur = 0;
+    for (int l = 0; l < net->n_linear - 1; l++) {
+        const QNetLinear *lin = &net->lin[l];
+        for (int j = 0; j < lin->out; j++) {
+            double z = p[lin->b_off + j], zabs = fabs(z);
+            for (int k = 0; k < lin->in; k++) {
+                double wk = p[lin->w_off + (size_t)k * lin->out + j];
+                z += wk * h[cur][k];
+                zabs += fabs(wk) * ha[cur][k];
+            }
+            if (zabs > 0 && fabs(z) / zabs < m) m = fabs(z) / zabs;
+            h[1 - cur][j] = z < 0 ? 0.0 : z;
+            ha[1 - cur][j] = zabs;
+        }
+        cur = 1 - cur;
+    }
+    return m;
+}
+
 /* The DQN update runs the forward over 2B rows (obs then next_obs) and the
- * backward over the first B: that must equal a forward over B rows. */
+ * backward over the first B: that must equal a forward over B rows.
+ *
+ * Two checks. First, bit for bit and by construction on any BLAS: two
+ * forwards over the same 2B rows but for the last B (which the backward
+ * must not read) give the same gradient; same shapes, so the same order of
+ * every sum, and a row's results never depend on another row's values (in
+ * any BLAS that computes each element as its own dot product: OpenBLAS,
+ * BLIS, MKL, the reference BLAS).
+ *
+ * Second, against a forward over B rows: only close. sgemm over B and over
+ * 2B rows may add a row's dot products in another order (OpenBLAS's
+ * Prescott, Nehalem, Haswell and Zen kernels do for some shapes), so the
+ * hidden activations may differ in their last bits. Evaluated in float in
+ * any order, a layer with n inputs is within gamma_{n+1} (gamma_m = m u /
+ * (1 - m u), u = 2^-24) of exact times the same layer on |params| and
+ * |input|, and ReLU is 1-Lipschitz: each activation is within gamma_{38}
+ * (layers of 4 and 32 inputs) of exact times the activation of the
+ * network on |params| and |obs|. Unless an activation's ReLU flips, the
+ * backward signals d (from dq and the weights alone) are the same, so only
+ * the weight gradients sum_i x_i d_i move, each by at most (2 gamma_{38} +
+ * 2 gamma_{16}) times gabs = the same backward on |params|, |obs| and |dq|,
+ * about 108 u gabs. The tolerance is 4e-5 gabs (about 670 u, 6 times that);
+ * a bug reading the wrong rows moves entries by a fraction of gabs itself
+ * (a shift by one row: 0.27 gabs), thousands of times more. A ReLU flip needs a pre-activation within its own
+ * rounding, under gamma_{38} of its value on |params| and |obs|, of 0: none
+ * is within 1e-5 (168 u) of that, checked in double (relu_margin: no BLAS,
+ * the same answer on every machine). */
 Test(qnet, backward_uses_the_first_rows_of_a_longer_forward) {
     int h[2] = {32, 32};
     QNet net = make_net(4, 3, false, 2, h);
     int B = 16;
     Rng r;
     rng_seed(&r, 4, 0);
-    float *p = malloc(net.n_params * sizeof(float)), *obs = malloc(2 * B * 4 * sizeof(float));
+    size_t n = net.n_params;
+    float *p = malloc(n * sizeof(float)), *obs = malloc(2 * B * 4 * sizeof(float));
     float *dq = malloc(B * 3 * sizeof(float)), *q = malloc(2 * B * 3 * sizeof(float));
-    float *g1 = malloc(net.n_params * sizeof(float)), *g2 = malloc(net.n_params * sizeof(float));
+    float *g1 = malloc(n * sizeof(float)), *g2 = malloc(n * sizeof(float)), *g3 = malloc(n * sizeof(float));
     random_params(&net, p, &r);
     ref_fill(obs, 2 * B * 4, &r, -1, 1);
     ref_fill(dq, B * 3, &r, -1, 1);
@@ -295,9 +348,28 @@ Test(qnet, backward_uses_the_first_rows_of_a_longer_forward) {
     qnet_backward(&net, p, obs, dq, B, g1, &w);
     qnet_forward(&net, p, obs, 2 * B, q, &w);
     qnet_backward(&net, p, obs, dq, B, g2, &w);
-    check_close(g2, g1, net.n_params, 1e-6, "grad", 0);
+    /* the next_obs half replaced: the gradient does not change at all */
+    ref_fill(obs + B * 4, B * 4, &r, -3, 3);
+    qnet_forward(&net, p, obs, 2 * B, q, &w);
+    qnet_backward(&net, p, obs, dq, B, g3, &w);
+    cr_assert_eq(memcmp(g2, g3, n * sizeof(float)), 0, "the backward read rows past the first B");
+
+    double margin = INFINITY;
+    for (int i = 0; i < B; i++) margin = fmin(margin, relu_margin(&net, p, obs + 4 * i));
+    cr_assert(margin > 1e-5, "a pre-activation within %.3g of its |terms| of 0: pick another seed", margin);
+    float *pa = malloc(n * sizeof(float)), *oa = malloc(B * 4 * sizeof(float));
+    float *da = malloc(B * 3 * sizeof(float)), *gabs = malloc(n * sizeof(float));
+    for (size_t k = 0; k < n; k++) pa[k] = fabsf(p[k]);
+    for (int k = 0; k < B * 4; k++) oa[k] = fabsf(obs[k]);
+    for (int k = 0; k < B * 3; k++) da[k] = fabsf(dq[k]);
+    qnet_forward_ref(&net, pa, oa, B, q, &w);
+    qnet_backward_ref(&net, pa, oa, da, B, gabs, &w);
+    for (size_t k = 0; k < n; k++)
+        cr_assert(fabs((double)g2[k] - g1[k]) <= 4e-5 * gabs[k], "param %zu: %.9g vs %.9g (|terms| %.3g)", k, g2[k],
+                  g1[k], gabs[k]);
     qnet_work_free(&w);
-    free(p), free(obs), free(dq), free(q), free(g1), free(g2);
+    free(pa), free(oa), free(da), free(gabs);
+    free(p), free(obs), free(dq), free(q), free(g1), free(g2), free(g3);
 }
 
 Test(qnet, argmax_takes_the_lowest_index_on_ties) {

@@ -3,6 +3,8 @@
  * greedy evaluator. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "actorcore.h"
@@ -305,7 +307,81 @@ Test(actorcore, lockstep_envs_and_greedy_forward) {
  * the rows are exactly those a run without priorities emits (held back one
  * step, then flushed). 3-step returns, 3 envs and a 12-step time limit
  * exercise termination, truncation (the final observation's extra forward
- * row) and the plain bootstrap from the next step's forward. */
+ * row) and the plain bootstrap from the next step's forward.
+ *
+ * Why the two runs' rows may be compared bit for bit on any BLAS: their
+ * greedy actions are argmaxes of rows of batched forwards of different
+ * heights, E rows unscored and E + n_final (the truncated finals appended)
+ * prioritized. sgemm may add a row's dot products in another order for
+ * another number of rows (OpenBLAS's Prescott, Nehalem, Haswell and Zen
+ * kernels do for some shapes), so the same observation's Q-values can
+ * differ in their last bits between the runs, and a near-tie could flip an
+ * action and part the two streams. A flip needs a small margin: evaluated
+ * in float in any order, with or without fused multiply-adds, each layer
+ * (n inputs plus the bias) is within gamma_{n+1} = (n+1) u / (1 - (n+1) u),
+ * u = 2^-24, of its exact value times the same layer on |params| and
+ * |input|; ReLU is 1-Lipschitz, so this 4-5-2 network's Q(s, a) is within
+ * gamma_5 + gamma_6 + gamma_5 gamma_6 < 12 u of exact, times qabs(s, a),
+ * the network on |params| and |s|. Both runs pick the same action whenever
+ * the exact best Q exceeds the runner-up by more than 12 u (qabs best +
+ * qabs runner-up), and the reference forward (double sums, float layer
+ * outputs) is within 3 u qabs of exact: a reference margin above 15 u
+ * (qabs best + qabs runner-up) rules a flip out. check_margin asks every
+ * greedy choice for 1e-5 (about 168 u, 11 times that). It uses no BLAS and
+ * gives the same answer on every machine; it fails, naming the step, only
+ * if the seeds, the network or the environment change and bring a
+ * near-tie, which then needs other seeds. A real bug (a forward row used
+ * for the wrong env, the finals' rows in the wrong place) changes actions
+ * or rows wholesale and still fails the memcmp below. */
+#define GREEDY_MARGIN 1e-5
+
+typedef struct {
+    const QNet *net;
+    float *abs_params;
+    QNetWork w;
+    double min_margin; /* smallest margin / (qabs best + qabs runner-up) seen */
+    int greedy;        /* greedy choices checked */
+} MarginCheck;
+
+static void margin_init(MarginCheck *m, const QNet *net, const float *params) {
+    cr_assert_not(net->spec.dueling, "the margin bound above is for a plain head");
+    m->net = net;
+    m->abs_params = xmalloc(net->n_params * sizeof(float));
+    for (size_t k = 0; k < net->n_params; k++) m->abs_params[k] = fabsf(params[k]);
+    qnet_work_init(&m->w, net, 1);
+    m->min_margin = INFINITY;
+    m->greedy = 0;
+}
+
+static void margin_free(MarginCheck *m) {
+    free(m->abs_params);
+    qnet_work_free(&m->w);
+}
+
+/* The greedy choice at observation obs (step s, env e): the reference
+ * margin between the best and the runner-up Q-value, against their qabs. */
+static void check_margin(MarginCheck *m, const float *params, const float *obs, int s, int e) {
+    const int O = m->net->spec.obs_dim, A = m->net->spec.n_actions;
+    float q[8], qabs[8], xabs[8];
+    cr_assert(A >= 2 && A <= 8 && O <= 8);
+    for (int k = 0; k < O; k++) xabs[k] = fabsf(obs[k]);
+    qnet_forward_ref(m->net, params, obs, 1, q, &m->w);
+    qnet_forward_ref(m->net, m->abs_params, xabs, 1, qabs, &m->w);
+    int best = 0;
+    for (int a = 1; a < A; a++)
+        if (q[a] > q[best]) best = a;
+    int second = best == 0 ? 1 : 0;
+    for (int a = 0; a < A; a++)
+        if (a != best && q[a] > q[second]) second = a;
+    double margin = ((double)q[best] - q[second]) / ((double)qabs[best] + qabs[second]);
+    cr_assert(margin > GREEDY_MARGIN,
+              "step %d env %d: greedy Q-values %.9g and %.9g are a near-tie (relative margin %.3g <= %g): "
+              "another BLAS kernel could pick the other action here; choose other seeds", s, e, q[best], q[second],
+              margin, GREEDY_MARGIN);
+    if (margin < m->min_margin) m->min_margin = margin;
+    m->greedy++;
+}
+
 static int run_scored(bool prio, const float *params, Batch *out, int *truncated) {
     Config cfg;
     config_defaults(&cfg);
@@ -325,11 +401,21 @@ static int run_scored(bool prio, const float *params, Batch *out, int *truncated
     EpisodeEnd ended[3];
     out->n = 0;
     *truncated = 0;
+    MarginCheck mc;
+    margin_init(&mc, &net, params);
+    float acted[3 * 4]; /* each env's observation as it chooses */
     for (int s = 0; s < 300; s++) {
         int n_ended = 0;
+        memcpy(acted, ac.obs, sizeof acted);
         actorcore_step(&ac, params, 0.3, out, ended, &n_ended);
+        for (int e = 0; e < 3; e++)
+            if (ac.greedy[e]) check_margin(&mc, params, acted + 4 * e, s, e);
         for (int i = 0; i < n_ended; i++) *truncated += ended[i].length == 12;
     }
+    cr_assert(mc.greedy > 300, "greedy choices: %d", mc.greedy);
+    fprintf(stderr, "# %s run: %d greedy choices, smallest relative margin %.3g\n", prio ? "scored" : "unscored",
+            mc.greedy, mc.min_margin);
+    margin_free(&mc);
     actorcore_flush(&ac, params, out);
     actorcore_free(&ac);
     return (int)net.n_params;
