@@ -1,6 +1,7 @@
 /* util.c: see util.h. */
 #include "util.h"
 #include "ctx.h"
+#include "exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,14 +11,45 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+char *fmt_bytes(char *buf, uint64_t bytes) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0) snprintf(buf, BYTES_STR_LEN, "%llu B", (unsigned long long)bytes);
+    else snprintf(buf, BYTES_STR_LEN, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+/* Exit status 2 (exitcode.h, GORILA_EXIT_USAGE): every buffer is sized from
+ * the config at start-up (STYLE.md), so the same config fails the same way
+ * again and scripts/launch must not restart it. No Ctx here: under mpirun, a
+ * rank that exits non-zero without MPI_Finalize makes mpirun end the whole
+ * job, and mpirun exits with the first such status. */
+static _Noreturn void oom_named(size_t bytes, const char *what, const char *key, const char *file, int line) {
+    char size[BYTES_STR_LEN];
+    fmt_bytes(size, bytes);
+    if (key)
+        fprintf(stderr, "error: %s:%d: out of memory allocating %s (%s): lower %s (gorila config check prints the "
+                        "memory plan)\n", file, line, what, size, key);
+    else
+        fprintf(stderr, "error: %s:%d: out of memory allocating %s (%s) (gorila config check prints the memory "
+                        "plan)\n", file, line, what, size);
+    fflush(stderr);
+    exit(GORILA_EXIT_USAGE);
+}
+
 static _Noreturn void oom(size_t bytes, const char *file, int line) {
-    fprintf(stderr, "error: %s:%d: out of memory allocating %zu bytes\n", file, line, bytes);
-    /* No Ctx here: under mpirun, a rank that exits non-zero without
-     * MPI_Finalize makes mpirun end the whole job. */
-    exit(1);
+    char what[64];
+    snprintf(what, sizeof what, "%zu bytes", bytes);
+    oom_named(bytes, what, NULL, file, line);
 }
 
 void *xmalloc_at(size_t bytes, const char *file, int line) {
@@ -37,6 +69,13 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line) {
     if (bytes > SIZE_MAX - 64) oom(bytes, file, line);
     void *p = aligned_alloc(64, round_up(bytes ? bytes : 1, 64));
     if (!p) oom(bytes, file, line);
+    return p;
+}
+
+void *xmalloc_for_at(size_t bytes, const char *what, const char *key, const char *file, int line) {
+    if (bytes > SIZE_MAX - 64) oom_named(bytes, what, key, file, line);
+    void *p = aligned_alloc(64, round_up(bytes ? bytes : 1, 64));
+    if (!p) oom_named(bytes, what, key, file, line);
     return p;
 }
 
@@ -209,4 +248,31 @@ const char *did_you_mean(const char *word, const char *const *candidates) {
 int open_tmp_exclusive(const char *tmp_path) {
     if (unlink(tmp_path) != 0 && errno != ENOENT) return -1;
     return open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+
+int open_regular(const char *path, const char *what, char *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return errf(err, "cannot open %s%s%s: %s", what, *what ? " " : "", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return errf(err, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        const char *kind = S_ISDIR(st.st_mode)                            ? "a directory"
+                           : S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                           : S_ISSOCK(st.st_mode)                         ? "a socket"
+                                                                          : "of another kind";
+        close(fd);
+        return errf(err, "%s: not a regular file (%s)", path, kind);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return errf(err, "cannot read %s: %s", path, strerror(e));
+    }
+    return fd;
 }

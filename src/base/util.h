@@ -25,7 +25,7 @@
 typedef struct Ctx Ctx; /* src/base/ctx.h; NULL means "a tool, not an MPI role" */
 
 /* Allocation that never returns NULL: on failure it reports the size and the
- * call site and dies. Sizes of zero return a valid unique pointer. */
+ * call site and exits (below). Sizes of zero return a valid unique pointer. */
 void *xmalloc_at(size_t bytes, const char *file, int line);
 void *xcalloc_at(size_t n, size_t size, const char *file, int line);
 /* 64-byte aligned (cache line, AVX-512); free with free(). bytes rounded up. */
@@ -33,6 +33,24 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line);
 #define xmalloc(bytes) xmalloc_at((bytes), __FILE__, __LINE__)
 #define xcalloc(n, size) xcalloc_at((n), (size), __FILE__, __LINE__)
 #define xmalloc_aligned(bytes) xmalloc_aligned_at((bytes), __FILE__, __LINE__)
+/* Every allocation failure is the config's doing (buffers are sized from it
+ * at start-up), so all of the above and below exit with GORILA_EXIT_USAGE
+ * (2), never 1: a restart would fail the same way.
+ *
+ * xmalloc_for: a large buffer the config sizes (replay storage, network
+ * copies, ...), 64-byte aligned like xmalloc_aligned (free with free()). On
+ * failure it names the buffer and the key to lower:
+ *   error: src/core/replaybuf.c:33: out of memory allocating replay storage
+ *   (41.0 GiB): lower replay.capacity (gorila config check prints the memory plan)
+ * key may be NULL (then no advice). src/dist/memplan.h sums these buffers
+ * per rank before anything is allocated. */
+void *xmalloc_for_at(size_t bytes, const char *what, const char *key, const char *file, int line);
+#define xmalloc_for(bytes, what, key) xmalloc_for_at((bytes), (what), (key), __FILE__, __LINE__)
+
+/* bytes as a short size in binary units into buf (BYTES_STR_LEN bytes):
+ * "512 B", "4.0 KiB", "92.3 GiB". Returns buf. */
+enum { BYTES_STR_LEN = 24 };
+char *fmt_bytes(char *buf, uint64_t bytes);
 
 /* Fatal internal error: one line "error: [rank R role i/n] file:line: msg",
  * then ctx->abort_job (every rank of an MPI job ends), else exit(1). */
@@ -59,6 +77,16 @@ int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2,
  * through, then the file is created with O_CREAT | O_EXCL | O_NOFOLLOW.
  * Returns the descriptor, or -1 with errno set. */
 int open_tmp_exclusive(const char *tmp_path);
+
+/* Open path read-only (O_CLOEXEC), but only if it is a regular file. The
+ * open itself uses O_NONBLOCK | O_NOCTTY, so a FIFO without a writer cannot
+ * block it forever nor a terminal become ours; fstat then refuses anything
+ * but a regular file, and O_NONBLOCK is cleared for the reads. what names
+ * the file in the open error ("checkpoint": "cannot open checkpoint PATH:
+ * No such file or directory"). Returns the descriptor, or -1 with err:
+ * that, or "PATH: not a regular file (a FIFO)" (a directory, a device, a
+ * socket). */
+int open_regular(const char *path, const char *what, char *err);
 
 /* This host's name into buf (n bytes, n >= 2), cut to fit and always
  * terminated; fallback when the system gives none. */

@@ -14,8 +14,12 @@
  * also writes the network to FILE as a NumPy .npz (src/cli/npz.h), or, when
  * FILE ends in .bin, the assembled flat parameters (n_params float32 in
  * this machine's byte order, agents/qnet.h layout) for bit-for-bit
- * comparisons of checkpoints. --actions prints the greedy action for each
- * observation in OBSFILE instead of evaluating (the check of an export). */
+ * comparisons of checkpoints, through a temporary renamed onto FILE (only
+ * a missing FILE or a regular file; npz_out_open), saying "wrote FILE" or
+ * "replaced FILE" on stderr. --actions prints the greedy action for each
+ * observation in OBSFILE instead of evaluating (the check of an export),
+ * reading at most NPZ_ACTIONS_MAX_LINE bytes a line and
+ * NPZ_ACTIONS_MAX_BYTES in all. */
 #include "cmd.h"
 #include "config.h"
 #include "evaluator.h"
@@ -27,6 +31,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +44,28 @@ static bool is_file(const char *dir, const char *name) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool write_params(const char *path, const float *p, size_t n, char *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return errf(err, "cannot write %s: %s", path, strerror(errno)), false;
-    bool ok = fwrite(p, sizeof(float), n, f) == n;
-    ok &= fclose(f) == 0;
-    if (!ok) errf(err, "cannot write %s: %s", path, strerror(errno));
-    return ok;
+/* --export: the .npz, or the raw parameters for FILE.bin, written as
+ * npz_out_open says (a temporary renamed onto FILE; only a missing FILE or
+ * a regular file is written). Says on stderr what it did. 0 or -1 with err. */
+static int export_params(const char *path, const Config *cfg, const QNet *net, const float *params, char *err) {
+    /* A file-size limit (ulimit -f) would kill the process with SIGXFSZ and
+     * leave the temporary behind; ignored, the write fails with EFBIG and
+     * the temporary is removed like after any other write error. */
+    signal(SIGXFSZ, SIG_IGN);
+    bool replaced = false;
+    int rc = npz_wants_raw(path) ? npz_export_raw(path, params, net->n_params, &replaced, err)
+                                 : npz_export_qnet(path, cfg, net, params, &replaced, err);
+    if (rc == 0) fprintf(stderr, "%s %s\n", replaced ? "replaced" : "wrote", path);
+    return rc;
+}
+
+/* Whether dir/name exists at all (whatever it is: a MANIFEST that is not a
+ * regular file marks a damaged checkpoint, which the reader refuses). */
+static bool exists_in(const char *dir, const char *name) {
+    char p[PATH_LEN + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat st;
+    return lstat(p, &st) == 0;
 }
 
 /* A checkpoint directory's run directory: <run>/checkpoints/<name>. */
@@ -55,13 +75,19 @@ static void run_of(const char *ckpt_dir, char *run_dir) {
 
 /* Find the checkpoint to load: target a checkpoint directory (which must be
  * NULL or a path), or a run directory and which (NULL = latest). Fills man
- * and run_dir. 0, or an exit status with err. */
-static int resolve(const char *target, const char *which, RunCkptManifest *man, char *run_dir, char *err) {
+ * and run_dir, and chosen: RUNCKPT_LATEST or RUNCKPT_BEST when the run's
+ * own choice was taken (the run's id must then be the checkpoint's, and a
+ * job still writing the run may prune it before it is read:
+ * runckpt_read_chosen), -1 for a checkpoint named by its path (evaluated
+ * whatever run it came from). 0, or an exit status with err. */
+static int resolve(const char *target, const char *which, RunCkptManifest *man, char *run_dir, int *chosen,
+                   char *err) {
     struct stat st;
+    *chosen = -1;
     if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
         return errf(err, "%s is not a directory (give a run directory or a checkpoint directory)", target),
                GORILA_EXIT_USAGE;
-    if (is_file(target, "MANIFEST")) {
+    if (exists_in(target, "MANIFEST")) {
         if (which) return errf(err, "--checkpoint applies to a run directory; %s is a checkpoint", target), GORILA_EXIT_USAGE;
         if (runckpt_read_manifest(target, man, err)) return GORILA_EXIT_CKPT_READ;
         run_of(target, run_dir);
@@ -72,6 +98,7 @@ static int resolve(const char *target, const char *which, RunCkptManifest *man, 
                GORILA_EXIT_USAGE;
     snprintf(run_dir, PATH_LEN, "%s", target);
     if (!which || !strcmp(which, "latest") || !strcmp(which, "final")) {
+        *chosen = RUNCKPT_LATEST;
         if (runckpt_latest(target, man, err)) return GORILA_EXIT_CKPT_READ;
         if (which && !strcmp(which, "final") && strcmp(man->kind, "final") != 0)
             return errf(err, "%s has no final checkpoint (the run did not finish; its newest is %s, kind %s): "
@@ -80,10 +107,11 @@ static int resolve(const char *target, const char *which, RunCkptManifest *man, 
         return 0;
     }
     if (!strcmp(which, "best")) {
+        *chosen = RUNCKPT_BEST;
         if (runckpt_best(target, man, err)) return GORILA_EXIT_CKPT_READ;
         return 0;
     }
-    if (stat(which, &st) != 0 || !S_ISDIR(st.st_mode) || !is_file(which, "MANIFEST"))
+    if (stat(which, &st) != 0 || !S_ISDIR(st.st_mode) || !exists_in(which, "MANIFEST"))
         return errf(err, "--checkpoint %s: not latest, final, best, or a checkpoint directory", which), GORILA_EXIT_USAGE;
     if (runckpt_read_manifest(which, man, err)) return GORILA_EXIT_CKPT_READ;
     return 0;
@@ -109,10 +137,12 @@ static const char eval_usage[] =
     "  --json      one JSON object instead of the text line\n"
     "  --export    write the network to FILE as a NumPy .npz (PyTorch (out, in) weights,\n"
     "              env and sizes; docs/CHECKPOINT.md), or its raw float32 parameters\n"
-    "              when FILE ends in .bin\n"
+    "              when FILE ends in .bin; FILE must be missing or a regular file\n"
+    "              (replaced whole, through a temporary; links, devices, FIFOs and\n"
+    "              directories are refused)\n"
     "  --actions   print the greedy action for each observation in OBSFILE (one per\n"
     "              line, numbers separated by blanks or commas; - for stdin) instead\n"
-    "              of evaluating\n";
+    "              of evaluating; lines up to 64 KiB, input up to 64 MiB\n";
 
 int cmd_eval(int argc, char **argv) {
     const char *target = NULL;
@@ -158,7 +188,8 @@ int cmd_eval(int argc, char **argv) {
     if (!target) return usage_error("eval: missing RUN or CHECKPOINT (a run directory or a checkpoint directory)");
     RunCkptManifest man;
     char run_dir[PATH_LEN];
-    int rc = resolve(target, which, &man, run_dir, err);
+    int chosen;
+    int rc = resolve(target, which, &man, run_dir, &chosen, err);
     if (rc) {
         fprintf(stderr, "gorila: error: eval: %s\n", err);
         return rc;
@@ -182,15 +213,14 @@ int cmd_eval(int argc, char **argv) {
     RunCkptShard sh = {.off = 0, .len = net.n_params, .params = params, .target = target_p};
     Evaluator ev;
     memset(&ev, 0, sizeof ev);
-    if (runckpt_read_slice(cfg, &net, man.dir, &sh, err)) {
+    if (chosen < 0 ? runckpt_read_slice(cfg, &net, man.dir, &sh, err)
+                   : runckpt_read_chosen(cfg, &net, run_dir, (RunCkptWhich)chosen, &man, &sh, NULL, err)) {
         fprintf(stderr, "gorila: error: eval: %s\n", err);
         rc = GORILA_EXIT_CKPT_READ;
     } else if (evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
         rc = usage_error("eval: %s", err);
-    } else if (export_path &&
-               (npz_wants_raw(export_path) ? !write_params(export_path, params, net.n_params, err)
-                                           : npz_export_qnet(export_path, cfg, &net, params, err) != 0)) {
-        rc = usage_error("eval: %s", err);
+    } else if (export_path && export_params(export_path, cfg, &net, params, err) != 0) {
+        rc = usage_error("eval: --export: %s", err);
     } else if (actions_path) {
         FILE *in = strcmp(actions_path, "-") ? fopen(actions_path, "r") : stdin;
         if (!in)

@@ -23,9 +23,12 @@
 #include "npz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 
 static const uint32_t crc_table[256] = {
@@ -81,6 +84,109 @@ uint32_t npz_crc32_update(uint32_t crc, const void *data, size_t bytes) {
     return ~crc;
 }
 
+/* ------------------------------------------------------------ export file */
+
+/* What a non-regular file is, for the refusal. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "not a regular file";
+}
+
+/* Whether the target may be written: missing (*exists false) or a regular
+ * file. lstat, so a symbolic link is seen as one and never followed. */
+static int check_target(const char *path, bool *exists, char *err) {
+    struct stat st;
+    *exists = false;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        return errf(err, "cannot write %s: %s", path, strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode))
+        return errf(err, "%s is a symbolic link: refused, not followed (give the path of the file itself)", path);
+    if (!S_ISREG(st.st_mode))
+        return errf(err, "%s is %s, not a regular file: refused (an export creates a file or replaces a regular one)",
+                    path, file_kind(st.st_mode));
+    *exists = true;
+    return 0;
+}
+
+int npz_out_open(NpzOut *o, const char *path, char *err) {
+    memset(o, 0, sizeof *o);
+    size_t len = strlen(path);
+    if (len == 0) return errf(err, "the export path is empty");
+    if (len >= sizeof o->path) return errf(err, "export path is longer than %d bytes", PATH_LEN - 1);
+    if (path[len - 1] == '/') return errf(err, "%s names a directory: give a file name", path);
+    if (check_target(path, &o->replace, err)) return -1;
+    snprintf(o->path, sizeof o->path, "%s", path);
+    /* The temporary goes beside the target (same file system, so the
+     * rename is atomic), hidden, and named after the pid; O_EXCL with a
+     * counter steps over a leftover of an earlier process of the same pid. */
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    for (int k = 0; k < 100; k++) {
+        int n = snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp-%ld-%d", dir_len, path, base, (long)getpid(), k);
+        if (n < 0 || (size_t)n >= sizeof o->tmp) return errf(err, "export path %s is too long for its temporary", path);
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return errf(err, "cannot write %s: creating %s: %s", path, o->tmp, strerror(errno));
+        o->f = fdopen(fd, "wb");
+        if (!o->f) {
+            int e = errno;
+            close(fd);
+            unlink(o->tmp);
+            return errf(err, "cannot write %s: %s", path, strerror(e));
+        }
+        return 0;
+    }
+    return errf(err, "cannot write %s: 100 temporaries %.*s.%s.tmp-%ld-* exist already", path, dir_len, path, base,
+                (long)getpid());
+}
+
+void npz_out_discard(NpzOut *o) {
+    if (o->f) {
+        fclose(o->f);
+        unlink(o->tmp);
+    }
+    o->f = NULL;
+}
+
+int npz_out_commit(NpzOut *o, char *err) {
+    if (!o->f) return errf(err, "export %s: the file is not open", o->path);
+    FILE *f = o->f;
+    o->f = NULL;
+    errno = 0;
+    bool bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = true;
+        e = errno;
+    }
+    if (bad) {
+        unlink(o->tmp);
+        return errf(err, "cannot write %s: %s", o->path, strerror(e ? e : EIO));
+    }
+    /* Again just before the rename: the target may have been replaced by
+     * something that is not a regular file since npz_out_open. */
+    bool exists;
+    if (check_target(o->path, &exists, err)) {
+        unlink(o->tmp);
+        return -1;
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        e = errno;
+        unlink(o->tmp);
+        return errf(err, "cannot rename %s to %s: %s", o->tmp, o->path, strerror(e));
+    }
+    o->replace = exists;
+    return 0;
+}
+
 /* ------------------------------------------------------------ zip writer */
 
 enum {
@@ -113,26 +219,22 @@ static bool host_little_endian(void) {
 
 /* Write bytes; on failure fill err. */
 static int put(NpzWriter *w, const void *p, size_t n, char *err) {
-    if (n && fwrite(p, 1, n, w->f) != n) return errf(err, "cannot write %s: %s", w->path, strerror(errno));
+    errno = 0;
+    if (n && fwrite(p, 1, n, w->out.f) != n)
+        return errf(err, "cannot write %s: %s", w->out.path, strerror(errno ? errno : EIO));
     w->off += n;
     return 0;
 }
 
 int npz_init(NpzWriter *w, const char *path, char *err) {
     memset(w, 0, sizeof *w);
-    if (strlen(path) >= sizeof w->path) return errf(err, "export path is longer than %d bytes", PATH_LEN - 1);
-    snprintf(w->path, sizeof w->path, "%s", path);
-    w->f = fopen(path, "wb");
-    if (!w->f) return errf(err, "cannot write %s: %s", path, strerror(errno));
-    return 0;
+    return npz_out_open(&w->out, path, err);
 }
 
 void npz_free(NpzWriter *w) {
-    if (w->f) {
-        fclose(w->f);
-        remove(w->path);
-    }
-    memset(w, 0, sizeof *w);
+    npz_out_discard(&w->out);
+    w->n = 0;
+    w->off = 0;
 }
 
 /* The .npy header for dtype and shape: magic, version, length, dict,
@@ -171,7 +273,7 @@ static size_t npy_header(unsigned char *hdr, size_t cap, NpzDtype dtype, size_t 
 
 int npz_add(NpzWriter *w, const char *name, NpzDtype dtype, int ndim, const size_t *shape, const void *data,
             char *err) {
-    if (!w->f) return errf(err, "npz: %s: the file is not open", name);
+    if (!w->out.f) return errf(err, "npz: %s: the file is not open", name);
     if (w->n == NPZ_MAX_MEMBERS) return errf(err, "npz: more than %d arrays", NPZ_MAX_MEMBERS);
     if (ndim < 0 || ndim > 2 || (dtype == NPZ_STR && ndim != 0))
         return errf(err, "npz: %s: %d dimensions not supported for this type", name, ndim);
@@ -232,7 +334,7 @@ int npz_add(NpzWriter *w, const char *name, NpzDtype dtype, int ndim, const size
 }
 
 int npz_finish(NpzWriter *w, char *err) {
-    if (!w->f) return errf(err, "npz: the file is not open");
+    if (!w->out.f) return errf(err, "npz: the file is not open");
     uint64_t cd_start = w->off;
     for (int i = 0; i < w->n; i++) {
         const NpzMember *m = &w->m[i];
@@ -259,7 +361,7 @@ int npz_finish(NpzWriter *w, char *err) {
     }
     uint64_t cd_bytes = w->off - cd_start;
     if (w->off > 0xffffffffu) {
-        errf(err, "npz: %s would exceed 4 GiB (no zip64)", w->path);
+        errf(err, "npz: %s would exceed 4 GiB (no zip64)", w->out.path);
         goto fail;
     }
     unsigned char eocd[22], *p = eocd;
@@ -272,14 +374,7 @@ int npz_finish(NpzWriter *w, char *err) {
     p = put32(p, (uint32_t)cd_start);
     put16(p, 0); /* comment length */
     if (put(w, eocd, sizeof eocd, err)) goto fail;
-    FILE *f = w->f;
-    w->f = NULL;
-    if (fclose(f) != 0) {
-        errf(err, "cannot write %s: %s", w->path, strerror(errno));
-        remove(w->path);
-        return -1;
-    }
-    return 0;
+    return npz_out_commit(&w->out, err);
 fail:
     npz_free(w);
     return -1;
@@ -355,7 +450,22 @@ static int add_layers(NpzWriter *w, const QNet *net, const float *params, float 
     return 0;
 }
 
-int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, char *err) {
+int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, char *err) {
+    NpzOut o;
+    if (npz_out_open(&o, path, err)) return -1;
+    errno = 0;
+    if (fwrite(p, sizeof *p, n, o.f) != n) {
+        errf(err, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        npz_out_discard(&o);
+        return -1;
+    }
+    if (npz_out_commit(&o, err)) return -1;
+    *replaced = o.replace;
+    return 0;
+}
+
+int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, bool *replaced,
+                    char *err) {
     size_t widest = 1;
     for (int l = 0; l < net->n_linear; l++) {
         size_t n = (size_t)net->lin[l].in * (size_t)net->lin[l].out;
@@ -366,28 +476,69 @@ int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const 
     float *tmp = xmalloc(widest * sizeof *tmp);
     int rc = add_meta(&w, cfg, net, err) || add_layers(&w, net, params, tmp, err) || npz_finish(&w, err) ? -1 : 0;
     free(tmp);
-    npz_free(&w); /* removes the file after an error; nothing after npz_finish */
+    *replaced = w.out.replace;
+    npz_free(&w); /* removes the temporary after an error; nothing after npz_finish */
     return rc;
 }
 
 /* ------------------------------------------------------- greedy actions */
 
+/* Read one line of in into buf (cap = NPZ_ACTIONS_MAX_LINE + 1 bytes),
+ * without its newline, NUL-terminated, its length in *len. Returns 1 for a
+ * line (the last may lack its newline), 0 at the end of the input, -1 when
+ * the line goes on past NPZ_ACTIONS_MAX_LINE bytes, -2 on a read error.
+ * Never more than cap bytes in memory, whatever the input. */
+static int read_line(FILE *in, char *buf, size_t *len) {
+    size_t n = 0;
+    int c;
+    while ((c = getc(in)) != EOF && c != '\n') {
+        if (n == NPZ_ACTIONS_MAX_LINE) return -1;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    *len = n;
+    if (c == EOF && ferror(in)) return -2;
+    return c == EOF && n == 0 ? 0 : 1;
+}
+
 int npz_print_actions(const QNet *net, const float *params, FILE *in, FILE *out, char *err) {
     const int O = net->spec.obs_dim, A = net->spec.n_actions;
     float *obs = xmalloc((size_t)O * sizeof *obs), *q = xmalloc((size_t)A * sizeof *q);
+    char *line = xmalloc(NPZ_ACTIONS_MAX_LINE + 1);
     QNetWork work;
     qnet_work_init(&work, net, 1);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    long lineno = 0, total = 0;
     int rc = 0;
-    while (rc == 0 && getline(&line, &cap, in) >= 0) {
+    for (;;) {
+        size_t len;
+        errno = 0;
+        int got = read_line(in, line, &len);
+        if (got == 0) break;
         lineno++;
-        char *p = line + strspn(line, " \t,\r\n");
+        if (got == -2) {
+            rc = errf(err, "reading observations (line %ld): %s", lineno, strerror(errno ? errno : EIO));
+            break;
+        }
+        if (got == -1) {
+            rc = errf(err, "line %ld is longer than %d bytes, the limit of a line (an observation of %d values "
+                      "needs far less)", lineno, NPZ_ACTIONS_MAX_LINE, O);
+            break;
+        }
+        total += (long)len + 1;
+        if (total > NPZ_ACTIONS_MAX_BYTES) {
+            rc = errf(err, "line %ld: more than %ld MiB of input, the limit (split the observations into several "
+                      "files)", lineno, NPZ_ACTIONS_MAX_BYTES / (1024 * 1024));
+            break;
+        }
+        if (memchr(line, '\0', len)) {
+            rc = errf(err, "line %ld: a NUL byte (not a text file of numbers)", lineno);
+            break;
+        }
+        char *p = line + strspn(line, " \t,\r");
         if (*p == '#' || *p == '\0') continue;
         int n = 0;
         char *save = NULL;
-        for (char *t = strtok_r(p, " \t,\r\n", &save); t; t = strtok_r(NULL, " \t,\r\n", &save)) {
+        for (char *t = strtok_r(p, " \t,\r", &save); t; t = strtok_r(NULL, " \t,\r", &save)) {
             double v;
             if (n == O) {
                 rc = errf(err, "line %ld: expected %d values, got more", lineno, O);
@@ -407,10 +558,13 @@ int npz_print_actions(const QNet *net, const float *params, FILE *in, FILE *out,
         int32_t act;
         qnet_forward(net, params, obs, 1, q, &work);
         qnet_argmax(q, 1, A, &act);
-        fprintf(out, "%d\n", (int)act);
+        if (fprintf(out, "%d\n", (int)act) < 0) {
+            rc = errf(err, "writing actions: %s", strerror(errno ? errno : EIO));
+            break;
+        }
     }
-    if (!rc && ferror(in)) rc = errf(err, "reading observations: %s", strerror(errno));
-    if (fflush(out) != 0 && !rc) rc = errf(err, "writing actions: %s", strerror(errno));
+    errno = 0;
+    if ((fflush(out) != 0 || ferror(out)) && !rc) rc = errf(err, "writing actions: %s", strerror(errno ? errno : EIO));
     free(line);
     qnet_work_free(&work);
     free(obs);

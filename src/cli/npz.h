@@ -45,9 +45,39 @@ typedef struct {
     uint32_t crc, bytes, offset;  /* for the central directory */
 } NpzMember;
 
+/* An export file being written: a temporary beside the target, renamed
+ * onto it when complete, so the target is either untouched or the whole
+ * new file. Only a missing target or a regular file is written: symbolic
+ * links (not followed, so an export never lands elsewhere), directories,
+ * device nodes, FIFOs and sockets are refused before anything is created,
+ * and checked again just before the rename. On any failure only the
+ * temporary is removed, never the target. */
 typedef struct {
-    FILE *f;                           /* NULL once finished or before init */
-    char path[PATH_LEN];
+    FILE *f;                           /* the temporary; NULL when none is open */
+    char path[PATH_LEN];               /* the target */
+    char tmp[PATH_LEN];                /* <dir>/.<name>.tmp-<pid>-<k> */
+    bool replace;                      /* the target existed (a regular file) */
+} NpzOut;
+
+/* Check the target path and create its temporary (O_CREAT | O_EXCL |
+ * O_NOFOLLOW, mode 0666 less the umask). Returns 0 with o->f open for
+ * writing, or -1 with err: "P is a symbolic link ...", "P is a directory
+ * ...", "cannot write P: ..." (nothing is then left behind). */
+int npz_out_open(NpzOut *o, const char *path, char *err);
+
+/* Flush, fsync and close the temporary and rename it onto the target.
+ * Returns 0 (o->replace says whether a file was replaced), or -1 with err
+ * (a write error such as "cannot write P: No space left on device", or
+ * the target turned into something else meanwhile); the temporary is
+ * then removed and the target left as it was. */
+int npz_out_commit(NpzOut *o, char *err);
+
+/* Close and remove the temporary, if any; the target is not touched. Safe
+ * on a zeroed struct, after npz_out_commit and twice in a row. */
+void npz_out_discard(NpzOut *o);
+
+typedef struct {
+    NpzOut out;                        /* out.f is NULL once finished or before init */
     uint64_t off;                      /* bytes written so far */
     int n;                             /* members written */
     NpzMember m[NPZ_MAX_MEMBERS];
@@ -59,8 +89,8 @@ typedef struct {
  * npz_crc32_update(0, "123456789", 9) == 0xCBF43926. */
 uint32_t npz_crc32_update(uint32_t crc, const void *data, size_t bytes);
 
-/* Create (truncate) the file at path for writing. Returns 0, or -1 with a
- * message in err (ERR_LEN bytes). */
+/* Start an .npz at path (npz_out_open: written to a temporary beside it).
+ * Returns 0, or -1 with a message in err (ERR_LEN bytes). */
 int npz_init(NpzWriter *w, const char *path, char *err);
 
 /* Append the array `name` (without ".npy"; unique, at most NPZ_NAME_LEN - 5
@@ -72,17 +102,25 @@ int npz_init(NpzWriter *w, const char *path, char *err);
 int npz_add(NpzWriter *w, const char *name, NpzDtype dtype, int ndim, const size_t *shape, const void *data,
             char *err);
 
-/* Write the zip central directory and close the file. Returns 0, or -1
- * with err; on error the partial file is removed. */
+/* Write the zip central directory, close the file and rename it onto the
+ * target (npz_out_commit; w->out.replace tells whether a file was
+ * replaced). Returns 0, or -1 with err; on error the temporary is removed
+ * and the target left as it was. */
 int npz_finish(NpzWriter *w, char *err);
 
-/* Close and remove an unfinished file (after an error). Safe on a zeroed
- * struct, after npz_finish and twice in a row. */
+/* Close and remove an unfinished file's temporary (after an error); the
+ * target is not touched. Safe on a zeroed struct, after npz_finish and
+ * twice in a row. */
 void npz_free(NpzWriter *w);
 
 /* True when path asks for the old raw export instead (it ends in ".bin":
  * n_params float32 in this machine's byte order, agents/qnet.h layout). */
 bool npz_wants_raw(const char *path);
+
+/* Write the n floats of p to path as raw bytes, through npz_out_open and
+ * npz_out_commit (*replaced: whether a file was replaced). Returns 0, or -1
+ * with err; the target is then as it was. */
+int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, char *err);
 
 /* Write net with parameters params (net->n_params floats, qnet.h layout)
  * to path as an .npz: per layer the weight in PyTorch nn.Linear orientation
@@ -92,17 +130,32 @@ bool npz_wants_raw(const char *path);
  * value.weight (1, H), value.bias (1,). Beside them: env, obs_dim,
  * num_actions, hidden, activation, dueling, format_version, and for
  * Pendulum-v1 torques (the float64 torque of each action index). The env
- * name and torques come from cfg. Returns 0, or -1 with err (the file is
- * then removed). */
-int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, char *err);
+ * name and torques come from cfg. The file is written as npz_out_open
+ * says (*replaced: whether a file was replaced). Returns 0, or -1 with err
+ * (the target is then as it was). */
+int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, bool *replaced,
+                    char *err);
+
+/* What npz_print_actions reads at most. An observation is obs_dim numbers
+ * (at most 6 in gorila's environments): even at full double precision
+ * with separators a line is under 200 bytes, so 64 KiB leaves room for
+ * long comments and larger observations while bounding the memory a line
+ * takes. 64 MiB of input is over a million observations at full precision,
+ * far more than checking an export needs (tests/cli/export.sh uses 400),
+ * read in seconds; it stops an endless source (/dev/zero, a pipe that
+ * never ends) instead of running or growing without bound. */
+#define NPZ_ACTIONS_MAX_LINE 65536                 /* bytes of one line, newline excluded */
+#define NPZ_ACTIONS_MAX_BYTES (64L * 1024 * 1024)  /* bytes of the whole input */
 
 /* Greedy actions of net (params: n_params floats) on observations read
  * from in, one per line: obs_dim numbers separated by blanks or commas;
  * blank lines and lines starting with '#' are skipped. Prints one action
  * index per observation to out, as the evaluator picks it (qnet_forward,
- * then qnet_argmax: ties go to the lowest index). Returns 0, or -1 with err
- * ("line N: ..." for bad input, or a read or write error); the actions of
- * the lines before a bad one have been printed. */
+ * then qnet_argmax: ties go to the lowest index). Memory is fixed: a line
+ * longer than NPZ_ACTIONS_MAX_LINE, more than NPZ_ACTIONS_MAX_BYTES of
+ * input, or a NUL byte is an error. Returns 0, or -1 with err ("line N:
+ * ..." for bad input, the limit that was reached, or a read or write
+ * error); the actions of the lines before a bad one have been printed. */
 int npz_print_actions(const QNet *net, const float *params, FILE *in, FILE *out, char *err);
 
 #endif

@@ -124,6 +124,17 @@ static int check_meta(const CkptMeta *m, char *err) {
                     CKPT_OPTIM_MAX_SLOTS);
     if (m->optimizer == CKPT_OPT_NONE && m->optim_slots != 0)
         return errf(err, "no optimizer, but %u optimizer arrays per parameter", m->optim_slots);
+    const struct {
+        const char *name;
+        uint64_t value;
+    } counts[] = {{"env_steps", m->env_steps}, {"updates", m->updates}, {"episodes", m->episodes},
+                  {"param_version", m->param_version}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].value > CKPT_MAX_COUNT)
+            return errf(err, "%s is %llu, above 2^53, more than any run can count", counts[i].name,
+                        (unsigned long long)counts[i].value);
+    if (!(m->wall_seconds >= 0 && m->wall_seconds <= 1e12))
+        return errf(err, "wall_seconds is %g, expected 0 .. 1e12", m->wall_seconds);
     return 0;
 }
 
@@ -364,20 +375,15 @@ static int open_fail(CkptReader *r) {
 int ckpt_open(CkptReader *r, const char *path, char *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-        int e = errno;
-        return errf(err, "cannot open checkpoint %s: %s", path, strerror(e));
-    }
+    /* Only a regular file, opened without blocking: a FIFO in a shard's
+     * place must not hang a resume or an eval (util.h). */
+    r->fd = open_regular(path, "checkpoint", err);
+    if (r->fd < 0) return -1;
     r->is_open = true;
     struct stat st;
     if (fstat(r->fd, &st) < 0) {
         int e = errno;
         errf(err, "cannot stat checkpoint %s: %s", path, strerror(e));
-        return open_fail(r);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        errf(err, "%s: not a regular file", path);
         return open_fail(r);
     }
     uint64_t size = (uint64_t)st.st_size;

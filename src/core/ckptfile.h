@@ -13,10 +13,11 @@
  * older checkpoint at the path is left as it was.
  *
  * Reading validates before it hands anything out and says what is wrong:
- * not a checkpoint, unsupported version, other byte order, header or
+ * not a regular file (a FIFO is refused without blocking), not a
+ * checkpoint, unsupported version, other byte order, header or
  * section table CRC, truncation (where, how much), unknown, duplicate or
- * missing sections, section sizes that do not fit the layout, and each
- * section's CRC when it is read.
+ * missing sections, section sizes that do not fit the layout, counters
+ * above CKPT_MAX_COUNT, and each section's CRC when it is read.
  *
  * The network layout is described here in plain numbers (CkptNet), not
  * through agents/qnet.h: the trainer maps its layout onto CkptNet.
@@ -36,6 +37,13 @@
 #define CKPT_N_RESERVED 8       /* spare 64-bit counters in the header */
 #define CKPT_MAX_SECTIONS 16    /* entries a section table may have */
 #define CKPT_OPTIM_MAX_SLOTS 8  /* per-parameter arrays an optimizer may keep */
+/* The largest counter (env_steps, updates, episodes, param_version, and the
+ * run layer's versions and sequence numbers) a reader accepts: 2^53. A run
+ * at 10^8 env steps per second would need almost three years to count that
+ * far, every double holds each integer up to it exactly (summary.json and
+ * the rates are doubles), and adding the steps of any later segment to it
+ * cannot wrap a u64. A larger value can only be damage. */
+#define CKPT_MAX_COUNT (1ull << 53)
 
 /* Section ids. A format-1 reader refuses ids it does not know; new ids come
  * with a new format version. Sizes are checked against the header:

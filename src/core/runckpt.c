@@ -267,21 +267,198 @@ static int write_atomic(const char *dir, const char *name, const char *text, cha
 
 /* ---- shard files -------------------------------------------------------- */
 
-/* CRC-32C of the whole open file (streaming). */
-static int file_crc(const CkptReader *r, uint32_t *crc, char *err) {
+/* CRC-32C of the whole open file, and in the same pass each section's
+ * against its table entry (streaming). A whole-file CRC that matches the
+ * manifest proves only that the file is the one the manifest was written
+ * (or rewritten) for; the section CRCs prove that its data is what its
+ * writer meant, so a damaged file is refused here, when a checkpoint is
+ * chosen, and never first when its data is read. Sections lie back to back
+ * after the table (ckptfile.h), so each chunk read feeds the file's CRC and
+ * the CRCs of the sections it overlaps. */
+static int file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char *err) {
     unsigned char buf[65536];
-    uint32_t c = 0;
+    uint32_t c = 0, sc[CKPT_MAX_SECTIONS] = {0};
     for (uint64_t done = 0; done < r->file_bytes;) {
-        size_t want = r->file_bytes - done < sizeof buf ? (size_t)(r->file_bytes - done) : sizeof buf;
-        ssize_t got = pread(r->fd, buf, want, (off_t)done);
+        size_t ask = r->file_bytes - done < sizeof buf ? (size_t)(r->file_bytes - done) : sizeof buf;
+        ssize_t got = pread(r->fd, buf, ask, (off_t)done);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) return errf(err, "%s: cannot read: %s", r->path, strerror(errno));
         if (got == 0) return errf(err, "%s: the file ended after %" PRIu64 " bytes (changed while read?)", r->path, done);
         c = crc32c_update(c, buf, (size_t)got);
-        done += (uint64_t)got;
+        uint64_t end = done + (uint64_t)got;
+        for (uint32_t i = 0; i < r->n_sections; i++) {
+            const CkptEntry *e = &r->entry[i];
+            uint64_t lo = e->offset > done ? e->offset : done, hi = e->offset + e->bytes < end ? e->offset + e->bytes : end;
+            if (lo < hi) sc[i] = crc32c_update(sc[i], buf + (lo - done), (size_t)(hi - lo));
+        }
+        done = end;
     }
+    /* A file other than the manifest's is reported as such first. */
+    if (want && c != want->crc)
+        return errf(err, "%s: file CRC %08x does not match the manifest's %08x (the file is damaged or replaced)",
+                    r->path, c, want->crc);
+    for (uint32_t i = 0; i < r->n_sections; i++)
+        if (sc[i] != r->entry[i].crc)
+            return errf(err, "%s: section %s CRC mismatch (stored 0x%08x, computed 0x%08x): the data is corrupt", r->path,
+                        ckpt_section_name(r->entry[i].id), r->entry[i].crc, sc[i]);
     *crc = c;
     return 0;
+}
+
+/* ---- replay rows ---------------------------------------------------------- */
+
+/* Where a replay section's bytes come from: the open file r (its section
+ * at file offset base) or, when mem is set, memory. */
+typedef struct {
+    const CkptReader *r;
+    uint64_t base;
+    const unsigned char *mem;
+} SecSrc;
+
+static int src_read(const SecSrc *s, uint64_t off, void *dst, size_t n, char *err) {
+    if (s->mem) {
+        memcpy(dst, s->mem + off, n);
+        return 0;
+    }
+    unsigned char *p = dst;
+    for (size_t done = 0; done < n;) {
+        ssize_t got = pread(s->r->fd, p + done, n - done, (off_t)(s->base + off + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return errf(err, "%s: cannot read: %s", s->r->path, strerror(errno));
+        if (got == 0) return errf(err, "%s: the file ended early (changed while read?)", s->r->path);
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+/* What one column of the replay section must hold. */
+typedef enum {
+    COL_FINITE,    /* f32, finite: obs, reward, next_obs */
+    COL_ACTION,    /* i32 in [0, num_actions) */
+    COL_DISCOUNT,  /* f32 in [0, 1] (NaN fails the comparison) */
+    COL_PRIORITY,  /* f64, finite and > 0: max_priority, priorities */
+} ColKind;
+
+/* Check the n elements of one column starting at off (width elements per
+ * row: obs_dim for observations, else 1). err names the row, 0 = the
+ * oldest transition, as docs/CHECKPOINT.md numbers them. */
+static int check_column(const SecSrc *src, uint64_t off, uint64_t n, uint64_t width, ColKind kind, const char *name,
+                        uint64_t rows, uint32_t n_actions, char *err) {
+    enum { CHUNK = 2048 };
+    unsigned char buf[CHUNK * 8];
+    size_t elem = kind == COL_PRIORITY ? 8 : 4;
+    for (uint64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t k = n - i0 < CHUNK ? (size_t)(n - i0) : CHUNK;
+        if (src_read(src, off + i0 * elem, buf, k * elem, err)) return -1;
+        for (size_t j = 0; j < k; j++) {
+            const unsigned char *p = buf + j * elem;
+            bool ok;
+            double v;
+            if (kind == COL_PRIORITY) {
+                memcpy(&v, p, 8);
+                ok = isfinite(v) && v > 0;
+            } else if (kind == COL_ACTION) {
+                int32_t a;
+                memcpy(&a, p, 4);
+                v = a;
+                ok = a >= 0 && (uint32_t)a < n_actions;
+            } else {
+                float f;
+                memcpy(&f, p, 4);
+                v = f;
+                ok = kind == COL_FINITE ? isfinite(f) : f >= 0.0f && f <= 1.0f;
+            }
+            if (ok) continue;
+            uint64_t row = (i0 + j) / width;
+            const char *want = kind == COL_ACTION     ? "an action in 0 .. num_actions - 1"
+                               : kind == COL_DISCOUNT ? "a discount in [0, 1]"
+                               : kind == COL_PRIORITY ? "a finite priority > 0"
+                                                      : "finite";
+            if (width > 1)
+                return errf(err, "replay row %" PRIu64 " of %" PRIu64 " (0 = oldest): %s[%" PRIu64 "] is %g, expected %s"
+                            ": the replay contents are damaged", row, rows, name, (i0 + j) % width, v, want);
+            if (kind == COL_ACTION)
+                return errf(err, "replay row %" PRIu64 " of %" PRIu64 " (0 = oldest): action is %.0f, expected 0 .. %u"
+                            ": the replay contents are damaged", row, rows, v, n_actions - 1);
+            if (rows == 0)
+                return errf(err, "replay %s is %g, expected %s: the replay contents are damaged", name, v, want);
+            return errf(err, "replay row %" PRIu64 " of %" PRIu64 " (0 = oldest): %s is %g, expected %s"
+                        ": the replay contents are damaged", row, rows, name, v, want);
+        }
+    }
+    return 0;
+}
+
+/* Check every row of a replay section of `bytes` bytes (docs/CHECKPOINT.md
+ * "Replay section") for a network of obs_dim inputs and n_actions actions:
+ * the format (replaybuf_serial_info, on the 40-byte header: it reads no
+ * further), the id counter (at most 2^53), every observation, reward and
+ * next observation finite, every action in [0, n_actions), every discount
+ * in [0, 1], and in version 2 max_priority and every priority finite and
+ * > 0. The section CRC cannot catch a row a writer never wrote, or a file
+ * whose sums were recomputed after it was changed; a restored row out of
+ * range would kill a learner (exit 1: a restart loop on the same rows) or
+ * look like divergence. 0, or -1 with err naming the row and the field. */
+static int check_replay_rows(const SecSrc *src, uint64_t bytes, uint32_t obs_dim, uint32_t n_actions, char *err) {
+    unsigned char head[40] = {0};
+    if (src_read(src, 0, head, bytes < sizeof head ? (size_t)bytes : sizeof head, err)) return -1;
+    ReplaySerInfo si;
+    if (bytes > SIZE_MAX) return errf(err, "replay section too large for this machine");
+    if (replaybuf_serial_info(head, (size_t)bytes, (int)obs_dim, &si, err)) return -1;
+    if (si.total > CKPT_MAX_COUNT)
+        return errf(err, "replay counts %llu transitions ever inserted, above 2^53, more than any run can count: "
+                    "the replay contents are damaged", (unsigned long long)si.total);
+    uint64_t S = si.size, O = obs_dim, off = 40;
+    /* In layout order; max_priority is one value, not a column of rows. */
+    struct {
+        const char *name;
+        uint64_t n, width;
+        ColKind kind;
+        bool scalar;
+    } cols[] = {{"obs", S * O, O, COL_FINITE, false},     {"action", S, 1, COL_ACTION, false},
+                {"reward", S, 1, COL_FINITE, false},      {"next_obs", S * O, O, COL_FINITE, false},
+                {"discount", S, 1, COL_DISCOUNT, false},  {"max_priority", 1, 1, COL_PRIORITY, true},
+                {"priority", S, 1, COL_PRIORITY, false}};
+    size_t n_cols = si.version == 2 ? 7 : 5;
+    for (size_t c = 0; c < n_cols; c++) {
+        if (check_column(src, off, cols[c].n, cols[c].width, cols[c].kind, cols[c].name, cols[c].scalar ? 0 : S,
+                         n_actions, err))
+            return -1;
+        off += cols[c].n * (cols[c].kind == COL_PRIORITY ? 8 : 4);
+    }
+    return 0;
+}
+
+/* check_replay_rows on the replay section of the open file r, if it has
+ * one; err starts with the path. */
+static int check_file_rows(const CkptReader *r, char *err) {
+    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    if (!e) return 0;
+    SecSrc src = {r, e->offset, NULL};
+    if (check_replay_rows(&src, e->bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
+    if (strncmp(err, r->path, strlen(r->path)) != 0) err_prefix(err, "%s", r->path);
+    return -1;
+}
+
+/* The optimizer's step count (the first 8 bytes of the optim section, if
+ * any) is a counter like the header's: at most 2^53. */
+static int check_optim_step(const CkptReader *r, char *err) {
+    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    if (!e || e->bytes < 8) return 0;
+    uint64_t step;
+    SecSrc src = {r, e->offset, NULL};
+    if (src_read(&src, 0, &step, 8, err)) return -1;
+    if (step > CKPT_MAX_COUNT)
+        return errf(err, "%s: optimizer step count %" PRIu64 " is above 2^53, more than any run can count: the "
+                    "optimizer state is damaged", r->path, step);
+    return 0;
+}
+
+/* check_replay_rows on a replay section read into memory from r. */
+static int check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char *err) {
+    SecSrc src = {r, 0, data};
+    if (check_replay_rows(&src, bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
+    return err_prefix(err, "%s", r->path);
 }
 
 /* Where the tiling check stands: the next parameter a shard must start at,
@@ -315,6 +492,9 @@ static int check_binding(const CkptReader *r, int q, const RunCkptManifest *m, b
     if (res[RES_INDEX] != (uint64_t)q)
         return errf(err, "%s holds %sshard %" PRIu64 "'s data, not shard %d's", path, replay ? "replay " : "",
                     res[RES_INDEX], q);
+    if (res[RES_TARGET_VERSION] > CKPT_MAX_COUNT)
+        return errf(err, "%s: target version %" PRIu64 " is above 2^53, more than any run can count: the header is damaged",
+                    path, res[RES_TARGET_VERSION]);
     if (want && r->file_bytes != want->bytes)
         return errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
                     path, r->file_bytes, want->bytes);
@@ -348,9 +528,10 @@ static int check_tiling(const CkptReader *r, int q, Tiling *t, char *err) {
 }
 
 /* Open shard q of the checkpoint in dir (m its manifest) into r and check
- * its binding (check_binding), its CRC against want (want NULL: compute
- * size and CRC into got instead; check_crc false: size only) and its place
- * in the tiling (t). On success r is open; on error r is closed. */
+ * its binding (check_binding), its CRC and its sections' CRCs against want
+ * (want NULL: compute size and CRC into got instead; check_crc false: size
+ * only; with want and check_crc, the rows of a replay section too) and its
+ * place in the tiling (t). On success r is open; on error r is closed. */
 static int open_shard(const char *dir, int q, const RunCkptManifest *m, const ShardSum *want, bool check_crc,
                       ShardSum *got, Tiling *t, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
@@ -360,13 +541,9 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
     if (check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
         uint32_t crc;
-        if (file_crc(r, &crc, err)) goto fail;
-        if (want && crc != want->crc) {
-            errf(err, "%s: file CRC %08x does not match the manifest's %08x (the file is damaged or replaced)", path,
-                 crc, want->crc);
-            goto fail;
-        }
+        if (file_crc(r, want, &crc, err)) goto fail;
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
+        if (want && (check_optim_step(r, err) || check_file_rows(r, err))) goto fail;
     }
     if (check_tiling(r, q, t, err)) goto fail;
     return 0;
@@ -376,23 +553,20 @@ fail:
 }
 
 /* Open replay file s of the checkpoint in dir (m its manifest) into r and
- * check its binding and, against want, its size, transitions and CRC
- * (want NULL: compute them into got instead). On success r is open; on
+ * check its binding and, against want, its size, transitions, CRC and
+ * section CRCs (want NULL: compute them into got instead), and with rows
+ * every row of its contents (check_replay_rows). On success r is open; on
  * error r is closed. */
 static int open_replay(const char *dir, int s, const RunCkptManifest *m, const ShardSum *want, ShardSum *got,
-                       CkptReader *r, char *err) {
+                       bool rows, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, s);
     if (join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
     uint32_t crc;
-    if (check_binding(r, s, m, true, want, err) || file_crc(r, &crc, err)) goto fail;
-    if (want && crc != want->crc) {
-        errf(err, "%s: file CRC %08x does not match the manifest's %08x (the file is damaged or replaced)", path, crc,
-             want->crc);
-        goto fail;
-    }
+    if (check_binding(r, s, m, true, want, err) || file_crc(r, want, &crc, err)) goto fail;
     if (got) *got = (ShardSum){r->file_bytes, crc, r->meta.reserved[RES_ROWS]};
+    if (rows && check_file_rows(r, err)) goto fail;
     return 0;
 fail:
     ckpt_close(r);
@@ -527,7 +701,7 @@ static int write_manifest(const char *dir, const RunCkptManifest *m, char *err) 
     ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
     for (int s = 0; s < m->n_replay && rc == 0; s++) {
         CkptReader r;
-        rc = open_replay(dir, s, m, NULL, &rsums[s], &r, err);
+        rc = open_replay(dir, s, m, NULL, &rsums[s], false, &r, err);
         if (rc == 0) ckpt_close(&r);
     }
     if (rc != 0) {
@@ -576,6 +750,17 @@ static int field_u64(Lines *L, const char *key, int base, uint64_t *out, char *e
     return 0;
 }
 
+/* A counter (env_steps, updates, ...): at most CKPT_MAX_COUNT (2^53), so
+ * that a damaged or crafted manifest cannot make a resumed run's counters
+ * wrap (2^64 - 1 plus one step is 0) or lose exactness as doubles. */
+static int field_count(Lines *L, const char *key, uint64_t *out, char *err) {
+    if (field_u64(L, key, 10, out, err)) return -1;
+    if (*out > CKPT_MAX_COUNT)
+        return errf(err, "%s: line %d: %s is %" PRIu64 ", above 2^53, more than any run can count: the manifest is damaged",
+                    L->path, L->line, key, *out);
+    return 0;
+}
+
 static int field_int(Lines *L, const char *key, long lo, long hi, int *out, char *err) {
     uint64_t x;
     if (field_u64(L, key, 10, &x, err)) return -1;
@@ -617,8 +802,8 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, S
     if (rsums) *rsums = NULL;
     char path[PATH_LEN];
     if (join(path, dir, "MANIFEST", err)) return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errf(err, "cannot read %s: %s", path, strerror(errno));
+    int fd = open_regular(path, "manifest", err); /* a FIFO must not hang the reader */
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MANIFEST_MAX_BYTES) {
         close(fd);
@@ -678,11 +863,11 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, S
     last[1] = '\0';
     Lines L = {text + head_len + 1, path, 1};
     char kind[sizeof m->kind];
-    if (field_u64(&L, "run_id", 16, &m->run_id, err) || field_u64(&L, "seq", 10, &m->seq, err) ||
+    if (field_u64(&L, "run_id", 16, &m->run_id, err) || field_count(&L, "seq", &m->seq, err) ||
         field_word(&L, "kind", kind, sizeof kind, err) || field_word(&L, "mode", m->mode, sizeof m->mode, err) ||
-        field_u64(&L, "env_steps", 10, &m->env_steps, err) || field_u64(&L, "updates", 10, &m->updates, err) ||
-        field_u64(&L, "episodes", 10, &m->episodes, err) || field_double(&L, "wall_seconds", &m->wall_seconds, err) ||
-        field_u64(&L, "params_version", 10, &m->params_version, err) ||
+        field_count(&L, "env_steps", &m->env_steps, err) || field_count(&L, "updates", &m->updates, err) ||
+        field_count(&L, "episodes", &m->episodes, err) || field_double(&L, "wall_seconds", &m->wall_seconds, err) ||
+        field_count(&L, "params_version", &m->params_version, err) ||
         field_double(&L, "eval_mean", &m->eval_mean, err) ||
         field_int(&L, "eval_episodes", 0, 1L << 30, &m->eval_episodes, err) ||
         field_u64(&L, "eval_seed", 10, &m->eval_seed, err))
@@ -693,13 +878,26 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, S
         errf(err, "%s: line %d: malformed history \"%.60s\"", path, L.line, hv);
         goto out;
     }
+    const struct {
+        const char *name;
+        uint64_t value;
+    } hcounts[] = {{"best_env_steps", m->history.best_env_steps},
+                   {"best_version", m->history.best_version},
+                   {"solved_env_steps", m->history.solved_at_env_steps},
+                   {"solved_version", m->history.solved_at_version}};
+    for (size_t i = 0; i < sizeof hcounts / sizeof hcounts[0]; i++)
+        if (hcounts[i].value > CKPT_MAX_COUNT) {
+            errf(err, "%s: line %d: history %s is %" PRIu64 ", above 2^53, more than any run can count: the manifest "
+                 "is damaged", path, L.line, hcounts[i].name, hcounts[i].value);
+            goto out;
+        }
     if (field_int(&L, "shards", 1, MANIFEST_MAX_SHARDS, &m->n_shards, err)) goto out;
     if (!kind_known(kind)) {
         errf(err, "%s: kind \"%s\" (periodic, final or best)", path, kind);
         goto out;
     }
     snprintf(m->kind, sizeof m->kind, "%s", kind);
-    if (isnan(m->wall_seconds) || (m->eval_episodes > 0) == isnan(m->eval_mean)) {
+    if (!(m->wall_seconds >= 0 && m->wall_seconds <= 1e12) || (m->eval_episodes > 0) == isnan(m->eval_mean)) {
         errf(err, "%s: wall_seconds or the evaluation is malformed", path);
         goto out;
     }
@@ -731,6 +929,11 @@ static int read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, S
             v[used] != '\0' || idx != q) {
             errf(err, "%s: line %d: expected \"replay %d bytes N crc32c X transitions T\", found \"replay %.60s\"", path,
                  L.line, q, v);
+            goto out;
+        }
+        if (rows > CKPT_MAX_COUNT) {
+            errf(err, "%s: line %d: replay %d transitions is %llu, above 2^53, more than any run can count: the "
+                 "manifest is damaged", path, L.line, q, rows);
             goto out;
         }
         rs[q] = (ShardSum){bytes, c, rows};
@@ -772,7 +975,7 @@ static int verify_shards(const char *dir, const RunCkptManifest *m, const ShardS
 static int verify_replays(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
-        if (open_replay(dir, s, m, &rsums[s], NULL, &r, err)) return -1;
+        if (open_replay(dir, s, m, &rsums[s], NULL, true, &r, err)) return -1;
         ckpt_close(&r);
     }
     return 0;
@@ -838,6 +1041,24 @@ static void prune(const char *base, uint64_t committed, int keep) {
     free(seqs);
 }
 
+void runckpt_drop_above(const char *run_dir, uint64_t seq) {
+    char base[PATH_LEN], err[ERR_LEN];
+    if (join(base, run_dir, "checkpoints", err)) return;
+    uint64_t *seqs;
+    int n = list_ckpts(base, &seqs);
+    for (int i = 0; i < n && seqs[i] > seq; i++) {
+        char dir[PATH_LEN], name[64];
+        snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
+        if (join(dir, base, name, err) != 0) continue;
+        if (remove_tree(dir, err) == 0)
+            fprintf(stderr, "gorila: note: removed %s, numbered above the checkpoint this run resumes from\n", dir);
+        else
+            fprintf(stderr, "gorila: warning: %s\n", err);
+    }
+    fflush(stderr);
+    free(seqs);
+}
+
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err) {
     const char *name = strrchr(dir, '/');
     name = name ? name + 1 : dir;
@@ -869,27 +1090,98 @@ static int try_ckpt(const char *base, const char *name, RunCkptManifest *m, char
     return 0;
 }
 
-int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, char *err) {
-    if (warn) warn[0] = '\0';
-    char base[PATH_LEN], path[PATH_LEN], name[128] = "", reason[ERR_LEN];
-    if (join(base, run_dir, "checkpoints", err) || join(path, base, "latest", err)) return -1;
-    const char *damaged = path; /* what the warning names: latest, or the checkpoint it names */
+/* Read the small text file path (regular files only: a FIFO must not hang
+ * the reader) into text, at most cap - 1 bytes, NUL-terminated. 0, or -1
+ * with err. */
+static int read_small(const char *path, const char *what, char *text, size_t cap, char *err) {
+    text[0] = '\0';
+    int fd = open_regular(path, what, err);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    while (n < cap - 1) {
+        ssize_t got = read(fd, text + n, cap - 1 - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int e = errno;
+            close(fd);
+            text[0] = '\0';
+            return errf(err, "cannot read %s: %s", path, strerror(e));
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    close(fd);
+    text[n] = '\0';
+    return 0;
+}
+
+/* ---- the run id of a run directory ------------------------------------------ */
+
+#define RUN_ID_FILE "run_id"
+
+int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
+    char path[PATH_LEN], text[64];
+    *id = 0;
+    if (join(path, run_dir, RUN_ID_FILE, err)) return -1;
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT) return 1;
+    if (read_small(path, "", text, sizeof text, err)) return -1;
+    uint64_t x = 0;
+    int used = 0;
+    if (sscanf(text, "%16" SCNx64 "%n", &x, &used) != 1 || used != 16 || strcmp(text + used, "\n") != 0 || x == 0 ||
+        !isxdigit((unsigned char)text[0]))
+        return errf(err, "%s: not a run id (expected 16 hex digits and a newline): the run directory is damaged", path);
+    *id = x;
+    return 0;
+}
+
+int runckpt_save_run_id(const char *run_dir, uint64_t id, char *err) {
+    char text[32];
+    snprintf(text, sizeof text, "%016" PRIx64 "\n", id);
+    return write_atomic(run_dir, RUN_ID_FILE, text, err);
+}
+
+/* The checkpoint m belongs to run_dir's run: the run directory records no
+ * id (made by a build before run_id files) or the same as m's. */
+static int check_run(const char *run_dir, const RunCkptManifest *m, char *err) {
+    uint64_t own;
+    int rc = runckpt_run_id(run_dir, &own, err);
+    if (rc < 0) return -1;
+    if (rc == 1 || own == m->run_id) return 0;
+    return errf(err,
+                "checkpoint %s belongs to run %016" PRIx64 ", but run directory %s is run %016" PRIx64
+                " (its " RUN_ID_FILE " file): a checkpoint copied in from another run is never resumed or taken as "
+                "this run's; remove it, or evaluate it by its path",
+                m->dir, m->run_id, run_dir, own);
+}
+
+/* ---- choosing the latest ------------------------------------------------------ */
+
+/* How often a reader starts over when a running job moved `latest` (and
+ * pruned what it had named) while it was reading: each time means the job
+ * committed another checkpoint meanwhile, so this bounds the wait, not the
+ * chance of success on an ordinary disk. */
+#define CHOOSE_RETRIES 64
+
+/* One pass of runckpt_find_latest: `latest`'s raw text goes into seen
+ * (seen_cap bytes; "" when it cannot be read), a fallback note into note. */
+static int find_once(const char *run_dir, const char *base, const char *latest, RunCkptManifest *m, char *note,
+                     char *seen, size_t seen_cap, const RunCkptHook *hook, char *err) {
+    note[0] = '\0';
+    char name[128] = "", reason[ERR_LEN];
+    const char *damaged = latest; /* what the warning names: latest, or the checkpoint it names */
     char named[PATH_LEN];
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        errf(reason, "%s: %s", path, strerror(errno));
-    } else {
+    if (read_small(latest, "", seen, seen_cap, reason) == 0) {
         char extra[2];
-        int got = fscanf(f, "%127s %1s", name, extra);
-        fclose(f);
+        int got = sscanf(seen, "%127s %1s", name, extra);
         uint64_t s;
         char c;
         if (got != 1 || sscanf(name, "ckpt-%" SCNu64 "%c", &s, &c) != 1) {
-            errf(reason, "%s does not name a checkpoint directory", path);
+            errf(reason, "%s does not name a checkpoint directory", latest);
             name[0] = '\0';
-        } else if (try_ckpt(base, name, m, reason) == 0) {
-            return 0;
         } else if (join(named, base, name, err) == 0) {
+            if (hook) hook->fn(hook->arg, named);
+            if (try_ckpt(base, name, m, reason) == 0) return 0;
             damaged = named;
         }
     }
@@ -902,7 +1194,7 @@ int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, cha
         tried++;
         if (try_ckpt(base, cand, m, cerr) != 0) continue;
         free(seqs);
-        if (warn) errf(warn, "checkpoint %s is damaged (%s); using %s", damaged, reason, m->dir);
+        errf(note, "checkpoint %s is damaged (%s); using %s", damaged, reason, m->dir);
         return 0;
     }
     free(seqs);
@@ -910,6 +1202,38 @@ int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, cha
     if (!name[0] && tried == 0) return errf(err, "no checkpoint in %s (%s)", run_dir, reason);
     return errf(err, "no intact checkpoint in %s: %s is damaged (%s)%s", run_dir, damaged, reason,
                 tried ? ", and so is every older ckpt-* directory" : "");
+}
+
+int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *warn, const RunCkptHook *hook,
+                               char *err) {
+    if (warn) warn[0] = '\0';
+    char base[PATH_LEN], latest[PATH_LEN];
+    if (join(base, run_dir, "checkpoints", err) || join(latest, base, "latest", err)) return -1;
+    char note[ERR_LEN], seen[128], now[128], ignored[ERR_LEN];
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        rc = find_once(run_dir, base, latest, m, note, seen, sizeof seen, hook, err);
+        if (rc == 0 && !note[0]) break;
+        /* A job running in this directory (an eval does not take the lock)
+         * may have committed a newer checkpoint and pruned the one `latest`
+         * named while it was verified: then `latest` has moved, and the
+         * choice starts over instead of calling a healthy run damaged.
+         * Pruning only ever follows the move of `latest` (runckpt_commit). */
+        if (attempt >= CHOOSE_RETRIES) break;
+        read_small(latest, "", now, sizeof now, ignored);
+        if (strcmp(now, seen) == 0) break;
+    }
+    if (rc != 0) return -1;
+    if (check_run(run_dir, m, err)) {
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
+    if (warn) snprintf(warn, ERR_LEN, "%s", note);
+    return 0;
+}
+
+int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, char *err) {
+    return runckpt_find_latest_hooked(run_dir, m, warn, NULL, err);
 }
 
 int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err) {
@@ -920,6 +1244,29 @@ int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err) {
         fflush(stderr);
     }
     return 0;
+}
+
+/* The same checkpoint, as far as a reader can tell. */
+static bool same_ckpt(const RunCkptManifest *a, const RunCkptManifest *b) {
+    return strcmp(a->dir, b->dir) == 0 && a->seq == b->seq && a->run_id == b->run_id &&
+           a->params_version == b->params_version && a->env_steps == b->env_steps && a->updates == b->updates;
+}
+
+int runckpt_read_chosen(const Config *cfg, const QNet *net, const char *run_dir, RunCkptWhich which,
+                        RunCkptManifest *m, RunCkptShard *sh, const RunCkptHook *hook, char *err) {
+    for (int attempt = 0;; attempt++) {
+        if (hook) hook->fn(hook->arg, m->dir);
+        if (runckpt_read_slice(cfg, net, m->dir, sh, err) == 0) return 0;
+        if (attempt >= CHOOSE_RETRIES) return -1;
+        /* Pruned (or best replaced) between the choice and the read? Then
+         * choosing again gives another checkpoint; otherwise the failure
+         * stands. */
+        RunCkptManifest again;
+        char e2[ERR_LEN];
+        int rc = which == RUNCKPT_BEST ? runckpt_best(run_dir, &again, e2) : runckpt_latest(run_dir, &again, e2);
+        if (rc != 0 || same_ckpt(&again, m)) return -1;
+        *m = again;
+    }
 }
 
 /* ---- best ----------------------------------------------------------------- */
@@ -1015,7 +1362,7 @@ int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
     }
     if (runckpt_verify(best, m, err)) return -1;
     if (strcmp(m->kind, "best") != 0) return errf(err, "%s is a checkpoint of kind %s, not best", best, m->kind);
-    return 0;
+    return check_run(run_dir, m, err);
 }
 
 /* ---- reading a slice -------------------------------------------------------- */
@@ -1088,6 +1435,11 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
                 if (ckpt_read_section(&r, CKPT_SEC_OPTIM, obuf, bytes, err)) goto bad;
                 uint64_t step;
                 memcpy(&step, obuf, 8);
+                if (step > CKPT_MAX_COUNT) {
+                    errf(err, "optimizer step count %" PRIu64 " is above 2^53, more than any run can count: the "
+                         "optimizer state is damaged", step);
+                    goto bad;
+                }
                 if (holds_start) sh->opt->step = step;
                 const float *st = (const float *)(obuf + 8);
                 for (size_t k = 0; k < slots; k++)
@@ -1108,6 +1460,7 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
             uint8_t *rep = xmalloc(e->bytes);
             size_t dropped = 0;
             int rr = ckpt_read_section(&r, CKPT_SEC_REPLAY, rep, e->bytes, err);
+            if (rr == 0) rr = check_mem_rows(&r, rep, e->bytes, err);
             if (rr == 0)
                 rr = sh->prio_replay ? prioreplay_restore(sh->prio_replay, rep, e->bytes, &dropped, err)
                                      : replaybuf_restore(sh->replay, rep, e->bytes, &dropped, err);
@@ -1246,12 +1599,15 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
         bool needed = info->exact ? j == index : count[j] > 0 || prio_replay;
         if (!needed) continue;
         size_t bytes = 0;
-        if (open_replay(dir, j, &man, &rsums[j], NULL, &r, err)) goto out;
+        if (open_replay(dir, j, &man, &rsums[j], NULL, false, &r, err)) goto out;
         if (ckpt_check_compatible(&r.meta, &want, err) != 0) {
             err_prefix(err, "%s", r.path);
             goto out;
         }
         if (read_replay_section(&r, &data, &bytes, err)) goto out;
+        /* Rank 0 checked the rows when it chose the checkpoint; checked
+         * again here in memory, as they are about to be served. */
+        if (check_mem_rows(&r, data, bytes, err)) goto out;
         ReplaySerInfo si;
         if (replaybuf_serial_info(data, bytes, rb->obs_dim, &si, err) != 0) goto bad;
         if (si.size != sizes[j]) {

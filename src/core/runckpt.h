@@ -12,9 +12,12 @@
  * Each shard file carries the run id, the checkpoint's sequence number, the
  * shard count and its index in its header, and the MANIFEST records every
  * shard file's size and CRC-32C: a shard from another checkpoint or another
- * run, a damaged one or a set that overlaps or leaves a gap is refused. A
- * damaged newest checkpoint falls back to the newest intact one
- * (runckpt_latest). <run>/checkpoints/best holds the best evaluation's
+ * run, a damaged one or a set that overlaps or leaves a gap is refused.
+ * Damage also covers every part that is not a regular file (a FIFO is
+ * refused, never waited on), a section whose CRC fails, a replay row out of
+ * range and a counter above CKPT_MAX_COUNT. A damaged newest checkpoint
+ * falls back to the newest intact one (runckpt_latest). The run directory
+ * records its run id (<run>/run_id): a checkpoint of another run is refused. <run>/checkpoints/best holds the best evaluation's
  * parameters (runckpt_begin_best).
  * The single-process trainer writes one shard covering the whole network,
  * plus its random generators and, with checkpoint.save_replay, the replay
@@ -133,9 +136,10 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
 /* Restore replay shard `index` of a job with n_shards replay shards from
  * the checkpoint in dir into an empty (just initialised) buffer: replay,
  * or prio_replay for prioritized replay. Every replay file it reads is
- * verified as it is opened (binding, size, transitions, CRC-32C, as
- * runckpt_verify does; the files it does not need are left to the
- * caller's runckpt_latest / runckpt_verify).
+ * verified as it is opened (binding, size, transitions, CRC-32C, section
+ * CRCs, as runckpt_verify does, and every row it is about to restore; the
+ * files it does not need are left to the caller's runckpt_latest /
+ * runckpt_verify).
  *  - no replay files: nothing changes (info->files = 0);
  *  - as many files as n_shards: replay-<index>.ckpt is restored as saved
  *    (replaybuf_restore / prioreplay_restore: rows, ids, priorities,
@@ -162,6 +166,16 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
  * stored). `best` is never pruned. 0 or -1 with err. */
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err);
 
+/* Delete every ckpt-* directory of run_dir numbered above seq: the line a
+ * job resuming from checkpoint seq abandons (a damaged checkpoint it fell
+ * back past, one a killed job left half written). Call it under the run's
+ * lock (runlog_init does). Otherwise a damaged directory whose number the
+ * resumed job gives to a best checkpoint (best and ckpt-* share the
+ * numbers) would sit below its next commit, count towards checkpoint.keep
+ * and have the good checkpoints below it pruned. Best effort; prints one
+ * line on stderr for each directory removed (or that could not be). */
+void runckpt_drop_above(const char *run_dir, uint64_t seq);
+
 /* Make the complete checkpoint ckpt_dir the best one too: its shard files
  * are hard-linked into a staging directory and committed with m (whose
  * seq and shard count must be ckpt_dir's); replay files are not (best
@@ -169,17 +183,61 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
 int runckpt_best_from(const char *run_dir, const char *ckpt_dir, const RunCkptManifest *m, char *err);
 
 /* Find the newest intact checkpoint of run_dir and read its manifest.
- * Starts from checkpoints/latest; when that is missing or malformed, or
- * names a checkpoint that fails runckpt_verify, falls back to the newest
- * ckpt-* directory that passes and prints one line on stderr:
+ * Starts from checkpoints/latest; when that is missing or malformed (or not
+ * a regular file), or names a checkpoint that fails runckpt_verify, falls
+ * back to the newest ckpt-* directory that passes and prints one line on
+ * stderr:
  *   gorila: warning: checkpoint X is damaged (reason); using Y
- * 0, or -1 with err ("no checkpoint in runs/x (...)" when there is none,
- * "no intact checkpoint in runs/x: ..." when every one is damaged). */
+ * A job running in the directory may commit and prune meanwhile: when the
+ * answer would be a fallback or an error and `latest` has moved since it
+ * was read, the choice starts over (a bounded number of times), so pruning
+ * never makes a healthy run look damaged. The checkpoint chosen must be of
+ * the run the directory records (runckpt_run_id): one copied in from
+ * another run is refused, naming both ids. 0, or -1 with err ("no
+ * checkpoint in runs/x (...)" when there is none, "no intact checkpoint in
+ * runs/x: ..." when every one is damaged). */
 int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err);
 
 /* runckpt_latest without printing: the fallback note, if any, goes into
  * warn (ERR_LEN bytes; "" when latest was used; warn may be NULL). */
 int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, char *err);
+
+/* For tests: a function called with the path of the checkpoint just
+ * chosen, before it is verified (runckpt_find_latest_hooked) or read
+ * (runckpt_read_chosen), to play a job that commits and prunes meanwhile. */
+typedef struct {
+    void (*fn)(void *arg, const char *dir);
+    void *arg;
+} RunCkptHook;
+
+/* runckpt_find_latest with hook (NULL: none) called on every attempt with
+ * the checkpoint `latest` names. */
+int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *warn, const RunCkptHook *hook,
+                               char *err);
+
+typedef enum { RUNCKPT_LATEST, RUNCKPT_BEST } RunCkptWhich;
+
+/* Read sh's slice (runckpt_read_slice) from the checkpoint m that
+ * runckpt_latest (which RUNCKPT_LATEST) or runckpt_best (RUNCKPT_BEST)
+ * chose in run_dir. A reader that holds no lock (gorila eval) races the
+ * job writing the run: between the choice and the read, a commit may
+ * prune the chosen checkpoint or replace best. So when the read fails and
+ * choosing again gives another checkpoint, that one is read instead (m
+ * becomes it), a bounded number of times; a failure that choosing again
+ * does not explain is returned as it is. hook: NULL, or called with m->dir
+ * before each read. 0 or -1 with err. */
+int runckpt_read_chosen(const Config *cfg, const QNet *net, const char *run_dir, RunCkptWhich which,
+                        RunCkptManifest *m, RunCkptShard *sh, const RunCkptHook *hook, char *err);
+
+/* The run id run_dir records in <run>/run_id (16 hex digits and a newline,
+ * written by runlog_init when it creates the run). 0 with *id; 1 when the
+ * file does not exist (a run made by an older build, which recorded none:
+ * any checkpoint's id is then taken); -1 with err when it is not a regular
+ * file or not a run id. */
+int runckpt_run_id(const char *run_dir, uint64_t *id, char *err);
+
+/* Write <run>/run_id (atomic). 0 or -1 with err. */
+int runckpt_save_run_id(const char *run_dir, uint64_t id, char *err);
 
 /* Read a checkpoint directory's MANIFEST and check its own CRC (not the
  * shard files: runckpt_verify). A manifest of an older format is refused
@@ -187,13 +245,19 @@ int runckpt_find_latest(const char *run_dir, RunCkptManifest *m, char *warn, cha
 int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err);
 
 /* Read dir's manifest and check the whole checkpoint without a network at
- * hand: every shard file listed is there, has the size and CRC-32C the
- * manifest records, carries the manifest's run id, sequence number and
- * shard count and its own index in its header, and the slices tile
- * [0, n_params) in index order with no overlap and no gap; every replay
- * file listed likewise (size, CRC, run id, seq, replay count, index,
- * transitions). 0 with m filled, or -1 with err naming the file and what
- * is wrong. */
+ * hand: every shard file listed is there (a regular file), has the size
+ * and CRC-32C the manifest records and intact sections (each section's
+ * CRC), carries the manifest's run id, sequence number and shard count and
+ * its own index in its header, and the slices tile [0, n_params) in index
+ * order with no overlap and no gap; every replay file listed likewise
+ * (size, CRC, section CRCs, run id, seq, replay count, index,
+ * transitions). Every replay row (a replay file's, or the local trainer's
+ * replay section) must be valid: finite observations and rewards, actions
+ * in [0, num_actions), discounts in [0, 1], priorities finite and > 0.
+ * Counters (manifest, headers, optimizer step, replay ids) are at most
+ * CKPT_MAX_COUNT. 0 with m filled, or -1 with err naming the file and what
+ * is wrong (for a row, its number: "replay row 17 of 120 (0 = oldest):
+ * action is 7, expected 0 .. 1"). */
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err);
 
 /* Fill sh->params, sh->target and (if sh->opt) the optimizer state for the
@@ -224,8 +288,9 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
 int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err);
 int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManifest *m, char *err);
 
-/* Read and verify (runckpt_verify) checkpoints/best. 0, or -1 with err
- * ("no best checkpoint in runs/x" when there is none). */
+/* Read and verify (runckpt_verify) checkpoints/best, which must be of the
+ * run run_dir records (as runckpt_latest). 0, or -1 with err ("no best
+ * checkpoint in runs/x" when there is none). */
 int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err);
 
 #endif

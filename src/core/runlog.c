@@ -108,8 +108,16 @@ static int last_newline(int fd, off_t lo, off_t hi, char *buf, size_t cap, off_t
  * file empty (the header is written again). Warns on stderr with the bytes
  * cut. 0, or -1 with err. */
 static int trim_csv(const char *path, const char *header, char *err) {
-    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    /* Only a regular file is cut; anything else (a FIFO, a device such as
+     * a /dev/full that stands in for a full disk) is left to the append
+     * that follows, which reports its own failure. */
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return errno == ENOENT ? 0 : errf(err, "cannot open %s: %s", path, strerror(errno));
+    struct stat kind;
+    if (fstat(fd, &kind) != 0 || !S_ISREG(kind.st_mode)) {
+        close(fd);
+        return 0;
+    }
     size_t cap = 64 * 1024, hlen = strlen(header);
     char *buf = xmalloc(cap > hlen ? cap : hlen);
     struct stat st;
@@ -254,6 +262,7 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_CKPT_READ;
         }
         rl->run_id = m.run_id;
+        runckpt_drop_above(rl->dir, m.seq); /* the line a fallback abandons */
         /* A run made before run_id files: it takes its checkpoint's id. */
         uint64_t own;
         int has = runckpt_run_id(rl->dir, &own, err);

@@ -79,15 +79,34 @@ same_actions() {
     expect_eq "$name: eval --actions prints one action per observation" "$(wc -l <<<"$want")" "$n"
     check "$name: the greedy actions are not all the same (a real comparison)" \
         test "$(sort -u <<<"$want" | wc -l)" -gt 1
+    # The comparison is exact, so rows that hinge on rounding are left out:
+    # gorila's float forward (any BLAS kernel) and the script's double one
+    # differ by a few float ulps (about 170 u in the worst case for these
+    # widths), so a row counts only where the best Q-value beats the
+    # runner-up by more than 1e-5 of its size. The network differs per
+    # kernel, so which rows those are does too; nearly all must remain.
+    run_cmd python3 "$POLICY" "$npz" "$obs" --backend stdlib --q
+    keep=$(awk -F, '
+        { best = -1e300; second = -1e300
+          for (i = 2; i <= NF; i++) { v = $i + 0; if (v > best) { second = best; best = v } else if (v > second) second = v }
+          m = best < 0 ? -best : best
+          print (best - second > 1e-5 * (1 + m)) ? 1 : 0 }' <<<"$out")
+    local kept
+    kept=$(grep -c 1 <<<"$keep")
+    check "$name: at most 2% of the observations are near-ties of two actions ($kept of $n compared)" \
+        test "$((kept * 50))" -ge "$((n * 49))"
+    clear_rows() { paste -d' ' <(echo "$keep") - | awk '$1 == 1 { print $2 }'; }
+    local want_clear
+    want_clear=$(clear_rows <<<"$want")
     run_cmd python3 "$POLICY" "$npz" "$obs" --backend stdlib
     expect_rc "$name: npz_policy.py (standard library) exits 0" 0
-    expect_eq "$name: npz_policy.py (standard library) picks gorila's greedy actions" "$out" "$want"
+    expect_eq "$name: npz_policy.py (standard library) picks gorila's greedy actions" "$(clear_rows <<<"$out")" "$want_clear"
     run_cmd python3 "$POLICY" "$npz" --backend stdlib <"$obs"
-    expect_eq "$name: npz_policy.py reads the observations from stdin too" "$out" "$want"
+    expect_eq "$name: npz_policy.py reads the observations from stdin too" "$(clear_rows <<<"$out")" "$want_clear"
     for b in numpy torch; do
         if python3 -c "import $b" 2>/dev/null && python3 -c "import numpy" 2>/dev/null; then
             run_cmd python3 "$POLICY" "$npz" "$obs" --backend "$b"
-            expect_eq "$name: npz_policy.py ($b) picks gorila's greedy actions" "$out" "$want"
+            expect_eq "$name: npz_policy.py ($b) picks gorila's greedy actions" "$(clear_rows <<<"$out")" "$want_clear"
         else
             ok "$name: npz_policy.py ($b) # SKIP $b is not installed"
         fi
@@ -202,5 +221,82 @@ expect_contains "eval --help says what --export writes" "$out" "NumPy .npz"
 run_cmd python3 "$POLICY" "$X/c.bin"
 check "npz_policy.py refuses a raw .bin: exit status not 0" test "$rc" -ne 0
 expect_contains "npz_policy.py refuses a raw .bin: one line naming the file" "$err" "npz_policy: $X/c.bin: not an .npz"
+
+# ---- --actions reads bounded input: a line of at most 64 KiB, 64 MiB in all,
+# so an endless or binary source ends with an error instead of growing
+# without bound (under a 2 GiB address-space limit it used to exit 0 and
+# print nothing). Not under the sanitizer, whose shadow memory needs more.
+vlimit="ulimit -v 2097152;"
+[ -n "${ASAN_OPTIONS:-}" ] && vlimit=""
+head -c 3000000 /dev/zero | tr '\0' '7' >"$X/noline.obs"
+for src in /dev/zero "$X/noline.obs"; do
+    run_cmd timeout --kill-after=5 60 bash -c "$vlimit"' exec "$1" eval "$2" --actions "$3"' _ "$GORILA" "$RUNS/c" "$src"
+    expect_rc "--actions $src: exit 2" 2
+    expect_contains "--actions $src: one line naming the file and the limit" "$err" \
+        "eval: --actions $src: line 1 is longer than 65536 bytes, the limit of a line"
+    expect_eq "--actions $src: no actions printed" "$out" ""
+done
+# 64 MiB of long comment lines (no forward passes: quick) from an endless pipe
+long=$(printf '# %060000d' 0)
+run_cmd timeout --kill-after=5 60 bash -c 'yes "$3" | "$1" eval "$2" --actions -' _ "$GORILA" "$RUNS/c" "$long"
+expect_rc "--actions from an endless pipe: exit 2" 2
+expect_contains "--actions from an endless pipe: stops at the size limit" "$err" "more than 64 MiB of input, the limit"
+run_cmd bash -c 'printf "0 0 0 0\n0 0\0 0 0\n" | "$1" eval "$2" --actions -' _ "$GORILA" "$RUNS/c"
+expect_rc "--actions: a NUL byte: exit 2" 2
+expect_contains "--actions: a NUL byte: names the line" "$err" "line 2: a NUL byte"
+
+# ---- --export writes a temporary beside FILE and renames it onto FILE, and
+# only when FILE is missing or a regular file: anything else is refused
+# with exit 2 and left as it was; a failed write removes only the temporary.
+E="$X/targets"
+mkdir -p "$E"
+run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/new.npz"
+expect_rc "--export to a new file: exit 0" 0
+expect_contains "--export to a new file: says so" "$err" "wrote $E/new.npz"
+check "--export to a new file: the export's bytes" cmp -s "$E/new.npz" "$X/c.npz"
+echo "an older file" >"$E/old.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/old.npz"
+expect_rc "--export over a regular file: exit 0" 0
+expect_contains "--export over a regular file: says it replaced it" "$err" "replaced $E/old.npz"
+check "--export over a regular file: now the whole export" cmp -s "$E/old.npz" "$X/c.npz"
+if mknod "$E/fulldev" c 1 7 2>/dev/null; then
+    # the same device numbers as /dev/full: every write fails with ENOSPC,
+    # after which the old code removed the node
+    run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/fulldev"
+    expect_rc "--export to a character device: exit 2" 2
+    expect_contains "--export to a character device: refused" "$err" "$E/fulldev is a character device, not a regular file: refused"
+    check "--export to a character device: the node is still there, a character device" [ -c "$E/fulldev" ]
+    rm -f "$E/fulldev"
+else
+    ok "--export to a character device # SKIP mknod needs root"
+fi
+mkfifo "$E/fifo"
+run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/fifo"
+expect_rc "--export to a FIFO: exit 2 at once (not blocked opening it)" 2
+expect_contains "--export to a FIFO: refused" "$err" "$E/fifo is a FIFO, not a regular file: refused"
+check "--export to a FIFO: still a FIFO" [ -p "$E/fifo" ]
+mkdir -p "$E/dir.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/dir.npz"
+expect_rc "--export to a directory: exit 2" 2
+expect_contains "--export to a directory: refused" "$err" "$E/dir.npz is a directory, not a regular file: refused"
+check "--export to a directory: still a directory" [ -d "$E/dir.npz" ]
+echo "the link's target" >"$E/victim"
+ln -sfn "$E/victim" "$E/link.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/link.npz"
+expect_rc "--export to a symbolic link: exit 2" 2
+expect_contains "--export to a symbolic link: refused, not followed" "$err" "$E/link.npz is a symbolic link: refused, not followed"
+expect_eq "--export to a symbolic link: its target untouched" "$(cat "$E/victim")" "the link's target"
+check "--export to a symbolic link: still a link" [ -L "$E/link.npz" ]
+# A write that fails half-way: a 1 KiB file-size limit (ulimit -f 1) makes
+# the ~2 KiB export fail with EFBIG (gorila ignores SIGXFSZ while exporting).
+echo "keep me" >"$E/keep.npz"
+run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/keep.npz"
+expect_rc "--export, write fails half-way: exit 2" 2
+expect_contains "--export, write fails half-way: says why" "$err" "cannot write $E/keep.npz: File too large"
+expect_eq "--export, write fails half-way: the old file untouched" "$(cat "$E/keep.npz")" "keep me"
+run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/gone.npz"
+expect_rc "--export, write fails half-way, new file: exit 2" 2
+check "--export, write fails half-way, new file: nothing left at the path" [ ! -e "$E/gone.npz" ]
+expect_eq "--export: no temporary left behind" "$(find "$X" -name '*.tmp-*')" ""
 
 done_testing

@@ -8,7 +8,10 @@
 #    (the total kept, up to the capacity; a smaller capacity drops the oldest
 #    and says how many);
 #  - a damaged replay file makes the resume fall back to the previous
-#    checkpoint with a warning;
+#    checkpoint with a warning; so does a FIFO in place of any part of a
+#    checkpoint (never a hang), and a replay row out of range in a file whose
+#    sums were all recomputed (exit 4 when every checkpoint has one), for the
+#    replay files and for the local trainer's replay section alike;
 #  - uniform replay saves and restores its shard too;
 #  - a checkpoint without replay files resumes with empty shards, and one
 #    with them resumed with save_replay off says it does not restore them;
@@ -111,6 +114,153 @@ expect_contains "damaged: warns that the newest checkpoint is damaged" "$err" "g
 expect_contains "damaged: ... naming the replay file" "$err" "replay-0.ckpt: file CRC"
 expect_contains "damaged: ... and resumes from the previous one" "$err" "; using $prev"
 expect_eq "damaged: restored the previous checkpoint's replay" "$(restored_sum)" "$prev_saved"
+
+# patch_row FILE FIELD ROW VALUE: set FIELD (obs, action, reward, next_obs or
+# discount; obs: its element 1) of replay row ROW (0 = oldest) of the replay
+# section of checkpoint FILE (a replay-<s>.ckpt, or a local trainer's
+# ps-0.ckpt) to VALUE, then recompute every CRC of the file (sections,
+# table, header) and rebind its line of the MANIFEST (size, whole-file CRC)
+# and the MANIFEST's own CRC: only a check of the rows themselves can see
+# the change. Layout: docs/CHECKPOINT.md.
+cat >"$TEST_TMP/patch_row.py" <<'PY'
+import os, re, struct, sys
+T = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    T.append(c)
+def crc32c(b):
+    c, t = 0xFFFFFFFF, T
+    for x in b:
+        c = t[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+assert crc32c(b"123456789") == 0xE3069283
+path, field, row, value = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+b = bytearray(open(path, "rb").read())
+ns = struct.unpack_from("<I", b, 20)[0]
+off, secs = 256 + 16 * ns, []
+for i in range(ns):
+    sid, _, n = struct.unpack_from("<IIQ", b, 256 + 16 * i)
+    secs.append((i, sid, off, n))
+    off += n
+base = [s for s in secs if s[1] == 5][0][2]
+O = struct.unpack_from("<I", b, base + 12)[0]
+S = struct.unpack_from("<Q", b, base + 24)[0]
+assert row < S, (row, S)
+obs = 4 * S * O
+at = base + 40 + {"obs": 4 * (row * O + 1), "action": obs + 4 * row, "reward": obs + 4 * S + 4 * row,
+                  "next_obs": obs + 8 * S + 4 * (row * O + 1), "discount": 2 * obs + 8 * S + 4 * row}[field]
+struct.pack_into("<i" if field == "action" else "<f", b, at, int(value) if field == "action" else float(value))
+for i, _, o, n in secs:
+    struct.pack_into("<I", b, 256 + 16 * i + 4, crc32c(b[o:o + n]))
+struct.pack_into("<I", b, 24, crc32c(b[256:256 + 16 * ns]))
+struct.pack_into("<I", b, 252, crc32c(b[:252]))
+open(path, "wb").write(b)
+d, name = os.path.split(path)
+m = re.match(r"(ps|replay)-(\d+)\.ckpt$", name)
+prefix = ("shard " if m.group(1) == "ps" else "replay ") + m.group(2) + " bytes "
+lines = open(os.path.join(d, "MANIFEST")).read().split("\n")[:-2]  # without the crc32c line
+for k, l in enumerate(lines):
+    if l.startswith(prefix):
+        w = l.split(" ")
+        w[3], w[5] = str(len(b)), "%08x" % crc32c(b)
+        lines[k] = " ".join(w)
+text = "\n".join(lines) + "\n"
+open(os.path.join(d, "MANIFEST"), "w").write(text + "crc32c %08x\n" % crc32c(text.encode()))
+PY
+patch_row() { python3 "$TEST_TMP/patch_row.py" "$@"; }
+
+# --- a FIFO in place of a checkpoint's part: refused, never a hang --------------
+# latest, the MANIFEST, a shard file, a replay file: each replaced by a FIFO
+# (no writer ever opens it), gorila eval of the run falls back past it with
+# a warning naming it; a resume with the replay file a FIFO falls back too.
+d=$(latest_dir)
+for part in checkpoints/latest "${d#"$RUN"/}/MANIFEST" "${d#"$RUN"/}/ps-0.ckpt" "${d#"$RUN"/}/replay-0.ckpt"; do
+    mv "$RUN/$part" "$RUN/$part.aside"
+    mkfifo "$RUN/$part"
+    run_cmd timeout --kill-after=5 60 "$GORILA" eval "$RUN" --episodes 1
+    check "fifo $part: eval of the run does not hang ($rc)" [ "$rc" -ne 124 -a "$rc" -ne 137 ]
+    expect_rc "fifo $part: eval falls back and evaluates" 0
+    expect_contains "fifo $part: ... naming it" "$err" "$RUN/$part: not a regular file (a FIFO)"
+    rm -f "$RUN/$part"
+    mv "$RUN/$part.aside" "$RUN/$part"
+done
+prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
+mv "$d/replay-0.ckpt" "$TEST_TMP/replay-0.aside"
+mkfifo "$d/replay-0.ckpt"
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" \
+    --set run.max_env_steps=$(($(manifest env_steps) + 500))
+check "fifo replay file: the resume does not hang ($rc)" [ "$rc" -ne 124 -a "$rc" -ne 137 ]
+expect_rc "fifo replay file: the resume completes" 0
+expect_contains "fifo replay file: falls back past it, naming it" "$err" \
+    "replay-0.ckpt: not a regular file (a FIFO)); using $prev"
+rm -f "$TEST_TMP/replay-0.aside"
+
+# --- a replay row out of range, every sum made right ----------------------------
+# Damage only the rows themselves show (an action the network does not have,
+# a NaN discount) makes the checkpoint damaged: the resume falls back to the
+# previous one, naming the file and the row, instead of a learner dying on
+# the row (exit 1, and --max-restarts resuming the same rows) or a "training
+# diverged". With every checkpoint so damaged the resume ends with exit 4.
+d=$(latest_dir)
+prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
+prev_saved=$(replay_total "$prev")
+rows=$(awk '$1 == "replay" { print $8 }' "$d/MANIFEST")
+patch_row "$d/replay-0.ckpt" action 5 7
+resume --set run.max_env_steps=$(($(manifest env_steps) + 500))
+expect_rc "bad row: the resume completes" 0
+expect_contains "bad row: falls back past the checkpoint" "$err" "gorila: warning: checkpoint $d is damaged ("
+expect_contains "bad row: ... naming the file, the row and the field" "$err" \
+    "replay-0.ckpt: replay row 5 of $rows (0 = oldest): action is 7, expected 0 .. 1"
+expect_contains "bad row: ... and resumes from the previous one" "$err" "; using $prev"
+expect_eq "bad row: restored the previous checkpoint's replay" "$(restored_sum)" "$prev_saved"
+for c in "$RUN"/checkpoints/ckpt-*; do patch_row "$c/replay-0.ckpt" discount 0 nan; done
+resume --set run.max_env_steps=$(($(manifest env_steps) + 500)) --max-restarts 2
+expect_rc "bad rows everywhere: exit status 4 (GORILA_EXIT_CKPT_READ)" 4
+expect_contains "bad rows everywhere: says no intact checkpoint is left" "$err" "no intact checkpoint in"
+expect_contains "bad rows everywhere: ... naming the row" "$err" "replay row 0 of"
+check "bad rows everywhere: no restart is tried" [ "$(grep -c "restart 1 of" <<<"$err")" -eq 0 ]
+
+# --- the local trainer's replay section -----------------------------------------
+LOCAL=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=rk-local --set network.hidden=[16]
+    --set eval.episodes=5 --set eval.every_updates=500 --set logging.progress=never --set checkpoint.save_replay=true)
+RUN="$RUNS/rk-local"
+rm -rf "$RUN"
+run_cmd timeout --kill-after=5 120 "$GORILA" train "${LOCAL[@]}" --set run.max_env_steps=3000
+expect_rc "local: a run with save_replay" 0
+run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=4000
+expect_rc "local: resumed once" 0
+d=$(latest_dir)
+prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
+patch_row "$d/ps-0.ckpt" discount 3 nan
+run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=5000
+expect_rc "local bad row: the resume completes" 0
+expect_contains "local bad row: falls back, naming the file, the row and the field" "$err" \
+    "ps-0.ckpt: replay row 3 of"
+expect_contains "local bad row: ... a NaN discount" "$err" \
+    "discount is nan, expected a discount in [0, 1]: the replay contents are damaged); using $prev"
+# The damaged checkpoint is gone (a resume drops the line it abandons), so
+# it neither counts towards checkpoint.keep nor makes keep prune the good
+# one it fell back to, although a best checkpoint took the next number.
+check "local bad row: the damaged checkpoint is dropped" [ ! -e "$d" ]
+check "local bad row: the one it fell back to is kept" [ -e "$prev/MANIFEST" ]
+d=$(latest_dir)
+mv "$d/MANIFEST" "$TEST_TMP/MANIFEST.aside"
+mkfifo "$d/MANIFEST"
+run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=6000
+check "local fifo MANIFEST: the resume does not hang ($rc)" [ "$rc" -ne 124 -a "$rc" -ne 137 ]
+expect_rc "local fifo MANIFEST: the resume falls back and completes" 0
+expect_contains "local fifo MANIFEST: ... naming it" "$err" "$d/MANIFEST: not a regular file (a FIFO)"
+if [ -p "$d/MANIFEST" ]; then # not replaced by the resume: put it back
+    rm -f "$d/MANIFEST"
+    mv "$TEST_TMP/MANIFEST.aside" "$d/MANIFEST"
+fi
+rm -f "$TEST_TMP/MANIFEST.aside"
+for c in "$RUN"/checkpoints/ckpt-*; do patch_row "$c/ps-0.ckpt" action 0 -3; done
+run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=7000
+expect_rc "local bad rows everywhere: exit status 4" 4
+expect_contains "local bad rows everywhere: naming the row" "$err" "action is -3, expected 0 .. 1"
 
 # --- uniform replay -----------------------------------------------------------
 job rk-uni --set checkpoint.save_replay=true

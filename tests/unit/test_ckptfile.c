@@ -688,8 +688,22 @@ Test(checkpoint, open_errors_from_the_system) {
     char want[WANT_LEN];
     snprintf(want, sizeof want, "cannot open checkpoint %s: No such file or directory", path);
     expect_open_error(path, want, "absent");
-    snprintf(want, sizeof want, "%s: not a regular file", dir);
+    snprintf(want, sizeof want, "%s: not a regular file (a directory)", dir);
     expect_open_error(dir, want, "directory");
+    remove_dir(dir);
+}
+
+/* A FIFO in a checkpoint's place is refused at once: opening it for
+ * reading must not wait for a writer that never comes (the timeout would
+ * fail the test). */
+Test(checkpoint, fifo_is_refused_without_blocking, .timeout = 10) {
+    char dir[DIR_LEN], path[FILE_LEN], want[WANT_LEN];
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/fifo.ckpt", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    snprintf(want, sizeof want, "%s: not a regular file (a FIFO)", path);
+    expect_open_error(path, want, "fifo");
+    unlink(path);
     remove_dir(dir);
 }
 

@@ -1168,3 +1168,540 @@ Test(runckpt, damaged_replay_file_falls_back_to_the_previous_checkpoint) {
     for (int s = 0; s < 2; s++) prioreplay_free(&prs[s]);
     teardown(&f);
 }
+
+/* ---- damage that only a content check can see ---------------------------- */
+
+/* Recompute every section CRC, the table CRC and the header CRC of the
+ * checkpoint file at path (docs/CHECKPOINT.md offsets), as someone changing
+ * a file on purpose would: only the checks of content can then catch it. */
+static void fix_crcs(const char *path) {
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    uint32_t ns;
+    memcpy(&ns, b + 20, 4);
+    cr_assert(ns >= 1 && ns <= 16);
+    size_t off = 256 + 16 * (size_t)ns;
+    for (uint32_t i = 0; i < ns; i++) {
+        unsigned char *e = b + 256 + 16 * i;
+        uint64_t bytes;
+        memcpy(&bytes, e + 8, 8);
+        cr_assert_leq(off + bytes, n);
+        uint32_t c = crc32c(b + off, (size_t)bytes);
+        memcpy(e + 4, &c, 4);
+        off += (size_t)bytes;
+    }
+    uint32_t t = crc32c(b + 256, 16 * (size_t)ns), h;
+    memcpy(b + 24, &t, 4);
+    h = crc32c(b, 252);
+    memcpy(b + 252, &h, 4);
+    spit(path, b, n);
+    free(b);
+}
+
+/* Rewrite dir/MANIFEST: every line starting with `key ` (its first word and
+ * a blank) replaced by `line` (NULL: kept), then the line of file `name`
+ * (ps-<p>.ckpt or replay-<s>.ckpt; NULL: none) given the file's size and
+ * CRC as it is now, and the manifest's own CRC recomputed: a manifest
+ * "rebound" to changed contents. */
+static void edit_manifest(const char *dir, const char *key, const char *line, const char *name) {
+    char path[PATH_LEN + 32], fpath[PATH_LEN + 32], prefix[64] = "", out[8192];
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    size_t fbytes = 0;
+    uint32_t fcrc = 0;
+    if (name) {
+        int idx;
+        snprintf(fpath, sizeof fpath, "%s/%s", dir, name);
+        unsigned char *fb = slurp(fpath, &fbytes);
+        fcrc = crc32c(fb, fbytes);
+        free(fb);
+        if (sscanf(name, "ps-%d.ckpt", &idx) == 1) snprintf(prefix, sizeof prefix, "shard %d bytes ", idx);
+        else if (sscanf(name, "replay-%d.ckpt", &idx) == 1) snprintf(prefix, sizeof prefix, "replay %d bytes ", idx);
+        else cr_assert_fail("%s", name);
+    }
+    size_t n, k = 0;
+    char *text = (char *)slurp(path, &n);
+    for (char *p = text, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = '\0';
+        if (strncmp(p, "crc32c ", 7) == 0) break;
+        if (key && line && strncmp(p, key, strlen(key)) == 0 && p[strlen(key)] == ' ') {
+            k += (size_t)snprintf(out + k, sizeof out - k, "%s\n", line);
+        } else if (prefix[0] && strncmp(p, prefix, strlen(prefix)) == 0) {
+            const char *tail = strstr(p, " transitions ");
+            k += (size_t)snprintf(out + k, sizeof out - k, "%s%zu crc32c %08x%s\n", prefix, fbytes, fcrc,
+                                  tail ? tail : "");
+        } else {
+            k += (size_t)snprintf(out + k, sizeof out - k, "%s\n", p);
+        }
+    }
+    k += (size_t)snprintf(out + k, sizeof out - k, "crc32c %08x\n", crc32c(out, k));
+    spit(path, out, k);
+    free(text);
+}
+
+/* Where section id's data starts in the file image b (its length in *bytes). */
+static size_t section_at(const unsigned char *b, uint32_t id, uint64_t *bytes) {
+    uint32_t ns;
+    memcpy(&ns, b + 20, 4);
+    size_t off = 256 + 16 * (size_t)ns;
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t sid;
+        memcpy(&sid, b + 256 + 16 * i, 4);
+        memcpy(bytes, b + 256 + 16 * i + 8, 8);
+        if (sid == id) return off;
+        off += (size_t)*bytes;
+    }
+    cr_assert_fail("no section %u", id);
+    return 0;
+}
+
+/* One field of one replay row, by the section's layout (docs/CHECKPOINT.md). */
+typedef enum { F_OBS, F_ACTION, F_REWARD, F_NEXT_OBS, F_DISCOUNT, F_MAX_PRIORITY, F_PRIORITY } ReplayField;
+
+/* Set field f of row `row` (element 1 of an observation) in the replay
+ * section of the checkpoint file at path to v (an i32 for the action, an f64
+ * for priorities, else an f32), then make the file's CRCs right again. */
+static void patch_row(const char *path, ReplayField f, uint64_t row, double v) {
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    uint64_t bytes;
+    size_t sec = section_at(b, CKPT_SEC_REPLAY, &bytes);
+    uint32_t O;
+    uint64_t S;
+    memcpy(&O, b + sec + 12, 4);
+    memcpy(&S, b + sec + 24, 8);
+    cr_assert_lt(row, S);
+    size_t at = sec + 40, obs = 4 * S * O;
+    switch (f) {
+    case F_OBS: at += 4 * (row * O + 1); break;
+    case F_ACTION: at += obs + 4 * row; break;
+    case F_REWARD: at += obs + 4 * S + 4 * row; break;
+    case F_NEXT_OBS: at += obs + 8 * S + 4 * (row * O + 1); break;
+    case F_DISCOUNT: at += 2 * obs + 8 * S + 4 * row; break;
+    case F_MAX_PRIORITY: at += 2 * obs + 12 * S; break;
+    case F_PRIORITY: at += 2 * obs + 12 * S + 8 + 8 * row; break;
+    }
+    if (f == F_ACTION) {
+        int32_t a = (int32_t)v;
+        memcpy(b + at, &a, 4);
+    } else if (f == F_MAX_PRIORITY || f == F_PRIORITY) {
+        memcpy(b + at, &v, 8);
+    } else {
+        float x = (float)v;
+        memcpy(b + at, &x, 4);
+    }
+    spit(path, b, n);
+    free(b);
+    fix_crcs(path);
+}
+
+/* A local trainer's checkpoint seq: the whole network and a uniform replay
+ * section of 12 rows (actions 0/1, discounts 0.99, finite everything). */
+static void write_local_with_replay(Fixture *f, uint64_t seq, char *dir) {
+    char err[ERR_LEN];
+    ReplayBuf rb;
+    replaybuf_init(&rb, 16, RO);
+    for (int i = 0; i < 12; i++) {
+        float obs[RO] = {(float)i, 1, 2, 3}, next[RO] = {-1, -2, -3, -4};
+        replaybuf_add(&rb, obs, i % 2, 1.0f, next, 0.99f);
+    }
+    cr_assert_eq(runckpt_begin(f->run, seq, dir, err), 0, "%s", err);
+    RunCkptShard sh = {.index = 0, .off = 0, .len = f->n, .params = f->params, .target = f->target, .opt = &f->opt,
+                       .replay = &rb, .run_id = f->run_id, .seq = seq, .n_shards = 1};
+    cr_assert_eq(runckpt_write_shard(&f->cfg, &f->net, dir, &sh, err), 0, "%s", err);
+    RunCkptManifest m = manifest_of(f, 1, seq);
+    cr_assert_eq(runckpt_commit(f->run, dir, &m, 3, err), 0, "%s", err);
+    replaybuf_free(&rb);
+}
+
+/* A restored replay row out of range (an action the network does not have,
+ * a NaN discount, an Inf observation, ...) in a file whose every CRC is
+ * right is damage of its checkpoint: verification names the file, the row
+ * and the field, the resume falls back to the previous intact checkpoint,
+ * and with none left it is an error (exit 4), never a learner's crash and a
+ * restart on the same rows, nor "training diverged". */
+Test(runckpt, invalid_replay_row_is_damage_local_trainer) {
+    Fixture f;
+    setup(&f, "badrow");
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], want[256];
+    write_local_with_replay(&f, 1, d1);
+    write_local_with_replay(&f, 2, d2);
+    snprintf(path, sizeof path, "%s/ps-0.ckpt", d2);
+    size_t n;
+    unsigned char *orig = slurp(path, &n);
+    const struct {
+        ReplayField f;
+        double v;
+        const char *says;
+    } cases[] = {
+        {F_ACTION, 2, "replay row 7 of 12 (0 = oldest): action is 2, expected 0 .. 1"},
+        {F_ACTION, -1, "replay row 7 of 12 (0 = oldest): action is -1, expected 0 .. 1"},
+        {F_DISCOUNT, NAN, "replay row 7 of 12 (0 = oldest): discount is nan, expected a discount in [0, 1]"},
+        {F_DISCOUNT, 1.5, "replay row 7 of 12 (0 = oldest): discount is 1.5, expected a discount in [0, 1]"},
+        {F_OBS, INFINITY, "replay row 7 of 12 (0 = oldest): obs[1] is inf, expected finite"},
+        {F_NEXT_OBS, -INFINITY, "replay row 7 of 12 (0 = oldest): next_obs[1] is -inf, expected finite"},
+        {F_REWARD, NAN, "replay row 7 of 12 (0 = oldest): reward is nan, expected finite"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spit(path, orig, n);
+        patch_row(path, cases[c].f, 7, cases[c].v);
+        edit_manifest(d2, NULL, NULL, "ps-0.ckpt");
+        RunCkptManifest m;
+        cr_assert_eq(runckpt_verify(d2, &m, err), -1, "case %zu passed verification", c);
+        snprintf(want, sizeof want, "ps-0.ckpt: %s", cases[c].says);
+        cr_expect(strstr(err, want) != NULL, "case %zu: %s", c, err);
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1, "case %zu: falls back to the intact checkpoint", c);
+        cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, want), "case %zu: %s", c, warn);
+        /* Read directly, the slice refuses it too, before any row lands. */
+        float p[23], t[23];
+        ReplayBuf rb;
+        replaybuf_init(&rb, 16, RO);
+        RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t, .replay = &rb};
+        cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, d2, &sh, err), -1);
+        cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
+        replaybuf_free(&rb);
+    }
+    free(orig);
+    /* The older one damaged the same way: nothing intact is left. */
+    snprintf(path, sizeof path, "%s/ps-0.ckpt", d1);
+    patch_row(path, F_ACTION, 0, 9);
+    edit_manifest(d1, NULL, NULL, "ps-0.ckpt");
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), -1);
+    cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "replay row"), "%s", err);
+    teardown(&f);
+}
+
+/* The same for the replay files of a distributed job (replay-<s>.ckpt),
+ * priorities included; a replay shard that reads the file refuses it too. */
+Test(runckpt, invalid_replay_row_is_damage_replay_files) {
+    Fixture f;
+    setup(&f, "badrowd");
+    PrioReplay prs[1];
+    fill_prio(&prs[0], 20, 9, 0);
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
+    write_with_replay(&f, 1, 1, prs, 1, d1);
+    write_with_replay(&f, 2, 1, prs, 1, d2);
+    snprintf(path, sizeof path, "%s/replay-0.ckpt", d2);
+    size_t n;
+    unsigned char *orig = slurp(path, &n);
+    const struct {
+        ReplayField f;
+        double v;
+        const char *says;
+    } cases[] = {
+        {F_ACTION, 5, "replay-0.ckpt: replay row 3 of 9 (0 = oldest): action is 5, expected 0 .. 1"},
+        {F_PRIORITY, NAN, "replay-0.ckpt: replay row 3 of 9 (0 = oldest): priority is nan"},
+        {F_PRIORITY, 0, "replay-0.ckpt: replay row 3 of 9 (0 = oldest): priority is 0"},
+        {F_MAX_PRIORITY, -1, "replay-0.ckpt: replay max_priority is -1"},
+        {F_DISCOUNT, -0.5, "replay-0.ckpt: replay row 3 of 9 (0 = oldest): discount is -0.5"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spit(path, orig, n);
+        patch_row(path, cases[c].f, 3, cases[c].v);
+        edit_manifest(d2, NULL, NULL, "replay-0.ckpt");
+        RunCkptManifest m;
+        cr_assert_eq(runckpt_verify(d2, &m, err), -1, "case %zu passed verification", c);
+        cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1, "case %zu", c);
+        cr_expect(strstr(warn, cases[c].says) != NULL, "case %zu: %s", c, warn);
+        for (int uniform = 0; uniform < 2; uniform++) {
+            PrioReplay back;
+            prioreplay_init(&back, 20, RO, 1.0, 0.5);
+            RunCkptReplayInfo info;
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, uniform ? &back.buf : NULL,
+                                             uniform ? NULL : &back, &info, err), -1, "case %zu read", c);
+            cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
+            prioreplay_free(&back);
+        }
+    }
+    free(orig);
+    prioreplay_free(&prs[0]);
+    teardown(&f);
+}
+
+/* A section whose data no longer matches its CRC, in a file the MANIFEST
+ * was rebound to (its whole-file CRC recomputed for the damaged bytes), is
+ * damage found when the checkpoint is chosen: the resume falls back, as for
+ * any other damage, instead of choosing it and failing when reading it. */
+Test(runckpt, section_crc_mismatch_under_a_rebound_manifest_falls_back) {
+    Fixture f;
+    setup(&f, "rebound");
+    char dir[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
+    write_shards(&f, 2, 1, dir);
+    write_shards(&f, 2, 2, dir);
+    ckpt_path(&f, 2, "ps-1.ckpt", path);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    free(b);
+    flip_byte(path, (long)n - 3); /* in the last section's data */
+    ckpt_path(&f, 2, NULL, dir);
+    edit_manifest(dir, NULL, NULL, "ps-1.ckpt");
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_verify(dir, &m, err), -1, "verified a file with a bad section");
+    cr_expect(strstr(err, "ps-1.ckpt: section ") && strstr(err, " CRC mismatch"), "%s", err);
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 1);
+    cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, "CRC mismatch"), "%s", warn);
+    teardown(&f);
+}
+
+/* Counters are bounded on read (2^53, CKPT_MAX_COUNT): a manifest, a shard
+ * header or an optimizer state counting more is damage, named by its
+ * field, and the resume falls back; 2^53 itself is accepted. */
+Test(runckpt, absurd_counters_are_damage) {
+    Fixture f;
+    setup(&f, "counters");
+    char dir[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], line[128];
+    write_shards(&f, 1, 1, dir);
+    write_shards(&f, 1, 2, d2);
+    snprintf(path, sizeof path, "%s/MANIFEST", d2);
+    size_t n;
+    unsigned char *man = slurp(path, &n);
+    const char *keys[] = {"env_steps", "updates", "episodes", "params_version", "seq"};
+    RunCkptManifest m;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        spit(path, man, n);
+        snprintf(line, sizeof line, "%s 18446744073709551615", keys[k]);
+        edit_manifest(d2, keys[k], line, NULL);
+        cr_assert_eq(runckpt_read_manifest(d2, &m, err), -1, "%s accepted", keys[k]);
+        char want[128];
+        snprintf(want, sizeof want, "%s is 18446744073709551615, above 2^53", keys[k]);
+        cr_expect(strstr(err, want) != NULL, "%s", err);
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1, "%s: falls back", keys[k]);
+        cr_expect(strstr(warn, want) != NULL, "%s", warn);
+    }
+    /* 2^53 exactly is a count a run could (in principle) reach. */
+    spit(path, man, n);
+    edit_manifest(d2, "env_steps", "env_steps 9007199254740992", NULL);
+    cr_assert_eq(runckpt_read_manifest(d2, &m, err), 0, "%s", err);
+    cr_expect_eq(m.env_steps, 9007199254740992ull);
+    edit_manifest(d2, "env_steps", "env_steps 9007199254740993", NULL);
+    cr_assert_eq(runckpt_read_manifest(d2, &m, err), -1);
+    /* The history's counters. */
+    spit(path, man, n);
+    edit_manifest(d2, "history",
+                  "history evaluations 1 last 5 best 5 best_env_steps 18446744073709551615 best_version 1 "
+                  "best_seconds 1 solved 0 solved_env_steps 0 solved_version 0 solved_seconds nan",
+                  NULL);
+    cr_assert_eq(runckpt_read_manifest(d2, &m, err), -1);
+    cr_expect(strstr(err, "history best_env_steps is 18446744073709551615") != NULL, "%s", err);
+    spit(path, man, n);
+    free(man);
+    /* A shard header's counters (the local trainer resumes from them) and
+     * the optimizer's step, with every sum made right. */
+    snprintf(path, sizeof path, "%s/ps-0.ckpt", d2);
+    unsigned char *orig = slurp(path, &n);
+    const struct {
+        size_t at;
+        const char *says;
+    } fields[] = {{144, "env_steps is 18446744073709551615"}, {152, "updates is 18446744073709551615"},
+                  {160, "episodes is 18446744073709551615"}, {168, "param_version is 18446744073709551615"},
+                  {184, "target version 18446744073709551615"}, {0, "optimizer step count 18446744073709551615"}};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        unsigned char *b = malloc(n);
+        memcpy(b, orig, n);
+        uint64_t big = UINT64_MAX, bytes;
+        size_t at = fields[k].at ? fields[k].at : section_at(b, CKPT_SEC_OPTIM, &bytes);
+        memcpy(b + at, &big, 8);
+        spit(path, b, n);
+        free(b);
+        fix_crcs(path);
+        edit_manifest(d2, NULL, NULL, "ps-0.ckpt");
+        cr_assert_eq(runckpt_verify(d2, &m, err), -1, "field %zu accepted", k);
+        cr_expect(strstr(err, fields[k].says) != NULL, "%s", err);
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1);
+    }
+    free(orig);
+    teardown(&f);
+}
+
+/* A FIFO (or anything but a regular file) in place of `latest`, a
+ * MANIFEST, a shard file or a replay file is refused at once, naming it:
+ * no reader ever blocks opening it (the test's timeout would fail). */
+Test(runckpt, fifos_are_refused_without_blocking, .timeout = 20) {
+    Fixture f;
+    setup(&f, "fifo");
+    PrioReplay prs[1];
+    fill_prio(&prs[0], 20, 9, 0);
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], saved[PATH_LEN + 80];
+    write_with_replay(&f, 1, 1, prs, 1, d1);
+    write_with_replay(&f, 2, 1, prs, 1, d2);
+    const char *parts[] = {"MANIFEST", "ps-0.ckpt", "replay-0.ckpt"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", d2, parts[k]);
+        snprintf(saved, sizeof saved, "%s.saved", path);
+        cr_assert_eq(rename(path, saved), 0);
+        cr_assert_eq(mkfifo(path, 0644), 0);
+        RunCkptManifest m;
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1, "%s: falls back", parts[k]);
+        char want[PATH_LEN + 128];
+        snprintf(want, sizeof want, "%s: not a regular file (a FIFO)", path);
+        cr_expect(strstr(warn, want) != NULL, "%s: %s", parts[k], warn);
+        PrioReplay back;
+        prioreplay_init(&back, 20, RO, 1.0, 0.5);
+        RunCkptReplayInfo info;
+        if (k != 1) {
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, NULL, &back, &info, err), -1);
+            cr_expect(strstr(err, want) != NULL, "%s", err);
+        }
+        prioreplay_free(&back);
+        cr_assert_eq(unlink(path), 0);
+        cr_assert_eq(rename(saved, path), 0);
+    }
+    /* latest: the newest intact checkpoint is still found, with a note. */
+    snprintf(path, sizeof path, "%s/checkpoints/latest", f.run);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 2);
+    cr_expect(strstr(warn, "latest: not a regular file (a FIFO)") != NULL, "%s", warn);
+    /* The only checkpoint's MANIFEST a FIFO: an error, not a hang. */
+    snprintf(path, sizeof path, "%s/MANIFEST", d1);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    snprintf(path, sizeof path, "%s/MANIFEST", d2);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), -1);
+    cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "not a regular file (a FIFO)"), "%s", err);
+    prioreplay_free(&prs[0]);
+    teardown(&f);
+}
+
+/* ---- the run id of a run directory ---------------------------------------- */
+
+/* A run directory records its run id; a checkpoint of another run copied
+ * in is refused (naming both ids) by runckpt_latest and runckpt_best,
+ * while a directory that records none (an older run) takes any. */
+Test(runckpt, checkpoint_of_another_run_is_refused) {
+    Fixture f;
+    setup(&f, "foreign");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    uint64_t id;
+    cr_assert_eq(runckpt_run_id(f.run, &id, err), 1, "no run_id file yet");
+    write_shards(&f, 1, 1, dir);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "an older run takes any id: %s", err);
+    cr_assert_eq(runckpt_save_run_id(f.run, f.run_id, err), 0, "%s", err);
+    cr_assert_eq(runckpt_run_id(f.run, &id, err), 0, "%s", err);
+    cr_expect_eq(id, f.run_id);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), 0, "%s", err);
+    write_best(&f, 1, 1, 10.0, true);
+    cr_assert_eq(runckpt_best(f.run, &m, err), 0, "%s", err);
+    /* Another run's checkpoint 2 (and best), intact in every other way. */
+    uint64_t own = f.run_id;
+    f.run_id = own ^ 0xabcdef;
+    write_shards(&f, 1, 2, dir);
+    write_best(&f, 2, 1, 20.0, true);
+    f.run_id = own;
+    cr_assert_eq(runckpt_verify(dir, &m, err), 0, "%s", err);
+    char want[512];
+    snprintf(want, sizeof want, "belongs to run %016llx, but run directory %s is run %016llx",
+             (unsigned long long)(own ^ 0xabcdef), f.run, (unsigned long long)own);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), -1, "a foreign checkpoint was taken");
+    cr_expect(strstr(err, want) != NULL && strstr(err, "ckpt-000002") != NULL, "%s", err);
+    cr_assert_eq(runckpt_best(f.run, &m, err), -1);
+    cr_expect(strstr(err, want) != NULL, "%s", err);
+    /* A damaged run_id file is an error, not "no id". */
+    snprintf(path, sizeof path, "%s/run_id", f.run);
+    spit(path, "xyz\n", 4);
+    cr_assert_eq(runckpt_run_id(f.run, &id, err), -1);
+    cr_expect(strstr(err, "not a run id") != NULL, "%s", err);
+    cr_assert_eq(runckpt_latest(f.run, &m, err), -1);
+    teardown(&f);
+}
+
+/* ---- a reader racing the job that prunes ------------------------------------ */
+
+/* What the hooks below do: on call number `at` (1 = the first), commit
+ * checkpoint seq with keep 1, which moves `latest` and deletes the one
+ * just chosen, as a job checkpointing every 10 ms does. */
+typedef struct {
+    Fixture *f;
+    int calls, at;
+    uint64_t seq;
+} Racer;
+
+static void race_commit(void *arg, const char *dir) {
+    Racer *r = arg;
+    (void)dir;
+    if (++r->calls != r->at) return;
+    char d[PATH_LEN], err[ERR_LEN];
+    cr_assert_eq(runckpt_begin(r->f->run, r->seq, d, err), 0, "%s", err);
+    write_one(r->f, d, r->seq, 1, 0, 0, r->f->n);
+    RunCkptManifest m = manifest_of(r->f, 1, r->seq);
+    cr_assert_eq(runckpt_commit(r->f->run, d, &m, 1, err), 0, "%s", err);
+}
+
+/* The checkpoint `latest` named is pruned while it is verified: the choice
+ * starts over from the moved `latest`, quietly (no "damaged" note); and
+ * pruned between the choice and the read, the read starts over too. */
+Test(runckpt, pruning_never_makes_a_healthy_run_look_damaged) {
+    Fixture f;
+    setup(&f, "race");
+    char dir[PATH_LEN], err[ERR_LEN], warn[ERR_LEN];
+    write_shards(&f, 1, 1, dir);
+    write_shards(&f, 1, 2, dir);
+    Racer r = {&f, 0, 1, 3};
+    RunCkptHook hook = {race_commit, &r};
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_find_latest_hooked(f.run, &m, warn, &hook, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 3);
+    cr_expect_str_eq(warn, "", "a pruned checkpoint is not called damaged");
+    cr_expect_eq(r.calls, 2);
+
+    /* Chosen (checkpoint 3), then pruned before the read. */
+    r = (Racer){&f, 0, 1, 4};
+    float p[23], t[23];
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t};
+    cr_assert_eq(runckpt_read_chosen(&f.cfg, &f.net, f.run, RUNCKPT_LATEST, &m, &sh, &hook, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 4, "read the checkpoint that replaced it");
+    cr_expect_eq(memcmp(p, f.params, sizeof p), 0);
+    /* Real damage still is damage: no retry makes it go away. */
+    char path[PATH_LEN + 64];
+    ckpt_path(&f, 4, "ps-0.ckpt", path);
+    flip_byte(path, 300);
+    cr_assert_eq(runckpt_read_chosen(&f.cfg, &f.net, f.run, RUNCKPT_LATEST, &m, &sh, NULL, err), -1);
+    cr_expect(strstr(err, "ps-0.ckpt") != NULL, "%s", err);
+    teardown(&f);
+}
+
+/* A resume that fell back drops the line it abandons (runlog_init calls
+ * runckpt_drop_above under the lock). Best and ckpt-* share the numbers:
+ * when the resumed job's next number goes to a best checkpoint, a damaged
+ * directory of that number would otherwise sit below its next commit,
+ * count towards keep, and have the good checkpoint it resumed from pruned. */
+Test(runckpt, a_resume_drops_the_abandoned_line_so_keep_spares_the_good) {
+    Fixture f;
+    setup(&f, "dropabove");
+    char dir[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
+    for (uint64_t s = 1; s <= 3; s++) write_shards(&f, 1, s, dir);
+    ckpt_path(&f, 3, "ps-0.ckpt", path);
+    flip_byte(path, 300);
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+    cr_assert_eq(m.seq, 2);
+    runckpt_drop_above(f.run, m.seq);
+    ckpt_path(&f, 3, NULL, path);
+    cr_expect(!exists(path), "the damaged checkpoint 3 is dropped");
+    ckpt_path(&f, 2, "MANIFEST", path);
+    cr_expect(exists(path));
+    /* The resumed job: a best takes number 3, the next commit is 4, keep 2. */
+    write_best(&f, 3, 1, 5.0, true);
+    cr_assert_eq(runckpt_begin(f.run, 4, dir, err), 0, "%s", err);
+    write_one(&f, dir, 4, 1, 0, 0, f.n);
+    m = manifest_of(&f, 1, 4);
+    cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
+    ckpt_path(&f, 2, "MANIFEST", path);
+    cr_expect(exists(path), "keep 2 keeps checkpoint 2, the good one below 4");
+    /* Nothing below the given number is touched. */
+    runckpt_drop_above(f.run, 4);
+    cr_expect(exists(path));
+    teardown(&f);
+}
