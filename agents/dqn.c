@@ -24,7 +24,7 @@ void dqn_init(Dqn *d, const QNet *net, int max_batch) {
     size_t nx = round_up(2 * B * O, 16), nq2 = round_up(2 * B * A, 16), nq = round_up(B * A, 16),
            nb = round_up(B, 16);
     size_t total = nx + nq2 + 2 * nq + 2 * nb + nb; /* the last nb: a_next (int32) */
-    d->mem = xmalloc_aligned(total * sizeof(float));
+    d->mem = xmalloc_for(total * sizeof(float), "learning workspace", "replay.batch_size");
     memset(d->mem, 0, total * sizeof(float));
     float *p = d->mem;
     d->x2 = p, p += nx;

@@ -76,7 +76,7 @@ void optim_init(Optim *o, const OptimParams *p, size_t n) {
     o->p = *p;
     o->n = n;
     o->n_state = state_vectors(p) * n;
-    o->state = xmalloc_aligned(o->n_state * sizeof(float));
+    o->state = xmalloc_for(o->n_state * sizeof(float), "optimizer state", "network.hidden");
     memset(o->state, 0, o->n_state * sizeof(float));
 }
 

@@ -112,7 +112,7 @@ void qnet_work_init(QNetWork *w, const QNet *net, int max_batch) {
     total += padded(B * (size_t)net->lin[net->n_linear - 1].out);
     total += 2 * padded(B * (size_t)net->max_width);
     total += padded((size_t)net->max_width);
-    w->mem = xmalloc_aligned(total * sizeof(float));
+    w->mem = xmalloc_for(total * sizeof(float), "network activations", NULL);
     memset(w->mem, 0, total * sizeof(float));
     float *p = w->mem;
     for (int l = 0; l < net->spec.n_hidden; l++) {

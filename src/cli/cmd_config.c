@@ -2,9 +2,12 @@
  * `gorila config place FILE [--set key=value]... --hosts H:S,...`.
  *
  * Loads and validates a config exactly as `gorila train` would, then prints
- * the effective config (config_write), the rank layout (layout_print) and a
- * last line "ranks: N", the number of MPI ranks the job needs. Exit status:
- * 0 valid, 2 invalid config or bad arguments (one error line on stderr).
+ * the effective config (config_write), the memory plan (memplan_print: what
+ * each rank allocates, all ranks against this machine's memory), the rank
+ * layout (layout_print) and a last line "ranks: N", the number of MPI ranks
+ * the job needs. Exit status: 0 valid, 2 invalid config, a job whose ranks
+ * do not fit this machine's memory (memplan_check, the check gorila train
+ * runs too) or bad arguments (one error line on stderr, nothing on stdout).
  *
  * `config place` prints the rank layout with the host each rank runs on
  * across the given hosts (placement_nodes), one line per rank: what
@@ -13,6 +16,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "layout.h"
+#include "memplan.h"
 #include "placement.h"
 #include "util.h"
 
@@ -24,8 +28,10 @@ static const char check_usage[] =
     "usage: gorila config check FILE [--set key.path=value]...\n"
     "\n"
     "Validate FILE with the overrides applied, print the effective config,\n"
-    "the rank layout and the number of ranks the job needs.\n"
-    "Exit status: 0 valid, 2 invalid config or bad arguments.\n";
+    "the memory plan (what each rank allocates), the rank layout and the\n"
+    "number of ranks the job needs. A job whose ranks would not fit this\n"
+    "machine's memory is refused (docs/CONFIG.md, \"Memory plan\").\n"
+    "Exit status: 0 valid, 2 invalid config, not enough memory or bad arguments.\n";
 
 static const char place_usage[] =
     "usage: gorila config place FILE [--set key.path=value]... --hosts HOST:SLOTS[,HOST:SLOTS]...\n"
@@ -99,7 +105,14 @@ static int config_check(int argc, char **argv) {
     if (config_load(&cfg, a.file, a.sets, a.n_sets, err)) return usage_error("%s", err);
     Layout lay;
     layout_init(&lay, &cfg);
+    MemPlan plan;
+    MemMachine machine;
+    if (memplan_ranks(&cfg, &lay, NULL, 0, &plan, err) != 0 || memplan_machine(&machine, err) != 0 ||
+        memplan_check(&cfg, &plan, &machine, err) != 0)
+        return usage_error("%s", err);
     config_write(&cfg, stdout);
+    fputc('\n', stdout);
+    memplan_print(&plan, &machine, stdout);
     fputc('\n', stdout);
     layout_print(&lay, stdout);
     printf("ranks: %d\n", lay.size);

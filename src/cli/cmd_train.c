@@ -12,6 +12,7 @@
 #include "config.h"
 #include "job.h"
 #include "layout.h"
+#include "memplan.h"
 #include "platform.h"
 #include "trainer.h"
 #include "util.h"
@@ -175,6 +176,11 @@ int cmd_train(int argc, char **argv) {
         layout_init(&lay, cfg);
         if (lay.size != 1) {
             size_error(&a, &lay, 1, err);
+            free(cfg);
+            return usage_error("%s", err);
+        }
+        /* The memory plan before anything is allocated (a job: job.c). */
+        if (memplan_fits(cfg, &lay, NULL, 0, err) != 0) {
             free(cfg);
             return usage_error("%s", err);
         }

@@ -30,7 +30,7 @@ void replaybuf_init(ReplayBuf *rb, size_t capacity, int obs_dim) {
     /* One block, every view starting on a 64-byte boundary. */
     size_t obs_bytes = round_up(capacity * O * sizeof(float), 64);
     size_t col_bytes = round_up(capacity * sizeof(float), 64);
-    char *p = xmalloc_aligned(2 * obs_bytes + 3 * col_bytes);
+    char *p = xmalloc_for(2 * obs_bytes + 3 * col_bytes, "replay storage", "replay.capacity");
     rb->block = p;
     rb->obs = (float *)p;
     p += obs_bytes;

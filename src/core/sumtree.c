@@ -61,7 +61,7 @@ void sumtree_init(SumTree *t, size_t capacity) {
     }
     /* Aligned to 128 bytes, so a group's sum and minimum lines are one
      * aligned pair (what adjacent-line prefetchers fetch together). */
-    char *p = xmalloc_aligned(total * sizeof(double) + 64);
+    char *p = xmalloc_for(total * sizeof(double) + 64, "replay sum tree", "replay.capacity");
     t->block = p;
     t->node = (double *)(p + ((uintptr_t)p % 128 ? 128 - (uintptr_t)p % 128 : 0));
     t->capacity = capacity;

@@ -176,8 +176,8 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     char err[ERR_LEN];
     if (actorcore_init(&a->ac, cfg, &a->rb.net, ctx->index, err) != 0) DIE(ctx, "%s", err);
     size_t n = a->rb.net.n_params;
-    a->params = xmalloc_aligned(n * sizeof(float));
-    a->incoming = xmalloc_aligned(n * sizeof(float));
+    a->params = xmalloc_for(n * sizeof(float), "network parameters", "network.hidden");
+    a->incoming = xmalloc_for(n * sizeof(float), "network parameters", "network.hidden");
     /* Room for a chunk, one step's transitions beyond it and, before the
      * last chunk, the ones a flush releases (proto.h: ProtoLimits.max_chunk). */
     size_t max_n = (size_t)cfg->actor.chunk + 2 * (size_t)actorcore_max_emit(&a->ac);

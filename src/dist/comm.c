@@ -24,7 +24,7 @@ const char *proto_tag_name(int tag) {
 
 void sendbuf_init(SendBuf *s, size_t payload_cap) {
     s->cap = payload_cap;
-    s->buf = xmalloc_aligned(sizeof(MsgHeader) + payload_cap);
+    s->buf = xmalloc_for(sizeof(MsgHeader) + payload_cap, "a send buffer", NULL);
     s->req = MPI_REQUEST_NULL;
     s->pending = false;
 }
@@ -64,7 +64,7 @@ void comm_init(Comm *c, const Ctx *ctx, MPI_Comm world, const Layout *lay, const
     c->lay = lay;
     c->lim = *lim;
     c->inbox_cap = proto_max_payload(lim);
-    c->inbox = xmalloc_aligned(sizeof(MsgHeader) + c->inbox_cap);
+    c->inbox = xmalloc_for(sizeof(MsgHeader) + c->inbox_cap, "the receive buffer", NULL);
     for (int i = 0; i < COMM_CTL_SLOTS; i++) sendbuf_init(&c->ctl[i], COMM_CTL_BYTES - sizeof(MsgHeader));
     doorbell_init(&c->bells, ctx, world);
     c->expect_remote = c->bells.remote;

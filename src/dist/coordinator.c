@@ -794,8 +794,8 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     printf("run directory: %s\n", c->log.dir);
     fflush(stdout);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
-    c->eval_params = xmalloc_aligned(c->rb.net.n_params * sizeof(float));
-    c->eval_target = xmalloc(c->rb.net.n_params * sizeof(float));
+    c->eval_params = xmalloc_for(c->rb.net.n_params * sizeof(float), "network parameters", "network.hidden");
+    c->eval_target = xmalloc_for(c->rb.net.n_params * sizeof(float), "network parameters", "network.hidden");
     evaltrack_init(&c->eval, env_find(cfg->env.name)->reward_threshold);
     if (args->start.resumed && args->start.has_history) {
         /* Keep the run's history: its first solve and its best stay. */

@@ -3,6 +3,7 @@
 #include "exitcode.h"
 #include "comm.h"
 #include "doorbell.h"
+#include "memplan.h"
 #include "placement.h"
 #include "signals.h"
 #include "trainer.h"
@@ -12,12 +13,16 @@
 #include "version.h"
 
 #include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 /* Rank 0: where a resumed job starts. Fills s; s->ok = 0 with err on failure. */
 static void load_start(const JobArgs *args, JobStart *s, char *err) {
@@ -91,6 +96,195 @@ static void pin(const Ctx *ctx, const JobArgs *args) {
     free(ranks);
 }
 
+/* ---- The run directory, seen from every host that writes to it ----------
+ *
+ * The coordinator creates the run directory and writes everything in it but
+ * the shard files of a checkpoint: each parameter source (every parameter
+ * server, or learner 0 in allreduce mode) and, with checkpoint.save_replay,
+ * each replay shard writes its own file into the checkpoint directory the
+ * coordinator made (docs/MULTIHOST.md). A host that does not see the
+ * directory at the same path would otherwise be found only at the first
+ * checkpoint, after training, with the run ending as if its final
+ * checkpoint had failed. So before any role starts (collective over world):
+ *
+ *   rank 0    creates the directory it will write in (a fresh run:
+ *             run.out_dir, where the coordinator makes the run directory;
+ *             a resume: the run directory) and in it .gorila-probe-TOKEN,
+ *             holding TOKEN (64 random bits); broadcasts the directory and
+ *             the token
+ *   writers   open that file by the same path and find TOKEN in it, then
+ *             create and remove a file of their own beside it
+ *   rank 0    gathers every rank's verdict, removes its file, and names
+ *             each host that failed, with its ranks and the reason
+ *
+ * The probe lives in run.out_dir for a fresh run because the run directory
+ * does not exist yet; a run directory is made inside it, so a host that sees
+ * one sees the other. If rank 0 cannot make its probe (out_dir unwritable),
+ * nothing is checked here: the coordinator reports that failure itself,
+ * with its usual status, when it creates the run directory. */
+enum { PROBE_TOKEN_LEN = 17, PROBE_NAME_LEN = 48, PROBE_HOST_LEN = 256, PROBE_WHY_LEN = 512 };
+typedef struct {
+    int32_t ok;                  /* 0: rank 0 made no probe, nothing to check */
+    char dir[PATH_LEN];          /* the directory probed, as every rank opens it */
+    char name[PROBE_NAME_LEN];   /* the probe file's name in dir */
+    char token[PROBE_TOKEN_LEN]; /* what the file holds: 16 hex digits */
+} DirProbe;
+
+typedef struct {
+    int32_t bad;                 /* this rank writes into dir and cannot */
+    char host[PROBE_HOST_LEN];
+    char why[PROBE_WHY_LEN];
+} DirVerdict;
+
+/* Does a rank of this role write files into the run directory? */
+static bool writes_run_dir(const Config *cfg, Role role, int index) {
+    if (role == ROLE_PS) return true;
+    if (role == ROLE_LEARNER) return cfg->sync.mode == SYNC_ALLREDUCE && index == 0;
+    if (role == ROLE_REPLAY) return cfg->checkpoint.save_replay;
+    return false;
+}
+
+/* mkdir -p for one path (the coordinator's runlog does the same a moment
+ * later); 0 or -1 with err. */
+static int make_dirs(const char *path, char *err) {
+    char tmp[PATH_LEN];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return errf(err, "path too long: %s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+            return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
+    return 0;
+}
+
+/* 64 bits from the kernel; if that fails, the clock and the pid. */
+static uint64_t probe_token(void) {
+    uint64_t t = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &t, sizeof t) != (ssize_t)sizeof t) t = 0;
+        close(fd);
+    }
+    if (t == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+    }
+    return t;
+}
+
+/* dir/name into out (PATH_LEN); -1 if it does not fit. */
+static int probe_path(char *out, const char *dir, const char *name) {
+    return snprintf(out, PATH_LEN, "%s/%s", dir, name) >= PATH_LEN ? -1 : 0;
+}
+
+/* Rank 0: create the directory and the probe file in it. 0, or -1 with err. */
+static int probe_make(const JobArgs *args, DirProbe *p, char *err) {
+    const char *dir = args->start.resumed ? args->start.run_dir : args->cfg->run.out_dir;
+    if (snprintf(p->dir, sizeof p->dir, "%s", dir) >= (int)sizeof p->dir) return errf(err, "path too long: %s", dir);
+    if (!args->start.resumed && make_dirs(p->dir, err) != 0) return -1;
+    snprintf(p->token, sizeof p->token, "%016llx", (unsigned long long)probe_token());
+    snprintf(p->name, sizeof p->name, ".gorila-probe-%s", p->token);
+    char path[PATH_LEN];
+    if (probe_path(path, p->dir, p->name) != 0) return errf(err, "path too long: %s", p->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return errf(err, "cannot create %s: %s", path, strerror(errno));
+    size_t n = strlen(p->token);
+    bool bad = write(fd, p->token, n) != (ssize_t)n;
+    if (close(fd) != 0) bad = true;
+    if (bad) {
+        unlink(path);
+        return errf(err, "cannot write %s", path);
+    }
+    p->ok = 1;
+    return 0;
+}
+
+/* A writing rank: does this host see rank 0's probe, and may it create a
+ * file beside it? 0, or -1 with why (what is wrong with the directory
+ * "there", on this host). */
+static int probe_check(const DirProbe *p, int rank, char *why) {
+    char path[PATH_LEN];
+    if (probe_path(path, p->dir, p->name) != 0) return errf(why, "its path is too long");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (access(p->dir, F_OK) != 0) return errf(why, "it does not exist there");
+        return errf(why, "it is another directory there (the coordinator's probe file %s is not in it: %s)", p->name,
+                    strerror(e));
+    }
+    char got[PROBE_TOKEN_LEN + 1];
+    ssize_t n = read(fd, got, sizeof got - 1);
+    close(fd);
+    got[n > 0 ? n : 0] = '\0';
+    if (strcmp(got, p->token) != 0)
+        return errf(why, "it is another directory there (its %s does not hold the coordinator's token)", p->name);
+    char name[PROBE_NAME_LEN + 16], mine[PATH_LEN];
+    snprintf(name, sizeof name, "%s-%d", p->name, rank);
+    if (probe_path(mine, p->dir, name) != 0) return errf(why, "its path is too long");
+    fd = open(mine, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return errf(why, "no file can be created in it there: %s", strerror(errno));
+    close(fd);
+    unlink(mine);
+    return 0;
+}
+
+/* Rank 0: one line per host whose writing ranks failed the probe. */
+static void probe_report(const JobArgs *args, const DirProbe *p, DirVerdict *all, int size) {
+    bool *done = xcalloc((size_t)size, sizeof(bool));
+    for (int r = 1; r < size; r++) {
+        if (!all[r].bad || done[r]) continue;
+        all[r].host[PROBE_HOST_LEN - 1] = all[r].why[PROBE_WHY_LEN - 1] = '\0';
+        fprintf(stderr, "gorila: error: %s (", all[r].host);
+        for (int q = r; q < size; q++) {
+            if (!all[q].bad || done[q] || strcmp(all[q].host, all[r].host) != 0) continue;
+            done[q] = true;
+            Role role;
+            int idx;
+            layout_role_of(args->lay, q, &role, &idx);
+            fprintf(stderr, "%srank %d %s %d", q == r ? "" : ", ", q, role_name(role), idx);
+        }
+        fprintf(stderr,
+                ") does not share %s %s with the coordinator on %s: %s; every host that runs a parameter server or a "
+                "replay shard writes checkpoint files into the run directory and must see it at the same path, a "
+                "shared filesystem (docs/MULTIHOST.md)\n",
+                args->start.resumed ? "the run directory" : "run.out_dir", p->dir, all[0].host, all[r].why);
+    }
+    free(done);
+}
+
+/* The check above. Returns 0, or -1 on every rank when a writing rank's
+ * host does not share the directory (rank 0 has said which). */
+static int check_run_dir(const Ctx *ctx, const JobArgs *args) {
+    DirProbe p;
+    memset(&p, 0, sizeof p);
+    char err[ERR_LEN] = "";
+    if (ctx->rank == 0 && probe_make(args, &p, err) != 0) p.ok = 0;
+    MPI_CHECK(ctx, MPI_Bcast(&p, sizeof p, MPI_BYTE, 0, args->world));
+    if (!p.ok) return 0;
+    DirVerdict me;
+    memset(&me, 0, sizeof me);
+    host_name(me.host, sizeof me.host, "?");
+    if (ctx->rank != 0 && writes_run_dir(args->cfg, ctx->role, ctx->index))
+        me.bad = probe_check(&p, ctx->rank, me.why) != 0;
+    DirVerdict *all = ctx->rank == 0 ? xmalloc((size_t)ctx->size * sizeof *all) : NULL;
+    MPI_CHECK(ctx, MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, args->world));
+    int n_bad = 0;
+    if (ctx->rank == 0) {
+        char path[PATH_LEN];
+        if (probe_path(path, p.dir, p.name) == 0) unlink(path);
+        for (int r = 1; r < ctx->size; r++) n_bad += all[r].bad != 0;
+        if (n_bad) probe_report(args, &p, all, ctx->size);
+        free(all);
+    }
+    MPI_CHECK(ctx, MPI_Bcast(&n_bad, 1, MPI_INT, 0, args->world));
+    return n_bad ? -1 : 0;
+}
+
 int job_run(Ctx *ctx, JobArgs *args) {
     const Layout *lay = args->lay;
     layout_role_of(lay, ctx->rank, &ctx->role, &ctx->index);
@@ -126,6 +320,12 @@ int job_run(Ctx *ctx, JobArgs *args) {
             return 0;
         }
     }
+    /* A run directory that a writing rank's host does not share is a fault
+     * of the set-up, found before anything is trained or written: status 2
+     * (EXIT_USAGE_JOB), as for ranks of different builds. Not 3, which says
+     * a final checkpoint failed after training, and not 1: a restart on the
+     * same hosts and directory would fail the same way. */
+    if (check_run_dir(ctx, args) != 0) return EXIT_USAGE_JOB;
     MPI_CHECK(ctx, MPI_Comm_split(args->world, ctx->role == ROLE_LEARNER ? 1 : MPI_UNDEFINED, ctx->rank, &args->learners));
     pin(ctx, args);
     if (ctx->rank == 0) {
@@ -219,6 +419,32 @@ static int check_builds(const Ctx *ctx, MPI_Comm world, char *host) {
     return bad ? -1 : 0;
 }
 
+/* The memory plan (memplan.h) before any rank allocates, per machine: the
+ * first rank of each machine checks that machine's ranks against its own
+ * memory, so a job across hosts is judged host by host. Collective over
+ * world. Returns 0, or EXIT_USAGE_JOB on every rank after the lowest rank
+ * of a machine that does not fit has said why (with its host). */
+static int check_memory(const Ctx *ctx, MPI_Comm world, const Config *cfg, const Layout *lay, const char *host) {
+    MPI_Comm node;
+    machine_comm(ctx, world, &node);
+    int n = 0, me = 0;
+    MPI_CHECK(ctx, MPI_Comm_size(node, &n));
+    MPI_CHECK(ctx, MPI_Comm_rank(node, &me));
+    int *ranks = xmalloc((size_t)n * sizeof(int));
+    MPI_CHECK(ctx, MPI_Allgather(&ctx->rank, 1, MPI_INT, ranks, 1, MPI_INT, node));
+    MPI_CHECK(ctx, MPI_Comm_free(&node));
+    char err[ERR_LEN] = "";
+    int first_bad = me == 0 && memplan_fits(cfg, lay, ranks, n, err) != 0 ? ctx->rank : ctx->size;
+    free(ranks);
+    MPI_CHECK(ctx, MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, world));
+    if (first_bad == ctx->size) return 0;
+    if (ctx->rank == first_bad) {
+        if (first_bad != 0) fprintf(stderr, "gorila: error: rank %d on %s: %s\n", first_bad, host, err);
+        else fprintf(stderr, "gorila: error: %s\n", err);
+    }
+    return EXIT_USAGE_JOB;
+}
+
 int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
     job_mpi_env();
     Ctx ctx;
@@ -245,6 +471,8 @@ int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
             else fprintf(stderr, "gorila: error: %s\n", err);
         }
         rc = EXIT_USAGE_JOB;
+    } else if ((rc = check_memory(&ctx, world, cfg, &lay, host)) != 0) {
+        /* check_memory said why */
     } else if (lay.size == 1) {
         rc = trainer_run(cfg, jl->resume_dir);
     } else {

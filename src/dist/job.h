@@ -60,11 +60,16 @@ void job_mpi_env(void);
 int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg);
 
 /* Run this rank's role (args->start and args->learners are filled here;
- * args->world must be set). Collective over args->world.
- * Returns the rank's exit status. */
+ * args->world must be set). Collective over args->world. Before any role
+ * starts, every rank that writes into the run directory (parameter
+ * sources, replay shards with checkpoint.save_replay) checks that its host
+ * sees rank 0's directory at the same path; if one does not, rank 0 names
+ * the hosts, ranks and directory and every rank returns EXIT_USAGE_JOB
+ * with nothing trained or written. Returns the rank's exit status. */
 int job_run(Ctx *ctx, JobArgs *args);
 
-#define EXIT_USAGE_JOB 2 /* bad config or size: every rank exits with it (a bad checkpoint: 4) */
+#define EXIT_USAGE_JOB 2 /* bad config or size, ranks of different builds, a run directory not
+                            shared: every rank exits with it (a bad checkpoint: 4) */
 
 /* The role entry points, one per module. Each returns the exit status. */
 int coordinator_run(const Ctx *ctx, const JobArgs *args);

@@ -403,8 +403,8 @@ typedef struct {
 static void init_ps(Learner *l) {
     const Config *cfg = l->rb.cfg;
     int P = l->rb.n_sources;
-    l->copy_params = xmalloc_aligned(l->n * sizeof(float));
-    l->copy_target = xmalloc_aligned(l->n * sizeof(float));
+    l->copy_params = xmalloc_for(l->n * sizeof(float), "network parameters", "network.hidden");
+    l->copy_target = xmalloc_for(l->n * sizeof(float), "target network", "network.hidden");
     l->params = l->copy_params;
     l->target = l->copy_target;
     l->reply = xcalloc((size_t)P, sizeof *l->reply);
@@ -550,7 +550,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     l->n = l->rb.net.n_params;
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
-    l->grad = xmalloc_aligned((l->n + 1) * sizeof(float));
+    l->grad = xmalloc_for((l->n + 1) * sizeof(float), "gradient", "network.hidden");
     dqn_init(&l->dqn, &l->rb.net, B);
     agentcfg_dqn_params(cfg, &l->dp);
     agentcfg_batch_init(&l->cur, B, O);

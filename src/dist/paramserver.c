@@ -124,7 +124,7 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
     size_t n = s->rb.net.n_params, off, len;
     shard_range(n, args->lay->count[ROLE_PS], ctx->index, &off, &len);
     pshard_init(&s->sh, &s->rb, args, ctx->index, off, len, true);
-    s->sum = xmalloc_aligned((len ? len : 1) * sizeof(float));
+    s->sum = xmalloc_for(len * sizeof(float), "gradient sum", "network.hidden");
     s->L = args->lay->count[ROLE_LEARNER];
     s->first_learner = layout_rank_of(args->lay, ROLE_LEARNER, 0);
     {   /* it waits for the learners' gradients (comm_expect; actors' pulls are not on a critical path) */

@@ -35,8 +35,8 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
     s->len = len;
     s->serves = serves;
     const Config *cfg = rb->cfg;
-    s->params = xmalloc_aligned((len ? len : 1) * sizeof(float));
-    s->target = xmalloc_aligned((len ? len : 1) * sizeof(float));
+    s->params = xmalloc_for(len * sizeof(float), "network parameters", "network.hidden");
+    s->target = xmalloc_for(len * sizeof(float), "target network", "network.hidden");
     OptimParams op;
     agentcfg_optim_params(cfg, &op);
     optim_init(&s->opt, &op, len);
@@ -52,7 +52,7 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
         /* Every slice draws the whole initialisation and keeps its part, so
          * the network starts exactly as in a local run of the same seed. */
         size_t n = rb->net.n_params;
-        float *full = xmalloc_aligned(n * sizeof(float));
+        float *full = xmalloc_for(n * sizeof(float), "initialisation scratch", "network.hidden");
         Rng init_rng;
         rng_seed(&init_rng, cfg->run.seed, RNG_STREAM_INIT);
         qnet_init_params(&rb->net, full, &init_rng);
@@ -63,9 +63,9 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
     rb->m.params_version = s->version;
     if (serves) {
         init_replies(s);
-        s->snap.params = xmalloc_aligned((len ? len : 1) * sizeof(float));
-        s->snap.target = xmalloc_aligned((len ? len : 1) * sizeof(float));
-        s->snap.opt_state = xmalloc_aligned((s->opt.n_state ? s->opt.n_state : 1) * sizeof(float));
+        s->snap.params = xmalloc_for(len * sizeof(float), "evaluation snapshot", "network.hidden");
+        s->snap.target = xmalloc_for(len * sizeof(float), "evaluation snapshot", "network.hidden");
+        s->snap.opt_state = xmalloc_for(s->opt.n_state * sizeof(float), "evaluation snapshot", "network.hidden");
     }
 }
 

@@ -306,7 +306,8 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
     r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->pr.buf.obs_dim, 1).bytes;
-    for (int i = 0; i < r->cap_pend; i++) r->pend[i].payload = xmalloc(r->chunk_bytes);
+    for (int i = 0; i < r->cap_pend; i++)
+        r->pend[i].payload = xmalloc_for(r->chunk_bytes, "held experience chunks", "actor.chunk");
     log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
              (unsigned long long)cap, my_actors, r->lim.spi, r->lim.tol, (unsigned long long)r->lim.min_size);
     if (args->start.resumed && cfg->checkpoint.save_replay) {

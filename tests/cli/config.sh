@@ -200,6 +200,88 @@ expect_contains "config place without --hosts: usage error" "$err" "missing --ho
 run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
 expect_contains "config place: a local config has no ranks to place" "$err" "runs in one process"
 
+# The memory plan (docs/CONFIG.md "Memory plan", src/dist/memplan.h): what
+# each rank allocates, per role; a job whose ranks do not fit this machine is
+# refused by config check and by train before anything is allocated, naming
+# the key behind the largest part. GORILA_MEM_LIMIT stands in for this
+# machine's memory, so the verdicts do not depend on the machine under test.
+run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.actors=3 --set roles.replay_shards=2 \
+    --set roles.learners=2 --set roles.param_servers=3
+plan=$(sed -n '/^memory plan/,/^$/p' <<<"$out")
+expect_eq "plan: one line per role, in rank order" "$(grep -E '^  [a-z]+ +[0-9]+ rank' <<<"$plan" | awk '{ print $1, $2 }' | xargs)" \
+    "coordinator 1 actor 3 replay 2 learner 2 ps 3"
+# 100000 transitions over 2 shards: 50000 rows of 2 * 4 * 4 + 12 bytes each.
+expect_eq "plan: a replay shard's storage" "$(grep -E '^      replay storage ' <<<"$plan" | awk '{ print $3, $4, $5 }')" \
+    "2.1 MiB replay.capacity"
+expect_contains "plan: the machine line" "$plan" "  on one machine: 11 ranks, "
+
+memruns="$TEST_TMP/memplan-runs"
+rm -rf "$memruns"
+want="replay.capacity: 50000000 needs 2.0 GiB in the local trainer (replay storage), 2.1 GiB in all, and this machine has 921.6 MiB usable (90% of GORILA_MEM_LIMIT 1.0 GiB): lower replay.capacity"
+run_cmd env GORILA_MEM_LIMIT=1G "$GORILA" config check configs/local/cartpole.yaml --set replay.capacity=50000000
+expect_rc "memory: a local run too large for the machine: config check exits 2" 2
+expect_eq "memory: names the key, its value and the machine" "$err" "gorila: error: $want"
+expect_eq "memory: nothing on stdout" "$out" ""
+run_cmd env GORILA_MEM_LIMIT=1G timeout 60 "$GORILA" train configs/local/cartpole.yaml --set replay.capacity=50000000 \
+    --set run.out_dir="$memruns" --set run.max_env_steps=100
+expect_rc "memory: train refuses it too (exit 2)" 2
+expect_eq "memory: train says the same" "$err" "gorila: error: $want"
+check "memory: train refused before writing anything" [ ! -e "$memruns" ]
+
+run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000
+expect_rc "memory: replay.capacity 10^9 in a job: exit 2" 2
+expect_eq "memory: per replay shard" "$err" "gorila: error: replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 41.1 GiB in all, and it has 14.4 GiB usable (90% of GORILA_MEM_LIMIT 16.0 GiB): lower replay.capacity"
+run_cmd env GORILA_MEM_LIMIT=4G "$GORILA" config check configs/cartpole.yaml --set 'network.hidden=[4096,4096,4096,4096]'
+expect_rc "memory: a network too large: exit 2" 2
+expect_contains "memory: names network.hidden and the parameter servers" "$err" \
+    "gorila: error: network.hidden: [4096, 4096, 4096, 4096] needs 3.8 GiB per parameter-server shard (parameter replies, evaluation snapshot, receive buffer and 6 more); the 5 ranks on this machine need "
+run_cmd env GORILA_MEM_LIMIT=lots "$GORILA" config check configs/cartpole.yaml
+expect_rc "memory: a bad GORILA_MEM_LIMIT: exit 2" 2
+expect_eq "memory: says what it expects" "$err" \
+    "gorila: error: GORILA_MEM_LIMIT: expected a size such as 512M or 16G, got \"lots\""
+
+# Out of memory during the run (the check passed: GORILA_MEM_LIMIT says
+# 64 GiB, but ulimit -v allows 1 GiB): exit 2, not 1 (a restart would fail
+# the same way), naming the buffer and the key. 1 GiB leaves room for
+# OpenBLAS's 128 MiB buffer, which it retries forever when it cannot map it.
+# (An ASan build reserves terabytes of address space for its shadow memory:
+# no ulimit -v for it.)
+asan=0
+grep -qa __asan_init "$GORILA" && asan=1
+if [ $asan -eq 0 ]; then
+    run_cmd bash -c 'ulimit -v 1048576 && exec env GORILA_MEM_LIMIT=64G timeout 60 "$0" train configs/local/cartpole.yaml \
+        --set replay.capacity=50000000 --set run.out_dir="$1" --set run.max_env_steps=100' "$GORILA" "$memruns"
+    expect_rc "out of memory in a local run: exit 2" 2
+    expect_contains "out of memory: names the buffer and the key" "$err" \
+        ": out of memory allocating replay storage (2.0 GiB): lower replay.capacity"
+else
+    for what in "out of memory in a local run: exit 2" "out of memory: names the buffer and the key"; do
+        ok "$what # SKIP an ASan build cannot run under ulimit -v"
+    done
+fi
+
+# The same in a job, under mpirun: the start-up check (every machine's
+# ranks against its memory, src/dist/job.c), then a rank out of memory.
+. "$TEST_ROOT/tests/mpilib.sh"
+run_cmd env GORILA_MEM_LIMIT=1G timeout 120 $MPIRUN -np 5 "$GORILA" train configs/cartpole.yaml \
+    --set replay.capacity=50000000 --set run.out_dir="$memruns"
+expect_rc "memory: a job too large for the machine: exit 2" 2
+expect_contains "memory: the job says why" "$err" "gorila: error: replay.capacity: 50000000 needs 2.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 2.2 GiB in all"
+check "memory: the job wrote nothing" [ ! -e "$memruns" ]
+if [ $asan -eq 0 ]; then
+    run_cmd bash -c 'ulimit -v 1048576 && exec env GORILA_MEM_LIMIT=64G timeout 120 '"$MPIRUN"' -np 5 "$0" train \
+        configs/cartpole.yaml --set replay.capacity=50000000 --set run.out_dir="$1" --set run.max_env_steps=100 \
+        --set logging.progress=never' "$GORILA" "$memruns"
+    expect_rc "out of memory on a rank of a job: exit 2" 2
+    expect_contains "out of memory on a rank: names the buffer and the key" "$err" \
+        ": out of memory allocating replay storage (2.0 GiB): lower replay.capacity"
+else
+    for what in "out of memory on a rank of a job: exit 2" "out of memory on a rank: names the buffer and the key"; do
+        ok "$what # SKIP an ASan build cannot run under ulimit -v"
+    done
+fi
+rm -rf "$memruns"
+
 # gorila version: the release and the source id the Makefile computed
 # (a hash of the sources: 12 hex digits), the same string a job exchanges.
 run_cmd "$GORILA" version
