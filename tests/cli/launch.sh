@@ -75,6 +75,9 @@ echo "\$*" >>"$fake/calls"
 echo "run directory: $fake/run"
 code=\$(sed -n "\${n}p" "$fake/codes")
 [ "\$code" = KILL ] && kill -KILL \$\$
+# LOST: Open MPI's words for a node it lost; LOSTDOWN: and the host stays down.
+case \$code in LOST*) echo "  Remote daemon: [[4242,0],2] on node 127.0.0.3" >&2; code=1 ;; esac
+[ "\${code:-}" = 1 ] && [ "\$(sed -n "\${n}p" "$fake/codes")" = LOSTDOWN ] && echo 127.0.0.3 >"$fake/down"
 exit "\${code:-0}"
 EOF2
 cat >"$fake/bin/mpirun" <<EOF2
@@ -82,7 +85,18 @@ cat >"$fake/bin/mpirun" <<EOF2
 while [ \$# -gt 0 ] && [ "\$1" != "$fake/gorila" ]; do shift; done
 exec "\$@"
 EOF2
-chmod +x "$fake/gorila" "$fake/bin/mpirun"
+# A stand-in for Open MPI's rsh agent (ssh): records each call's host and
+# command; a host listed in $fake/down refuses the connection.
+cat >"$fake/agent" <<EOF2
+#!/usr/bin/env bash
+while [ "\${1#-}" != "\$1" ]; do [ "\$1" = -o ] && shift; shift; done
+echo "\$*" >>"$fake/agent-calls"
+if grep -qxF "\$1" "$fake/down" 2>/dev/null; then
+    echo "ssh: connect to host \$1 port 22: Connection refused" >&2
+    exit 255
+fi
+EOF2
+chmod +x "$fake/gorila" "$fake/bin/mpirun" "$fake/agent"
 
 # launch_with CODES [--real-mpirun] ARGS...: run launch on the stand-in.
 launch_with() {
@@ -135,6 +149,55 @@ expect_eq "launch under mpirun: one attempt" "$calls" 1
 launch_with "KILL 0" --real-mpirun --max-restarts 2
 expect_rc "launch under mpirun: a killed rank is restarted" 0
 expect_eq "launch under mpirun: two attempts" "$calls" 2
+
+# Hosts that do not answer (docs/MULTIHOST.md, "Failures"): before each
+# start every remote host must answer Open MPI's rsh agent, called as Open
+# MPI will call it; one that does not is named in one line and nothing
+# starts. A restart after a lost host that still does not answer stops
+# (no restart into it); one that answers again is restarted.
+hosts_with() { # CODES DOWN ARGS...: launch_with on 2 hosts through the stand-in agent
+    local codes=$1
+    printf '%s\n' $2 >"$fake/down"
+    rm -f "$fake/agent-calls"
+    shift 2
+    launch_with "$codes" "$@" -- --mca plm_rsh_agent "$fake/agent"
+    agent_calls=$(cat "$fake/agent-calls" 2>/dev/null)
+}
+hosts_with "0" "127.0.0.3" --host 127.0.0.2:1,127.0.0.3:1 --no-placement
+expect_rc "launch: a host that does not answer: exit 2" 2
+expect_eq "launch: a host that does not answer: the job is not started" "$calls" 0
+expect_contains "launch: names the host, the agent's reason and the command tried" "$err" \
+    "launch: error: host 127.0.0.3 does not answer (ssh: connect to host 127.0.0.3 port 22: Connection refused; tried: $fake/agent -o ConnectTimeout=10 -o BatchMode=yes 127.0.0.3 true): the job is not started"
+expect_eq "launch: the host that answers is not named" "$(grep -c 'host 127.0.0.2 does not answer' <<<"$err")" 0
+expect_eq "launch: one line, no mpirun" "$(grep -c . <<<"$err")" 1
+hosts_with "0" "" --host 127.0.0.2:1,127.0.0.3:1 --no-placement
+expect_rc "launch: every host answers: the job runs" 0
+expect_eq "launch: each remote host probed once with a command" "$(sort <<<"$agent_calls" | xargs)" \
+    "127.0.0.2 true 127.0.0.3 true"
+hosts_with "0" "127.0.0.3" --host 127.0.0.2:1,127.0.0.3:1 --no-placement --no-probe
+expect_rc "launch --no-probe: not probed, the job runs" 0
+expect_eq "launch --no-probe: the agent is not called" "$agent_calls" ""
+hosts_with "0" "127.0.0.3" --host 127.0.0.2:1,127.0.0.3:1 --no-placement --dry-run
+expect_eq "launch --dry-run: the hosts are not probed" "$agent_calls" ""
+hosts_with "0" "" --host "localhost:1,$(hostname):1,127.0.0.1:1,127.0.0.2:1" --no-placement
+expect_eq "launch: this machine (by name or address) is not probed: Open MPI starts nothing through the agent there" \
+    "$agent_calls" "127.0.0.2 true"
+SLURM_JOB_ID=1 hosts_with "0" "127.0.0.3" --host 127.0.0.2:1,127.0.0.3:1 --no-placement
+expect_eq "launch: in a Slurm allocation (Open MPI's slurm launcher) nothing is probed" "$agent_calls" ""
+hosts_with "LOSTDOWN 0" "" --host 127.0.0.2:1,127.0.0.3:1 --no-placement --max-restarts 2
+expect_eq "launch: a lost host that still does not answer: no restart" "$calls" 1
+expect_rc "launch: a lost host that still does not answer: the job's status" 1
+expect_contains "launch: names the lost host" "$err" "launch: the job lost host 127.0.0.3"
+expect_contains "launch: says why it does not restart, and how to resume elsewhere" "$err" \
+    "launch: not restarting: host 127.0.0.3 does not answer (ssh: connect to host 127.0.0.3 port 22: Connection refused;"
+expect_contains "launch: ... with the run directory" "$err" "scripts/launch --resume $fake/run --hostfile FILE"
+expect_eq "launch: ... and no restart message" "$(grep -c 'restart 1 of' <<<"$err")" 0
+hosts_with "LOST 0" "" --host 127.0.0.2:1,127.0.0.3:1 --no-placement --max-restarts 2
+expect_rc "launch: a lost host that answers again: restarted, exit 0" 0
+expect_eq "launch: a lost host that answers again: two attempts" "$calls" 2
+expect_contains "launch: says the host answers again" "$err" \
+    "launch: job failed (exit 1); restart 1 of 2 from $fake/run (host 127.0.0.3 answers again)"
+rm -f "$fake/down"
 
 # A damaged `latest` does not stop a restart (gorila falls back to the
 # newest intact checkpoint); no complete checkpoint at all (a directory
