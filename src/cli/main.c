@@ -26,6 +26,8 @@ static const char usage[] =
     "                        random-policy episodes\n"
     "  env replay NAME [--torques a,b,...]\n"
     "                        step an environment from commands on stdin\n"
+    "  env check NAME [--episodes N] [--seed S]\n"
+    "                        check an environment against the interface's rules\n"
     "  config check FILE [--set key.path=value]...\n"
     "                        validate a config, print it and its rank layout\n"
     "  config place FILE [--set key.path=value]... --hosts HOST:SLOTS,...\n"

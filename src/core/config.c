@@ -989,7 +989,11 @@ static int rule_out_dir(const char *s, size_t len, char *msg) {
 
 static int rule_env_name(const char *s, size_t len, char *msg) {
     char sh[SHOW_LEN], list[256] = "";
-    if (len < CFG_NAME_LEN && env_find(s)) return 0;
+    const EnvSpec *spec = len < CFG_NAME_LEN ? env_find(s) : NULL;
+    /* A registered spec outside the limits (a new environment's mistake)
+     * is refused here, before any process is started, not at its first
+     * env_init. */
+    if (spec) return env_spec_check(spec, msg) == 0 ? 0 : -1;
     const char *names[64];
     int n = env_registry_count < 63 ? env_registry_count : 63;
     for (int i = 0; i < n; i++) {
