@@ -113,9 +113,16 @@ static int size_error(const TrainArgs *a, const Layout *lay, int size, char *err
  * scripts/launch exports the config's kernel to every rank. */
 static int rank_kernel_error(const Config *cfg, char *err) {
     const char *want = platform_kernel_find(cfg->run.blas_kernel);
-    if (!want || platform_kernel_is(want)) return 0;
-    char host[256] = "?";
+    if (!want) return 0;
+    char host[256] = "?", missing[256];
     gethostname(host, sizeof host - 1);
+    /* Before the kernel's name: OpenBLAS loads a forced kernel without
+     * checking the CPU and dies of SIGILL at the first product, which the
+     * launcher would take for a crash worth a restart. */
+    if (platform_kernel_missing(want, missing, sizeof missing))
+        return errf(err, "run.blas_kernel: the CPU of %s cannot run OpenBLAS's %s kernel (it lacks %s)", host, want,
+                    missing);
+    if (platform_kernel_is(want)) return 0;
     Platform p;
     platform_read(&p);
     return errf(err,

@@ -78,6 +78,16 @@ if [ -n "$pin" ]; then
     expect_rc "run.blas_kernel over OPENBLAS_CORETYPE: exit 0" 0
     expect_contains "run.blas_kernel over OPENBLAS_CORETYPE: says so" "$err" "run.blas_kernel $pin overrides"
     expect_eq "run.blas_kernel over OPENBLAS_CORETYPE: recorded" "$(kernel_of "$RUNS/pin-c/summary.json")" "$pin"
+    # Started under another kernel, the pinned run is still the same run.
+    C="$RUNS/pin-c"
+    for f in episodes.csv eval.csv; do
+        col=$(head -1 "$A/$f" | tr ',' '\n' | grep -nx wall_seconds | cut -d: -f1)
+        check "pinned kernel from under OPENBLAS_CORETYPE=Haswell: the same $f as without it" \
+            cmp -s <(cut -d, -f"$col" --complement "$A/$f") <(cut -d, -f"$col" --complement "$C/$f")
+    done
+    "$GORILA" eval "$C" --episodes 1 --export "$RUNS/c.npz" >/dev/null 2>&1
+    check "pinned kernel from under OPENBLAS_CORETYPE=Haswell: the same final parameters" \
+        bash -c "[ -s '$RUNS/c.npz' ] && cmp -s '$RUNS/a.npz' '$RUNS/c.npz'"
 fi
 lacking=$(grep -m1 ' lacks ' <<<"$kernels" | cut -d' ' -f1)
 if [ -z "$lacking" ]; then

@@ -34,4 +34,21 @@ expect_contains "mpirun without the kernel: says which kernel runs and what to d
     "run.blas_kernel is $pin, but OpenBLAS runs $now on"
 check "mpirun without the kernel: nothing written" [ ! -e "$RUN" ]
 
+# A kernel this CPU lacks: every rank refuses it before its first product
+# (OpenBLAS would load it and die of SIGILL there, which --max-restarts
+# would take for a crash worth a restart).
+lacking=$("$GORILA" version --kernels | grep -m1 ' lacks ' | cut -d' ' -f1)
+if [ -z "$lacking" ]; then
+    ok "distributed run.blas_kernel the CPU lacks # SKIP this CPU runs every kernel of the table"
+else
+    RUN="$RUNS/kernel-lacks"
+    rm -rf "$RUN"
+    run_cmd timeout --kill-after=5 60 env OPENBLAS_CORETYPE="$lacking" $MPIRUN -np "$np" "$GORILA" train "$SMALL" \
+        --set run.name=kernel-lacks --set run.out_dir="$RUNS" --set run.blas_kernel="$lacking"
+    expect_rc "a kernel the CPU lacks: exit 2, not SIGILL" 2
+    expect_contains "a kernel the CPU lacks: names it and the missing flags" "$err" \
+        "run.blas_kernel: the CPU of $(hostname) cannot run OpenBLAS's $lacking kernel (it lacks"
+    check "a kernel the CPU lacks: nothing written" [ ! -e "$RUN" ]
+fi
+
 done_testing
