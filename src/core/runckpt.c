@@ -1046,14 +1046,27 @@ void runckpt_drop_above(const char *run_dir, uint64_t seq) {
     if (join(base, run_dir, "checkpoints", err)) return;
     uint64_t *seqs;
     int n = list_ckpts(base, &seqs);
+    /* Renamed, not deleted: a checkpoint skipped by the fallback may have
+     * failed for a passing reason (an I/O error on a shared filesystem), so
+     * its bytes stay for the user; the new name is no ckpt-<n>, so neither
+     * the fallback, keep nor pruning sees it again. */
     for (int i = 0; i < n && seqs[i] > seq; i++) {
-        char dir[PATH_LEN], name[64];
+        char dir[PATH_LEN], to[PATH_LEN], name[64], moved[96];
         snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
         if (join(dir, base, name, err) != 0) continue;
-        if (remove_tree(dir, err) == 0)
-            fprintf(stderr, "gorila: note: removed %s, numbered above the checkpoint this run resumes from\n", dir);
+        int done = -1;
+        for (int k = 1; k <= 99 && done != 0; k++) {
+            snprintf(moved, sizeof moved, k == 1 ? "%s.abandoned" : "%s.abandoned-%d", name, k);
+            if (join(to, base, moved, err) != 0) break;
+            struct stat st;
+            if (lstat(to, &st) == 0) continue; /* an earlier resume's */
+            done = rename(dir, to);
+        }
+        if (done == 0)
+            fprintf(stderr, "gorila: note: %s is numbered above the checkpoint this run resumes from: kept as %s\n",
+                    dir, to);
         else
-            fprintf(stderr, "gorila: warning: %s\n", err);
+            fprintf(stderr, "gorila: warning: could not set %s aside: %s\n", dir, strerror(errno));
     }
     fflush(stderr);
     free(seqs);
@@ -1544,8 +1557,9 @@ static int read_replay_section(CkptReader *r, uint8_t **data, size_t *bytes, cha
     if (!e) return errf(err, "%s has no replay section", r->path);
     if (e->bytes > SIZE_MAX) return errf(err, "%s: replay section too large for this machine", r->path);
     *bytes = (size_t)e->bytes;
-    *data = malloc(*bytes ? *bytes : 1);
-    if (!*data) return errf(err, "%s: no memory for its %zu-byte replay section", r->path, *bytes);
+    /* The section lies within the file (ckpt_open), so a failed allocation
+     * is this machine's memory, not damage: exit 2 naming the key. */
+    *data = xmalloc_for(*bytes ? *bytes : 1, "a replay checkpoint's section", "replay.capacity");
     if (ckpt_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
         free(*data);
         *data = NULL;

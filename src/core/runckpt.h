@@ -166,14 +166,17 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
  * stored). `best` is never pruned. 0 or -1 with err. */
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err);
 
-/* Delete every ckpt-* directory of run_dir numbered above seq: the line a
+/* Set aside every ckpt-* directory of run_dir numbered above seq (renamed
+ * to ckpt-<n>.abandoned, which no reader, keep or prune counts): the line a
  * job resuming from checkpoint seq abandons (a damaged checkpoint it fell
  * back past, one a killed job left half written). Call it under the run's
  * lock (runlog_init does). Otherwise a damaged directory whose number the
  * resumed job gives to a best checkpoint (best and ckpt-* share the
  * numbers) would sit below its next commit, count towards checkpoint.keep
- * and have the good checkpoints below it pruned. Best effort; prints one
- * line on stderr for each directory removed (or that could not be). */
+ * and have the good checkpoints below it pruned. Renamed, not deleted: the
+ * fallback may have skipped it for a passing reason (an I/O error). Best
+ * effort; prints one line on stderr for each directory set aside (or that
+ * could not be). */
 void runckpt_drop_above(const char *run_dir, uint64_t seq);
 
 /* Make the complete checkpoint ckpt_dir the best one too: its shard files

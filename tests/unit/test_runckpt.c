@@ -1689,7 +1689,10 @@ Test(runckpt, a_resume_drops_the_abandoned_line_so_keep_spares_the_good) {
     cr_assert_eq(m.seq, 2);
     runckpt_drop_above(f.run, m.seq);
     ckpt_path(&f, 3, NULL, path);
-    cr_expect(!exists(path), "the damaged checkpoint 3 is dropped");
+    cr_expect(!exists(path), "the damaged checkpoint 3 is set aside");
+    char aside[PATH_LEN + 96];
+    snprintf(aside, sizeof aside, "%s.abandoned", path);
+    cr_expect(exists(aside), "its bytes are kept as %s", aside);
     ckpt_path(&f, 2, "MANIFEST", path);
     cr_expect(exists(path));
     /* The resumed job: a best takes number 3, the next commit is 4, keep 2. */
