@@ -425,19 +425,62 @@ static int read_text(const char *path, char *buf, size_t cap) {
     return n ? 0 : -1;
 }
 
-/* The cgroup's memory limit in bytes, or 0 when there is none (or none
- * that can be read): v2 memory.max ("max" = none), v1 memory.limit_in_bytes
- * (a huge number = none). */
-static uint64_t cgroup_limit(void) {
-    static const char *const files[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
-    for (int i = 0; i < 2; i++) {
-        char text[64];
-        unsigned long long v;
-        if (read_text(files[i], text, sizeof text) != 0) continue;
-        if (sscanf(text, "%llu", &v) != 1) return 0; /* "max" */
-        return v >= (1ULL << 60) ? 0 : (uint64_t)v;
+/* The limit in one cgroup file, or 0 for none ("max", a huge v1 number,
+ * no file). */
+static uint64_t limit_in(const char *path) {
+    char text[64];
+    unsigned long long v;
+    if (read_text(path, text, sizeof text) != 0 || sscanf(text, "%llu", &v) != 1) return 0;
+    return v >= (1ULL << 60) ? 0 : (uint64_t)v;
+}
+
+int memplan_parse_cgroup(char *text, char *path, size_t cap, bool *v1) {
+    path[0] = '\0';
+    *v1 = false;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        size_t clen = (size_t)(c2 - c1 - 1);
+        bool memory = false;
+        for (const char *c = c1 + 1; c < c2;) { /* comma-separated controllers */
+            size_t len = strcspn(c, ",:");
+            memory |= len == 6 && !strncmp(c, "memory", 6);
+            c += len + (c[len] == ',');
+        }
+        if (clen == 0 || memory) {
+            *v1 = memory;
+            snprintf(path, cap, "%s", c2 + 1);
+            if (memory) return 0; /* v1 wins over a v2 line beside it */
+        }
     }
-    return 0;
+    return path[0] ? 0 : -1;
+}
+
+/* The tightest memory limit of this process's cgroup and its ancestors, in
+ * bytes, or 0 when there is none (or none that can be read): v2 memory.max,
+ * v1 memory.limit_in_bytes. A limit may sit at any level (a Slurm job, a
+ * systemd slice, a container), so every level up to the root is read. */
+static uint64_t cgroup_limit(void) {
+    char own[1024] = "", file[1200];
+    bool v1 = false;
+    char text[4096];
+    if (read_text("/proc/self/cgroup", text, sizeof text) != 0 || memplan_parse_cgroup(text, own, sizeof own, &v1) != 0)
+        snprintf(own, sizeof own, "/");
+    uint64_t best = 0;
+    for (;;) {
+        snprintf(file, sizeof file, v1 ? "/sys/fs/cgroup/memory%s/memory.limit_in_bytes" : "/sys/fs/cgroup%s/memory.max",
+                 strcmp(own, "/") ? own : "");
+        uint64_t lim = limit_in(file);
+        if (lim && (!best || lim < best)) best = lim;
+        char *slash = strrchr(own, '/');
+        if (!slash || slash == own) {
+            if (!strcmp(own, "/") || !own[0]) break;
+            snprintf(own, sizeof own, "/");
+            continue;
+        }
+        *slash = '\0';
+    }
+    return best;
 }
 
 int memplan_machine(MemMachine *m, char *err) {

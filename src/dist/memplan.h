@@ -123,4 +123,11 @@ int memplan_fits(const Config *cfg, const Layout *lay, const int *ranks, int n, 
  * the machine line (m may be NULL: no machine line). */
 void memplan_print(const MemPlan *plan, const MemMachine *m, FILE *f);
 
+/* The memory cgroup of a /proc/self/cgroup text (modified: split into
+ * lines): v2's "0::PATH" line, or v1's line whose controllers include
+ * "memory" (which wins; *v1 says which). PATH into path (cap bytes). 0, or
+ * -1 when the text names none. memplan_machine reads the memory limit of
+ * that cgroup and of each of its ancestors, and plans within the tightest. */
+int memplan_parse_cgroup(char *text, char *path, size_t cap, bool *v1);
+
 #endif

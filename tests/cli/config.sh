@@ -231,6 +231,14 @@ check "memory: train refused before writing anything" [ ! -e "$memruns" ]
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000
 expect_rc "memory: replay.capacity 10^9 in a job: exit 2" 2
 expect_eq "memory: per replay shard" "$err" "gorila: error: replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 41.1 GiB in all, and it has 14.4 GiB usable (90% of GORILA_MEM_LIMIT 16.0 GiB): lower replay.capacity"
+# Ranks on other hosts (scripts/launch --hostfile): planned, not judged
+# against this machine; each host checks its own at start-up.
+run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000 \
+    --ranks-elsewhere
+expect_rc "memory: --ranks-elsewhere leaves the check to the hosts: exit 0" 0
+expect_contains "memory: --ranks-elsewhere still prints the plan" "$out" "replay storage"
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:4 --ranks-elsewhere
+expect_rc "memory: --ranks-elsewhere is config check's only" 2
 run_cmd env GORILA_MEM_LIMIT=4G "$GORILA" config check configs/cartpole.yaml --set 'network.hidden=[4096,4096,4096,4096]'
 expect_rc "memory: a network too large: exit 2" 2
 expect_contains "memory: names network.hidden and the parameter servers" "$err" \

@@ -179,6 +179,14 @@ expect_rc "launch --no-probe: not probed, the job runs" 0
 expect_eq "launch --no-probe: the agent is not called" "$agent_calls" ""
 hosts_with "0" "127.0.0.3" --host 127.0.0.2:1,127.0.0.3:1 --no-placement --dry-run
 expect_eq "launch --dry-run: the hosts are not probed" "$agent_calls" ""
+# Memory: with hosts given, this machine's memory does not judge the job
+# (each host checks its own ranks at start-up); without, it does.
+run_cmd env GORILA_MEM_LIMIT=1G "$L" configs/cartpole.yaml --set replay.capacity=100000000 --dry-run
+expect_rc "launch on this machine: a job too large for its memory is refused" 2
+expect_contains "launch on this machine: names the key" "$err" "replay.capacity: 100000000 needs"
+run_cmd env GORILA_MEM_LIMIT=1G "$L" configs/cartpole.yaml --set replay.capacity=100000000 \
+    --host 127.0.0.2:8 --no-placement --dry-run
+expect_rc "launch --host: the job is not judged by this machine's memory" 0
 hosts_with "0" "" --host "localhost:1,$(hostname):1,127.0.0.1:1,127.0.0.2:1" --no-placement
 expect_eq "launch: this machine (by name or address) is not probed: Open MPI starts nothing through the agent there" \
     "$agent_calls" "127.0.0.2 true"

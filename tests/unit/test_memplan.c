@@ -437,3 +437,24 @@ Test(memplan, bytes_print_in_binary_units) {
     cr_assert_str_eq(fmt_bytes(b, (uint64_t)44000000000), "41.0 GiB");
     cr_assert_str_eq(fmt_bytes(b, UINT64_MAX), "16.0 EiB");
 }
+
+/* Which cgroup's memory limit applies: the process's own, not the root's
+ * (a Slurm job or systemd slice sets it deeper in the tree). */
+Test(memplan, the_process_cgroup_is_found_in_v1_and_v2) {
+    char path[256];
+    bool v1;
+    char a[] = "9:name=systemd:/\n4:memory:/process_api/abc\n3:cpuset:/\n0::/\n";
+    cr_assert_eq(memplan_parse_cgroup(a, path, sizeof path, &v1), 0);
+    cr_assert_str_eq(path, "/process_api/abc");
+    cr_assert(v1);
+    char b[] = "0::/system.slice/slurmstepd.scope/job_42\n";
+    cr_assert_eq(memplan_parse_cgroup(b, path, sizeof path, &v1), 0);
+    cr_assert_str_eq(path, "/system.slice/slurmstepd.scope/job_42");
+    cr_assert(!v1);
+    char c[] = "5:cpu,cpuacct,memory:/job\n";
+    cr_assert_eq(memplan_parse_cgroup(c, path, sizeof path, &v1), 0);
+    cr_assert_str_eq(path, "/job");
+    cr_assert(v1);
+    char d[] = "3:cpuset:/x\n";
+    cr_assert_eq(memplan_parse_cgroup(d, path, sizeof path, &v1), -1);
+}
