@@ -276,3 +276,35 @@ int open_regular(const char *path, const char *what, char *err) {
     }
     return fd;
 }
+
+int make_dirs(const char *path, char *err) {
+    char tmp[PATH_LEN];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return errf(err, "path too long: %s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+            return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
+    struct stat st;
+    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) return errf(err, "%s exists and is not a directory", tmp);
+    return 0;
+}
+
+uint64_t random_id(void) {
+    uint64_t id = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &id, sizeof id) != (ssize_t)sizeof id) id = 0;
+        close(fd);
+    }
+    if (id == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+    }
+    return id ? id : 1;
+}

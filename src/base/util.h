@@ -134,4 +134,13 @@ bool floats_finite(const float *x, size_t n);
 /* Round up to a multiple of a (a > 0). */
 static inline size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+/* mkdir -p: create path and its missing parents (mode 0777 before the
+ * umask); 0 when path is a directory at the end, or -1 with err. */
+int make_dirs(const char *path, char *err);
+
+/* 64 random bits from /dev/urandom, or, when that cannot be read, from the
+ * clock and the pid; never 0. For ids and tokens, not for learning (that
+ * is rng.h's, seeded). */
+uint64_t random_id(void);
+
 #endif

@@ -28,24 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* mkdir -p for one path; 0 or -1 with err. */
-static int make_dirs(const char *path, char *err) {
-    char tmp[PATH_LEN];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return errf(err, "path too long: %s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-            return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-        return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
-    struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) return errf(err, "%s exists and is not a directory", tmp);
-    return 0;
-}
-
 void runlog_path(const RunLog *rl, const char *name, char *out) {
     /* runlog_init keeps dir 64 bytes short of the limit, so names up to 63
      * characters always fit; a longer one is cut, never overflows. */
@@ -183,23 +165,6 @@ static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *hea
     return f;
 }
 
-/* A run id for a new run: 64 random bits from the kernel; if that is not
- * possible, the time and pid (unique enough to tell runs apart). Never 0. */
-static uint64_t fresh_run_id(void) {
-    uint64_t id = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &id, sizeof id) != (ssize_t)sizeof id) id = 0;
-        close(fd);
-    }
-    if (id == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
-    }
-    return id ? id : 1;
-}
-
 /* Take <dir>/lock (flock, exclusive, non-blocking) and write "PID HOST"
  * into it. 0, or an exit status with err. */
 static int take_lock(RunLog *rl, char *err) {
@@ -288,7 +253,7 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_USAGE;
         }
     }
-    rl->run_id = fresh_run_id();
+    rl->run_id = random_id();
     int rc = take_lock(rl, err);
     if (rc) return rc;
     /* The directory records its run, so that a checkpoint copied in from

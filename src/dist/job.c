@@ -144,39 +144,6 @@ static bool writes_run_dir(const Config *cfg, Role role, int index) {
     return false;
 }
 
-/* mkdir -p for one path (the coordinator's runlog does the same a moment
- * later); 0 or -1 with err. */
-static int make_dirs(const char *path, char *err) {
-    char tmp[PATH_LEN];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return errf(err, "path too long: %s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-            return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-        return errf(err, "cannot create directory %s: %s", tmp, strerror(errno));
-    return 0;
-}
-
-/* 64 bits from the kernel; if that fails, the clock and the pid. */
-static uint64_t probe_token(void) {
-    uint64_t t = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &t, sizeof t) != (ssize_t)sizeof t) t = 0;
-        close(fd);
-    }
-    if (t == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        t = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
-    }
-    return t;
-}
-
 /* dir/name into out (PATH_LEN); -1 if it does not fit. */
 static int probe_path(char *out, const char *dir, const char *name) {
     return snprintf(out, PATH_LEN, "%s/%s", dir, name) >= PATH_LEN ? -1 : 0;
@@ -187,7 +154,7 @@ static int probe_make(const JobArgs *args, DirProbe *p, char *err) {
     const char *dir = args->start.resumed ? args->start.run_dir : args->cfg->run.out_dir;
     if (snprintf(p->dir, sizeof p->dir, "%s", dir) >= (int)sizeof p->dir) return errf(err, "path too long: %s", dir);
     if (!args->start.resumed && make_dirs(p->dir, err) != 0) return -1;
-    snprintf(p->token, sizeof p->token, "%016llx", (unsigned long long)probe_token());
+    snprintf(p->token, sizeof p->token, "%016llx", (unsigned long long)random_id());
     snprintf(p->name, sizeof p->name, ".gorila-probe-%s", p->token);
     char path[PATH_LEN];
     if (probe_path(path, p->dir, p->name) != 0) return errf(err, "path too long: %s", p->dir);
