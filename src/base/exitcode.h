@@ -10,7 +10,8 @@
 enum {
     GORILA_EXIT_OK = 0,
     GORILA_EXIT_FAILED = 1,      /* runtime failure a restart may cure (rank died, I/O error mid-run) */
-    GORILA_EXIT_USAGE = 2,       /* bad command line, config, layout or -np: fix the input */
+    GORILA_EXIT_USAGE = 2,       /* bad command line, config, layout or -np, or a set-up fault found
+                                    at start (memory, run directory, hosts, BLAS kernel): fix the input */
     GORILA_EXIT_CKPT_WRITE = 3,  /* the run could not write its final checkpoint (disk full, unwritable) */
     GORILA_EXIT_CKPT_READ = 4,   /* the checkpoint to resume or evaluate is damaged or not this run's */
     GORILA_EXIT_DIVERGED = 5,    /* training produced NaN or Inf (loss, gradient or parameters) */
