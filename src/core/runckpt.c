@@ -1048,15 +1048,16 @@ void runckpt_drop_above(const char *run_dir, uint64_t seq) {
     int n = list_ckpts(base, &seqs);
     /* Renamed, not deleted: a checkpoint skipped by the fallback may have
      * failed for a passing reason (an I/O error on a shared filesystem), so
-     * its bytes stay for the user; the new name is no ckpt-<n>, so neither
-     * the fallback, keep nor pruning sees it again. */
+     * its bytes stay for the user; the new name does not start with ckpt-,
+     * so neither the fallback, keep, pruning nor a user's ckpt-* glob sees
+     * it again. */
     for (int i = 0; i < n && seqs[i] > seq; i++) {
         char dir[PATH_LEN], to[PATH_LEN], name[64], moved[96];
         snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
         if (join(dir, base, name, err) != 0) continue;
         int done = -1;
         for (int k = 1; k <= 99 && done != 0; k++) {
-            snprintf(moved, sizeof moved, k == 1 ? "%s.abandoned" : "%s.abandoned-%d", name, k);
+            snprintf(moved, sizeof moved, k == 1 ? "abandoned-%s" : "abandoned-%s-%d", name, k);
             if (join(to, base, moved, err) != 0) break;
             struct stat st;
             if (lstat(to, &st) == 0) continue; /* an earlier resume's */

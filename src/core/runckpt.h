@@ -167,7 +167,7 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
 int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *m, int keep, char *err);
 
 /* Set aside every ckpt-* directory of run_dir numbered above seq (renamed
- * to ckpt-<n>.abandoned, which no reader, keep or prune counts): the line a
+ * to abandoned-ckpt-<n>, which no reader, keep or prune counts): the line a
  * job resuming from checkpoint seq abandons (a damaged checkpoint it fell
  * back past, one a killed job left half written). Call it under the run's
  * lock (runlog_init does). Otherwise a damaged directory whose number the

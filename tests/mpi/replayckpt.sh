@@ -240,10 +240,12 @@ expect_contains "local bad row: falls back, naming the file, the row and the fie
     "ps-0.ckpt: replay row 3 of"
 expect_contains "local bad row: ... a NaN discount" "$err" \
     "discount is nan, expected a discount in [0, 1]: the replay contents are damaged); using $prev"
-# The damaged checkpoint is gone (a resume drops the line it abandons), so
-# it neither counts towards checkpoint.keep nor makes keep prune the good
-# one it fell back to, although a best checkpoint took the next number.
-check "local bad row: the damaged checkpoint is dropped" [ ! -e "$d" ]
+# The damaged checkpoint is set aside (a resume renames the line it
+# abandons), so it neither counts towards checkpoint.keep nor makes keep
+# prune the good one it fell back to, although a best checkpoint took the
+# next number; its bytes are kept under another name.
+check "local bad row: the damaged checkpoint is set aside" [ ! -e "$d" ]
+check "local bad row: ... as abandoned-$(basename "$d")" [ -e "$(dirname "$d")/abandoned-$(basename "$d")" ]
 check "local bad row: the one it fell back to is kept" [ -e "$prev/MANIFEST" ]
 d=$(latest_dir)
 mv "$d/MANIFEST" "$TEST_TMP/MANIFEST.aside"

@@ -1691,7 +1691,7 @@ Test(runckpt, a_resume_drops_the_abandoned_line_so_keep_spares_the_good) {
     ckpt_path(&f, 3, NULL, path);
     cr_expect(!exists(path), "the damaged checkpoint 3 is set aside");
     char aside[PATH_LEN + 96];
-    snprintf(aside, sizeof aside, "%s.abandoned", path);
+    snprintf(aside, sizeof aside, "%s/checkpoints/abandoned-ckpt-000003", f.run);
     cr_expect(exists(aside), "its bytes are kept as %s", aside);
     ckpt_path(&f, 2, "MANIFEST", path);
     cr_expect(exists(path));
