@@ -43,6 +43,19 @@ expect_rc "version --bogus: usage error" 2
 # --- run.blas_kernel --------------------------------------------------------
 small=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.max_env_steps=3000
     --set network.hidden=[16] --set eval.episodes=5 --set eval.every_updates=500 --set logging.progress=never)
+# same_run WHAT RUN_A RUN_B: two local runs are the same run: their CSVs
+# bit for bit but for the wall-clock column, and their final parameters
+# (exported .npz) byte for byte.
+same_run() {
+    local what=$1 a=$2 b=$3 f col
+    for f in episodes.csv eval.csv; do
+        col=$(head -1 "$a/$f" | tr ',' '\n' | grep -nx wall_seconds | cut -d: -f1)
+        check "$what: the same $f" cmp -s <(cut -d, -f"$col" --complement "$a/$f") <(cut -d, -f"$col" --complement "$b/$f")
+    done
+    "$GORILA" eval "$a" --episodes 1 --export "$a.npz" >/dev/null 2>&1
+    "$GORILA" eval "$b" --episodes 1 --export "$b.npz" >/dev/null 2>&1
+    check "$what: the same final parameters (exported .npz)" bash -c "[ -s '$a.npz' ] && cmp -s '$a.npz' '$b.npz'"
+}
 # A kernel this CPU runs, preferring one that is not OpenBLAS's own choice
 # here, so that the restart with OPENBLAS_CORETYPE is exercised.
 pin=""
@@ -60,16 +73,7 @@ else
     kernel_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["platform"]["blas_kernel"])' "$1"; }
     expect_eq "summary.json records the pinned kernel" "$(kernel_of "$A/summary.json")" "$pin"
     expect_contains "config.yaml keeps the key (resume pins it too)" "$(cat "$A/config.yaml")" "blas_kernel: \"$pin\""
-    # Everything but the wall-clock columns, bit for bit.
-    for f in episodes.csv eval.csv; do
-        col=$(head -1 "$A/$f" | tr ',' '\n' | grep -nx wall_seconds | cut -d: -f1)
-        check "pinned kernel twice: the same $f" \
-            cmp -s <(cut -d, -f"$col" --complement "$A/$f") <(cut -d, -f"$col" --complement "$B/$f")
-    done
-    "$GORILA" eval "$A" --episodes 1 --export "$RUNS/a.npz" >/dev/null 2>&1
-    "$GORILA" eval "$B" --episodes 1 --export "$RUNS/b.npz" >/dev/null 2>&1
-    check "pinned kernel twice: the same final parameters (exported .npz)" \
-        bash -c "[ -s '$RUNS/a.npz' ] && cmp -s '$RUNS/a.npz' '$RUNS/b.npz'"
+    same_run "pinned kernel twice" "$A" "$B"
 fi
 # An OPENBLAS_CORETYPE in the environment gives way to the config's kernel,
 # with a note.
@@ -79,15 +83,7 @@ if [ -n "$pin" ]; then
     expect_contains "run.blas_kernel over OPENBLAS_CORETYPE: says so" "$err" "run.blas_kernel $pin overrides"
     expect_eq "run.blas_kernel over OPENBLAS_CORETYPE: recorded" "$(kernel_of "$RUNS/pin-c/summary.json")" "$pin"
     # Started under another kernel, the pinned run is still the same run.
-    C="$RUNS/pin-c"
-    for f in episodes.csv eval.csv; do
-        col=$(head -1 "$A/$f" | tr ',' '\n' | grep -nx wall_seconds | cut -d: -f1)
-        check "pinned kernel from under OPENBLAS_CORETYPE=Haswell: the same $f as without it" \
-            cmp -s <(cut -d, -f"$col" --complement "$A/$f") <(cut -d, -f"$col" --complement "$C/$f")
-    done
-    "$GORILA" eval "$C" --episodes 1 --export "$RUNS/c.npz" >/dev/null 2>&1
-    check "pinned kernel from under OPENBLAS_CORETYPE=Haswell: the same final parameters" \
-        bash -c "[ -s '$RUNS/c.npz' ] && cmp -s '$RUNS/a.npz' '$RUNS/c.npz'"
+    same_run "pinned kernel from under OPENBLAS_CORETYPE=Haswell" "$A" "$RUNS/pin-c"
 fi
 lacking=$(grep -m1 ' lacks ' <<<"$kernels" | cut -d' ' -f1)
 if [ -z "$lacking" ]; then
