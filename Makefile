@@ -12,7 +12,7 @@
 #   make deps         install the Debian packages (scripts/install-deps.sh)
 #
 # Layers (docs/ARCHITECTURE.md): src/base <- envs, agents <- src/core <-
-# src/dist (the only MPI code) <- src/cli (the binary only, not libgorila.a).
+# src/mpi (the only MPI code) <- src/cli (the binary only, not libgorila.a).
 #
 # BUILD=dir puts every output under dir (default build/); nothing is written
 # elsewhere. Warnings are errors. Floating point is reproducible: no
@@ -30,15 +30,15 @@ INC_BASE   := -Isrc/base
 INC_ENVS   := $(INC_BASE) -Ienvs
 INC_AGENTS := $(INC_BASE) -Iagents
 INC_CORE   := $(INC_BASE) -Ienvs -Iagents -Isrc/core
-INC_DIST   := $(INC_CORE) -Isrc/dist
-INC_CLI    := $(INC_DIST) -Isrc/cli
+INC_MPI   := $(INC_CORE) -Isrc/mpi
+INC_CLI    := $(INC_MPI) -Isrc/cli
 CPPFLAGS := -D_GNU_SOURCE $(INC_CLI) $(shell pkg-config --cflags $(PKGS))
 BASEFLAGS = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fno-fast-math -fno-builtin-pow $(SAN)
 LDLIBS   := $(shell pkg-config --libs $(PKGS)) -lm
 TEST_LDLIBS := $(shell pkg-config --libs criterion)
 
 LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*.c)
-LIB_SRC  := $(LAYER_SRC) $(wildcard src/dist/*.c)
+LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  := $(filter-out src/cli/fuzz_%.c,$(wildcard src/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -128,7 +128,7 @@ check-layers:
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
 	    agents/*) inc="$(INC_AGENTS)";; *) inc="$(INC_CORE)";; esac; \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]mpi\.h[">]' $$f; then \
-	        echo "check-layers: $$f includes mpi.h: only src/dist may use MPI"; fail=1; continue; fi; \
+	        echo "check-layers: $$f includes mpi.h: only src/mpi may use MPI"; fail=1; continue; fi; \
 	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(shell pkg-config --cflags $(PKGS)) -fsyntax-only \
 	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
 	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \

@@ -1,7 +1,7 @@
 /* ctx.h: who this process is in the job. Built once in main and passed
  * explicitly to every role; there is no global MPI state in gorila besides
  * MPI's own. MPI-free: the communicator belongs to the transport
- * (src/dist/comm.h), which also sets abort_job for the ranks of a job.
+ * (src/mpi/comm.h), which also sets abort_job for the ranks of a job.
  */
 #ifndef GORILA_CTX_H
 #define GORILA_CTX_H

@@ -5,7 +5,7 @@
  * SOURCE_ID), so two builds of the same tree on different hosts agree and a
  * build with any change in src/, envs/, agents/ or the Makefile does not.
  * A distributed job exchanges gorila_build() at start-up, before it reads
- * anything, and refuses to run ranks of different builds (src/dist/job.c):
+ * anything, and refuses to run ranks of different builds (src/mpi/job.c):
  * their messages would not mean the same thing. */
 #ifndef GORILA_VERSION_H
 #define GORILA_VERSION_H

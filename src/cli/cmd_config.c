@@ -54,7 +54,7 @@ typedef struct {
     const char *hosts;  /* config place: --hosts */
     bool oversubscribe; /* config place */
     bool ranks_elsewhere; /* config check: the ranks run on other hosts (scripts/launch --hostfile): plan,
-                             but leave the memory check to each host at start-up (src/dist/job.c) */
+                             but leave the memory check to each host at start-up (src/mpi/job.c) */
 } ConfigArgs;
 
 /* Parses argv (argv[0] is the subcommand); place: accept the options of

@@ -1,7 +1,7 @@
 /* pacing.h: who gets how much, and who may go next: the pure policy that
  * keeps a distributed job's actors and learners at the configured pace.
  * No MPI, no I/O, no allocation after pacing_rr_init; the roles
- * (src/dist/actor.c, replay.c, learner.c) hold the state and call these.
+ * (src/mpi/actor.c, replay.c, learner.c) hold the state and call these.
  *
  *   budget split   a count (env steps, actors, replay.min_size) over parties,
  *                  by shard_range: contiguous, the first total mod k parts

@@ -35,7 +35,7 @@
  * rounded to whole nanoseconds (printed as microseconds with 3 decimals),
  * start and end separately, which keeps that true after rounding too.
  *
- * MPI-free: how the ranks' events reach the coordinator is src/dist's
+ * MPI-free: how the ranks' events reach the coordinator is src/mpi's
  * business (TAG_TRACE, role.c, jobtrace.c).
  */
 #ifndef GORILA_TRACE_H

@@ -205,7 +205,7 @@ expect_contains "config place without --hosts: usage error" "$err" "missing --ho
 run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
 expect_contains "config place: a local config has no ranks to place" "$err" "runs in one process"
 
-# The memory plan (docs/CONFIG.md "Memory plan", src/dist/memplan.h): what
+# The memory plan (docs/CONFIG.md "Memory plan", src/mpi/memplan.h): what
 # each rank allocates, per role; a job whose ranks do not fit this machine is
 # refused by config check and by train before anything is allocated, naming
 # the key behind the largest part. GORILA_MEM_LIMIT stands in for this
@@ -274,7 +274,7 @@ else
 fi
 
 # The same in a job, under mpirun: the start-up check (every machine's
-# ranks against its memory, src/dist/job.c), then a rank out of memory.
+# ranks against its memory, src/mpi/job.c), then a rank out of memory.
 . "$TEST_ROOT/tests/mpilib.sh"
 # Under an ASan build, leak detection stays off for mpirun jobs: Open MPI's
 # own allocations at exit (ompi_op_base_op_select and its plugins) are

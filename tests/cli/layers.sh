@@ -18,13 +18,13 @@ cp "$copy/envs/cartpole.c" "$copy/cartpole.c.orig"
 sed -i '1i #include <mpi.h>' "$copy/envs/cartpole.c"
 run_cmd make -s -C "$copy" BUILD="$copy/build" check-layers
 expect_rc "an envs/ file including mpi.h fails check-layers" 2
-expect_contains "the failure names the file and MPI" "$out$err" "envs/cartpole.c includes mpi.h: only src/dist may use MPI"
+expect_contains "the failure names the file and MPI" "$out$err" "envs/cartpole.c includes mpi.h: only src/mpi may use MPI"
 cp "$copy/cartpole.c.orig" "$copy/envs/cartpole.c"
 
-# A core file that includes a header of src/dist.
+# A core file that includes a header of src/mpi.
 sed -i '1i #include "comm.h"' "$copy/src/core/layout.c"
 run_cmd make -s -C "$copy" BUILD="$copy/build" check-layers
-expect_rc "a core file including a src/dist header fails check-layers" 2
+expect_rc "a core file including a src/mpi header fails check-layers" 2
 expect_contains "the failure names the file" "$out$err" "src/core/layout.c does not compile with the include paths of its layer"
 sed -i '1d' "$copy/src/core/layout.c"
 

@@ -6,8 +6,9 @@
 # here too. (The hung-rank case, where the coordinator writes what arrived,
 # is in faults.sh.)
 #
-# Until the learners' own spans land (src/dist/learner.c), the check "every
-# learner track has gradient spans" fails, in the ps_sync and allreduce jobs.
+# The learners record their own spans (src/mpi/learner.c), so "every
+# learner track has gradient spans" is checked in the ps_sync and allreduce
+# jobs.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
 CHECK="$TEST_ROOT/tests/mpi/check_trace.py"

@@ -1,4 +1,4 @@
-/* test_memplan.c: the memory plan (src/dist/memplan.h) against what the
+/* test_memplan.c: the memory plan (src/mpi/memplan.h) against what the
  * code really allocates, the check's verdict and message, this machine's
  * memory, and the named out-of-memory exit (util.h xmalloc_for).
  *
@@ -235,7 +235,7 @@ Test(memplan, local_trainer_total_matches_its_allocations) {
     free(td);
 }
 
-/* A parameter-server shard's slice (src/dist/pshard.c) for 3 actors and 2
+/* A parameter-server shard's slice (src/mpi/pshard.c) for 3 actors and 2
  * learners, RMSProp (3 state vectors), against the plan of a PS rank. */
 Test(memplan, parameter_server_slice_matches_its_allocation) {
     NEEDS_GLIBC_MALLOC();

@@ -1,4 +1,4 @@
-/* test_pshard.c: the MPI-free part of a parameter slice (src/dist/pshard.c).
+/* test_pshard.c: the MPI-free part of a parameter slice (src/mpi/pshard.c).
  * P slices of a network, for any P, start as the local trainer's network
  * and step as the local trainer steps it (optimizer, then the target rule
  * on the new step count), bit for bit, with the versions counting steps

@@ -175,7 +175,7 @@ Test(placement_nodes, invariants_over_layouts) {
                 }
 }
 
-Test(model, samples_per_insert_and_pendulum_actions) {
+Test(agentcfg, samples_per_insert_and_pendulum_actions) {
     Config cfg;
     config_defaults(&cfg);
     cfg.replay.batch_size = 64;
@@ -195,7 +195,7 @@ Test(model, samples_per_insert_and_pendulum_actions) {
     cr_assert_eq(agentcfg_qnet(&cfg, &net, err), -1);
 }
 
-Test(model, target_rule_hard_every_c_or_soft_every_step) {
+Test(agentcfg, target_rule_hard_every_c_or_soft_every_step) {
     Config cfg;
     config_defaults(&cfg);
     cfg.agent.target_update = TARGET_HARD;
@@ -214,7 +214,7 @@ Test(model, target_rule_hard_every_c_or_soft_every_step) {
     cr_assert_float_eq(target[0], 0.25f, 1e-7); /* 0.75 * 0 + 0.25 * 1 */
 }
 
-Test(model, epsilon_linear_or_apex_per_actor) {
+Test(agentcfg, epsilon_linear_or_apex_per_actor) {
     Config cfg;
     config_defaults(&cfg);
     cfg.explore.start = 1.0;

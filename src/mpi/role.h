@@ -50,7 +50,7 @@ void role_free(RoleBase *rb);
 
 /* The payload limits of the job of cfg and lay with network net: what
  * role_init gives comm_init (which sizes every rank's receive buffer from
- * them) and what src/dist/memplan.c plans that buffer from. */
+ * them) and what src/mpi/memplan.c plans that buffer from. */
 ProtoLimits role_limits(const Config *cfg, const Layout *lay, const QNet *net);
 
 /* Index of the parameter source whose rank is `rank`, or -1. */

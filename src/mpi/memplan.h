@@ -11,7 +11,7 @@
  *
  * Each item mirrors one allocation of the code (replaybuf.c, sumtree.c,
  * prioreplay.c, qnet.c, dqn.c, optim.c, nstep.c, actorcore.c,
- * evaluator.c, agentcfg.c, trace.c and the roles in src/dist) byte for byte,
+ * evaluator.c, agentcfg.c, trace.c and the roles in src/mpi) byte for byte,
  * alignment padding included; tests/unit/test_memplan.c compares the items
  * with what those functions really allocate (glibc's mallinfo2). Small
  * fixed structures (counters, per-rank records, a few KiB each) are not

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ACTOR_CREDITS_PLAN 2 /* src/dist/actor.c ACTOR_CREDITS: experience send buffers per actor */
+#define ACTOR_CREDITS_PLAN 2 /* src/mpi/actor.c ACTOR_CREDITS: experience send buffers per actor */
 
 static uint64_t up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 static uint64_t al64(uint64_t bytes) { return up(bytes ? bytes : 1, 64); }
