@@ -308,3 +308,25 @@ uint64_t random_id(void) {
     }
     return id ? id : 1;
 }
+
+int read_small_file(const char *path, const char *what, char *text, size_t cap, char *err) {
+    text[0] = '\0';
+    int fd = open_regular(path, what, err);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    while (n < cap - 1) {
+        ssize_t got = read(fd, text + n, cap - 1 - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int e = errno;
+            close(fd);
+            text[0] = '\0';
+            return errf(err, "cannot read %s: %s", path, strerror(e));
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    close(fd);
+    text[n] = '\0';
+    return 0;
+}

@@ -88,6 +88,11 @@ int open_tmp_exclusive(const char *tmp_path);
  * socket). */
 int open_regular(const char *path, const char *what, char *err);
 
+/* Read the small text file path (opened with open_regular: a FIFO cannot
+ * hang the reader) into text, at most cap - 1 bytes, NUL-terminated; what
+ * as for open_regular. 0, or -1 with err. */
+int read_small_file(const char *path, const char *what, char *text, size_t cap, char *err);
+
 /* This host's name into buf (n bytes, n >= 2), cut to fit and always
  * terminated; fallback when the system gives none. */
 void host_name(char *buf, size_t n, const char *fallback);

@@ -1104,31 +1104,6 @@ static int try_ckpt(const char *base, const char *name, RunCkptManifest *m, char
     return 0;
 }
 
-/* Read the small text file path (regular files only: a FIFO must not hang
- * the reader) into text, at most cap - 1 bytes, NUL-terminated. 0, or -1
- * with err. */
-static int read_small(const char *path, const char *what, char *text, size_t cap, char *err) {
-    text[0] = '\0';
-    int fd = open_regular(path, what, err);
-    if (fd < 0) return -1;
-    size_t n = 0;
-    while (n < cap - 1) {
-        ssize_t got = read(fd, text + n, cap - 1 - n);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) {
-            int e = errno;
-            close(fd);
-            text[0] = '\0';
-            return errf(err, "cannot read %s: %s", path, strerror(e));
-        }
-        if (got == 0) break;
-        n += (size_t)got;
-    }
-    close(fd);
-    text[n] = '\0';
-    return 0;
-}
-
 /* ---- the run id of a run directory ------------------------------------------ */
 
 #define RUN_ID_FILE "run_id"
@@ -1139,7 +1114,7 @@ int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
     if (join(path, run_dir, RUN_ID_FILE, err)) return -1;
     struct stat st;
     if (lstat(path, &st) != 0 && errno == ENOENT) return 1;
-    if (read_small(path, "", text, sizeof text, err)) return -1;
+    if (read_small_file(path, "", text, sizeof text, err)) return -1;
     uint64_t x = 0;
     int used = 0;
     if (sscanf(text, "%16" SCNx64 "%n", &x, &used) != 1 || used != 16 || strcmp(text + used, "\n") != 0 || x == 0 ||
@@ -1185,7 +1160,7 @@ static int find_once(const char *run_dir, const char *base, const char *latest, 
     char name[128] = "", reason[ERR_LEN];
     const char *damaged = latest; /* what the warning names: latest, or the checkpoint it names */
     char named[PATH_LEN];
-    if (read_small(latest, "", seen, seen_cap, reason) == 0) {
+    if (read_small_file(latest, "", seen, seen_cap, reason) == 0) {
         char extra[2];
         int got = sscanf(seen, "%127s %1s", name, extra);
         uint64_t s;
@@ -1234,7 +1209,7 @@ int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *wa
          * choice starts over instead of calling a healthy run damaged.
          * Pruning only ever follows the move of `latest` (runckpt_commit). */
         if (attempt >= CHOOSE_RETRIES) break;
-        read_small(latest, "", now, sizeof now, ignored);
+        read_small_file(latest, "", now, sizeof now, ignored);
         if (strcmp(now, seen) == 0) break;
     }
     if (rc != 0) return -1;

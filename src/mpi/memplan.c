@@ -415,14 +415,10 @@ int memplan_parse_meminfo(const char *text, uint64_t *bytes, bool *total_only) {
 }
 
 /* The whole of a small text file into buf (cap bytes, NUL-terminated);
- * 0, or -1 when it cannot be read. */
+ * 0, or -1 when it cannot be read or is empty. */
 static int read_text(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, cap - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return n ? 0 : -1;
+    char err[ERR_LEN];
+    return read_small_file(path, "", buf, cap, err) == 0 && buf[0] ? 0 : -1;
 }
 
 /* The limit in one cgroup file, or 0 for none ("max", a huge v1 number,
