@@ -1,7 +1,7 @@
 /* bench_replay.c: `gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]`
  *
  * What one replay shard can do per second, uniform (replaybuf) against
- * proportional prioritized (prioreplay), at capacities 2^10, 2^12, ...,
+ * proportional prioritized (replaystore), at capacities 2^10, 2^12, ...,
  * 2^22 (every 4x, which includes 2^20), with transitions of N floats per
  * observation (default 4, CartPole):
  *
@@ -10,10 +10,10 @@
  *                   with their |td| (initial_priority: actor), so each pays
  *                   one pow and one sum-tree update;
  *   sample          batches of 64 and 512 rows copied out: uniform
- *                   replaybuf_sample, prioritized prioreplay_sample
+ *                   replaybuf_sample, prioritized replaystore_sample
  *                   (stratified: one sum-tree descent per row);
  *   sampled+updated prioritized only: a batch sampled, then each of its rows
- *                   given a new priority through prioreplay_update (the id
+ *                   given a new priority through replaystore_update (the id
  *                   check, one pow, one sum-tree update): what a shard does
  *                   for a learner per batch.
  *
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "agentcfg.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "replaybuf.h"
 #include "rng.h"
 #include "sumtree.h"
@@ -57,11 +57,9 @@ typedef struct {
 } Rates;
 
 typedef struct {
-    bool prio;
-    ReplayBuf rb;
-    PrioReplay pr;
+    ReplayStore store;
     Batch chunk, out;
-    size_t *slots;
+    size_t *slots;     /* prioritized only (NULL: a uniform sample hands out none) */
     uint64_t *ids;
     float td[TD_POOL];
     size_t td_next;
@@ -73,20 +71,16 @@ enum { OP_INSERT, OP_SAMPLE, OP_SAMPLE_UPDATE };
 /* One operation on b; returns the transitions it handled. */
 static size_t op(Bench *b, int kind, int B) {
     if (kind == OP_INSERT) {
-        if (b->prio) {
-            if (b->td_next + CHUNK > TD_POOL) b->td_next = 0;
-            prioreplay_add_batch(&b->pr, &b->chunk, b->td + b->td_next);
-            b->td_next += CHUNK;
-        } else {
-            replaybuf_add_batch(&b->rb, &b->chunk);
-        }
+        /* A uniform store does not read the |td|. */
+        if (b->td_next + CHUNK > TD_POOL) b->td_next = 0;
+        replaystore_add_batch(&b->store, &b->chunk, b->td + b->td_next);
+        b->td_next += CHUNK;
         return CHUNK;
     }
-    if (b->prio) prioreplay_sample(&b->pr, &b->rng, B, &b->out, b->slots, b->ids, NULL);
-    else replaybuf_sample(&b->rb, &b->rng, B, &b->out, NULL, NULL);
+    replaystore_sample(&b->store, &b->rng, B, &b->out, b->slots, b->ids, NULL);
     if (kind == OP_SAMPLE_UPDATE) {
         if (b->td_next + (size_t)B > TD_POOL) b->td_next = 0;
-        prioreplay_update_many(&b->pr, b->slots, b->ids, b->td + b->td_next, B);
+        replaystore_update_many(&b->store, b->slots, b->ids, b->td + b->td_next, B);
         b->td_next += (size_t)B;
     }
     return (size_t)B;
@@ -111,14 +105,15 @@ static double measure(Bench *b, int kind, int B, double seconds) {
 
 static Rates run_case(size_t capacity, bool prio, int O, double seconds) {
     Bench *b = xcalloc(1, sizeof *b);
-    b->prio = prio;
     rng_seed(&b->rng, 1, RNG_STREAM_TOOL);
-    if (prio) prioreplay_init(&b->pr, capacity, O, 0.6, 1e-6);
-    else replaybuf_init(&b->rb, capacity, O);
+    if (prio) replaystore_init_prioritized(&b->store, capacity, O, 0.6, 1e-6);
+    else replaystore_init_uniform(&b->store, capacity, O);
     agentcfg_batch_init(&b->chunk, CHUNK, O);
     agentcfg_batch_init(&b->out, batches[N_BATCH - 1], O);
-    b->slots = xmalloc((size_t)batches[N_BATCH - 1] * sizeof(size_t));
-    b->ids = xmalloc((size_t)batches[N_BATCH - 1] * sizeof(uint64_t));
+    if (prio) {
+        b->slots = xmalloc((size_t)batches[N_BATCH - 1] * sizeof(size_t));
+        b->ids = xmalloc((size_t)batches[N_BATCH - 1] * sizeof(uint64_t));
+    }
     b->chunk.n = CHUNK;
     for (size_t i = 0; i < (size_t)CHUNK * (size_t)O; i++) {
         b->chunk.obs[i] = (float)rng_normal(&b->rng);
@@ -145,8 +140,7 @@ static Rates run_case(size_t capacity, bool prio, int O, double seconds) {
     free(b->ids);
     agentcfg_batch_free(&b->chunk);
     agentcfg_batch_free(&b->out);
-    if (prio) prioreplay_free(&b->pr);
-    else replaybuf_free(&b->rb);
+    replaystore_free(&b->store);
     free(b);
     return r;
 }

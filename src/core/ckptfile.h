@@ -51,7 +51,7 @@
  *   OPTIM           u64 optimizer step, then optim_slots arrays of
  *                   slice_count floats (slot-major); only with an optimizer
  *   RNG             one or more Rng states (rng.h), 32 bytes each
- *   REPLAY          replaybuf_serialize or prioreplay_serialize output (they check it)
+ *   REPLAY          replaybuf_serialize or replaystore_serialize output (they check it)
  * PARAMS is required; the others are optional. */
 typedef enum {
     CKPT_SEC_PARAMS = 1,

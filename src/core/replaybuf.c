@@ -235,7 +235,7 @@ int replaybuf_serial_info(const void *buf, size_t bytes, int obs_dim, ReplaySerI
     if (od != (uint32_t)obs_dim)
         return errf(err, "replay data holds observations of %u floats, the buffer expects %d", od, obs_dim);
     /* Version 2 carries a priority block after the rows: 8 bytes of
-     * max_priority and 8 per row (prioreplay.h). */
+     * max_priority and 8 per row (replaystore.h). */
     size_t per_row = row_bytes((size_t)obs_dim) + (version == SER_VERSION_PRIO ? 8 : 0);
     size_t extra = SER_HEADER_BYTES + (version == SER_VERSION_PRIO ? 8 : 0);
     if (size > (SIZE_MAX - extra) / per_row || extra + size * per_row != bytes)

@@ -117,7 +117,7 @@ size_t replaybuf_serial_bytes(const ReplayBuf *rb);
 void replaybuf_serialize(const ReplayBuf *rb, void *buf);
 
 /* The same bytes with `version` in the header: 1 (what replaybuf_serialize
- * writes) or REPLAYBUF_SER_VERSION_PRIO, for prioreplay_serialize, which
+ * writes) or REPLAYBUF_SER_VERSION_PRIO, for replaystore_serialize, which
  * appends its priority block right after these serial_bytes. Version 2
  * data is version 1 data followed by that block; replaybuf_restore reads
  * both and skips the block (a prioritized run resumed as uniform). */

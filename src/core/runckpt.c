@@ -209,15 +209,10 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
     }
     if (sh->n_rngs > 0) sec[n++] = (CkptSection){CKPT_SEC_RNG, sh->rngs, (size_t)sh->n_rngs * sizeof(Rng)};
     uint8_t *rep = NULL;
-    if (sh->prio_replay) {
-        size_t bytes = prioreplay_serial_bytes(sh->prio_replay);
+    if (sh->replay) {
+        size_t bytes = replaystore_serial_bytes(sh->replay);
         rep = xmalloc(bytes);
-        prioreplay_serialize(sh->prio_replay, rep);
-        sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
-    } else if (sh->replay) {
-        size_t bytes = replaybuf_serial_bytes(sh->replay);
-        rep = xmalloc(bytes);
-        replaybuf_serialize(sh->replay, rep);
+        replaystore_serialize(sh->replay, rep);
         sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
     }
     int rc = ckpt_write(path, &m, sec, n, err);
@@ -1444,15 +1439,14 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
             }
             if (ckpt_read_section(&r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) goto bad;
         }
-        if (holds_start && (sh->replay || sh->prio_replay) && ckpt_find(&r, CKPT_SEC_REPLAY)) {
+        if (holds_start && sh->replay && ckpt_find(&r, CKPT_SEC_REPLAY)) {
             const CkptEntry *e = ckpt_find(&r, CKPT_SEC_REPLAY);
             uint8_t *rep = xmalloc(e->bytes);
             size_t dropped = 0;
             int rr = ckpt_read_section(&r, CKPT_SEC_REPLAY, rep, e->bytes, err);
             if (rr == 0) rr = check_mem_rows(&r, rep, e->bytes, err);
             if (rr == 0)
-                rr = sh->prio_replay ? prioreplay_restore(sh->prio_replay, rep, e->bytes, &dropped, err)
-                                     : replaybuf_restore(sh->replay, rep, e->bytes, &dropped, err);
+                rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
             free(rep);
             if (rr) goto bad;
         }
@@ -1499,8 +1493,7 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
     if (rp->n_shards < 1 || rp->index < 0 || rp->index >= rp->n_shards)
         return errf(err, "cannot write checkpoint %s: replay shard %d outside the %d replay shards", path, rp->index,
                     rp->n_shards);
-    assert((rp->replay != NULL) != (rp->prio_replay != NULL));
-    const ReplayBuf *rb = rp->prio_replay ? &rp->prio_replay->buf : rp->replay;
+    assert(rp->replay != NULL);
     CkptMeta m;
     fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
     m.reserved[RES_RUN_ID] = rp->run_id;
@@ -1508,15 +1501,14 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
     m.reserved[RES_N_SHARDS] = (uint64_t)rp->n_shards;
     m.reserved[RES_INDEX] = (uint64_t)rp->index;
     m.reserved[RES_KIND] = KIND_REPLAY;
-    m.reserved[RES_ROWS] = replaybuf_size(rb);
-    size_t bytes = rp->prio_replay ? prioreplay_serial_bytes(rp->prio_replay) : replaybuf_serial_bytes(rb);
+    m.reserved[RES_ROWS] = replaystore_size(rp->replay);
+    size_t bytes = replaystore_serial_bytes(rp->replay);
     /* Plain malloc: a buffer this large may not be there, and that should
      * cost this checkpoint, not the run. */
     uint8_t *rep = malloc(bytes);
     if (!rep)
         return errf(err, "cannot write checkpoint %s: no memory for the %zu bytes of its replay section", path, bytes);
-    if (rp->prio_replay) prioreplay_serialize(rp->prio_replay, rep);
-    else replaybuf_serialize(rb, rep);
+    replaystore_serialize(rp->replay, rep);
     float none = 0.0f; /* the params section of an empty slice: 0 bytes */
     CkptSection sec[2] = {{CKPT_SEC_PARAMS, &none, 0}, {CKPT_SEC_REPLAY, rep, bytes}};
     int rc = ckpt_write(path, &m, sec, 2, err);
@@ -1545,9 +1537,9 @@ static int read_replay_section(CkptReader *r, uint8_t **data, size_t *bytes, cha
 }
 
 int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int index, int n_shards,
-                        ReplayBuf *replay, PrioReplay *prio_replay, RunCkptReplayInfo *info, char *err) {
-    assert((replay != NULL) != (prio_replay != NULL) && index >= 0 && index < n_shards);
-    ReplayBuf *rb = prio_replay ? &prio_replay->buf : replay;
+                        ReplayStore *replay, RunCkptReplayInfo *info, char *err) {
+    assert(replay != NULL && index >= 0 && index < n_shards);
+    const ReplayBuf *rb = &replay->buf;
     assert(replaybuf_size(rb) == 0 && replaybuf_total(rb) == 0 && "restoring into a buffer in use");
     memset(info, 0, sizeof *info);
     RunCkptManifest man;
@@ -1586,7 +1578,7 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
         /* Exact: our own file. Dealt: every file we take rows from, and with
          * prioritized replay every file (its max_priority is the job's as
          * much as any other's). */
-        bool needed = info->exact ? j == index : count[j] > 0 || prio_replay;
+        bool needed = info->exact ? j == index : count[j] > 0 || replaystore_prioritized(replay);
         if (!needed) continue;
         size_t bytes = 0;
         if (open_replay(dir, j, &man, &rsums[j], NULL, false, &r, err)) goto out;
@@ -1607,14 +1599,9 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
         }
         if (info->exact) {
             size_t dropped = 0;
-            int rr = prio_replay ? prioreplay_restore(prio_replay, data, bytes, &dropped, err)
-                                 : replaybuf_restore(replay, data, bytes, &dropped, err);
-            if (rr != 0) goto bad;
+            if (replaystore_restore(replay, data, bytes, &dropped, err) != 0) goto bad;
             info->dropped = dropped;
-        } else if (prio_replay) {
-            if (prioreplay_append_serial(prio_replay, data, bytes, first[j], (uint64_t)n_shards, count[j], err)) goto bad;
-        } else if (replaybuf_append_serial(replay, data, bytes, first[j], (uint64_t)n_shards, count[j], err) ==
-                   (size_t)-1) {
+        } else if (replaystore_append_serial(replay, data, bytes, first[j], (uint64_t)n_shards, count[j], err)) {
             goto bad;
         }
         free(data);

@@ -40,7 +40,7 @@
 #include "config.h"
 #include "optim.h"
 #include "qnet.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "replaybuf.h"
 #include "runlog.h"
 #include "rng.h"
@@ -56,8 +56,7 @@ typedef struct {
     /* local trainer extras (NULL / 0 when absent) */
     Rng *rngs;                 /* n_rngs generators, written and restored */
     int n_rngs;
-    ReplayBuf *replay;
-    PrioReplay *prio_replay;   /* instead of replay: prioritized, priorities saved too */
+    ReplayStore *replay;       /* saved (with its priorities when prioritized); NULL: none */
     /* counters stored in the shard's header (local trainer) */
     uint64_t env_steps, updates, episodes;
     double wall_seconds;
@@ -97,8 +96,7 @@ typedef struct {
 typedef struct {
     int index;                     /* the replay shard s */
     int n_shards;                  /* replay shards in the job (and in the checkpoint) */
-    const ReplayBuf *replay;       /* uniform replay, or */
-    const PrioReplay *prio_replay; /* prioritized: with priorities and max_priority */
+    const ReplayStore *replay;     /* its rows (and priorities and max_priority when prioritized) */
     uint64_t run_id, seq;          /* binding, as RunCkptShard's */
 } RunCkptReplay;
 
@@ -126,7 +124,7 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
 
 /* Write dir/replay-<index>.ckpt: the checkpoint file format with an empty
  * parameter slice (params section of 0 floats, slice [0, 0)) and a replay
- * section (replaybuf_serialize, or prioreplay_serialize with priorities),
+ * section (replaystore_serialize: with priorities when prioritized),
  * its header bound like a shard's (run id, seq, shard count, index) and
  * marked as a replay file with its transition count. Serializes the buffer
  * into one temporary allocation of its serial size (an allocation failure
@@ -134,15 +132,15 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
 int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err);
 
 /* Restore replay shard `index` of a job with n_shards replay shards from
- * the checkpoint in dir into an empty (just initialised) buffer: replay,
- * or prio_replay for prioritized replay. Every replay file it reads is
+ * the checkpoint in dir into an empty (just initialised) store, uniform or
+ * prioritized. Every replay file it reads is
  * verified as it is opened (binding, size, transitions, CRC-32C, section
  * CRCs, as runckpt_verify does, and every row it is about to restore; the
  * files it does not need are left to the caller's runckpt_latest /
  * runckpt_verify).
  *  - no replay files: nothing changes (info->files = 0);
  *  - as many files as n_shards: replay-<index>.ckpt is restored as saved
- *    (replaybuf_restore / prioreplay_restore: rows, ids, priorities,
+ *    (replaystore_restore: rows, ids, priorities,
  *    max_priority; into a smaller capacity the newest are kept);
  *  - another count: the saved rows are dealt out again (replaybuf_deal:
  *    old row k of the files put end to end goes to shard k mod n_shards),
@@ -152,7 +150,7 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
  * one ignores saved priorities. 0, or -1 with err naming the file (the
  * buffer may then hold part of the rows: the caller gives up). */
 int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int index, int n_shards,
-                        ReplayBuf *replay, PrioReplay *prio_replay, RunCkptReplayInfo *info, char *err);
+                        ReplayStore *replay, RunCkptReplayInfo *info, char *err);
 
 /* Bind and publish the checkpoint in dir: check that its shard files
  * ps-0 .. ps-(m->n_shards - 1) carry m->run_id and m->seq, know they are
@@ -267,7 +265,7 @@ int runckpt_verify(const char *dir, RunCkptManifest *m, char *err);
  * slice [sh->off, sh->off + sh->len) from the shard files of the
  * checkpoint in dir, whatever their number; also sh->version and
  * target_version (from the file holding sh->off), and, if present and
- * asked for (sh->rngs, sh->replay or sh->prio_replay), the local trainer's
+ * asked for (sh->rngs, sh->replay), the local trainer's
  * extras and counters.
  * Checks everything runckpt_verify does, and that the network, env and
  * optimizer match; a shard set that does not tile the parameters exactly is

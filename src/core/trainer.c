@@ -6,7 +6,7 @@
 #include "json.h"
 #include "agentcfg.h"
 #include "runctl.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "replaybuf.h"
 #include "runlog.h"
 #include "signals.h"
@@ -29,14 +29,11 @@ typedef struct {
     Optim opt;
     Dqn dqn;
     DqnParams dp;
-    ReplayBuf urb;               /* replay.kind uniform */
-    PrioReplay pr;               /* replay.kind prioritized (and rb points at pr.buf) */
-    ReplayBuf *rb;               /* the storage in use */
-    bool prio;
-    /* prioritized: per-update rows (B) and the new rows' |td| (initial_priority actor) */
+    ReplayStore replay;          /* uniform or prioritized (replay.kind) */
+    /* per-update rows (B): sampled slots and ids, the sampling scratch */
     size_t *slots;
     uint64_t *ids;
-    double *prio_p, *prob;
+    double *scratch;
     Rng sample_rng;
     ActorCore ac;
     Evaluator ev;
@@ -165,12 +162,8 @@ static double first_nonfinite(const float *x, int n) {
  * parameters diverged: the run ends like any divergence). */
 static int insert_chunk(Local *L, char *err) {
     if (!L->chunk.n) return 0;
-    if (!L->prio) {
-        replaybuf_add_batch(L->rb, &L->chunk);
-        return 0;
-    }
     const float *td = NULL;
-    if (L->cfg->replay.initial_priority == PRIORITY_ACTOR) {
+    if (replaystore_prioritized(&L->replay) && L->cfg->replay.initial_priority == PRIORITY_ACTOR) {
         /* The acting forward scored each row (actorcore.h): |td| in weight. */
         td = L->chunk.weight;
         if (!floats_finite(td, (size_t)L->chunk.n))
@@ -179,7 +172,7 @@ static int insert_chunk(Local *L, char *err) {
                         "0 = off)", first_nonfinite(td, L->chunk.n), (unsigned long long)L->updates,
                         L->cfg->optimizer.lr, L->cfg->optimizer.grad_clip);
     }
-    prioreplay_add_batch(&L->pr, &L->chunk, td);
+    replaystore_add_batch(&L->replay, &L->chunk, td);
     return 0;
 }
 
@@ -194,20 +187,12 @@ static int update(Local *L, char *err) {
     const Config *cfg = L->cfg;
     int B = cfg->replay.batch_size;
     double t0 = now_seconds();
-    if (L->prio) {
-        /* P_i = p_i / total, weights (N P_i)^-beta over the batch maximum
-         * (prioreplay.h), beta annealed over the updates done so far. */
-        prioreplay_sample(&L->pr, &L->sample_rng, B, &L->batch, L->slots, L->ids, L->prio_p);
-        double total = prioreplay_total(&L->pr);
-        for (int b = 0; b < B; b++) L->prob[b] = L->prio_p[b] / total;
-        double beta = prio_beta(cfg->replay.beta, cfg->replay.beta_final, cfg->replay.beta_steps, L->updates);
-        prio_weights(L->prob, B, (double)prioreplay_size(&L->pr), beta, L->batch.weight);
-    } else {
-        replaybuf_sample(L->rb, &L->sample_rng, B, &L->batch, NULL, NULL);
-    }
+    /* Prioritized: weights (N P_i)^-beta over the batch maximum
+     * (replaystore.h), beta annealed over the updates done so far. */
+    double beta = prio_beta(cfg->replay.beta, cfg->replay.beta_final, cfg->replay.beta_steps, L->updates);
+    replaystore_sample_weighted(&L->replay, &L->sample_rng, B, beta, &L->batch, L->slots, L->ids, L->scratch);
     double t1 = now_seconds();
-    double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad,
-                                L->prio ? L->td : NULL);
+    double loss = dqn_loss_grad(&L->dqn, &L->net, &L->dp, L->params, L->target, &L->batch, L->grad, L->td);
     double norm = optim_clip_norm(L->grad, L->net.n_params, cfg->optimizer.grad_clip);
     double t2 = now_seconds();
     trace_span(&L->trace, TR_SAMPLE, t0, t1, 0);
@@ -215,7 +200,7 @@ static int update(Local *L, char *err) {
     /* A non-finite |td| nearly always shows in the loss too, but a
      * priority must never be set from one: check it on its own. */
     const char *what = !isfinite(loss) ? "loss" : !isfinite(norm) ? "gradient norm"
-                       : L->prio && !floats_finite(L->td, (size_t)B) ? "a TD error" : NULL;
+                       : !floats_finite(L->td, (size_t)B) ? "a TD error" : NULL;
     if (what)
         return errf(err, "training diverged: %s is %g at update %llu (local trainer); lower optimizer.lr (now %g) "
                     "or optimizer.grad_clip (now %g, 0 = off)", what,
@@ -223,8 +208,9 @@ static int update(Local *L, char *err) {
                     (unsigned long long)L->updates + 1, cfg->optimizer.lr, cfg->optimizer.grad_clip);
     /* New priorities for every sampled row (a row sampled twice gets its
      * later |td|). No insert comes between sample and update here, so none
-     * is stale; prioreplay_update_many would count one like anywhere else. */
-    if (L->prio) prioreplay_update_many(&L->pr, L->slots, L->ids, L->td, B);
+     * is stale; replaystore_update_many would count one like anywhere else
+     * (and sets nothing in a uniform store). */
+    replaystore_update_many(&L->replay, L->slots, L->ids, L->td, B);
     optim_step(&L->opt, L->params, L->grad);
     if (!floats_finite(L->params, L->net.n_params))
         return errf(err, "training diverged: the parameters are not finite after update %llu (local trainer); "
@@ -257,10 +243,7 @@ static int checkpoint(Local *L, bool final) {
     describe_ckpt(L, final ? "final" : "periodic", &sh, &man);
     sh.rngs = L->rngs;
     sh.n_rngs = gather_rngs(L);
-    if (cfg->checkpoint.save_replay) {
-        if (L->prio) sh.prio_replay = &L->pr;
-        else sh.replay = &L->urb;
-    }
+    if (cfg->checkpoint.save_replay) sh.replay = &L->replay;
     if (runckpt_begin(L->log.dir, L->ckpt_seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
         runckpt_commit(L->log.dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
         runlog_progress_done(&L->log);
@@ -297,8 +280,7 @@ static int restore(Local *L, const char *run_dir, char *err) {
     int n_rngs = 2 + L->ac.E;
     RunCkptShard sh = {.index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target,
                     .opt = &L->opt, .rngs = L->rngs, .n_rngs = n_rngs,
-                    .replay = L->cfg->checkpoint.save_replay && !L->prio ? &L->urb : NULL,
-                    .prio_replay = L->cfg->checkpoint.save_replay && L->prio ? &L->pr : NULL};
+                    .replay = L->cfg->checkpoint.save_replay ? &L->replay : NULL};
     if (runckpt_read_slice(L->cfg, &L->net, man.dir, &sh, err) != 0) return -1;
     L->ac.rng = L->rngs[0];
     L->sample_rng = L->rngs[1];
@@ -321,7 +303,7 @@ static int restore(Local *L, const char *run_dir, char *err) {
     L->start_env_steps = L->env_steps;
     L->start_updates = L->updates;
     log_info(NULL, "resumed from %s: %llu env steps, %llu updates, replay %zu transitions", man.dir,
-             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaybuf_size(L->rb));
+             (unsigned long long)L->env_steps, (unsigned long long)L->updates, replaystore_size(&L->replay));
     return 0;
 }
 
@@ -343,7 +325,7 @@ static int write_summary(Local *L, const char *stop, const char *final_ckpt, boo
         .resumed = L->wall_offset > 0 || L->start_env_steps > 0,
         .final_checkpoint = final_ckpt, .final_evaluated = final_evaluated,
         .best_checkpoint = L->best_saved ? "checkpoints/best" : NULL,
-        .prioritized = L->prio, .stale_priority_updates = L->pr.stale,
+        .prioritized = replaystore_prioritized(&L->replay), .stale_priority_updates = L->replay.stale,
     };
     JsonW j;
     json_init(&j, f, true);
@@ -366,12 +348,10 @@ static void local_free(Local *L) {
     free(L->rngs);
     optim_free(&L->opt);
     dqn_free(&L->dqn);
-    replaybuf_free(&L->urb);
-    prioreplay_free(&L->pr);
+    replaystore_free(&L->replay);
     free(L->slots);
     free(L->ids);
-    free(L->prio_p);
-    free(L->prob);
+    free(L->scratch);
     actorcore_free(&L->ac);
     evaluator_free(&L->ev);
     runctl_free(&L->rc);
@@ -405,24 +385,13 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     optim_init(&L->opt, &op, n);
     agentcfg_dqn_params(cfg, &L->dp);
     dqn_init(&L->dqn, &L->net, cfg->replay.batch_size);
-    L->prio = cfg->replay.kind == REPLAY_PRIORITIZED;
-    if (L->prio) {
-        prioreplay_init(&L->pr, cfg->replay.capacity, L->net.spec.obs_dim, cfg->replay.alpha,
-                        cfg->replay.priority_eps);
-        L->rb = &L->pr.buf;
-    } else {
-        replaybuf_init(&L->urb, cfg->replay.capacity, L->net.spec.obs_dim);
-        L->rb = &L->urb;
-    }
+    replaystore_init_for(&L->replay, cfg->replay.capacity, L->net.spec.obs_dim, cfg);
     rng_seed(&L->sample_rng, cfg->run.seed, RNG_STREAM_REPLAY);
     if (actorcore_init(&L->ac, cfg, &L->net, 0, err) != 0) goto fail;
-    if (L->prio) {
-        size_t B = (size_t)cfg->replay.batch_size;
-        L->slots = xmalloc(B * sizeof(size_t));
-        L->ids = xmalloc(B * sizeof(uint64_t));
-        L->prio_p = xmalloc(B * sizeof(double));
-        L->prob = xmalloc(B * sizeof(double));
-    }
+    size_t B = (size_t)cfg->replay.batch_size;
+    L->slots = xmalloc(B * sizeof(size_t));
+    L->ids = xmalloc(B * sizeof(uint64_t));
+    L->scratch = xmalloc(B * sizeof(double));
     if (evaluator_init(&L->ev, cfg, &L->net, 0, err) != 0) goto fail;
     agentcfg_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);
     agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
@@ -482,7 +451,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
             recent_add(&L->recent, L->ended[i].ret);
             L->episodes++;
         }
-        if (replaybuf_size(L->rb) >= cfg->replay.min_size) {
+        if (replaystore_size(&L->replay) >= cfg->replay.min_size) {
             L->pending_train += (uint64_t)L->ac.E;
             while (L->pending_train >= (uint64_t)cfg->agent.train_every) {
                 L->pending_train -= (uint64_t)cfg->agent.train_every;

@@ -35,7 +35,7 @@
 #include "agentcfg.h"
 #include "exitcode.h"
 #include "pacing.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "role.h"
 #include "pshard.h"
 #include "util.h"
@@ -154,7 +154,7 @@ static void request_sample(Learner *l) {
 /* Every shard has answered: each row's probability is the one it was drawn
  * with, P = share of its shard x its priority / its shard's total when it
  * sampled (equal to p / sum of all priorities when the reported totals are
- * current), and the importance weights follow (prioreplay.h). */
+ * current), and the importance weights follow (replaystore.h). */
 static void finish_prioritized(Learner *l) {
     struct PrioRows *pr = &l->pnext;
     uint64_t n = 0;

@@ -54,7 +54,7 @@ static uint64_t sum_tree(uint64_t cap) {
     return al64(total * sizeof(double) + 64);
 }
 
-/* replaybuf.c / prioreplay.c: replaybuf_serial_bytes, prioreplay_serial_bytes
+/* replaybuf.c / replaystore.c: replaybuf_serial_bytes, replaystore_serial_bytes
  * of a full buffer (the checkpoint's replay section). */
 static uint64_t replay_serial(uint64_t cap, uint64_t O, bool prio) {
     uint64_t b = 40 + cap * (2 * O * sizeof(float) + sizeof(int32_t) + 2 * sizeof(float));

@@ -10,7 +10,7 @@
  * machine, each machine's ranks against that machine's memory).
  *
  * Each item mirrors one allocation of the code (replaybuf.c, sumtree.c,
- * prioreplay.c, qnet.c, dqn.c, optim.c, nstep.c, actorcore.c,
+ * replaystore.c, qnet.c, dqn.c, optim.c, nstep.c, actorcore.c,
  * evaluator.c, agentcfg.c, trace.c and the roles in src/mpi) byte for byte,
  * alignment padding included; tests/unit/test_memplan.c compares the items
  * with what those functions really allocate (glibc's mallinfo2). Small

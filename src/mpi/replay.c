@@ -4,7 +4,7 @@
  * requests with packed uniform batches (SAMPLE: ids, transitions, weights).
  *
  * Prioritized replay (replay.kind prioritized, Ape-X): the buffer is a
- * PrioReplay (a sum-tree beside the same storage). A new transition takes
+ * ReplayStore (a sum-tree beside the same storage). A new transition takes
  * the priority its actor computed (MSG_HAS_PRIORITY) or the running maximum
  * (replay.initial_priority max); a request carries the positions of its
  * rows in [0, 1) of this shard's total priority (the learner spread its
@@ -36,7 +36,7 @@
 #include "agentcfg.h"
 #include "exitcode.h"
 #include "pacing.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "role.h"
 #include "runckpt.h"
 #include "util.h"
@@ -52,8 +52,7 @@ typedef struct {
 
 typedef struct {
     RoleBase rb;
-    PrioReplay pr;          /* pr.buf is the storage; pr.tree only when prioritized */
-    bool prio;              /* replay.kind prioritized */
+    ReplayStore store;      /* uniform or prioritized (replay.kind) */
     Rng rng;
     PacingLimiter lim;      /* counts every insert and sample */
     SendBuf *out;           /* (L) one per learner */
@@ -71,7 +70,7 @@ typedef struct {
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
     double t0 = now_seconds();
-    size_t n = h->count, O = (size_t)r->pr.buf.obs_dim;
+    size_t n = h->count, O = (size_t)r->store.buf.obs_dim;
     ExpLayout l = proto_exp_layout(n, O, (h->flags & MSG_HAS_PRIORITY) != 0);
     Batch chunk = {
         .n = (int)n,
@@ -89,13 +88,12 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
                 r->rb.net.spec.n_actions);
     /* Priorities were validated with the message (proto_payload_check). */
     const float *prio = (h->flags & MSG_HAS_PRIORITY) ? (const float *)(payload + l.priority) : NULL;
-    if (!prio && r->prio && r->rb.cfg->replay.initial_priority == PRIORITY_ACTOR && n)
+    if (!prio && replaystore_prioritized(&r->store) && r->rb.cfg->replay.initial_priority == PRIORITY_ACTOR && n)
         DIE(r->rb.ctx, "EXPERIENCE from rank %d has no priorities, but replay.initial_priority is actor", source);
-    if (n && r->prio) prioreplay_add_batch(&r->pr, &chunk, prio);
-    else if (n) replaybuf_add_batch(&r->pr.buf, &chunk);
+    if (n) replaystore_add_batch(&r->store, &chunk, prio);
     pacing_limiter_inserted(&r->lim, n, (h->flags & MSG_LAST) != 0);
     r->rb.m.inserted = r->lim.inserted;
-    r->rb.m.replay_size = replaybuf_size(&r->pr.buf);
+    r->rb.m.replay_size = replaybuf_size(&r->store.buf);
     MsgHeader ack = {0};
     ack.count = n;
     comm_send_ctl(&r->rb.comm, source, TAG_EXPERIENCE_ACK, ack, NULL, 0);
@@ -107,11 +105,12 @@ static void serve(Replay *r, int l) {
     int B = r->req_batch[l];
     SendBuf *s = &r->out[l];
     comm_wait_send(&r->rb.comm, s);
-    SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->pr.buf.obs_dim, r->prio);
+    bool prio = replaystore_prioritized(&r->store);
+    SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->store.buf.obs_dim, prio);
     uint8_t *p = sendbuf_payload(s);
     Batch view = {
         .n = B,
-        .obs_dim = r->pr.buf.obs_dim,
+        .obs_dim = r->store.buf.obs_dim,
         .obs = (float *)(p + lay.obs),
         .next_obs = (float *)(p + lay.next_obs),
         .action = (int32_t *)(p + lay.action),
@@ -120,24 +119,23 @@ static void serve(Replay *r, int l) {
         .weight = (float *)(p + lay.weight),
     };
     MsgHeader h = {0};
-    if (r->prio) {
+    if (B)
+        replaystore_sample_request(&r->store, &r->rng, r->req_frac + (size_t)l * r->lim.batch, B, &view, r->slots,
+                                   (uint64_t *)(p + lay.id), prio ? (double *)(p + lay.prio) : NULL);
+    if (prio) {
         /* Weights are the learner's (it knows every shard's total). */
-        if (B) prioreplay_sample_at(&r->pr, r->req_frac + (size_t)l * r->lim.batch, B, &view, r->slots,
-                                    (uint64_t *)(p + lay.id), (double *)(p + lay.prio));
         uint64_t *slot = (uint64_t *)(p + lay.slot);
         for (int i = 0; i < B; i++) {
             slot[i] = r->slots[i];
             view.weight[i] = 1;
         }
-        double total = prioreplay_total(&r->pr);
+        double total = replaystore_total(&r->store);
         memcpy(p + lay.total, &total, sizeof total);
         h.flags = MSG_PRIORITIZED;
-    } else {
-        replaybuf_sample(&r->pr.buf, &r->rng, B, &view, NULL, (uint64_t *)(p + lay.id));
     }
     h.count = (uint64_t)B;
     h.version = r->req_seq[l];
-    h.aux = replaybuf_size(&r->pr.buf);
+    h.aux = replaybuf_size(&r->store.buf);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
     pacing_limiter_sampled(&r->lim, r->req_charge[l]);
     r->rb.m.sampled = r->lim.sampled;
@@ -149,7 +147,7 @@ static void serve(Replay *r, int l) {
  * asks for rows, there is something to sample. */
 static bool can_serve(const Replay *r, int l) {
     return r->req_on[l] && pacing_limiter_can_sample(&r->lim, r->req_charge[l]) &&
-           (r->req_batch[l] == 0 || replaybuf_size(&r->pr.buf) > 0);
+           (r->req_batch[l] == 0 || replaybuf_size(&r->store.buf) > 0);
 }
 
 /* Retry what the limiter held back; returns true if anything moved. */
@@ -197,7 +195,8 @@ static void on_sample_req(Replay *r, const Msg *m) {
     r->req_batch[l] = (int)m->h.count;
     r->req_charge[l] = (int)m->h.aux;
     r->req_seq[l] = m->h.version;
-    if (r->prio) memcpy(r->req_frac + (size_t)l * r->lim.batch, m->payload, m->h.count * sizeof(double));
+    /* Prioritized: the rows' positions (proto_sample_req_bytes); uniform: none. */
+    memcpy(r->req_frac + (size_t)l * r->lim.batch, m->payload, m->bytes);
 }
 
 /* New priorities from a learner, validated with the message (a slot
@@ -211,9 +210,9 @@ static void on_priority(Replay *r, const Msg *m) {
     const uint64_t *slot = (const uint64_t *)(p + pl.slot), *id = (const uint64_t *)(p + pl.id);
     const float *td = (const float *)(p + pl.td);
     for (size_t i = 0; i < n; i++) r->slots[i] = (size_t)slot[i];
-    prioreplay_update_many(&r->pr, r->slots, id, td, (int)n);
+    replaystore_update_many(&r->store, r->slots, id, td, (int)n);
     r->rb.m.priority_updates += n;
-    r->rb.m.stale_priority_updates = r->pr.stale;
+    r->rb.m.stale_priority_updates = r->store.stale;
 }
 
 /* CKPT_REQ from the coordinator: this shard's contents as they are now
@@ -228,12 +227,12 @@ static void on_ckpt_req(Replay *r, const Msg *m) {
     memcpy(dir, m->payload, m->bytes);
     dir[m->bytes] = '\0';
     RunCkptReplay rp = {.index = r->rb.ctx->index, .n_shards = r->rb.lay->count[ROLE_REPLAY],
-                        .replay = r->prio ? NULL : &r->pr.buf, .prio_replay = r->prio ? &r->pr : NULL,
+                        .replay = &r->store,
                         .run_id = m->h.aux, .seq = m->h.version};
     double t0 = now_seconds();
     int rc = runckpt_write_replay(r->rb.cfg, &r->rb.net, dir, &rp, err);
     trace_span(&r->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)m->h.version);
-    role_ckpt_done(&r->rb, m->h.version, replaybuf_size(&r->pr.buf), rc, err, dir);
+    role_ckpt_done(&r->rb, m->h.version, replaybuf_size(&r->store.buf), rc, err, dir);
 }
 
 /* Resume: fill the empty buffer from the checkpoint the job resumes from,
@@ -245,26 +244,26 @@ static void restore(Replay *r, const JobArgs *args) {
     int S = args->lay->count[ROLE_REPLAY];
     char err[ERR_LEN];
     RunCkptReplayInfo info;
-    if (runckpt_read_replay(args->cfg, &r->rb.net, args->start.ckpt_dir, ctx->index, S, r->prio ? NULL : &r->pr.buf,
-                            r->prio ? &r->pr : NULL, &info, err) != 0)
+    if (runckpt_read_replay(args->cfg, &r->rb.net, args->start.ckpt_dir, ctx->index, S, &r->store, &info,
+                            err) != 0)
         DIE_CODE(ctx, GORILA_EXIT_CKPT_READ, "cannot restore the replay shard: %s", err);
     if (info.files == 0) {
         log_info(ctx, "the checkpoint holds no replay (saved without checkpoint.save_replay): starting empty");
         return;
     }
     pacing_limiter_restored(&r->lim, info.restored);
-    r->rb.m.replay_size = replaybuf_size(&r->pr.buf);
+    r->rb.m.replay_size = replaybuf_size(&r->store.buf);
     if (info.exact)
         log_info(ctx, "restored %llu transitions from replay-%d.ckpt (next id %llu%s)",
-                 (unsigned long long)info.restored, ctx->index, (unsigned long long)replaybuf_total(&r->pr.buf),
-                 r->prio ? ", with their priorities" : "");
+                 (unsigned long long)info.restored, ctx->index, (unsigned long long)replaybuf_total(&r->store.buf),
+                 replaystore_prioritized(&r->store) ? ", with their priorities" : "");
     else
         log_info(ctx, "restored %llu transitions dealt from the checkpoint's %d replay file%s to %d shards (new ids%s)",
                  (unsigned long long)info.restored, info.files, info.files == 1 ? "" : "s", S,
-                 r->prio ? ", saved priorities" : "");
+                 replaystore_prioritized(&r->store) ? ", saved priorities" : "");
     if (info.dropped)
         log_info(ctx, "dropped %llu saved transitions, the oldest, beyond the shard's capacity of %zu",
-                 (unsigned long long)info.dropped, replaybuf_capacity(&r->pr.buf));
+                 (unsigned long long)info.dropped, replaybuf_capacity(&r->store.buf));
     log_info(ctx, "min size %llu left to insert before learning (restored rows count towards it)",
              (unsigned long long)r->lim.min_size);
 }
@@ -275,9 +274,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     uint64_t cap = pacing_split_max(cfg->replay.capacity, S);
-    r->prio = cfg->replay.kind == REPLAY_PRIORITIZED;
-    if (r->prio) prioreplay_init(&r->pr, cap, r->rb.net.spec.obs_dim, cfg->replay.alpha, cfg->replay.priority_eps);
-    else replaybuf_init(&r->pr.buf, cap, r->rb.net.spec.obs_dim);
+    replaystore_init_for(&r->store, cap, r->rb.net.spec.obs_dim, cfg);
     rng_seed(&r->rng, cfg->run.seed, RNG_STREAM_REPLAY + (uint64_t)ctx->index);
     int my_actors = (int)pacing_split((uint64_t)A, S, ctx->index, NULL);
     pacing_limiter_init(&r->lim, agentcfg_samples_per_insert(cfg), cfg->replay.spi_tolerance,
@@ -295,7 +292,8 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->out = xcalloc((size_t)r->L, sizeof *r->out);
     for (int l = 0; l < r->L; l++)
         sendbuf_init(&r->out[l],
-                     proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->pr.buf.obs_dim, r->prio).bytes);
+                     proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->store.buf.obs_dim,
+                                         replaystore_prioritized(&r->store)).bytes);
     r->req_on = xcalloc((size_t)r->L, sizeof(bool));
     r->req_batch = xcalloc((size_t)r->L, sizeof(int));
     r->req_charge = xcalloc((size_t)r->L, sizeof(int));
@@ -305,7 +303,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->cap_pend = 2 * my_actors + 2;
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
-    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->pr.buf.obs_dim, 1).bytes;
+    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->store.buf.obs_dim, 1).bytes;
     for (int i = 0; i < r->cap_pend; i++)
         r->pend[i].payload = xmalloc_for(r->chunk_bytes, "held experience chunks", "actor.chunk");
     log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
@@ -351,8 +349,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     free(r->req_frac);
     free(r->slots);
     free(r->pend);
-    if (r->prio) prioreplay_free(&r->pr);
-    else replaybuf_free(&r->pr.buf);
+    replaystore_free(&r->store);
     role_free(&r->rb);
     free(r);
     return 0;

@@ -27,7 +27,7 @@
 #include "memplan.h"
 #include "optim.h"
 #include "params.h"
-#include "prioreplay.h"
+#include "replaystore.h"
 #include "pshard.h"
 #include "replaybuf.h"
 #include "trace.h"
@@ -95,8 +95,8 @@ Test(memplan, replay_storage_and_sum_tree_match_the_allocation) {
     Config cfg = load(local_prio);
     MemRank r = plan_of(&cfg, ROLE_LOCAL, 0);
     size_t before = in_use();
-    PrioReplay pr;
-    prioreplay_init(&pr, cfg.replay.capacity, 6, 0.6, 1e-6);
+    ReplayStore pr;
+    replaystore_init_prioritized(&pr, cfg.replay.capacity, 6, 0.6, 1e-6);
     size_t both = in_use() - before;
     ReplayBuf rb;
     before = in_use();
@@ -104,15 +104,15 @@ Test(memplan, replay_storage_and_sum_tree_match_the_allocation) {
     expect_close("replay storage", in_use() - before, item(&r, "replay storage"));
     expect_close("replay storage + sum tree", both, item(&r, "replay storage") + item(&r, "sum tree"));
     replaybuf_free(&rb);
-    prioreplay_free(&pr);
+    replaystore_free(&pr);
     /* Small ones too (heap, not mmap), and a sum tree of one leaf. */
     for (uint64_t cap = 1; cap <= 4097; cap = cap * 8 + 1) {
         cfg.replay.capacity = cap;
         r = plan_of(&cfg, ROLE_LOCAL, 0);
         before = in_use();
-        prioreplay_init(&pr, cap, 6, 0.6, 1e-6);
+        replaystore_init_prioritized(&pr, cap, 6, 0.6, 1e-6);
         expect_close("small replay + sum tree", in_use() - before, item(&r, "replay storage") + item(&r, "sum tree"));
-        prioreplay_free(&pr);
+        replaystore_free(&pr);
     }
 }
 
@@ -198,8 +198,8 @@ Test(memplan, local_trainer_total_matches_its_allocations) {
     optim_init(&opt, &op, n);
     Dqn dqn;
     dqn_init(&dqn, &net, cfg.replay.batch_size);
-    PrioReplay pr;
-    prioreplay_init(&pr, cfg.replay.capacity, net.spec.obs_dim, cfg.replay.alpha, cfg.replay.priority_eps);
+    ReplayStore pr;
+    replaystore_init_prioritized(&pr, cfg.replay.capacity, net.spec.obs_dim, cfg.replay.alpha, cfg.replay.priority_eps);
     ActorCore ac;
     cr_assert_eq(actorcore_init(&ac, &cfg, &net, 0, err), 0, "%s", err);
     void *rows[4];
@@ -226,7 +226,7 @@ Test(memplan, local_trainer_total_matches_its_allocations) {
     evaluator_free(&ev);
     for (int i = 0; i < 4; i++) free(rows[i]);
     actorcore_free(&ac);
-    prioreplay_free(&pr);
+    replaystore_free(&pr);
     dqn_free(&dqn);
     optim_free(&opt);
     free(params);

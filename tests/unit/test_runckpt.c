@@ -846,8 +846,8 @@ Test(runckpt, prioritized_replay_round_trips_with_priorities) {
     Fixture f;
     setup(&f, "prio");
     enum { O = 4, N = 37, CAP = 32 };
-    PrioReplay a;
-    prioreplay_init(&a, CAP, O, 0.6, 1e-3);
+    ReplayStore a;
+    replaystore_init_prioritized(&a, CAP, O, 0.6, 1e-3);
     float mem[N * (2 * O + 4)];
     Batch b = {N, O, mem, (int32_t *)(mem + 2 * N * O), mem + 2 * N * O + N, mem + N * O, mem + 2 * N * O + 2 * N,
                mem + 2 * N * O + 3 * N};
@@ -859,22 +859,22 @@ Test(runckpt, prioritized_replay_round_trips_with_priorities) {
         b.discount[i] = 0.99f;
         td[i] = 0.1f * (float)i;
     }
-    prioreplay_add_batch(&a, &b, td); /* wraps: 5 evicted */
-    cr_assert(prioreplay_update(&a, 3, replaybuf_slot_id(&a.buf, 3), 50.0));
+    replaystore_add_batch(&a, &b, td); /* wraps: 5 evicted */
+    cr_assert(replaystore_update(&a, 3, replaybuf_slot_id(&a.buf, 3), 50.0));
     char dir[PATH_LEN], err[ERR_LEN];
     cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
     RunCkptShard sh = {.index = 0, .off = 0, .len = f.n, .params = f.params, .target = f.target, .opt = &f.opt,
-                       .prio_replay = &a, .run_id = f.run_id, .seq = 1, .n_shards = 1};
+                       .replay = &a, .run_id = f.run_id, .seq = 1, .n_shards = 1};
     cr_assert_eq(runckpt_write_shard(&f.cfg, &f.net, dir, &sh, err), 0, "%s", err);
     RunCkptManifest m = manifest_of(&f, 1, 1);
     cr_assert_eq(runckpt_commit(f.run, dir, &m, 2, err), 0, "%s", err);
 
     float *p = calloc(f.n, sizeof(float)), *t = calloc(f.n, sizeof(float));
-    PrioReplay c;
-    prioreplay_init(&c, CAP, O, 0.6, 1e-3);
-    RunCkptShard rd = {.index = 0, .off = 0, .len = f.n, .params = p, .target = t, .prio_replay = &c};
+    ReplayStore c;
+    replaystore_init_prioritized(&c, CAP, O, 0.6, 1e-3);
+    RunCkptShard rd = {.index = 0, .off = 0, .len = f.n, .params = p, .target = t, .replay = &c};
     cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &rd, err), 0, "%s", err);
-    cr_assert_eq(prioreplay_size(&c), CAP);
+    cr_assert_eq(replaystore_size(&c), CAP);
     cr_assert_eq(c.max_priority, a.max_priority);
     cr_assert_eq(c.max_priority, pow(50.0 + 1e-3, 0.6));
     for (size_t s = 0; s < CAP; s++) {
@@ -883,16 +883,16 @@ Test(runckpt, prioritized_replay_round_trips_with_priorities) {
         cr_assert_eq(replaybuf_slot_id(&a.buf, slot_a), id);
         cr_assert_eq(sumtree_get(&c.tree, s), sumtree_get(&a.tree, slot_a), "id %llu", (unsigned long long)id);
     }
-    cr_assert(fabs(prioreplay_total(&c) - prioreplay_total(&a)) <= 1e-12 * prioreplay_total(&a));
+    cr_assert(fabs(replaystore_total(&c) - replaystore_total(&a)) <= 1e-12 * replaystore_total(&a));
 
-    ReplayBuf u;
-    replaybuf_init(&u, CAP, O);
+    ReplayStore u;
+    replaystore_init_uniform(&u, CAP, O);
     RunCkptShard ru = {.index = 0, .off = 0, .len = f.n, .params = p, .target = t, .replay = &u};
     cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, dir, &ru, err), 0, "%s", err);
-    cr_assert_eq(replaybuf_size(&u), CAP);
-    replaybuf_free(&u);
-    prioreplay_free(&c);
-    prioreplay_free(&a);
+    cr_assert_eq(replaystore_size(&u), CAP);
+    replaystore_free(&u);
+    replaystore_free(&c);
+    replaystore_free(&a);
     free(p);
     free(t);
     teardown(&f);
@@ -905,21 +905,21 @@ enum { RO = 4 }; /* CartPole's obs_dim, the fixture's network input */
 /* A prioritized buffer of capacity cap after n inserts tagged `tag`: insert
  * i has obs[0] = 1000 tag + i, action i % 2 and priority (i % 7) + 0.5
  * (alpha 1, eps 0.5, |td| = i % 7); insert 2 (if stored) is raised to 40.5. */
-static void fill_prio(PrioReplay *pr, size_t cap, int n, int tag) {
-    prioreplay_init(pr, cap, RO, 1.0, 0.5);
+static void fill_prio(ReplayStore *pr, size_t cap, int n, int tag) {
+    replaystore_init_prioritized(pr, cap, RO, 1.0, 0.5);
     for (int i = 0; i < n; i++) {
         float obs[RO] = {(float)(1000 * tag + i), 1, 2, 3}, next[RO] = {-1, -2, -3, -4};
         float td = (float)(i % 7);
         Batch b = {1, RO, obs, &(int32_t){i % 2}, &(float){1}, next, &(float){0.99f}, NULL};
-        prioreplay_add_batch(pr, &b, &td);
+        replaystore_add_batch(pr, &b, &td);
     }
-    for (size_t s = 0; s < prioreplay_size(pr); s++)
-        if (pr->buf.obs[s * RO] == (float)(1000 * tag + 2)) cr_assert(prioreplay_update(pr, s, replaybuf_slot_id(&pr->buf, s), 40.0));
+    for (size_t s = 0; s < replaystore_size(pr); s++)
+        if (pr->buf.obs[s * RO] == (float)(1000 * tag + 2)) cr_assert(replaystore_update(pr, s, replaybuf_slot_id(&pr->buf, s), 40.0));
 }
 
 /* Write checkpoint seq of the fixture with P parameter shards and the R
  * prioritized replay shards prs (R = 0: none), committed. */
-static void write_with_replay(Fixture *f, uint64_t seq, int P, const PrioReplay *prs, int R, char *dir) {
+static void write_with_replay(Fixture *f, uint64_t seq, int P, const ReplayStore *prs, int R, char *dir) {
     char err[ERR_LEN];
     cr_assert_eq(runckpt_begin(f->run, seq, dir, err), 0, "%s", err);
     for (int p = 0; p < P; p++) {
@@ -928,7 +928,7 @@ static void write_with_replay(Fixture *f, uint64_t seq, int P, const PrioReplay 
         write_one(f, dir, seq, P, p, off, len);
     }
     for (int s = 0; s < R; s++) {
-        RunCkptReplay rp = {.index = s, .n_shards = R, .prio_replay = &prs[s], .run_id = f->run_id, .seq = seq};
+        RunCkptReplay rp = {.index = s, .n_shards = R, .replay = &prs[s], .run_id = f->run_id, .seq = seq};
         cr_assert_eq(runckpt_write_replay(&f->cfg, &f->net, dir, &rp, err), 0, "%s", err);
     }
     RunCkptManifest m = manifest_of(f, P, seq);
@@ -936,10 +936,10 @@ static void write_with_replay(Fixture *f, uint64_t seq, int P, const PrioReplay 
     cr_assert_eq(runckpt_commit(f->run, dir, &m, 3, err), 0, "%s", err);
 }
 
-static unsigned char *ser_prio(const PrioReplay *pr, size_t *bytes) {
-    *bytes = prioreplay_serial_bytes(pr);
+static unsigned char *ser_prio(const ReplayStore *pr, size_t *bytes) {
+    *bytes = replaystore_serial_bytes(pr);
     unsigned char *b = malloc(*bytes);
-    prioreplay_serialize(pr, b);
+    replaystore_serialize(pr, b);
     return b;
 }
 
@@ -951,7 +951,7 @@ static unsigned char *ser_prio(const PrioReplay *pr, size_t *bytes) {
 Test(runckpt, replay_files_are_listed_and_restore_exactly) {
     Fixture f;
     setup(&f, "replay");
-    PrioReplay prs[3];
+    ReplayStore prs[3];
     fill_prio(&prs[0], 30, 17, 0);
     fill_prio(&prs[1], 30, 0, 1);  /* an empty shard */
     fill_prio(&prs[2], 30, 44, 2); /* wrapped */
@@ -972,12 +972,12 @@ Test(runckpt, replay_files_are_listed_and_restore_exactly) {
     cr_expect_eq(m.seq, 1);
 
     for (int s = 0; s < 3; s++) {
-        PrioReplay back;
-        prioreplay_init(&back, 30, RO, 0.6, 1e-3);
+        ReplayStore back;
+        replaystore_init_prioritized(&back, 30, RO, 0.6, 1e-3);
         RunCkptReplayInfo info;
-        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, NULL, &back, &info, err), 0, "%s", err);
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, &back, &info, err), 0, "%s", err);
         cr_expect(info.exact && info.files == 3 && info.dropped == 0);
-        cr_expect_eq(info.restored, prioreplay_size(&prs[s]));
+        cr_expect_eq(info.restored, replaystore_size(&prs[s]));
         size_t b1, b2;
         unsigned char *x = ser_prio(&prs[s], &b1), *y = ser_prio(&back, &b2);
         cr_assert_eq(b1, b2);
@@ -985,14 +985,14 @@ Test(runckpt, replay_files_are_listed_and_restore_exactly) {
         cr_expect_eq(back.max_priority, prs[s].max_priority);
         free(x);
         free(y);
-        prioreplay_free(&back);
+        replaystore_free(&back);
 
-        ReplayBuf u;
-        replaybuf_init(&u, 30, RO);
-        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, &u, NULL, &info, err), 0, "%s", err);
-        cr_expect_eq(replaybuf_size(&u), prioreplay_size(&prs[s]));
-        cr_expect_eq(replaybuf_total(&u), replaybuf_total(&prs[s].buf));
-        replaybuf_free(&u);
+        ReplayStore u;
+        replaystore_init_uniform(&u, 30, RO);
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 3, &u, &info, err), 0, "%s", err);
+        cr_expect_eq(replaystore_size(&u), replaystore_size(&prs[s]));
+        cr_expect_eq(replaybuf_total(&u.buf), replaybuf_total(&prs[s].buf));
+        replaystore_free(&u);
     }
     /* best holds parameters only: made from this checkpoint, it lists no
      * replay file and verifies. */
@@ -1004,7 +1004,7 @@ Test(runckpt, replay_files_are_listed_and_restore_exactly) {
     char best[PATH_LEN + 64];
     snprintf(best, sizeof best, "%s/checkpoints/best/replay-0.ckpt", f.run);
     cr_expect(!exists(best));
-    for (int s = 0; s < 3; s++) prioreplay_free(&prs[s]);
+    for (int s = 0; s < 3; s++) replaystore_free(&prs[s]);
     teardown(&f);
 }
 
@@ -1016,7 +1016,7 @@ Test(runckpt, replay_files_are_listed_and_restore_exactly) {
 Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
     Fixture f;
     setup(&f, "redeal");
-    PrioReplay prs[3];
+    ReplayStore prs[3];
     fill_prio(&prs[0], 30, 17, 0);
     fill_prio(&prs[1], 30, 5, 1);
     fill_prio(&prs[2], 30, 44, 2); /* holds inserts 14 .. 43 */
@@ -1029,12 +1029,12 @@ Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
         int seen[3][64] = {{0}};
         size_t lo = SIZE_MAX, hi = 0;
         for (int s = 0; s < S; s++) {
-            PrioReplay back;
-            prioreplay_init(&back, 64, RO, 1.0, 0.5);
+            ReplayStore back;
+            replaystore_init_prioritized(&back, 64, RO, 1.0, 0.5);
             RunCkptReplayInfo info;
-            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, S, NULL, &back, &info, err), 0, "%s", err);
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, S, &back, &info, err), 0, "%s", err);
             cr_expect(!info.exact && info.files == 3 && info.dropped == 0);
-            size_t got = prioreplay_size(&back);
+            size_t got = replaystore_size(&back);
             cr_expect_eq(info.restored, got);
             cr_expect_eq(back.max_priority, 99.0, "S=%d shard %d", S, s);
             cr_expect_eq(replaybuf_total(&back.buf), got, "new ids 0 .. n-1");
@@ -1049,7 +1049,7 @@ Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
                              tag, sumtree_get(&back.tree, k));
                 cr_assert_eq(back.buf.action[k], i % 2);
             }
-            prioreplay_free(&back);
+            replaystore_free(&back);
         }
         cr_expect_leq(hi - lo, 1, "S=%d: shares %zu .. %zu", S, lo, hi);
         int total = 0;
@@ -1064,22 +1064,22 @@ Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
     }
     /* Two new shards of 10: each keeps 10 of its 26 and drops 16. */
     for (int s = 0; s < 2; s++) {
-        PrioReplay back;
-        prioreplay_init(&back, 10, RO, 1.0, 0.5);
+        ReplayStore back;
+        replaystore_init_prioritized(&back, 10, RO, 1.0, 0.5);
         RunCkptReplayInfo info;
-        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 2, NULL, &back, &info, err), 0, "%s", err);
+        cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, s, 2, &back, &info, err), 0, "%s", err);
         cr_expect_eq(info.restored, 10);
         cr_expect_eq(info.dropped, 16);
-        prioreplay_free(&back);
+        replaystore_free(&back);
     }
     /* A uniform buffer takes the rows without priorities. */
-    ReplayBuf u;
-    replaybuf_init(&u, 64, RO);
+    ReplayStore u;
+    replaystore_init_uniform(&u, 64, RO);
     RunCkptReplayInfo info;
-    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 1, &u, NULL, &info, err), 0, "%s", err);
-    cr_expect_eq(replaybuf_size(&u), SAVED);
-    replaybuf_free(&u);
-    for (int s = 0; s < 3; s++) prioreplay_free(&prs[s]);
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 1, &u, &info, err), 0, "%s", err);
+    cr_expect_eq(replaystore_size(&u), SAVED);
+    replaystore_free(&u);
+    for (int s = 0; s < 3; s++) replaystore_free(&prs[s]);
     teardown(&f);
 }
 
@@ -1096,14 +1096,14 @@ Test(runckpt, checkpoint_without_replay_restores_nothing) {
     char *text = (char *)slurp(path, &n);
     cr_expect(!strstr(text, "replay"), "%s", text);
     free(text);
-    PrioReplay back;
-    prioreplay_init(&back, 8, RO, 1.0, 0.5);
+    ReplayStore back;
+    replaystore_init_prioritized(&back, 8, RO, 1.0, 0.5);
     RunCkptReplayInfo info = {.files = 7};
-    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 2, NULL, &back, &info, err), 0, "%s", err);
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, dir, 0, 2, &back, &info, err), 0, "%s", err);
     cr_expect_eq(info.files, 0);
     cr_expect_eq(info.restored, 0);
-    cr_expect_eq(prioreplay_size(&back), 0);
-    prioreplay_free(&back);
+    cr_expect_eq(replaystore_size(&back), 0);
+    replaystore_free(&back);
     teardown(&f);
 }
 
@@ -1113,7 +1113,7 @@ Test(runckpt, checkpoint_without_replay_restores_nothing) {
 Test(runckpt, damaged_replay_file_falls_back_to_the_previous_checkpoint) {
     Fixture f;
     setup(&f, "replaydmg");
-    PrioReplay prs[2];
+    ReplayStore prs[2];
     fill_prio(&prs[0], 20, 9, 0);
     fill_prio(&prs[1], 20, 12, 1);
     char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], from[PATH_LEN + 64];
@@ -1130,14 +1130,14 @@ Test(runckpt, damaged_replay_file_falls_back_to_the_previous_checkpoint) {
               "%s", warn);
     /* A shard that reads the damaged file refuses it (one that does not,
      * shard 0 of 2, is left to runckpt_latest's verification above). */
-    PrioReplay back;
-    prioreplay_init(&back, 20, RO, 1.0, 0.5);
+    ReplayStore back;
+    replaystore_init_prioritized(&back, 20, RO, 1.0, 0.5);
     RunCkptReplayInfo info;
-    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 1, 2, NULL, &back, &info, err), -1);
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 1, 2, &back, &info, err), -1);
     cr_expect(strstr(err, "replay-1.ckpt: file CRC") != NULL, "%s", err);
-    prioreplay_free(&back);
-    prioreplay_init(&back, 20, RO, 1.0, 0.5);
-    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 3, NULL, &back, &info, err), -1);
+    replaystore_free(&back);
+    replaystore_init_prioritized(&back, 20, RO, 1.0, 0.5);
+    cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 3, &back, &info, err), -1);
     cr_expect(strstr(err, "replay-1.ckpt: file CRC") != NULL, "dealing reads it too: %s", err);
 
     /* Another checkpoint's file, bound to checkpoint 1. */
@@ -1160,12 +1160,12 @@ Test(runckpt, damaged_replay_file_falls_back_to_the_previous_checkpoint) {
     cr_expect(strstr(err, "cannot commit checkpoint") && strstr(err, "replay-1.ckpt"), "%s", err);
     /* Written as one of 2 replay shards, listed as one of 3. */
     cm.n_replay = 3;
-    RunCkptReplay rp = {.index = 1, .n_shards = 2, .prio_replay = &prs[1], .run_id = f.run_id, .seq = 2};
+    RunCkptReplay rp = {.index = 1, .n_shards = 2, .replay = &prs[1], .run_id = f.run_id, .seq = 2};
     cr_assert_eq(runckpt_write_replay(&f.cfg, &f.net, d2, &rp, err), 0, "%s", err);
     cr_assert_eq(runckpt_commit(f.run, d2, &cm, 3, err), -1);
     cr_expect(strstr(err, "was written as one of 2 replay shards, but the manifest lists 3") != NULL, "%s", err);
-    prioreplay_free(&back);
-    for (int s = 0; s < 2; s++) prioreplay_free(&prs[s]);
+    replaystore_free(&back);
+    for (int s = 0; s < 2; s++) replaystore_free(&prs[s]);
     teardown(&f);
 }
 
@@ -1298,11 +1298,11 @@ static void patch_row(const char *path, ReplayField f, uint64_t row, double v) {
  * section of 12 rows (actions 0/1, discounts 0.99, finite everything). */
 static void write_local_with_replay(Fixture *f, uint64_t seq, char *dir) {
     char err[ERR_LEN];
-    ReplayBuf rb;
-    replaybuf_init(&rb, 16, RO);
+    ReplayStore rb;
+    replaystore_init_uniform(&rb, 16, RO);
     for (int i = 0; i < 12; i++) {
         float obs[RO] = {(float)i, 1, 2, 3}, next[RO] = {-1, -2, -3, -4};
-        replaybuf_add(&rb, obs, i % 2, 1.0f, next, 0.99f);
+        replaybuf_add(&rb.buf, obs, i % 2, 1.0f, next, 0.99f);
     }
     cr_assert_eq(runckpt_begin(f->run, seq, dir, err), 0, "%s", err);
     RunCkptShard sh = {.index = 0, .off = 0, .len = f->n, .params = f->params, .target = f->target, .opt = &f->opt,
@@ -1310,7 +1310,7 @@ static void write_local_with_replay(Fixture *f, uint64_t seq, char *dir) {
     cr_assert_eq(runckpt_write_shard(&f->cfg, &f->net, dir, &sh, err), 0, "%s", err);
     RunCkptManifest m = manifest_of(f, 1, seq);
     cr_assert_eq(runckpt_commit(f->run, dir, &m, 3, err), 0, "%s", err);
-    replaybuf_free(&rb);
+    replaystore_free(&rb);
 }
 
 /* A restored replay row out of range (an action the network does not have,
@@ -1354,12 +1354,12 @@ Test(runckpt, invalid_replay_row_is_damage_local_trainer) {
         cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, want), "case %zu: %s", c, warn);
         /* Read directly, the slice refuses it too, before any row lands. */
         float p[23], t[23];
-        ReplayBuf rb;
-        replaybuf_init(&rb, 16, RO);
+        ReplayStore rb;
+        replaystore_init_uniform(&rb, 16, RO);
         RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t, .replay = &rb};
         cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, d2, &sh, err), -1);
         cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
-        replaybuf_free(&rb);
+        replaystore_free(&rb);
     }
     free(orig);
     /* The older one damaged the same way: nothing intact is left. */
@@ -1377,7 +1377,7 @@ Test(runckpt, invalid_replay_row_is_damage_local_trainer) {
 Test(runckpt, invalid_replay_row_is_damage_replay_files) {
     Fixture f;
     setup(&f, "badrowd");
-    PrioReplay prs[1];
+    ReplayStore prs[1];
     fill_prio(&prs[0], 20, 9, 0);
     char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
     write_with_replay(&f, 1, 1, prs, 1, d1);
@@ -1407,17 +1407,17 @@ Test(runckpt, invalid_replay_row_is_damage_replay_files) {
         cr_expect_eq(m.seq, 1, "case %zu", c);
         cr_expect(strstr(warn, cases[c].says) != NULL, "case %zu: %s", c, warn);
         for (int uniform = 0; uniform < 2; uniform++) {
-            PrioReplay back;
-            prioreplay_init(&back, 20, RO, 1.0, 0.5);
+            ReplayStore back;
+            if (uniform) replaystore_init_uniform(&back, 20, RO);
+            else replaystore_init_prioritized(&back, 20, RO, 1.0, 0.5);
             RunCkptReplayInfo info;
-            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, uniform ? &back.buf : NULL,
-                                             uniform ? NULL : &back, &info, err), -1, "case %zu read", c);
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, &back, &info, err), -1, "case %zu read", c);
             cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
-            prioreplay_free(&back);
+            replaystore_free(&back);
         }
     }
     free(orig);
-    prioreplay_free(&prs[0]);
+    replaystore_free(&prs[0]);
     teardown(&f);
 }
 
@@ -1525,7 +1525,7 @@ Test(runckpt, absurd_counters_are_damage) {
 Test(runckpt, fifos_are_refused_without_blocking, .timeout = 20) {
     Fixture f;
     setup(&f, "fifo");
-    PrioReplay prs[1];
+    ReplayStore prs[1];
     fill_prio(&prs[0], 20, 9, 0);
     char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64], saved[PATH_LEN + 80];
     write_with_replay(&f, 1, 1, prs, 1, d1);
@@ -1542,14 +1542,14 @@ Test(runckpt, fifos_are_refused_without_blocking, .timeout = 20) {
         char want[PATH_LEN + 128];
         snprintf(want, sizeof want, "%s: not a regular file (a FIFO)", path);
         cr_expect(strstr(warn, want) != NULL, "%s: %s", parts[k], warn);
-        PrioReplay back;
-        prioreplay_init(&back, 20, RO, 1.0, 0.5);
+        ReplayStore back;
+        replaystore_init_prioritized(&back, 20, RO, 1.0, 0.5);
         RunCkptReplayInfo info;
         if (k != 1) {
-            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, NULL, &back, &info, err), -1);
+            cr_assert_eq(runckpt_read_replay(&f.cfg, &f.net, d2, 0, 1, &back, &info, err), -1);
             cr_expect(strstr(err, want) != NULL, "%s", err);
         }
-        prioreplay_free(&back);
+        replaystore_free(&back);
         cr_assert_eq(unlink(path), 0);
         cr_assert_eq(rename(saved, path), 0);
     }
@@ -1570,7 +1570,7 @@ Test(runckpt, fifos_are_refused_without_blocking, .timeout = 20) {
     cr_assert_eq(mkfifo(path, 0644), 0);
     cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), -1);
     cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "not a regular file (a FIFO)"), "%s", err);
-    prioreplay_free(&prs[0]);
+    replaystore_free(&prs[0]);
     teardown(&f);
 }
 

@@ -1,7 +1,16 @@
-/* prioreplay.h: proportional prioritized replay (Schaul et al. 2016, as in
- * Ape-X, Horgan et al. 2018): one ReplayBuf plus a SumTree over its slots,
- * and the sampling math a learner needs to sample several such buffers
- * (replay shards) as one. No MPI, no allocation after init.
+/* replaystore.h: the replay storage of a replay shard, of the local trainer
+ * and of run checkpoints: one ReplayBuf (the rows) and, when the store is
+ * prioritized, a SumTree over its slots (proportional prioritized replay,
+ * Schaul et al. 2016, as in Ape-X, Horgan et al. 2018). Prioritization is
+ * a property of the store, fixed at init; every call below works on both
+ * kinds, so callers do not branch on it (the few that need to know, such
+ * as the sample message layout, ask replaystore_prioritized). Also the
+ * sampling math a learner needs to sample several shards as one. No MPI,
+ * no allocation after init.
+ *
+ * A uniform store is exactly a ReplayBuf: sampling draws rows uniformly
+ * with replacement (replaybuf_sample), priority updates are ignored, its
+ * checkpoint data is replay section version 1.
  *
  * Priorities. A transition with TD error td has priority
  *   p = (|td| + eps)^alpha
@@ -27,7 +36,7 @@
  * Several shards as one (exact): a learner that knows every shard's total
  * T_s stratifies over the combined mass T = sum T_s (prio_stratify), so draw
  * b lands in shard s at fraction f of T_s and shard s resolves f * T_s in its
- * own tree (prioreplay_sample_at). Draw b then picks row i of shard s with
+ * own tree (replaystore_sample_at). Draw b then picks row i of shard s with
  * probability (T_s / T) * (p_i / T_s') = p_i / T when the shard's total at
  * sampling, T_s', is the T_s the learner stratified with: exactly as if all
  * shards were one buffer. With totals a message old the two differ a
@@ -55,37 +64,49 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "config.h"
 #include "replaybuf.h"
 #include "rng.h"
 #include "sumtree.h"
 
 typedef struct {
-    ReplayBuf buf;
-    SumTree tree;          /* leaf s: the priority of slot s (0 = empty slot) */
+    ReplayBuf buf;         /* the rows */
+    bool prioritized;      /* replay.kind prioritized: tree, alpha, eps and max_priority are in use */
+    SumTree tree;          /* prioritized: leaf s holds the priority of slot s (0 = empty slot) */
     double alpha, eps;     /* p = (|td| + eps)^alpha */
     double max_priority;   /* the largest p ever set (Schaul's initial priority); starts at 1 */
     uint64_t stale;        /* priority updates ignored: the slot was overwritten since it was sampled */
-} PrioReplay;
+} ReplayStore;
 
-/* An empty buffer of capacity >= 1 rows of obs_dim >= 1 floats, alpha >= 0,
- * eps > 0 (asserted; the config validator checks the ranges). Dies
- * (xmalloc) if the memory is not there. */
-void prioreplay_init(PrioReplay *pr, size_t capacity, int obs_dim, double alpha, double eps);
+/* An empty prioritized store of capacity >= 1 rows of obs_dim >= 1
+ * floats, alpha >= 0, eps > 0 (asserted; the config validator checks the
+ * ranges). Dies (xmalloc) if the memory is not there. */
+void replaystore_init_prioritized(ReplayStore *pr, size_t capacity, int obs_dim, double alpha, double eps);
+
+/* An empty uniform store (a ReplayBuf and no tree). */
+void replaystore_init_uniform(ReplayStore *pr, size_t capacity, int obs_dim);
+
+/* The store the config asks for: prioritized (alpha, priority_eps) when
+ * replay.kind is prioritized, uniform otherwise. */
+void replaystore_init_for(ReplayStore *pr, size_t capacity, int obs_dim, const Config *cfg);
+
+static inline bool replaystore_prioritized(const ReplayStore *pr) { return pr->prioritized; }
 
 /* Release the memory; safe on a zeroed struct and twice. */
-void prioreplay_free(PrioReplay *pr);
+void replaystore_free(ReplayStore *pr);
 
-/* (td_abs + eps)^alpha; td_abs >= 0 and finite. */
-double prioreplay_priority(const PrioReplay *pr, double td_abs);
+/* (td_abs + eps)^alpha; td_abs >= 0 and finite. Prioritized only. */
+double replaystore_priority(const ReplayStore *pr, double td_abs);
 
 /* Insert the chunk's rows (replaybuf_add_batch: row i goes to slot
  * (first + i) % capacity, evicting the oldest row once full). Row i gets
- * priority prioreplay_priority(td_abs[i]), or max_priority when td_abs is
+ * priority replaystore_priority(td_abs[i]), or max_priority when td_abs is
  * NULL; an evicted slot's old priority is replaced, so the total is always
  * the sum over the stored rows. td_abs: (chunk->n), each finite and >= 0
  * (asserted; the caller checks). A priority above max_priority raises it.
- * Returns the first slot, like replaybuf_add_batch. */
-size_t prioreplay_add_batch(PrioReplay *pr, const Batch *chunk, const float *td_abs);
+ * Returns the first slot, like replaybuf_add_batch. Uniform: exactly
+ * replaybuf_add_batch (td_abs is not read, may be NULL). */
+size_t replaystore_add_batch(ReplayStore *pr, const Batch *chunk, const float *td_abs);
 
 /* Sample B >= 1 rows at positions frac[b] in [0, 1) of this buffer's total
  * mass (mass = frac[b] * total; the buffer must not be empty): out rows
@@ -94,34 +115,61 @@ size_t prioreplay_add_batch(PrioReplay *pr, const Batch *chunk, const float *td_
  * prio[b] the slot's priority p (so the caller can compute P = p / total).
  * A frac at or past 1 through rounding gets the last non-empty slot (never
  * an empty one). frac, slots, ids, prio: (B); slots, ids and prio may be
- * NULL. */
-void prioreplay_sample_at(const PrioReplay *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
+ * NULL. Prioritized only (asserted): a uniform shard needs no positions. */
+void replaystore_sample_at(const ReplayStore *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
                           double *prio);
 
-/* Stratified sampling of this buffer alone: frac[b] = (b + U[0,1)) / B,
- * the uniforms drawn from rng in row order, then prioreplay_sample_at.
- * B <= PRIO_MAX_BATCH for the on-stack fractions (asserted). */
+/* Sample B >= 1 rows of a non-empty store into out rows 0 .. B-1 (out->n
+ * = B), slots[b], ids[b] and prio[b] as in replaystore_sample_at (each may
+ * be NULL). Prioritized: stratified, frac[b] = (b + U[0,1)) / B, the
+ * uniforms drawn from rng in row order, then replaystore_sample_at (weight
+ * untouched). Uniform: replaybuf_sample (weight 1 where out->weight is
+ * set), and prio must be NULL. B <= PRIO_MAX_BATCH for the on-stack
+ * fractions (asserted). */
 enum { PRIO_MAX_BATCH = 65536 };
-void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
+void replaystore_sample(const ReplayStore *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
                        double *prio);
+
+/* What a replay shard serves a learner's request with: prioritized, the
+ * rows at the learner's positions frac (replaystore_sample_at; the
+ * learner stratified over every shard and computes the weights itself);
+ * uniform, B rows drawn from rng (replaystore_sample; frac is not read and
+ * prio must be NULL). B >= 1; the other arguments as in
+ * replaystore_sample_at. */
+void replaystore_sample_request(const ReplayStore *pr, Rng *rng, const double *frac, int B, Batch *out,
+                                size_t *slots, uint64_t *ids, double *prio);
+
+/* What a single learner that owns the whole store samples (the local
+ * trainer): replaystore_sample into out, with out->weight (B) set to the
+ * importance weights of the draws: prioritized P_i = p_i / total, weights
+ * prio_weights with exponent beta; uniform all 1 (beta not used).
+ * scratch: (B) doubles, caller-owned. slots, ids: as in
+ * replaystore_sample. */
+void replaystore_sample_weighted(const ReplayStore *pr, Rng *rng, int B, double beta, Batch *out, size_t *slots,
+                                 uint64_t *ids, double *scratch);
 
 /* A new |td| for a sampled (slot, id). Returns false, and counts it in
  * pr->stale, when the slot no longer holds transition id (replaybuf_holds:
  * it was overwritten since the sample); otherwise sets the slot's priority
- * to prioreplay_priority(td_abs), raises max_priority if it is larger, and
+ * to replaystore_priority(td_abs), raises max_priority if it is larger, and
  * returns true. td_abs must be finite and >= 0 (asserted: a non-finite TD
- * error is a divergence, which the caller reports before getting here). */
-bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs);
+ * error is a divergence, which the caller reports before getting here).
+ * Prioritized only (asserted). */
+bool replaystore_update(ReplayStore *pr, size_t slot, uint64_t id, double td_abs);
 
-/* prioreplay_update for rows 0 .. n-1 in order (the same result as n
+/* replaystore_update for rows 0 .. n-1 in order (the same result as n
  * calls), with the sum-tree lines of a group of rows requested together
  * (sumtree_set_many): what a learner's batch of new priorities should use.
  * slots, ids, td_abs: (n). Returns how many were set; the others are
- * counted in pr->stale. */
-size_t prioreplay_update_many(PrioReplay *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n);
+ * counted in pr->stale. Uniform: nothing to set, returns 0. */
+size_t replaystore_update_many(ReplayStore *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n);
 
-static inline double prioreplay_total(const PrioReplay *pr) { return sumtree_total(&pr->tree); }
-static inline size_t prioreplay_size(const PrioReplay *pr) { return replaybuf_size(&pr->buf); }
+/* The total sampling mass: the sum of the priorities, or for a uniform
+ * store the row count (every row has mass 1). */
+static inline double replaystore_total(const ReplayStore *pr) {
+    return pr->prioritized ? sumtree_total(&pr->tree) : (double)replaybuf_size(&pr->buf);
+}
+static inline size_t replaystore_size(const ReplayStore *pr) { return replaybuf_size(&pr->buf); }
 
 /* The learner's side of sampling S >= 1 buffers as one (exact across
  * shards, see the top of this file): B >= 1 stratified draws over the
@@ -147,29 +195,32 @@ void prio_weights(const double *prob, int B, double n_total, double beta, float 
 double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t updates);
 
 /* Serialization for replay checkpoints: the replay section of
- * docs/CHECKPOINT.md at version 2, that is the version-1 layout of
- * replaybuf_serialize followed by a priority block (f64 max_priority, then
- * f64 p of each stored row, oldest first).
- * prioreplay_serial_bytes: the exact size prioreplay_serialize writes.
- * prioreplay_restore: replace the state with buf[0 .. bytes), version 1 or
+ * docs/CHECKPOINT.md. Uniform: version 1, replaybuf_serialize's bytes.
+ * Prioritized: version 2, that is the version-1 layout followed by a
+ * priority block (f64 max_priority, then f64 p of each stored row, oldest
+ * first).
+ * replaystore_serial_bytes: the exact size replaystore_serialize writes.
+ * replaystore_restore: replace the state with buf[0 .. bytes), version 1 or
  *   2 (replaybuf_restore's rules: smaller capacity keeps the newest rows,
  *   *dropped counts the rest). A version-1 section (no priorities, from a
  *   uniform run or an older build) gives every row this buffer's
- *   max_priority (1 unless a priority was set before). Returns 0, or -1
- *   with a message in err and the buffer unchanged. */
-size_t prioreplay_serial_bytes(const PrioReplay *pr);
-void prioreplay_serialize(const PrioReplay *pr, void *buf);
-int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dropped, char *err);
+ *   max_priority (1 unless a priority was set before); a uniform store
+ *   skips a version-2 priority block (a prioritized run resumed as
+ *   uniform). Returns 0, or -1 with a message in err and the buffer
+ *   unchanged. */
+size_t replaystore_serial_bytes(const ReplayStore *pr);
+void replaystore_serialize(const ReplayStore *pr, void *buf);
+int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *dropped, char *err);
 
-/* replaybuf_append_serial for a prioritized buffer (a resume that deals
- * saved shards out to another number of shards): rows first, first + step,
- * ..., count of them, inserted in order with new ids, each keeping the
+/* replaybuf_append_serial (a resume that deals saved shards out to
+ * another number of shards): rows first, first + step, ..., count of
+ * them, inserted in order with new ids. Prioritized: each keeping the
  * priority p saved with it as it is (not recomputed from a |td|), and
  * max_priority raised to the data's max_priority. Version-1 data (no
  * priorities: a uniform run) gives every row this buffer's max_priority.
  * Every priority used is checked (finite, > 0) before anything changes.
  * Returns 0, or -1 with err and the buffer unchanged. */
-int prioreplay_append_serial(PrioReplay *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+int replaystore_append_serial(ReplayStore *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
                              uint64_t count, char *err);
 
 #endif

@@ -1,12 +1,12 @@
-/* prioreplay.c: see prioreplay.h.
+/* replaystore.c: see replaystore.h.
  *
- * Invariant: leaf s of the tree is > 0 exactly when slot s is occupied
+ * Invariant (prioritized): leaf s of the tree is > 0 exactly when slot s is occupied
  * (s < buf.size), and then holds that slot's current transition's
  * priority. Inserts set the leaves of the slots they write (replacing an
  * evicted row's priority), updates only touch slots that still hold the
  * sampled id, and restore rebuilds the tree from scratch.
  */
-#include "prioreplay.h"
+#include "replaystore.h"
 
 #include <assert.h>
 #include <math.h>
@@ -14,48 +14,62 @@
 
 #include "util.h"
 
-void prioreplay_init(PrioReplay *pr, size_t capacity, int obs_dim, double alpha, double eps) {
+void replaystore_init_prioritized(ReplayStore *pr, size_t capacity, int obs_dim, double alpha, double eps) {
     assert(alpha >= 0.0 && isfinite(alpha) && eps > 0.0 && isfinite(eps));
-    memset(pr, 0, sizeof *pr);
-    replaybuf_init(&pr->buf, capacity, obs_dim);
+    replaystore_init_uniform(pr, capacity, obs_dim);
     sumtree_init(&pr->tree, capacity);
+    pr->prioritized = true;
     pr->alpha = alpha;
     pr->eps = eps;
+}
+
+void replaystore_init_uniform(ReplayStore *pr, size_t capacity, int obs_dim) {
+    memset(pr, 0, sizeof *pr);
+    replaybuf_init(&pr->buf, capacity, obs_dim);
     pr->max_priority = 1.0;
 }
 
-void prioreplay_free(PrioReplay *pr) {
+void replaystore_init_for(ReplayStore *pr, size_t capacity, int obs_dim, const Config *cfg) {
+    if (cfg->replay.kind == REPLAY_PRIORITIZED)
+        replaystore_init_prioritized(pr, capacity, obs_dim, cfg->replay.alpha, cfg->replay.priority_eps);
+    else
+        replaystore_init_uniform(pr, capacity, obs_dim);
+}
+
+void replaystore_free(ReplayStore *pr) {
     replaybuf_free(&pr->buf);
     sumtree_free(&pr->tree);
     memset(pr, 0, sizeof *pr);
 }
 
-double prioreplay_priority(const PrioReplay *pr, double td_abs) {
+double replaystore_priority(const ReplayStore *pr, double td_abs) {
+    assert(pr->prioritized);
     assert(td_abs >= 0.0 && isfinite(td_abs));
     return pow(td_abs + pr->eps, pr->alpha);
 }
 
 /* Set slot's priority and keep max_priority the largest ever set. */
-static void set_priority(PrioReplay *pr, size_t slot, double p) {
+static void set_priority(ReplayStore *pr, size_t slot, double p) {
     sumtree_set(&pr->tree, slot, p);
     if (p > pr->max_priority) pr->max_priority = p;
 }
 
-size_t prioreplay_add_batch(PrioReplay *pr, const Batch *chunk, const float *td_abs) {
+size_t replaystore_add_batch(ReplayStore *pr, const Batch *chunk, const float *td_abs) {
     size_t first = replaybuf_add_batch(&pr->buf, chunk);
+    if (!pr->prioritized) return first;
     size_t n = (size_t)chunk->n, cap = pr->buf.capacity;
     /* Rows a later row of the chunk overwrote are not stored: skip them, as
      * replaybuf_add_batch does. */
     for (size_t i = n > cap ? n - cap : 0; i < n; i++) {
-        double p = td_abs ? prioreplay_priority(pr, (double)td_abs[i]) : pr->max_priority;
+        double p = td_abs ? replaystore_priority(pr, (double)td_abs[i]) : pr->max_priority;
         set_priority(pr, (first + i) % cap, p);
     }
     return first;
 }
 
-void prioreplay_sample_at(const PrioReplay *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
+void replaystore_sample_at(const ReplayStore *pr, const double *frac, int B, Batch *out, size_t *slots, uint64_t *ids,
                           double *prio) {
-    assert(B >= 1 && B <= PRIO_MAX_BATCH);
+    assert(pr->prioritized && B >= 1 && B <= PRIO_MAX_BATCH);
     assert(replaybuf_size(&pr->buf) > 0 && "sampling from an empty replay buffer");
     double total = sumtree_total(&pr->tree);
     enum { GROUP = 256 };
@@ -80,9 +94,14 @@ void prioreplay_sample_at(const PrioReplay *pr, const double *frac, int B, Batch
     out->n = B;
 }
 
-void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
+void replaystore_sample(const ReplayStore *pr, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids,
                        double *prio) {
     assert(B >= 1 && B <= PRIO_MAX_BATCH);
+    if (!pr->prioritized) {
+        assert(!prio && "a uniform store has no priorities to hand out");
+        replaybuf_sample(&pr->buf, rng, B, out, slots, ids);
+        return;
+    }
     double frac[PRIO_MAX_BATCH < 4096 ? PRIO_MAX_BATCH : 4096];
     enum { CHUNK = sizeof frac / sizeof frac[0] };
     /* Stratum b of B is [b / B, (b + 1) / B); computed per row so that a
@@ -100,23 +119,43 @@ void prioreplay_sample(const PrioReplay *pr, Rng *rng, int B, Batch *out, size_t
         view.action += g;
         view.reward += g;
         view.discount += g;
-        prioreplay_sample_at(pr, frac, m, &view, slots ? slots + g : NULL, ids ? ids + g : NULL,
+        replaystore_sample_at(pr, frac, m, &view, slots ? slots + g : NULL, ids ? ids + g : NULL,
                              prio ? prio + g : NULL);
     }
     out->n = B;
 }
 
-bool prioreplay_update(PrioReplay *pr, size_t slot, uint64_t id, double td_abs) {
+void replaystore_sample_request(const ReplayStore *pr, Rng *rng, const double *frac, int B, Batch *out,
+                                size_t *slots, uint64_t *ids, double *prio) {
+    if (pr->prioritized) replaystore_sample_at(pr, frac, B, out, slots, ids, prio);
+    else replaystore_sample(pr, rng, B, out, slots, ids, prio);
+}
+
+void replaystore_sample_weighted(const ReplayStore *pr, Rng *rng, int B, double beta, Batch *out, size_t *slots,
+                                 uint64_t *ids, double *scratch) {
+    if (!pr->prioritized) {
+        replaystore_sample(pr, rng, B, out, slots, ids, NULL); /* weight 1 */
+        return;
+    }
+    replaystore_sample(pr, rng, B, out, slots, ids, scratch);
+    double total = replaystore_total(pr);
+    for (int b = 0; b < B; b++) scratch[b] /= total; /* P_i = p_i / total */
+    prio_weights(scratch, B, (double)replaystore_size(pr), beta, out->weight);
+}
+
+bool replaystore_update(ReplayStore *pr, size_t slot, uint64_t id, double td_abs) {
+    assert(pr->prioritized);
     if (!replaybuf_holds(&pr->buf, slot, id)) {
         pr->stale++;
         return false;
     }
-    set_priority(pr, slot, prioreplay_priority(pr, td_abs));
+    set_priority(pr, slot, replaystore_priority(pr, td_abs));
     return true;
 }
 
-size_t prioreplay_update_many(PrioReplay *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n) {
+size_t replaystore_update_many(ReplayStore *pr, const size_t *slots, const uint64_t *ids, const float *td_abs, int n) {
     assert(n >= 0);
+    if (!pr->prioritized) return 0;
     enum { CHUNK = 256 };
     size_t leaf[CHUNK], done = 0;
     double p[CHUNK];
@@ -128,7 +167,7 @@ size_t prioreplay_update_many(PrioReplay *pr, const size_t *slots, const uint64_
                 continue;
             }
             leaf[m] = slots[i];
-            p[m] = prioreplay_priority(pr, (double)td_abs[i]);
+            p[m] = replaystore_priority(pr, (double)td_abs[i]);
             if (p[m] > pr->max_priority) pr->max_priority = p[m];
             m++;
         }
@@ -187,12 +226,17 @@ double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t u
  * rows stored at 24; the rows end where the priority block begins. */
 enum { SER_HEADER_BYTES = 40, SER_OFF_VERSION = 8, SER_OFF_SIZE = 24 };
 
-size_t prioreplay_serial_bytes(const PrioReplay *pr) {
+size_t replaystore_serial_bytes(const ReplayStore *pr) {
+    if (!pr->prioritized) return replaybuf_serial_bytes(&pr->buf);
     return replaybuf_serial_bytes(&pr->buf) + 8 + 8 * replaybuf_size(&pr->buf);
 }
 
-void prioreplay_serialize(const PrioReplay *pr, void *buf) {
+void replaystore_serialize(const ReplayStore *pr, void *buf) {
     const ReplayBuf *rb = &pr->buf;
+    if (!pr->prioritized) {
+        replaybuf_serialize(rb, buf);
+        return;
+    }
     replaybuf_serialize_version(rb, buf, REPLAYBUF_SER_VERSION_PRIO);
     unsigned char *p = (unsigned char *)buf + replaybuf_serial_bytes(rb);
     memcpy(p, &pr->max_priority, 8);
@@ -205,7 +249,8 @@ void prioreplay_serialize(const PrioReplay *pr, void *buf) {
     }
 }
 
-int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dropped, char *err) {
+int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *dropped, char *err) {
+    if (!pr->prioritized) return replaybuf_restore(&pr->buf, buf, bytes, dropped, err);
     const unsigned char *p = buf;
     const unsigned char *block = NULL;
     uint64_t size = 0;
@@ -249,8 +294,10 @@ int prioreplay_restore(PrioReplay *pr, const void *buf, size_t bytes, size_t *dr
     return 0;
 }
 
-int prioreplay_append_serial(PrioReplay *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
+int replaystore_append_serial(ReplayStore *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,
                              uint64_t count, char *err) {
+    if (!pr->prioritized)
+        return replaybuf_append_serial(&pr->buf, buf, bytes, first, step, count, err) == (size_t)-1 ? -1 : 0;
     ReplaySerInfo info;
     if (replaybuf_serial_info(buf, bytes, pr->buf.obs_dim, &info, err) != 0) return -1;
     const unsigned char *block = NULL; /* version 2: max_priority, then one p per row */
@@ -277,7 +324,7 @@ int prioreplay_append_serial(PrioReplay *pr, const void *buf, size_t bytes, uint
         if (maxp > pr->max_priority) pr->max_priority = maxp;
     }
     /* Row i went to slot (head + i) % cap; rows a later one overwrote are
-     * not stored (as in prioreplay_add_batch). */
+     * not stored (as in replaystore_add_batch). */
     size_t cap = pr->buf.capacity;
     for (uint64_t i = count > cap ? count - cap : 0; i < count; i++) {
         double v = pr->max_priority;
