@@ -158,7 +158,7 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := src/core/config.c src/base/util.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
+FUZZ_SRC := $(wildcard src/core/config*.c) src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/base/util.h
 	@mkdir -p $(dir $@)

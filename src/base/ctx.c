@@ -1,7 +1,9 @@
-/* ctx.c: see ctx.h. */
+/* ctx.c: see ctx.h. Uses clock.h only: util.c uses ctx (DIE prints the
+ * rank and role), so ctx does not use util. */
 #include "ctx.h"
-#include "util.h"
+#include "clock.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

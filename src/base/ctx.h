@@ -23,7 +23,7 @@ struct Ctx {
     int rank, size;      /* in MPI_COMM_WORLD; 0 and 1 for tools */
     Role role;
     int index, count;    /* index within the role and the role's count */
-    double t0;           /* now_seconds() at start, for log prefixes */
+    double t0;           /* now_seconds() (clock.h) at start, for log prefixes */
     /* How DIE ends the process: NULL exits (tools, the local trainer);
      * ranks of a job get a function that aborts every rank (comm.h). */
     void (*abort_job)(int code);

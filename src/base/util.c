@@ -1,8 +1,10 @@
-/* util.c: see util.h. */
+/* util.c: see util.h. Uses ctx.h (DIE's rank and role) one way: ctx.c
+ * does not use util. */
 #include "util.h"
 #include "ctx.h"
 #include "exitcode.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +24,7 @@ char *fmt_bytes(char *buf, uint64_t bytes) {
         v /= 1024.0;
         u++;
     }
-    if (u == 0) snprintf(buf, BYTES_STR_LEN, "%llu B", (unsigned long long)bytes);
+    if (u == 0) snprintf(buf, BYTES_STR_LEN, "%" PRIu64 " B", bytes);
     else snprintf(buf, BYTES_STR_LEN, "%.1f %s", v, unit[u]);
     return buf;
 }
@@ -146,28 +147,6 @@ void host_name(char *buf, size_t n, const char *fallback) {
     size_t len = strnlen(name, n - 1);
     memcpy(buf, name, len);
     buf[len] = '\0';
-}
-
-double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
-
-void sleep_seconds(double s) {
-    if (!(s > 0)) return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
 }
 
 int parse_u64(const char *s, uint64_t *out, char *err) {

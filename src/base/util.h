@@ -1,4 +1,5 @@
-/* util.h: allocation, errors, logging and time; the leaf of every layer.
+/* util.h: allocation, errors, files and parsing; the leaf of every layer,
+ * beside clock.h (time) and ctx.h (who this process is), which util.c uses.
  *
  * Two kinds of failure exist in gorila:
  *  - failures caused by the outside world (a file, a config value, a
@@ -96,15 +97,6 @@ int read_small_file(const char *path, const char *what, char *text, size_t cap, 
 /* This host's name into buf (n bytes, n >= 2), cut to fit and always
  * terminated; fallback when the system gives none. */
 void host_name(char *buf, size_t n, const char *fallback);
-
-/* Seconds from an arbitrary fixed point (CLOCK_MONOTONIC). */
-double now_seconds(void);
-/* CPU seconds used by this process so far (user + system). */
-double cpu_seconds(void);
-
-/* Sleep for the given number of seconds (nanosleep, restarted on EINTR
- * unless stop_flag is non-NULL and becomes non-zero). */
-void sleep_seconds(double s);
 
 /* Strict number parsing for command-line arguments. Return 0 on success,
  * -1 with a message in err ("expected a positive integer, got \"x\""). */

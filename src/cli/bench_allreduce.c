@@ -19,6 +19,7 @@
  * 2 (P-1) / P (what each rank's link must carry; comparable across P).
  * Nothing here passes or fails on time.
  */
+#include "clock.h"
 #include "cmd.h"
 #include "platform.h"
 

@@ -17,6 +17,7 @@
  * labels it as such; only CartPole has a reference figure. Never passes or
  * fails on time.
  */
+#include "clock.h"
 #include "cmd.h"
 #include "platform.h"
 #include "env.h"

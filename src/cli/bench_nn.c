@@ -24,6 +24,7 @@
  * OpenBLAS runs single-threaded by default (one rank per core). Nothing
  * here passes or fails on time.
  */
+#include "clock.h"
 #include "cmd.h"
 #include "platform.h"
 

@@ -25,6 +25,7 @@
  * issue 10's target (2M sampled+updated transitions/s per shard at 2^20,
  * batch 512) is printed beside the measurement.
  */
+#include "clock.h"
 #include "cmd.h"
 #include "platform.h"
 

@@ -5,7 +5,8 @@
  * the effective config (config_write), the memory plan (memplan_print: what
  * each rank allocates, all ranks against this machine's memory), the rank
  * layout (layout_print) and a last line "ranks: N", the number of MPI ranks
- * the job needs. Exit status: 0 valid, 2 invalid config, a job whose ranks
+ * the job needs; with --json, one JSON object instead,
+ * {"config": {...}, "ranks": N} (config_write_json). Exit status: 0 valid, 2 invalid config, a job whose ranks
  * do not fit this machine's memory (memplan_check, the check gorila train
  * runs too) or bad arguments (one error line on stderr, nothing on stdout).
  *
@@ -15,6 +16,7 @@
  */
 #include "cmd.h"
 #include "config.h"
+#include "json.h"
 #include "layout.h"
 #include "memplan.h"
 #include "placement.h"
@@ -25,11 +27,13 @@
 #include <string.h>
 
 static const char check_usage[] =
-    "usage: gorila config check FILE [--set key.path=value]... [--ranks-elsewhere]\n"
+    "usage: gorila config check FILE [--set key.path=value]... [--ranks-elsewhere] [--json]\n"
     "\n"
     "Validate FILE with the overrides applied, print the effective config,\n"
     "the memory plan (what each rank allocates), the rank layout and the\n"
-    "number of ranks the job needs. A job whose ranks would not fit this\n"
+    "number of ranks the job needs. --json prints one JSON object instead:\n"
+    "{\"config\": {\"run\": {\"name\": ..., ...}, ...}, \"ranks\": N}, the keys of\n"
+    "the effective config with their values. A job whose ranks would not fit this\n"
     "machine's memory is refused (docs/CONFIG.md, \"Memory plan\"), unless\n"
     "--ranks-elsewhere says they run on other hosts (scripts/launch --hostfile:\n"
     "each host then checks its own ranks when the job starts).\n"
@@ -55,6 +59,7 @@ typedef struct {
     bool oversubscribe; /* config place */
     bool ranks_elsewhere; /* config check: the ranks run on other hosts (scripts/launch --hostfile): plan,
                              but leave the memory check to each host at start-up (src/mpi/job.c) */
+    bool json;          /* config check: the config and the rank count as one JSON object */
 } ConfigArgs;
 
 /* Parses argv (argv[0] is the subcommand); place: accept the options of
@@ -82,6 +87,10 @@ static int parse_args(int argc, char **argv, bool place, ConfigArgs *a, int *sta
         }
         if (!place && !strcmp(s, "--ranks-elsewhere")) {
             a->ranks_elsewhere = true;
+            continue;
+        }
+        if (!place && !strcmp(s, "--json")) {
+            a->json = true;
             continue;
         }
         if (!strcmp(s, "--set")) {
@@ -118,6 +127,15 @@ static int config_check(int argc, char **argv) {
     if (memplan_ranks(&cfg, &lay, NULL, 0, &plan, err) != 0 || memplan_machine(&machine, err) != 0 ||
         (!a.ranks_elsewhere && memplan_check(&cfg, &plan, &machine, err) != 0))
         return usage_error("%s", err);
+    if (a.json) {
+        JsonW j;
+        json_init(&j, stdout, true);
+        json_begin_object(&j, NULL);
+        config_write_json(&cfg, &j, "config");
+        json_num(&j, "ranks", lay.size);
+        json_end_object(&j);
+        return 0;
+    }
     config_write(&cfg, stdout);
     fputc('\n', stdout);
     memplan_print(&plan, &machine, stdout);

@@ -31,6 +31,7 @@
  * Exit status: 0 success, 1 failure at run time (reading stdin; for check:
  * a check failed), 2 bad usage or bad input.
  */
+#include "clock.h"
 #include "cmd.h"
 #include "env.h"
 #include "envcheck.h"

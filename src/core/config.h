@@ -1,7 +1,7 @@
 /* config.h: the one typed configuration of a gorila run.
  *
- * config.c (the only file that includes libyaml) fills a Config from a YAML
- * file plus `--set key.path=value` overrides, starting from config_defaults()
+ * config.c and its parts (configint.h; configyaml.c is the only file that
+ * includes libyaml) fill a Config from a YAML file plus `--set key.path=value` overrides, starting from config_defaults()
  * so that every field has a default, and validates every value and every
  * combination. All of the YAML keys are listed in docs/CONFIG.md; each
  * struct member below names its key.
@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
 #include "util.h"
 
 #define CFG_NAME_LEN 64
@@ -161,8 +162,8 @@ typedef struct {
         int trace_events;          /* logging.trace_events: events kept per rank (the newest) */
     } logging;
     char source[PATH_LEN];     /* file the config came from (not a key) */
-    /* Private to config.c, not settings: origin[i] tells where the value of
-     * key i of config.c's key table came from. */
+    /* Private to the loader, not settings: origin[i] tells where the value
+     * of key i of its key table (configkeys.c) came from. */
     ConfigOrigin origin[CFG_MAX_KEYS];
 } Config;
 
@@ -187,6 +188,14 @@ int config_validate(const Config *cfg, char *err);
 
 /* Write the effective config as YAML that config_load accepts back. */
 void config_write(const Config *cfg, FILE *f);
+
+/* Write the effective config into j as one JSON object, the member key of
+ * the enclosing object (NULL at the top level or in an array):
+ *   {"run": {"name": "cartpole", "seed": 1, ...}, "env": {...}, ...}
+ * with the sections and keys config_write prints, in its order; numbers as
+ * JSON numbers, booleans as booleans, strings and enum names as strings,
+ * lists as arrays. */
+void config_write_json(const Config *cfg, JsonW *j, const char *key);
 
 /* True when a and b hold the same value for every key (numbers compared bit
  * for bit); source and origin are ignored. */

@@ -1,6 +1,7 @@
 /* evaluator.c: see evaluator.h. */
 #include "evaluator.h"
 #include "actorcore.h"
+#include "clock.h"
 #include "util.h"
 
 #include <math.h>

@@ -1,5 +1,6 @@
 /* trace.c: see trace.h. */
 #include "trace.h"
+#include "clock.h"
 #include "util.h"
 
 #include <errno.h>

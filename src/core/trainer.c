@@ -12,6 +12,7 @@
 #include "signals.h"
 #include "runckpt.h"
 #include "trace.h"
+#include "clock.h"
 #include "ctx.h"
 #include "exitcode.h"
 #include "util.h"

@@ -21,6 +21,7 @@
  */
 #include "actorcore.h"
 #include "agentcfg.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "pacing.h"
 #include "role.h"

@@ -1,6 +1,7 @@
 /* allreduce.c: see allreduce.h for the algorithm, its trace and how it
  * waits. */
 #include "allreduce.h"
+#include "clock.h"
 #include "comm.h"
 #include "params.h"
 #include "proto.h"

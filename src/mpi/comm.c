@@ -1,5 +1,6 @@
 /* comm.c: see comm.h. */
 #include "comm.h"
+#include "clock.h"
 #include "util.h"
 
 #include <math.h>

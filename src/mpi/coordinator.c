@@ -53,6 +53,7 @@
  * trainer runs; what is left here is gathering the counters and the messages.
  */
 #include "actorstats.h"
+#include "clock.h"
 #include "evaluator.h"
 #include "exitcode.h"
 #include "json.h"

@@ -1,5 +1,6 @@
 /* job.c: see job.h. */
 #include "job.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "comm.h"
 #include "doorbell.h"

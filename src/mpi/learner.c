@@ -33,6 +33,7 @@
  */
 #include "allreduce.h"
 #include "agentcfg.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "pacing.h"
 #include "replaystore.h"

@@ -24,6 +24,7 @@
  * that the last gradient of every learner is in the saved state.
  */
 #include "exitcode.h"
+#include "clock.h"
 #include "params.h"
 #include "pshard.h"
 #include "util.h"

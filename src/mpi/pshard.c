@@ -1,5 +1,6 @@
 /* pshard.c: see pshard.h. */
 #include "pshard.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "agentcfg.h"
 #include "runckpt.h"

@@ -34,6 +34,7 @@
  * counts the restored rows towards its min_size (pacing_limiter_restored).
  */
 #include "agentcfg.h"
+#include "clock.h"
 #include "exitcode.h"
 #include "pacing.h"
 #include "replaystore.h"

@@ -1,5 +1,6 @@
 /* role.c: see role.h. */
 #include "role.h"
+#include "clock.h"
 #include "pacing.h"
 #include "agentcfg.h"
 #include "params.h"

@@ -54,6 +54,102 @@ expect_contains "--set: list value" "$out" "  hidden: [128, 128]"
 expect_contains "--set: --set=k=v spelling" "$out" "  mode: allreduce"
 expect_eq "--set: allreduce layout has no ps" "$(tail -n 1 <<<"$out")" "ranks: 7"
 
+# --json: one JSON object {"config": {...}, "ranks": N} with every section
+# and key of the YAML printout, in its order and with the same values. The
+# YAML side is read here in Python, not by gorila, so the two printers are
+# checked against each other and not against themselves.
+json_vs_yaml() {
+    python3 -c '
+import json, re, sys
+yaml_text, json_text = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+def value(v):
+    if v in ("true", "false"): return v == "true"
+    if v.startswith("\""):   # quoted string: JSON escapes plus \xNN and \UNNNNNNNN
+        v = re.sub(r"\\x([0-9a-f]{2})", r"\\u00\1", v)
+        return json.loads(re.sub(r"\\U([0-9a-f]{8})", lambda m: chr(int(m.group(1), 16)), v))
+    if v.startswith("["): return [value(e.strip()) for e in v[1:-1].split(",")]
+    if re.fullmatch(r"-?[0-9]+", v): return int(v)
+    try: return float(v)
+    except ValueError: return v   # the name of a choice
+yaml_cfg, ranks = {}, None
+for line in yaml_text.splitlines():
+    if m := re.fullmatch(r"([a-z_]+):", line): sec = yaml_cfg.setdefault(m.group(1), {})
+    elif m := re.fullmatch(r"  ([a-z_0-9]+): (.*)", line): sec[m.group(1)] = value(m.group(2))
+    elif m := re.fullmatch(r"ranks: ([0-9]+)", line): ranks = int(m.group(1))
+    elif line == "": sec = None   # the memory plan and the layout follow
+doc = json.loads(json_text)
+assert list(doc) == ["config", "ranks"], list(doc)
+assert doc["ranks"] == ranks and type(doc["ranks"]) is int, (doc["ranks"], ranks)
+cfg = doc["config"]
+assert list(cfg) == list(yaml_cfg), (list(cfg), list(yaml_cfg))
+def same(a, b):   # equal, and a boolean only where the other is one too
+    if isinstance(a, list): return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, bool) or isinstance(b, bool): return a is b
+    if isinstance(a, str) or isinstance(b, str): return a == b
+    return type(a) in (int, float) and type(b) in (int, float) and a == b
+n = 0
+for s in yaml_cfg:
+    assert list(cfg[s]) == list(yaml_cfg[s]), (s, list(cfg[s]), list(yaml_cfg[s]))
+    for k in yaml_cfg[s]:
+        assert same(cfg[s][k], yaml_cfg[s][k]), (s + "." + k, cfg[s][k], yaml_cfg[s][k])
+        n += 1
+print(n, "keys,", ranks, "ranks")
+' "$1" "$2" 2>&1
+}
+# json_check NAME WANT ARGS...: config check ARGS with and without --json agree.
+json_check() {
+    local name=$1 want=$2
+    shift 2
+    run_cmd "$GORILA" config check "$@"
+    printf '%s\n' "$out" >"$TEST_TMP/config-check.yaml"
+    run_cmd "$GORILA" config check "$@" --json
+    expect_rc "--json $name: exits 0" 0
+    expect_eq "--json $name: nothing on stderr" "$err" ""
+    printf '%s\n' "$out" >"$TEST_TMP/config-check.json"
+    expect_eq "--json $name: parses, same keys and values as the YAML" \
+        "$(json_vs_yaml "$TEST_TMP/config-check.yaml" "$TEST_TMP/config-check.json")" "$want"
+}
+if command -v python3 >/dev/null; then
+    json_check "an uneven job" "75 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
+        --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
+    json_check "pendulum (torques, a list of numbers)" "76 keys, 1 ranks" configs/local/pendulum.yaml
+    json_check "--set list, strings with escapes" "75 keys, 7 ranks" configs/acrobot.yaml \
+        --set 'network.hidden=[128,128]' --set sync.mode=allreduce --set roles.param_servers=0 \
+        --set roles.learners=4 --set 'run.out_dir="dir \"quoted\" \\ é"' --set run.seed=18446744073709551615
+    run_cmd "$GORILA" config check configs/cartpole.yaml --json --set replay.min_size=2 --set replay.batch_size=2
+    expect_eq "--json: the values are typed (numbers, booleans, strings, arrays)" "$(python3 -c '
+import json, sys
+c = json.load(sys.stdin)["config"]
+print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"]["mode"], c["network"]["hidden"],
+      c["replay"]["min_size"], c["optimizer"]["eps"], type(c["agent"]["gamma"]).__name__)' <<<"$out" 2>&1)" \
+        "cartpole 1 True ps_sync [64, 64] 2 1e-08 float"
+    # A run directory's config.yaml (written by train) works the same.
+    jruns="$TEST_TMP/config-json-runs"
+    rm -rf "$jruns"
+    run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$jruns" --set run.name=cj \
+        --set run.max_env_steps=200 --set logging.progress=never
+    expect_rc "--json: a short run for its config.yaml" 0
+    json_check "a run directory's config.yaml" "75 keys, 1 ranks" "$jruns/cj/config.yaml"
+    rm -rf "$jruns"
+else
+    not_ok "config check --json: python3 not found (scripts/install-deps.sh installs it)"
+fi
+# A bad config with --json: the same one line on stderr, exit 2, no JSON.
+run_cmd "$GORILA" config check tests/fixtures/bad_configs/unknown_key_suggest.yaml --json
+expect_rc "--json: a bad config exits 2" 2
+expect_eq "--json: a bad config's message" "$err" \
+    "gorila: error: tests/fixtures/bad_configs/unknown_key_suggest.yaml:4:3: roles.lerners: unknown key (did you mean \"learners\"?)"
+expect_eq "--json: a bad config prints nothing on stdout" "$out" ""
+run_cmd "$GORILA" config check configs/cartpole.yaml --json --set roles.actors=0
+expect_rc "--json: a bad --set exits 2" 2
+expect_eq "--json: a bad --set's message" "$err" \
+    "gorila: error: --set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0"
+run_cmd env GORILA_MEM_LIMIT=1G "$GORILA" config check configs/local/cartpole.yaml --set replay.capacity=50000000 --json
+expect_rc "--json: a config too large for the machine exits 2" 2
+expect_contains "--json: and says so" "$err" "gorila: error: replay.capacity: 50000000 needs 2.0 GiB"
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:8 --json
+expect_rc "--json is config check's only" 2
+
 # Each kind of bad argument: exit 2, one clear line on stderr, nothing on stdout.
 bad_args() {
     local name=$1 want=$2
@@ -281,6 +377,7 @@ fi
 # reported as leaks, whatever gorila does.
 mpi_asan=()
 [ $asan -eq 1 ] && mpi_asan=(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+# shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd env ${mpi_asan[@]+"${mpi_asan[@]}"} GORILA_MEM_LIMIT=1G timeout 120 $MPIRUN -np 5 "$GORILA" train configs/cartpole.yaml \
     --set replay.capacity=50000000 --set run.out_dir="$memruns"
 expect_rc "memory: a job too large for the machine: exit 2" 2

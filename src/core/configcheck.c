@@ -1,0 +1,275 @@
+/* configcheck.c: config_validate. Every key's range is checked again (the
+ * parser checked what it read, but a Config may be built or changed in
+ * code), then the rules that tie keys together. An error points at the key
+ * the user set: the file's line, else the --set that set it, else the
+ * default. See configint.h for how the loader is split.
+ */
+#include "config.h"
+#include "configint.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One validation: the config, the --set texts that built it (to quote them
+ * as typed), and the defaults (to say "the default" only when it is true). */
+typedef struct {
+    const Config *cfg;
+    const char *const *sets;
+    int n_sets;
+    Config defaults;
+    char *err;
+} Check;
+
+/* The --set text that assigned key id, shown, or its value written out when
+ * that text is not at hand (config_set after config_load, code). buf holds
+ * ERR_LEN bytes. */
+static void set_text(const Check *C, int id, char *buf) {
+    const ConfigOrigin *o = &C->cfg->origin[id];
+    char path[64], val[SHOW_LEN];
+    snprintf(path, sizeof path, "%s.%s=", cfg_keys[id].section, cfg_keys[id].name);
+    if (C->sets && o->line >= 1 && o->line <= C->n_sets && !strncmp(C->sets[o->line - 1], path, strlen(path))) {
+        const char *a = C->sets[o->line - 1];
+        cfg_show_text(a, strlen(a), false, buf);
+        return;
+    }
+    cfg_key_value_text(C->cfg, id, val, sizeof val);
+    snprintf(buf, ERR_LEN, "%s%s", path, val);
+}
+
+/* Report at key id: "FILE:L:C: path: msg" when the file set it, "--set
+ * k=v: path: msg" when an override did, "FILE: path: msg" for a default. */
+__attribute__((format(printf, 4, 5))) static int fail_key(const Check *C, int id, const char *path,
+                                                          const char *fmt, ...) {
+    char msg[ERR_LEN], set[ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const ConfigOrigin *o = &C->cfg->origin[id];
+    const char *src = C->cfg->source[0] ? C->cfg->source : "config";
+    if (o->from == CFG_FROM_FILE) return errf(C->err, "%s:%d:%d: %s: %s", src, o->line, o->col, path, msg);
+    if (o->from == CFG_FROM_SET) {
+        set_text(C, id, set);
+        return errf(C->err, "--set %s: %s: %s", set, path, msg);
+    }
+    return errf(C->err, "%s: %s: %s", src, path, msg);
+}
+
+/* Check the stored value of one key (config_validate re-checks what the
+ * parser checked, for configs built or changed in code). */
+static int check_key(const Check *C, int id) {
+    const Config *cfg = C->cfg;
+    const Key *k = &cfg_keys[id];
+    char path[KEY_PATH_LEN], r[80], num[40], msg[ERR_LEN];
+    snprintf(path, sizeof path, "%s.%s", k->section, k->name);
+    switch (k->type) {
+    case T_INT: {
+        int v = get_int(cfg, k);
+        if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
+            return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d", k->ilo, k->ihi,
+                            v);
+        return 0;
+    }
+    case T_U64: {
+        uint64_t v = get_u64(cfg, k);
+        if (v < k->ilo || v > k->ihi)
+            return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %" PRIu64, k->ilo,
+                            k->ihi, v);
+        return 0;
+    }
+    case T_F64: {
+        double v = get_f64(cfg, k);
+        cfg_fmt_range(k, r, sizeof r);
+        cfg_fmt_f64(v, num, sizeof num);
+        if (!isfinite(v)) return fail_key(C, id, path, "expected a finite number in %s, got %s", r, num);
+        if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
+            return fail_key(C, id, path, "expected a number in %s, got %s%s", r, num, k->hint ? k->hint : "");
+        return 0;
+    }
+    case T_BOOL:
+        return 0;
+    case T_STR: {
+        const char *s = cat(cfg, k);
+        size_t len = strnlen(s, k->cap);
+        if (len == k->cap) return fail_key(C, id, path, "expected a string of at most %zu bytes", k->cap - 1);
+        if (k->rule(s, len, msg)) return fail_key(C, id, path, "%s", msg);
+        return 0;
+    }
+    case T_ENUM: {
+        int v = get_int(cfg, k), n = 0;
+        while (k->names[n]) n++;
+        if (v < 0 || v >= n) return fail_key(C, id, path, "expected a %s value, got the number %d", path, v);
+        return 0;
+    }
+    case T_INTS:
+    case T_F64S: {
+        int count = get_count(cfg, k);
+        if (count < 1 || count > (int)k->cap)
+            return fail_key(C, id, path, "expected a list of 1 to %zu %s, got %d of them", k->cap, k->what, count);
+        for (int i = 0; i < count; i++) {
+            char sub[KEY_PATH_LEN + 16];
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+            if (k->type == T_INTS) {
+                int v;
+                memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
+                if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
+                    return fail_key(C, id, sub, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d", k->ilo,
+                                    k->ihi, v);
+            } else {
+                const double *a = cat(cfg, k);
+                cfg_fmt_range(k, r, sizeof r);
+                cfg_fmt_f64(a[i], num, sizeof num);
+                if (!isfinite(a[i]) || a[i] < k->flo || a[i] > k->fhi)
+                    return fail_key(C, id, sub, "expected a finite number in %s, got %s%s", r, num,
+                                    k->hint ? k->hint : "");
+                for (int j = 0; j < i; j++)
+                    if (a[j] == a[i])
+                        return fail_key(C, id, sub, "expected distinct %s, got %s again (as %s[%d])", k->what, num,
+                                        path, j);
+            }
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* Of the keys of a rule that failed, the one to point at: the first the
+ * file set, else the first an override set, else the first. */
+static int pick(const Config *cfg, const int *ids, int n) {
+    for (int from = CFG_FROM_FILE; from <= CFG_FROM_SET; from++)
+        for (int i = 0; i < n; i++)
+            if (cfg->origin[ids[i]].from == (ConfigFrom)from) return ids[i];
+    return ids[0];
+}
+
+/* ", the default" or ", from --set" after a value in parentheses; with
+ * alone, " (the default)" or " (from --set)". Empty for a value the file
+ * set, or one changed in code. */
+static const char *origin_note(const Check *C, int id, bool alone) {
+    switch (C->cfg->origin[id].from) {
+    case CFG_FROM_DEFAULT:
+        if (!cfg_same_value(C->cfg, &C->defaults, id)) return "";
+        return alone ? " (the default)" : ", the default";
+    case CFG_FROM_SET:
+        return alone ? " (from --set)" : ", from --set";
+    default:
+        return "";
+    }
+}
+
+/* A rule over several keys failed: report it at the key pick() chooses. */
+__attribute__((format(printf, 4, 5))) static int fail_rule(const Check *C, const int *ids, int n, const char *fmt,
+                                                           ...) {
+    char msg[ERR_LEN], path[KEY_PATH_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int id = pick(C->cfg, ids, n);
+    snprintf(path, sizeof path, "%s.%s", cfg_keys[id].section, cfg_keys[id].name);
+    return fail_key(C, id, path, "%s", msg);
+}
+
+/* Every key's range, then the rules that tie keys together. */
+int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
+    Check C = {.cfg = cfg, .sets = sets, .n_sets = n_sets, .err = err};
+    config_defaults(&C.defaults);
+    for (int id = 0; id < cfg_n_keys; id++)
+        if (check_key(&C, id)) return -1;
+
+    char a[40], b[40];
+    int k_torques = cfg_key_id("env", "torques"), k_env = cfg_key_id("env", "name");
+    int k_ps = cfg_key_id("roles", "param_servers"), k_mode = cfg_key_id("sync", "mode");
+    int k_shards = cfg_key_id("roles", "replay_shards"), k_cap = cfg_key_id("replay", "capacity");
+    int k_batch = cfg_key_id("replay", "batch_size"), k_min = cfg_key_id("replay", "min_size");
+    int k_start = cfg_key_id("explore", "start"), k_end = cfg_key_id("explore", "end");
+
+    /* A torque set for CartPole would be silently ignored: refuse it, even
+     * when it equals the default set. */
+    if (strcmp(cfg->env.name, "Pendulum-v1") &&
+        (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !cfg_same_value(cfg, &C.defaults, k_torques))) {
+        const int ids[] = {k_torques, k_env};
+        return fail_rule(&C, ids, 2, "only Pendulum-v1 takes env.torques, but env.name is %s%s", cfg->env.name,
+                         origin_note(&C, k_env, true));
+    }
+    if (cfg->sync.mode == SYNC_ALLREDUCE && cfg->roles.param_servers > 0) {
+        const int ids[] = {k_ps, k_mode};
+        return fail_rule(&C, ids, 2,
+                         "sync.mode allreduce%s uses no parameter servers, but roles.param_servers is %d%s; "
+                         "set roles.param_servers: 0",
+                         origin_note(&C, k_mode, true), cfg->roles.param_servers, origin_note(&C, k_ps, true));
+    }
+    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->roles.param_servers == 0) {
+        const int ids[] = {k_ps, k_mode};
+        return fail_rule(&C, ids, 2,
+                         "sync.mode %s%s needs parameter servers, but roles.param_servers is 0%s; "
+                         "add one or use sync.mode: allreduce",
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
+    }
+    if (cfg->replay.min_size < (uint64_t)cfg->replay.batch_size) {
+        const int ids[] = {k_min, k_batch};
+        return fail_rule(&C, ids, 2,
+                         "replay.min_size (%" PRIu64 "%s) must be at least replay.batch_size (%d%s): "
+                         "learning cannot start before a batch can be sampled",
+                         cfg->replay.min_size, origin_note(&C, k_min, false), cfg->replay.batch_size,
+                         origin_note(&C, k_batch, false));
+    }
+    if (cfg->replay.min_size > cfg->replay.capacity) {
+        const int ids[] = {k_min, k_cap};
+        return fail_rule(&C, ids, 2,
+                         "replay.min_size (%" PRIu64 "%s) must be at most replay.capacity (%" PRIu64 "%s): "
+                         "the buffer could never hold enough transitions to start learning",
+                         cfg->replay.min_size, origin_note(&C, k_min, false), cfg->replay.capacity,
+                         origin_note(&C, k_cap, false));
+    }
+    uint64_t need = (uint64_t)cfg->roles.replay_shards * (uint64_t)cfg->replay.batch_size;
+    if (cfg->replay.capacity < need) {
+        const int ids[] = {k_cap, k_shards, k_batch};
+        return fail_rule(&C, ids, 3,
+                         "replay.capacity (%" PRIu64 "%s) must be at least roles.replay_shards * replay.batch_size "
+                         "(%d * %d = %" PRIu64 "): every shard must hold a full batch",
+                         cfg->replay.capacity, origin_note(&C, k_cap, false), cfg->roles.replay_shards,
+                         cfg->replay.batch_size, need);
+    }
+    int k_actors = cfg_key_id("roles", "actors");
+    if (cfg->run.mode == RUN_DISTRIBUTED && cfg->roles.replay_shards > cfg->roles.actors) {
+        const int ids[] = {k_shards, k_actors};
+        return fail_rule(&C, ids, 2,
+                         "roles.replay_shards (%d%s) must be at most roles.actors (%d%s): actor a feeds shard "
+                         "a mod replay_shards, so a shard without an actor would never fill",
+                         cfg->roles.replay_shards, origin_note(&C, k_shards, false), cfg->roles.actors,
+                         origin_note(&C, k_actors, false));
+    }
+    /* Ape-X settings with uniform replay would be silently ignored. */
+    if (cfg->replay.kind == REPLAY_UNIFORM) {
+        static const char *const apex_keys[] = {"alpha", "beta", "beta_final", "beta_steps", "priority_eps",
+                                                "initial_priority"};
+        int k_kind = cfg_key_id("replay", "kind");
+        for (size_t i = 0; i < sizeof apex_keys / sizeof apex_keys[0]; i++) {
+            int k = cfg_key_id("replay", apex_keys[i]);
+            /* A value equal to the default changes nothing (and every
+             * effective config.yaml lists them all). */
+            if (cfg->origin[k].from == CFG_FROM_DEFAULT || cfg_same_value(cfg, &C.defaults, k)) continue;
+            const int ids[] = {k, k_kind};
+            return fail_rule(&C, ids, 2,
+                             "replay.%s applies to prioritized replay only, but replay.kind is uniform%s; "
+                             "set replay.kind: prioritized, or remove replay.%s",
+                             apex_keys[i], origin_note(&C, k_kind, true), apex_keys[i]);
+        }
+    }
+    if (cfg->explore.end > cfg->explore.start) {
+        const int ids[] = {k_end, k_start};
+        cfg_fmt_f64(cfg->explore.end, a, sizeof a);
+        cfg_fmt_f64(cfg->explore.start, b, sizeof b);
+        return fail_rule(&C, ids, 2, "explore.end (%s%s) must be at most explore.start (%s%s)", a,
+                         origin_note(&C, k_end, false), b, origin_note(&C, k_start, false));
+    }
+    return 0;
+}
+
+int config_validate(const Config *cfg, char *err) { return cfg_validate(cfg, NULL, 0, err); }

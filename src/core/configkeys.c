@@ -1,0 +1,465 @@
+/* configkeys.c: the schema of a config, and typed values from YAML nodes.
+ * See configint.h for how the loader is split, config.h for the contract
+ * and docs/CONFIG.md for every key, its default and its range.
+ *
+ * One table (cfg_keys) gives each key its section, type, bounds and place in
+ * Config; parsing, --set, config_validate, config_write, config_write_json
+ * and config_same all walk that same table.
+ *
+ * Typing follows YAML 1.2's core schema, strictly: an integer is a plain
+ * (unquoted) [-+]?[0-9]+ without leading zeros; a number is a plain decimal
+ * or exponent form; booleans are exactly true and false; a quoted "5" is a
+ * string; ~, null and an empty value are null, which no key accepts.
+ */
+#include "config.h"
+#include "configint.h"
+#include "env.h"
+#include "platform.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the schema ------------------------------------------------------- */
+
+static const char *const run_modes[] = {"distributed", "local", NULL};
+static const char *const sync_modes[] = {"ps_sync", "ps_async", "ps_bounded", "allreduce", NULL};
+static const char *const replay_kinds[] = {"uniform", "prioritized", NULL};
+static const char *const initial_priorities[] = {"actor", "max", NULL};
+static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
+static const char *const target_kinds[] = {"hard", "soft", NULL};
+static const char *const explore_kinds[] = {"linear", "apex", NULL};
+static const char *const progress_modes[] = {"auto", "always", "never", NULL};
+static const char *const allreduce_impls[] = {"ring", "mpi", NULL};
+static const char *const wait_modes[] = {"auto", "poll", "sleep", NULL};
+
+/* Enums are stored through an int-sized copy. */
+_Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int) &&
+                   sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
+                   sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
+                   sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int) && sizeof(InitialPriority) == sizeof(int) &&
+                   sizeof(WaitMode) == sizeof(int),
+               "enums are copied as int");
+
+static int rule_out_dir(const char *s, size_t len, char *msg);
+static int rule_env_name(const char *s, size_t len, char *msg);
+static int rule_blas_kernel(const char *s, size_t len, char *msg);
+
+#define INT(s, k, m, lo, hi) {.section = s, .name = k, .type = T_INT, .off = OFF(m), .ilo = lo, .ihi = hi}
+#define U64(s, k, m, lo, hi) {.section = s, .name = k, .type = T_U64, .off = OFF(m), .ilo = lo, .ihi = hi}
+#define F64(s, k, m, lo, hi, lo_x, hi_x) \
+    {.section = s, .name = k, .type = T_F64, .off = OFF(m), .flo = lo, .fhi = hi, .lo_open = lo_x, .hi_open = hi_x}
+#define F_CC(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, false) /* [lo, hi] */
+#define F_OC(s, k, m, lo, hi) F64(s, k, m, lo, hi, true, false)  /* (lo, hi] */
+#define F_CO(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, true)  /* [lo, hi) */
+#define BOOL(s, k, m) {.section = s, .name = k, .type = T_BOOL, .off = OFF(m)}
+#define STR(s, k, m, r) \
+    {.section = s, .name = k, .type = T_STR, .off = OFF(m), .cap = sizeof(((Config *)0)->m), .rule = r}
+#define ENUM(s, k, m, t) {.section = s, .name = k, .type = T_ENUM, .off = OFF(m), .names = t}
+
+#define E12 UINT64_C(1000000000000)
+
+const Key cfg_keys[] = {
+    STR("run", "name", run.name, cfg_rule_run_name),
+    STR("run", "out_dir", run.out_dir, rule_out_dir),
+    U64("run", "seed", run.seed, 0, UINT64_MAX),
+    ENUM("run", "mode", run.mode, run_modes),
+    U64("run", "max_env_steps", run.max_env_steps, 0, E12),
+    U64("run", "max_updates", run.max_updates, 0, E12),
+    F_CC("run", "max_seconds", run.max_seconds, 0, 1e7),
+    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
+    BOOL("run", "stop_when_solved", run.stop_when_solved),
+    INT("run", "blas_threads", run.blas_threads, 1, 64),
+    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel),
+    ENUM("run", "wait", run.wait, wait_modes),
+    BOOL("run", "pin_cores", run.pin_cores),
+
+    STR("env", "name", env.name, rule_env_name),
+    INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000),
+    {.section = "env", .name = "torques", .type = T_F64S, .off = OFF(env.torques), .n_off = OFF(env.n_torques),
+     .cap = CFG_MAX_TORQUES, .flo = -2, .fhi = 2, .what = "torques",
+     .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)"},
+
+    INT("roles", "actors", roles.actors, 1, 1024),
+    INT("roles", "replay_shards", roles.replay_shards, 1, 256),
+    INT("roles", "learners", roles.learners, 1, 256),
+    INT("roles", "param_servers", roles.param_servers, 0, 256),
+
+    ENUM("sync", "mode", sync.mode, sync_modes),
+    INT("sync", "staleness", sync.staleness, 0, 10000),
+    INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000),
+    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls),
+
+    INT("actor", "envs", actor.envs, 1, 4096),
+    INT("actor", "pull_every", actor.pull_every, 1, 1000000),
+    INT("actor", "chunk", actor.chunk, 1, 65536),
+
+    ENUM("replay", "kind", replay.kind, replay_kinds),
+    U64("replay", "capacity", replay.capacity, 1, 1000000000),
+    INT("replay", "batch_size", replay.batch_size, 1, 65536),
+    U64("replay", "min_size", replay.min_size, 1, 1000000000),
+    F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000),
+    F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100),
+    F_CC("replay", "alpha", replay.alpha, 0, 1),
+    F_CC("replay", "beta", replay.beta, 0, 1),
+    F_CC("replay", "beta_final", replay.beta_final, 0, 1),
+    U64("replay", "beta_steps", replay.beta_steps, 0, 1000000000000ULL),
+    F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6),
+    ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities),
+
+    {.section = "network", .name = "hidden", .type = T_INTS, .off = OFF(network.hidden),
+     .n_off = OFF(network.n_hidden), .cap = CFG_MAX_LAYERS, .ilo = 1, .ihi = CFG_MAX_HIDDEN,
+     .what = "layer widths"},
+    BOOL("network", "dueling", network.dueling),
+
+    F_CC("agent", "gamma", agent.gamma, 0, 1),
+    INT("agent", "n_step", agent.n_step, 1, 100),
+    BOOL("agent", "double_dqn", agent.double_dqn),
+    F_OC("agent", "huber_delta", agent.huber_delta, 0, 1e6),
+    INT("agent", "train_every", agent.train_every, 1, 1000000),
+    INT("agent", "gradient_steps", agent.gradient_steps, 1, 10000),
+    ENUM("agent", "target_update", agent.target_update, target_kinds),
+    INT("agent", "target_every", agent.target_every, 1, 100000000),
+    F_OC("agent", "tau", agent.tau, 0, 1),
+
+    ENUM("optimizer", "kind", optimizer.kind, optim_kinds),
+    F_OC("optimizer", "lr", optimizer.lr, 0, 10),
+    F_CO("optimizer", "beta1", optimizer.beta1, 0, 1),
+    F_CO("optimizer", "beta2", optimizer.beta2, 0, 1),
+    F_OC("optimizer", "eps", optimizer.eps, 0, 1),
+    F_CO("optimizer", "decay", optimizer.decay, 0, 1),
+    BOOL("optimizer", "centered", optimizer.centered),
+    F_CO("optimizer", "momentum", optimizer.momentum, 0, 1),
+    F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6),
+
+    ENUM("explore", "kind", explore.kind, explore_kinds),
+    F_CC("explore", "start", explore.start, 0, 1),
+    F_CC("explore", "end", explore.end, 0, 1),
+    U64("explore", "decay_steps", explore.decay_steps, 1, E12),
+    F_CC("explore", "apex_eps", explore.apex_eps, 0, 1),
+    F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100),
+
+    U64("eval", "every_updates", eval.every_updates, 0, E12),
+    INT("eval", "episodes", eval.episodes, 1, 10000),
+    U64("eval", "seed", eval.seed, 0, UINT64_MAX),
+
+    F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7),
+    U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12),
+    INT("checkpoint", "keep", checkpoint.keep, 1, 100),
+    BOOL("checkpoint", "save_replay", checkpoint.save_replay),
+
+    F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
+    ENUM("logging", "progress", logging.progress, progress_modes),
+    BOOL("logging", "trace", logging.trace),
+    INT("logging", "trace_events", logging.trace_events, 16, 10000000),
+};
+
+const int cfg_n_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);
+_Static_assert(sizeof cfg_keys / sizeof cfg_keys[0] <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS in config.h");
+
+/* Sections in the order of the table (and of config_write). */
+const char *const cfg_sections[] = {"run",    "env",     "roles", "sync",      "actor",
+                                    "replay", "network", "agent", "optimizer", "explore",
+                                    "eval",   "checkpoint", "logging", NULL};
+_Static_assert(sizeof cfg_sections / sizeof cfg_sections[0] == CFG_N_SECTIONS + 1,
+               "CFG_N_SECTIONS in configint.h counts the sections");
+
+/* See configint.h. */
+int cfg_key_id(const char *section, const char *name) {
+    for (int i = 0; i < cfg_n_keys; i++)
+        if (!strcmp(cfg_keys[i].section, section) && !strcmp(cfg_keys[i].name, name)) return i;
+    abort();
+}
+
+/* ---- the names of choices ------------------------------------------- */
+
+const char *cfg_enum_name(const char *const *names, int v) {
+    for (int i = 0; names[i]; i++)
+        if (i == v) return names[i];
+    return "?";
+}
+const char *config_sync_name(SyncMode m) { return cfg_enum_name(sync_modes, (int)m); }
+const char *config_allreduce_impl_name(AllreduceImpl m) { return cfg_enum_name(allreduce_impls, (int)m); }
+const char *config_wait_name(WaitMode m) { return cfg_enum_name(wait_modes, (int)m); }
+const char *config_optim_name(CfgOptim k) { return cfg_enum_name(optim_kinds, (int)k); }
+const char *config_replay_name(ReplayKind k) { return cfg_enum_name(replay_kinds, (int)k); }
+const char *config_initial_priority_name(InitialPriority k) { return cfg_enum_name(initial_priorities, (int)k); }
+
+/* ---- values ------------------------------------------------------------- */
+
+bool cfg_is_null(const Load *L, const Node *n) {
+    if (!plain(n)) return false;
+    const char *s = sval(L, n);
+    return n->len == 0 || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+const char *cfg_describe(const Load *L, const Node *n, char *buf) {
+    char sh[SHOW_LEN];
+    if (n->kind == N_MAP) return "a mapping";
+    if (n->kind == N_SEQ) return "a list";
+    const char *s = sval(L, n);
+    if (n->style == STYLE_PLAIN) {
+        if (n->len == 0) return "an empty value";
+        if (cfg_is_null(L, n)) return !strcmp(s, "~") ? "~ (null)" : "null";
+        snprintf(buf, SHOW_LEN + 32, "\"%s\"", show(s, n->len, sh));
+    } else if (n->style == STYLE_QUOTED) {
+        snprintf(buf, SHOW_LEN + 32, "the quoted string \"%s\"", show(s, n->len, sh));
+    } else {
+        snprintf(buf, SHOW_LEN + 32, "the block string \"%s\"", show(s, n->len, sh));
+    }
+    return buf;
+}
+
+/* Plain [-+]?[0-9]+ without leading zeros. Returns 0 when the syntax is an
+ * integer; *v saturates and *over is set past UINT64_MAX. */
+static int scan_int(const char *s, size_t len, bool *neg, uint64_t *v, bool *over) {
+    size_t i = 0;
+    *neg = false, *over = false, *v = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) *neg = s[i++] == '-';
+    if (i == len) return -1;
+    if (s[i] == '0' && i + 1 < len) return -1;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (*v > (UINT64_MAX - d) / 10) *over = true;
+        else *v = *v * 10 + d;
+    }
+    return 0;
+}
+
+/* Plain YAML 1.2 core float syntax (decimal or exponent form only). */
+static bool float_syntax(const char *s, size_t len) {
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) i++;
+    while (i < len && s[i] >= '0' && s[i] <= '9') i++, digits++;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++, digits++;
+    }
+    if (!digits) return false;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '-' || s[i] == '+')) i++;
+        size_t e = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++, e++;
+        if (!e) return false;
+    }
+    return i == len;
+}
+
+static bool special_float(const char *s) {
+    static const char *const words[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
+                                        "-.INF", ".nan", ".NaN", ".NAN", NULL};
+    for (int i = 0; words[i]; i++)
+        if (!strcmp(s, words[i])) return true;
+    return false;
+}
+
+static const char *int_kind(uint64_t lo) { return lo >= 1 ? "a positive integer" : "a non-negative integer"; }
+
+/* An integer in [k->ilo, k->ihi] from a plain scalar. */
+static int parse_uint(const Load *L, const Key *k, const Node *n, const char *path, uint64_t *out) {
+    char d[SHOW_LEN + 32], sh[SHOW_LEN];
+    bool neg, over;
+    uint64_t v;
+    if (!plain(n) || cfg_is_null(L, n) || scan_int(sval(L, n), n->len, &neg, &v, &over) != 0)
+        return cfg_fail_at(L, n->line, n->col, path, "expected %s, got %s", int_kind(k->ilo), cfg_describe(L, n, d));
+    if ((neg && v != 0) || over || v < k->ilo || v > k->ihi)
+        return cfg_fail_at(L, n->line, n->col, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %s",
+                           k->ilo, k->ihi, show(sval(L, n), n->len, sh));
+    *out = v;
+    return 0;
+}
+
+/* A finite number within k's bounds from a plain scalar. */
+static int parse_f64(const Load *L, const Key *k, const Node *n, const char *path, double *out) {
+    char d[SHOW_LEN + 32], sh[SHOW_LEN], r[80];
+    cfg_fmt_range(k, r, sizeof r);
+    const char *s = sval(L, n);
+    if (plain(n) && special_float(s))
+        return cfg_fail_at(L, n->line, n->col, path, "expected a finite number in %s, got %s", r, s);
+    if (!plain(n) || cfg_is_null(L, n) || !float_syntax(s, n->len))
+        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s", r, cfg_describe(L, n, d));
+    errno = 0;
+    double v = strtod(s, NULL);
+    if (errno == ERANGE && isinf(v))
+        return cfg_fail_at(L, n->line, n->col, path, "expected a finite number in %s, got %s (too large for a double)",
+                           r, show(s, n->len, sh));
+    if (errno == ERANGE && v == 0)
+        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s (too small for a double)", r,
+                           show(s, n->len, sh));
+    if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
+        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s%s", r, show(s, n->len, sh),
+                           k->hint ? k->hint : "");
+    *out = v;
+    return 0;
+}
+
+/* Store one node into key id of L->cfg (type and range checked). */
+int cfg_assign(Load *L, int id, const Node *n, const char *path) {
+    const Key *k = &cfg_keys[id];
+    Config *cfg = L->cfg;
+    char d[SHOW_LEN + 32], sh[SHOW_LEN], msg[ERR_LEN];
+    switch (k->type) {
+    case T_INT:
+    case T_U64: {
+        uint64_t v;
+        if (parse_uint(L, k, n, path, &v)) return -1;
+        if (k->type == T_U64) {
+            memcpy(at(cfg, k), &v, sizeof v);
+        } else {
+            int iv = (int)v; /* ihi <= INT_MAX for every T_INT key */
+            memcpy(at(cfg, k), &iv, sizeof iv);
+        }
+        return 0;
+    }
+    case T_F64: {
+        double v;
+        if (parse_f64(L, k, n, path, &v)) return -1;
+        memcpy(at(cfg, k), &v, sizeof v);
+        return 0;
+    }
+    case T_BOOL: {
+        bool v;
+        if (plain(n) && !strcmp(sval(L, n), "true")) v = true;
+        else if (plain(n) && !strcmp(sval(L, n), "false")) v = false;
+        else return cfg_fail_at(L, n->line, n->col, path, "expected true or false, got %s", cfg_describe(L, n, d));
+        memcpy(at(cfg, k), &v, sizeof v);
+        return 0;
+    }
+    case T_STR: {
+        if (n->kind != N_SCALAR || cfg_is_null(L, n))
+            return cfg_fail_at(L, n->line, n->col, path, "expected a string, got %s", cfg_describe(L, n, d));
+        const char *s = sval(L, n);
+        if (strlen(s) != n->len)
+            return cfg_fail_at(L, n->line, n->col, path, "expected a string without NUL characters, got \"%s\"",
+                               show(s, n->len, sh));
+        if (k->rule(s, n->len, msg)) return cfg_fail_at(L, n->line, n->col, path, "%s", msg);
+        memset(at(cfg, k), 0, k->cap);
+        memcpy(at(cfg, k), s, n->len); /* the rule bounds len below k->cap */
+        return 0;
+    }
+    case T_ENUM: {
+        char list[256] = "";
+        if (n->kind == N_SCALAR && !cfg_is_null(L, n)) {
+            for (int i = 0; k->names[i]; i++) {
+                if (strlen(k->names[i]) == n->len && !strcmp(sval(L, n), k->names[i])) {
+                    memcpy(at(cfg, k), &i, sizeof i);
+                    return 0;
+                }
+            }
+        }
+        for (int i = 0; k->names[i]; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
+        const char *guess = n->kind == N_SCALAR ? did_you_mean(sval(L, n), k->names) : NULL;
+        if (guess)
+            return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s (did you mean \"%s\"?)", list,
+                               cfg_describe(L, n, d), guess);
+        return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s", list, cfg_describe(L, n, d));
+    }
+    case T_INTS:
+    case T_F64S: {
+        int count = 0;
+        if (n->kind == N_SEQ)
+            for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
+        if (n->kind != N_SEQ || count == 0 || count > (int)k->cap)
+            return cfg_fail_at(L, n->line, n->col, path, "expected a list of 1 to %zu %s, got %s", k->cap, k->what,
+                               n->kind != N_SEQ ? cfg_describe(L, n, d)
+                               : count == 0     ? "an empty list"
+                                            : (snprintf(d, sizeof d, "%d of them", count), d));
+        int ints[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+        double nums[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+        int i = 0;
+        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
+            const Node *e = &L->t.v[c];
+            char sub[KEY_PATH_LEN + 16];
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+            if (k->type == T_INTS) {
+                uint64_t v;
+                if (parse_uint(L, k, e, sub, &v)) return -1;
+                ints[i] = (int)v;
+            } else {
+                if (parse_f64(L, k, e, sub, &nums[i])) return -1;
+                for (int j = 0; j < i; j++) {
+                    if (nums[j] == nums[i]) {
+                        char prev[KEY_PATH_LEN + 16];
+                        snprintf(prev, sizeof prev, "%s[%d]", path, j);
+                        return cfg_fail_at(L, e->line, e->col, sub, "expected distinct %s, got %s again (as %s)",
+                                           k->what, show(sval(L, e), e->len, sh), prev);
+                    }
+                }
+            }
+        }
+        memset(at(cfg, k), 0, k->cap * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
+        memcpy(at(cfg, k), k->type == T_INTS ? (void *)ints : (void *)nums,
+               (size_t)count * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
+        memcpy((char *)cfg + k->n_off, &count, sizeof count);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* ---- string rules --------------------------------------------------------- */
+
+int cfg_rule_run_name(const char *s, size_t len, char *msg) {
+    char sh[SHOW_LEN];
+    bool ok = len >= 1 && len < CFG_NAME_LEN;
+    for (size_t i = 0; ok && i < len; i++) {
+        char c = s[i];
+        ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+             c == '-';
+    }
+    if (!ok)
+        return errf(msg, "expected 1 to %d characters from A-Z a-z 0-9 . _ -, got \"%s\"", CFG_NAME_LEN - 1,
+                    show(s, len, sh));
+    if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+        return errf(msg, "expected a name other than \".\" and \"..\", got \"%.*s\"", (int)len, s);
+    return 0;
+}
+
+static int rule_out_dir(const char *s, size_t len, char *msg) {
+    char sh[SHOW_LEN];
+    bool ok = len >= 1 && len <= CFG_OUT_DIR_MAX;
+    for (size_t i = 0; ok && i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        ok = c >= 0x20 && c != 0x7F && !(c == 0xC2 && i + 1 < len && (unsigned char)s[i + 1] < 0xA0);
+    }
+    if (!ok)
+        return errf(msg, "expected a directory path of 1 to %d bytes without control characters, got \"%s\"",
+                    CFG_OUT_DIR_MAX, show(s, len, sh));
+    return 0;
+}
+
+static int rule_env_name(const char *s, size_t len, char *msg) {
+    char sh[SHOW_LEN], list[256] = "";
+    const EnvSpec *spec = len < CFG_NAME_LEN ? env_find(s) : NULL;
+    /* A registered spec outside the limits (a new environment's mistake)
+     * is refused here, before any process is started, not at its first
+     * env_init. */
+    if (spec) return env_spec_check(spec, msg) == 0 ? 0 : -1;
+    const char *names[64];
+    int n = env_registry_count < 63 ? env_registry_count : 63;
+    for (int i = 0; i < n; i++) {
+        names[i] = env_registry[i]->name;
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
+    names[n] = NULL;
+    const char *guess = did_you_mean(s, names);
+    if (guess)
+        return errf(msg, "expected one of %s, got \"%s\" (did you mean \"%s\"?)", list, show(s, len, sh), guess);
+    return errf(msg, "expected one of %s, got \"%s\"", list, show(s, len, sh));
+}
+
+/* "auto", or an OpenBLAS kernel name in any case (platform.h's table). */
+static int rule_blas_kernel(const char *s, size_t len, char *msg) {
+    char sh[SHOW_LEN], list[256] = "";
+    if (len < CFG_NAME_LEN && (!strcmp(s, "auto") || platform_kernel_find(s))) return 0;
+    for (int i = 0; i < platform_kernel_count(); i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", platform_kernel_name(i));
+    return errf(msg, "expected auto or an OpenBLAS kernel (%s), got \"%s\"", list + 2, show(s, len, sh));
+}
