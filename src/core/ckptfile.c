@@ -25,6 +25,7 @@
  */
 #include "ckptfile.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -66,13 +67,21 @@ enum {
     OFF_EPISODES = 160,
     OFF_PARAM_VERSION = 168,
     OFF_WALL_SECONDS = 176,
-    OFF_RESERVED = 184, /* u64[8] */
+    OFF_TARGET_VERSION = 184, /* u64 each, the run layer's (ckptfile.h) */
+    OFF_RUN_ID = 192,
+    OFF_SEQ = 200,
+    OFF_N_SHARDS = 208,
+    OFF_SHARD_INDEX = 216,
+    OFF_KIND = 224,
+    OFF_ROWS = 232,
+    OFF_RESERVED = 240, /* u64[CKPT_N_RESERVED] */
     OFF_PAD1 = 248,
     OFF_HEADER_CRC = 252,
     STABLE_PREFIX = 20, /* magic, version, marker, header size */
     ENTRY_BYTES = 16,   /* id u32, crc u32, bytes u64 */
 };
 _Static_assert(OFF_HEADER_CRC + 4 == CKPT_HEADER_BYTES, "header layout");
+_Static_assert(OFF_TARGET_VERSION == OFF_WALL_SECONDS + 8 && OFF_RESERVED == OFF_ROWS + 8, "header layout");
 _Static_assert(OFF_RESERVED + 8 * CKPT_N_RESERVED == OFF_PAD1, "header layout");
 
 
@@ -113,9 +122,9 @@ static int check_meta(const CkptMeta *m, char *err) {
     }
     if (n->dueling > 1) return errf(err, "dueling flag is %u, must be 0 or 1", n->dueling);
     if (m->slice_offset > n->n_params || m->slice_count > n->n_params - m->slice_offset)
-        return errf(err, "slice [%llu, %llu + %llu) lies outside the %llu parameters",
-                    (unsigned long long)m->slice_offset, (unsigned long long)m->slice_offset,
-                    (unsigned long long)m->slice_count, (unsigned long long)n->n_params);
+        return errf(err, "slice [%" PRIu64 ", %" PRIu64 " + %" PRIu64 ") lies outside the %" PRIu64 " parameters",
+                    m->slice_offset, m->slice_offset,
+                    m->slice_count, n->n_params);
     if (!memchr(m->env, '\0', CKPT_ENV_LEN))
         return errf(err, "env name is not NUL-terminated within %d bytes", CKPT_ENV_LEN);
     if (m->optimizer >= CKPT_OPT_END_) return errf(err, "unknown optimizer kind %u", m->optimizer);
@@ -131,8 +140,8 @@ static int check_meta(const CkptMeta *m, char *err) {
                   {"param_version", m->param_version}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         if (counts[i].value > CKPT_MAX_COUNT)
-            return errf(err, "%s is %llu, above 2^53, more than any run can count", counts[i].name,
-                        (unsigned long long)counts[i].value);
+            return errf(err, "%s is %" PRIu64 ", above 2^53, more than any run can count", counts[i].name,
+                        counts[i].value);
     if (!(m->wall_seconds >= 0 && m->wall_seconds <= 1e12))
         return errf(err, "wall_seconds is %g, expected 0 .. 1e12", m->wall_seconds);
     return 0;
@@ -145,28 +154,28 @@ static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *e
      * cannot reach here, but keep the products from wrapping anyway. */
     uint64_t floats = m->slice_count;
     if (floats > UINT64_MAX / 4 / (CKPT_OPTIM_MAX_SLOTS + 1))
-        return errf(err, "slice of %llu parameters is too large", (unsigned long long)floats);
+        return errf(err, "slice of %" PRIu64 " parameters is too large", floats);
     const char *name = ckpt_section_name(id);
     switch (id) {
     case CKPT_SEC_PARAMS:
     case CKPT_SEC_TARGET:
         if (bytes != 4 * floats)
-            return errf(err, "section %s is %llu bytes, the layout needs %llu (%llu floats)", name,
-                        (unsigned long long)bytes, (unsigned long long)(4 * floats), (unsigned long long)floats);
+            return errf(err, "section %s is %" PRIu64 " bytes, the layout needs %" PRIu64 " (%" PRIu64 " floats)", name,
+                        bytes, (4 * floats), floats);
         return 0;
     case CKPT_SEC_OPTIM: {
         if (m->optimizer == CKPT_OPT_NONE) return errf(err, "section %s present, but the optimizer is none", name);
         uint64_t want = 8 + 4 * floats * m->optim_slots;
         if (bytes != want)
-            return errf(err, "section %s is %llu bytes, the layout needs %llu (8 + %u x %llu floats for %s)", name,
-                        (unsigned long long)bytes, (unsigned long long)want, m->optim_slots,
-                        (unsigned long long)floats, ckpt_optim_name(m->optimizer));
+            return errf(err, "section %s is %" PRIu64 " bytes, the layout needs %" PRIu64 " (8 + %u x %" PRIu64 " floats for %s)", name,
+                        bytes, want, m->optim_slots,
+                        floats, ckpt_optim_name(m->optimizer));
         return 0;
     }
     case CKPT_SEC_RNG:
         if (bytes == 0 || bytes % 32 != 0)
-            return errf(err, "section %s is %llu bytes, not a whole number of 32-byte Rng states", name,
-                        (unsigned long long)bytes);
+            return errf(err, "section %s is %" PRIu64 " bytes, not a whole number of 32-byte Rng states", name,
+                        bytes);
         return 0;
     case CKPT_SEC_REPLAY: return 0;
     default: return errf(err, "unknown section id %u (format %d knows 1 .. %d)", id, CKPT_VERSION, CKPT_SEC_END_ - 1);
@@ -214,6 +223,13 @@ static void encode_header(unsigned char *h, const CkptMeta *m, uint32_t n_sectio
     store_u64(h + OFF_EPISODES, m->episodes);
     store_u64(h + OFF_PARAM_VERSION, m->param_version);
     memcpy(h + OFF_WALL_SECONDS, &m->wall_seconds, 8);
+    store_u64(h + OFF_TARGET_VERSION, m->target_version);
+    store_u64(h + OFF_RUN_ID, m->run_id);
+    store_u64(h + OFF_SEQ, m->seq);
+    store_u64(h + OFF_N_SHARDS, m->n_shards);
+    store_u64(h + OFF_SHARD_INDEX, m->shard_index);
+    store_u64(h + OFF_KIND, m->kind);
+    store_u64(h + OFF_ROWS, m->rows);
     for (int i = 0; i < CKPT_N_RESERVED; i++) store_u64(h + OFF_RESERVED + 8 * i, m->reserved[i]);
     store_u32(h + OFF_HEADER_CRC, crc32c(h, OFF_HEADER_CRC));
 }
@@ -236,6 +252,13 @@ static void decode_header(const unsigned char *h, CkptMeta *m) {
     m->episodes = load_u64(h + OFF_EPISODES);
     m->param_version = load_u64(h + OFF_PARAM_VERSION);
     memcpy(&m->wall_seconds, h + OFF_WALL_SECONDS, 8);
+    m->target_version = load_u64(h + OFF_TARGET_VERSION);
+    m->run_id = load_u64(h + OFF_RUN_ID);
+    m->seq = load_u64(h + OFF_SEQ);
+    m->n_shards = load_u64(h + OFF_N_SHARDS);
+    m->shard_index = load_u64(h + OFF_SHARD_INDEX);
+    m->kind = load_u64(h + OFF_KIND);
+    m->rows = load_u64(h + OFF_ROWS);
     for (int i = 0; i < CKPT_N_RESERVED; i++) m->reserved[i] = load_u64(h + OFF_RESERVED + 8 * i);
 }
 
@@ -372,6 +395,123 @@ static int open_fail(CkptReader *r) {
     return -1;
 }
 
+static int truncated_header(const char *path, uint64_t size, char *err) {
+    return errf(err, "%s: truncated file: the header needs %d bytes at offset 0, but the file is %" PRIu64 " bytes long",
+                path, CKPT_HEADER_BYTES, size);
+}
+
+/* The first checks on the got bytes of header h read from a file of size
+ * bytes, in the order the top of this file gives: anything there, magic,
+ * endianness marker, version, header size, then the whole header present. */
+static int check_prefix(const char *path, const unsigned char *h, size_t got, uint64_t size, char *err) {
+    if (size == 0) return errf(err, "%s: not a gorila checkpoint (the file is empty)", path);
+    if (memcmp(h, MAGIC, got < 8 ? got : 8) != 0)
+        return errf(err, "%s: not a gorila checkpoint (magic %02x %02x %02x %02x ..., expected \"GORILACK\")", path,
+                    h[0], got > 1 ? h[1] : 0, got > 2 ? h[2] : 0, got > 3 ? h[3] : 0);
+    if (got < STABLE_PREFIX) return truncated_header(path, size, err);
+    uint32_t mark = load_u32(h + OFF_ENDIAN);
+    if (mark == ENDIAN_SWAPPED)
+        return errf(err,
+                    "%s: written on a machine of the other byte order (endianness marker reads 0x%08x, expected "
+                    "0x%08x)",
+                    path, mark, ENDIAN_MARK);
+    if (mark != ENDIAN_MARK)
+        return errf(err, "%s: corrupt header: endianness marker is 0x%08x, expected 0x%08x", path, mark,
+                    ENDIAN_MARK);
+    uint32_t version = load_u32(h + OFF_VERSION);
+    if (version != CKPT_VERSION)
+        return errf(err, "%s: unsupported checkpoint format version %u (this build supports version %d)", path,
+                    version, CKPT_VERSION);
+    uint32_t header_bytes = load_u32(h + OFF_HEADER_BYTES);
+    if (header_bytes != CKPT_HEADER_BYTES)
+        return errf(err, "%s: corrupt header: header size is %u bytes, format version %d has %d", path,
+                    header_bytes, CKPT_VERSION, CKPT_HEADER_BYTES);
+    if (got < CKPT_HEADER_BYTES) return truncated_header(path, size, err);
+    return 0;
+}
+
+/* Read the header of r's file (size bytes) into h, check it (prefix, CRC,
+ * then every field) and decode it into r->meta. */
+static int read_header(CkptReader *r, const char *path, uint64_t size, unsigned char *h, char *err) {
+    size_t got;
+    size_t want = size < CKPT_HEADER_BYTES ? (size_t)size : CKPT_HEADER_BYTES;
+    if (pread_all(r->fd, h, want, 0, &got) < 0 || got != want) {
+        int e = got != want ? EIO : errno;
+        return errf(err, "%s: cannot read the header: %s", path, strerror(e));
+    }
+    if (check_prefix(path, h, got, size, err) < 0) return -1;
+    uint32_t stored = load_u32(h + OFF_HEADER_CRC), computed = crc32c(h, OFF_HEADER_CRC);
+    if (stored != computed)
+        return errf(err, "%s: header CRC mismatch (stored 0x%08x, computed 0x%08x): the header is corrupt", path,
+                    stored, computed);
+    decode_header(h, &r->meta);
+    if (check_meta(&r->meta, err) < 0) return err_prefix(err, "%s: invalid header", path);
+    return 0;
+}
+
+/* Read the section table that the checked header h announces, check its
+ * CRC and entries, and fill r->entry and r->n_sections; *end is where the
+ * last section ends (UINT64_MAX when the lengths overflow). */
+static int read_table(CkptReader *r, const char *path, const unsigned char *h, uint64_t size, uint64_t *end,
+                      char *err) {
+    uint32_t n = load_u32(h + OFF_N_SECTIONS);
+    if (n < 1 || n > CKPT_MAX_SECTIONS)
+        return errf(err, "%s: invalid header: %u sections, a checkpoint has 1 .. %d", path, n, CKPT_MAX_SECTIONS);
+    size_t table_bytes = ENTRY_BYTES * n;
+    unsigned char table[ENTRY_BYTES * CKPT_MAX_SECTIONS];
+    if (size < CKPT_HEADER_BYTES + table_bytes)
+        return errf(err,
+                    "%s: truncated file: the section table needs %zu bytes at offset %d, but the file is %" PRIu64 " bytes "
+                    "long (%" PRIu64 " of them present)",
+                    path, table_bytes, CKPT_HEADER_BYTES, size,
+                    (size - CKPT_HEADER_BYTES));
+    size_t got;
+    if (pread_all(r->fd, table, table_bytes, CKPT_HEADER_BYTES, &got) < 0 || got != table_bytes) {
+        int e = got != table_bytes ? EIO : errno;
+        return errf(err, "%s: cannot read the section table: %s", path, strerror(e));
+    }
+    uint32_t stored = load_u32(h + OFF_TABLE_CRC), computed = crc32c(table, table_bytes);
+    if (stored != computed)
+        return errf(err, "%s: section table CRC mismatch (stored 0x%08x, computed 0x%08x): the table is corrupt",
+                    path, stored, computed);
+    uint32_t ids[CKPT_MAX_SECTIONS];
+    uint64_t lens[CKPT_MAX_SECTIONS];
+    uint64_t offset = CKPT_HEADER_BYTES + table_bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *e = table + ENTRY_BYTES * i;
+        CkptEntry *en = &r->entry[i];
+        en->id = ids[i] = load_u32(e);
+        en->crc = load_u32(e + 4);
+        en->bytes = lens[i] = load_u64(e + 8);
+        en->offset = offset;
+        offset = offset + en->bytes < offset ? UINT64_MAX : offset + en->bytes;
+    }
+    r->n_sections = n;
+    *end = offset;
+    if (check_table(&r->meta, ids, lens, n, err) < 0) return err_prefix(err, "%s: invalid section table", path);
+    return 0;
+}
+
+/* The data: every section of r within the file of size bytes, nothing
+ * after the last (which ends at end). */
+static int check_extent(const CkptReader *r, const char *path, uint64_t size, uint64_t end, char *err) {
+    for (uint32_t i = 0; i < r->n_sections; i++) {
+        const CkptEntry *en = &r->entry[i];
+        if (en->offset + en->bytes > size)
+            return errf(err,
+                        "%s: truncated file: section %s needs %" PRIu64 " bytes at offset %" PRIu64 ", but the file is %" PRIu64 " bytes "
+                        "long (%" PRIu64 " of them present)",
+                        path, ckpt_section_name(en->id), en->bytes,
+                        en->offset, size,
+                        (size > en->offset ? size - en->offset : 0));
+    }
+    if (end != size)
+        return errf(err,
+                    "%s: %" PRIu64 " unexpected bytes after the last section (sections end at %" PRIu64 ", the file is %" PRIu64 " bytes)",
+                    path, (size - end), end, size);
+    return 0;
+}
+
 int ckpt_open(CkptReader *r, const char *path, char *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -386,132 +526,14 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
         errf(err, "cannot stat checkpoint %s: %s", path, strerror(e));
         return open_fail(r);
     }
-    uint64_t size = (uint64_t)st.st_size;
+    uint64_t size = (uint64_t)st.st_size, end = 0;
     r->file_bytes = size;
-
-    /* Header: what there is of it, then the checks in the order above. */
+    /* Header, section table, data extent: each trusted only once checked. */
     unsigned char h[CKPT_HEADER_BYTES];
-    size_t got;
-    size_t want = size < CKPT_HEADER_BYTES ? (size_t)size : CKPT_HEADER_BYTES;
-    if (pread_all(r->fd, h, want, 0, &got) < 0 || got != want) {
-        int e = got != want ? EIO : errno;
-        errf(err, "%s: cannot read the header: %s", path, strerror(e));
+    if (read_header(r, path, size, h, err) < 0 || read_table(r, path, h, size, &end, err) < 0 ||
+        check_extent(r, path, size, end, err) < 0)
         return open_fail(r);
-    }
-    if (size == 0) {
-        errf(err, "%s: not a gorila checkpoint (the file is empty)", path);
-        return open_fail(r);
-    }
-    if (memcmp(h, MAGIC, got < 8 ? got : 8) != 0) {
-        errf(err, "%s: not a gorila checkpoint (magic %02x %02x %02x %02x ..., expected \"GORILACK\")", path, h[0],
-             got > 1 ? h[1] : 0, got > 2 ? h[2] : 0, got > 3 ? h[3] : 0);
-        return open_fail(r);
-    }
-    if (got < STABLE_PREFIX) goto truncated_header;
-    uint32_t mark = load_u32(h + OFF_ENDIAN);
-    if (mark == ENDIAN_SWAPPED) {
-        errf(err, "%s: written on a machine of the other byte order (endianness marker reads 0x%08x, expected 0x%08x)",
-             path, mark, ENDIAN_MARK);
-        return open_fail(r);
-    }
-    if (mark != ENDIAN_MARK) {
-        errf(err, "%s: corrupt header: endianness marker is 0x%08x, expected 0x%08x", path, mark, ENDIAN_MARK);
-        return open_fail(r);
-    }
-    uint32_t version = load_u32(h + OFF_VERSION);
-    if (version != CKPT_VERSION) {
-        errf(err, "%s: unsupported checkpoint format version %u (this build supports version %d)", path, version,
-             CKPT_VERSION);
-        return open_fail(r);
-    }
-    uint32_t header_bytes = load_u32(h + OFF_HEADER_BYTES);
-    if (header_bytes != CKPT_HEADER_BYTES) {
-        errf(err, "%s: corrupt header: header size is %u bytes, format version %d has %d", path, header_bytes,
-             CKPT_VERSION, CKPT_HEADER_BYTES);
-        return open_fail(r);
-    }
-    if (got < CKPT_HEADER_BYTES) goto truncated_header;
-    uint32_t stored = load_u32(h + OFF_HEADER_CRC), computed = crc32c(h, OFF_HEADER_CRC);
-    if (stored != computed) {
-        errf(err, "%s: header CRC mismatch (stored 0x%08x, computed 0x%08x): the header is corrupt", path, stored,
-             computed);
-        return open_fail(r);
-    }
-    decode_header(h, &r->meta);
-    if (check_meta(&r->meta, err) < 0) {
-        err_prefix(err, "%s: invalid header", path);
-        return open_fail(r);
-    }
-
-    /* Section table. */
-    uint32_t n = load_u32(h + OFF_N_SECTIONS);
-    if (n < 1 || n > CKPT_MAX_SECTIONS) {
-        errf(err, "%s: invalid header: %u sections, a checkpoint has 1 .. %d", path, n, CKPT_MAX_SECTIONS);
-        return open_fail(r);
-    }
-    size_t table_bytes = ENTRY_BYTES * n;
-    unsigned char table[ENTRY_BYTES * CKPT_MAX_SECTIONS];
-    if (size < CKPT_HEADER_BYTES + table_bytes) {
-        errf(err,
-             "%s: truncated file: the section table needs %zu bytes at offset %d, but the file is %llu bytes "
-             "long (%llu of them present)",
-             path, table_bytes, CKPT_HEADER_BYTES, (unsigned long long)size,
-             (unsigned long long)(size - CKPT_HEADER_BYTES));
-        return open_fail(r);
-    }
-    if (pread_all(r->fd, table, table_bytes, CKPT_HEADER_BYTES, &got) < 0 || got != table_bytes) {
-        int e = got != table_bytes ? EIO : errno;
-        errf(err, "%s: cannot read the section table: %s", path, strerror(e));
-        return open_fail(r);
-    }
-    stored = load_u32(h + OFF_TABLE_CRC);
-    computed = crc32c(table, table_bytes);
-    if (stored != computed) {
-        errf(err, "%s: section table CRC mismatch (stored 0x%08x, computed 0x%08x): the table is corrupt", path,
-             stored, computed);
-        return open_fail(r);
-    }
-    uint32_t ids[CKPT_MAX_SECTIONS];
-    uint64_t lens[CKPT_MAX_SECTIONS];
-    uint64_t offset = CKPT_HEADER_BYTES + table_bytes;
-    for (uint32_t i = 0; i < n; i++) {
-        const unsigned char *e = table + ENTRY_BYTES * i;
-        CkptEntry *en = &r->entry[i];
-        en->id = ids[i] = load_u32(e);
-        en->crc = load_u32(e + 4);
-        en->bytes = lens[i] = load_u64(e + 8);
-        en->offset = offset;
-        offset = offset + en->bytes < offset ? UINT64_MAX : offset + en->bytes;
-    }
-    r->n_sections = n;
-    if (check_table(&r->meta, ids, lens, n, err) < 0) {
-        err_prefix(err, "%s: invalid section table", path);
-        return open_fail(r);
-    }
-
-    /* The data: every section within the file, nothing after the last. */
-    for (uint32_t i = 0; i < n; i++) {
-        const CkptEntry *en = &r->entry[i];
-        if (en->offset + en->bytes > size) {
-            errf(err,
-                 "%s: truncated file: section %s needs %llu bytes at offset %llu, but the file is %llu bytes "
-                 "long (%llu of them present)",
-                 path, ckpt_section_name(en->id), (unsigned long long)en->bytes, (unsigned long long)en->offset,
-                 (unsigned long long)size, (unsigned long long)(size > en->offset ? size - en->offset : 0));
-            return open_fail(r);
-        }
-    }
-    if (offset != size) {
-        errf(err, "%s: %llu unexpected bytes after the last section (sections end at %llu, the file is %llu bytes)",
-             path, (unsigned long long)(size - offset), (unsigned long long)offset, (unsigned long long)size);
-        return open_fail(r);
-    }
     return 0;
-
-truncated_header:
-    errf(err, "%s: truncated file: the header needs %d bytes at offset 0, but the file is %llu bytes long", path,
-         CKPT_HEADER_BYTES, (unsigned long long)size);
-    return open_fail(r);
 }
 
 void ckpt_close(CkptReader *r) {
@@ -543,8 +565,8 @@ int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char 
     const CkptEntry *en = ckpt_find(r, id);
     if (!en) return errf(err, "%s: no section %s in this checkpoint", r->path, ckpt_section_name(id));
     if (en->bytes != bytes)
-        return errf(err, "%s: section %s is %llu bytes, the caller expects %zu", r->path, ckpt_section_name(id),
-                    (unsigned long long)en->bytes, bytes);
+        return errf(err, "%s: section %s is %" PRIu64 " bytes, the caller expects %zu", r->path, ckpt_section_name(id),
+                    en->bytes, bytes);
     size_t got;
     if (pread_all(r->fd, dst, bytes, en->offset, &got) < 0) return section_read_error(r, en, errno, got, bytes, err);
     if (got != bytes) return section_read_error(r, en, 0, got, bytes, err);
@@ -627,8 +649,8 @@ int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err
     /* A parameter count that differs on its own (the shapes agree) points
      * at a different parameter layout; otherwise it only echoes the shapes. */
     if (items == 0 && f->n_params != w->n_params) {
-        snprintf(a, sizeof a, "%llu", (unsigned long long)f->n_params);
-        snprintf(b, sizeof b, "%llu", (unsigned long long)w->n_params);
+        snprintf(a, sizeof a, "%" PRIu64, f->n_params);
+        snprintf(b, sizeof b, "%" PRIu64, w->n_params);
         net_item(msg, &items, "n_params", a, b);
     }
     int parts = items > 0;
@@ -638,10 +660,9 @@ int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err
         parts++;
     }
     if (found->slice_offset != want->slice_offset || found->slice_count != want->slice_count) {
-        append(msg, "%sslice differs: checkpoint holds parameters [%llu, %llu), expected [%llu, %llu)",
-               parts ? "; " : "", (unsigned long long)found->slice_offset,
-               (unsigned long long)(found->slice_offset + found->slice_count), (unsigned long long)want->slice_offset,
-               (unsigned long long)(want->slice_offset + want->slice_count));
+        append(msg, "%sslice differs: checkpoint holds parameters [%" PRIu64 ", %" PRIu64 "), expected [%" PRIu64
+               ", %" PRIu64 ")", parts ? "; " : "", found->slice_offset, found->slice_offset + found->slice_count,
+               want->slice_offset, want->slice_offset + want->slice_count);
         parts++;
     }
     if (parts == 0) return 0;

@@ -4,8 +4,9 @@
  * (the whole network) and by each parameter-server shard (a contiguous
  * slice of the flat parameter array; the coordinator's manifest lists the
  * shard files). A file is a 256-byte header (network layout, slice, env,
- * optimizer, counters, CRC32C), a section table (id, length, CRC32C each)
- * and the section data. docs/CHECKPOINT.md gives the layout byte by byte.
+ * optimizer, counters, the run layer's binding fields, CRC32C), a section
+ * table (id, length, CRC32C each) and the section data. docs/CHECKPOINT.md
+ * gives the layout byte by byte.
  *
  * Writing is atomic: a temporary file in the target's directory, fsync,
  * rename over the target, fsync of the directory. Every write, fsync and
@@ -34,7 +35,7 @@
 #define CKPT_HEADER_BYTES 256   /* header size in format version 1 */
 #define CKPT_MAX_HIDDEN 8       /* hidden layers a header can describe */
 #define CKPT_ENV_LEN 32         /* env name bytes, NUL included */
-#define CKPT_N_RESERVED 8       /* spare 64-bit counters in the header */
+#define CKPT_N_RESERVED 1       /* spare 64-bit counters in the header */
 #define CKPT_MAX_SECTIONS 16    /* entries a section table may have */
 #define CKPT_OPTIM_MAX_SLOTS 8  /* per-parameter arrays an optimizer may keep */
 /* The largest counter (env_steps, updates, episodes, param_version, and the
@@ -87,7 +88,19 @@ typedef struct {
     uint32_t optim_slots;                /* per-parameter float arrays in OPTIM */
     uint64_t env_steps, updates, episodes, param_version;
     double wall_seconds;
-    uint64_t reserved[CKPT_N_RESERVED];  /* written and read back as given */
+    /* The run layer's fields (runckpt.c; docs/CHECKPOINT.md "Checkpoints of
+     * a run"). This module writes them and reads them back as given and
+     * checks none of them: their meaning and bounds are the run layer's.
+     * They fill header bytes 184 .. 239, once the spare counters
+     * reserved[0 .. 6] of format 1 (same bytes, same order). */
+    uint64_t target_version;             /* the target network's version */
+    uint64_t run_id;                     /* the run the file belongs to */
+    uint64_t seq;                        /* its checkpoint's sequence number */
+    uint64_t n_shards;                   /* files of its kind in that checkpoint */
+    uint64_t shard_index;                /* its index among them */
+    uint64_t kind;                       /* what it holds: parameters or replay contents */
+    uint64_t rows;                       /* a replay file's transitions */
+    uint64_t reserved[CKPT_N_RESERVED];  /* spare: written and read back as given */
 } CkptMeta;
 
 /* One section to write: bytes of data (caller-owned, read only). */

@@ -28,6 +28,11 @@
  * shard count, index, size and CRC in the MANIFEST); a resume with the
  * same replay shard count restores each as it was, with another count the
  * saved rows are dealt out again (runckpt_read_replay).
+ *
+ * The code behind this header is split by concern (runckptint.h lists the
+ * files): begin and commit (runckpt.c), MANIFEST and binding
+ * (ckptmanifest.c), shard files (ckptslice.c), replay files
+ * (ckptreplay.c), choosing a checkpoint (ckptselect.c).
  */
 #ifndef GORILA_RUNCKPT_H
 #define GORILA_RUNCKPT_H

@@ -186,7 +186,16 @@ static void fixture_init(Fixture *fx) {
     m->episodes = 4242;
     m->param_version = 77;
     m->wall_seconds = 3600.0625 + 1e-9;
-    for (int i = 0; i < CKPT_N_RESERVED; i++) m->reserved[i] = 0x1111111111111111ULL * (uint64_t)(i + 1);
+    /* The run layer's fields and the spare counter, in header order
+     * (bytes 184 .. 247: round_trip_is_bit_exact checks where they land). */
+    m->target_version = 0x1111111111111111ULL;
+    m->run_id = 0x2222222222222222ULL;
+    m->seq = 0x3333333333333333ULL;
+    m->n_shards = 0x4444444444444444ULL;
+    m->shard_index = 0x5555555555555555ULL;
+    m->kind = 0x6666666666666666ULL;
+    m->rows = 0x7777777777777777ULL;
+    m->reserved[0] = 0x8888888888888888ULL;
 
     Rng rng;
     rng_seed(&rng, 11, RNG_STREAM_TOOL);
@@ -287,7 +296,25 @@ Test(checkpoint, round_trip_is_bit_exact) {
     cr_assert_eq(m->episodes, w->episodes);
     cr_assert_eq(m->param_version, w->param_version);
     cr_assert(memcmp(&m->wall_seconds, &w->wall_seconds, 8) == 0, "wall_seconds not bit-exact");
+    cr_assert_eq(m->target_version, w->target_version);
+    cr_assert_eq(m->run_id, w->run_id);
+    cr_assert_eq(m->seq, w->seq);
+    cr_assert_eq(m->n_shards, w->n_shards);
+    cr_assert_eq(m->shard_index, w->shard_index);
+    cr_assert_eq(m->kind, w->kind);
+    cr_assert_eq(m->rows, w->rows);
     for (int i = 0; i < CKPT_N_RESERVED; i++) cr_assert_eq(m->reserved[i], w->reserved[i], "reserved[%d]", i);
+    /* The named fields sit where format 1's eight spare counters were
+     * (bytes 184 .. 247, little-endian u64s, in that order), so files
+     * written before they had names read the same. */
+    size_t img_bytes;
+    unsigned char *img = slurp(path, &img_bytes);
+    for (int i = 0; i < 8; i++) {
+        uint64_t v;
+        memcpy(&v, img + 184 + 8 * i, 8);
+        cr_assert_eq(v, 0x1111111111111111ULL * (uint64_t)(i + 1), "header u64 at byte %d", 184 + 8 * i);
+    }
+    free(img);
     cr_assert(memcmp(m, w, sizeof *m) == 0, "meta differs somewhere");
     cr_assert_eq(ckpt_check_compatible(m, w, err), 0, "%s", err);
 
