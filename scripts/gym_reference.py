@@ -385,7 +385,8 @@ def acrobot(rng):
     f.comment("near the velocity bounds (+-4pi, +-9pi): bound() clips")
     for _ in range(20):
         s1, s2 = rng.choice((-1, 1)), rng.choice((-1, 1))
-        s = [rng.uniform(-PI, PI), rng.uniform(-PI, PI), s1 * (v1 - rng.uniform(0, 0.3)), s2 * (v2 - rng.uniform(0, 0.6))]
+        s = [rng.uniform(-PI, PI), rng.uniform(-PI, PI), s1 * (v1 - rng.uniform(0, 0.3)),
+             s2 * (v2 - rng.uniform(0, 0.6))]
         f.run(s, acts(2))
     f.comment("beyond the ranges: angles wrapped, velocities bounded")
     for _ in range(20):
@@ -464,7 +465,8 @@ def main():
             "gym_reference: numpy's float64 sin/cos still differ from the C library's (%d of %d probes);"
             " set NPY_DISABLE_CPU_FEATURES to the SIMD features numpy dispatches them to" % (bad, probes)
         )
-    trig = "C library (numpy SIMD dispatch off)" if not bad else "numpy SIMD (%d of %d probes differ from libm)" % (bad, probes)
+    trig = ("C library (numpy SIMD dispatch off)" if not bad
+            else "numpy SIMD (%d of %d probes differ from libm)" % (bad, probes))
     os.makedirs(args.out, exist_ok=True)
     for name, (build, extra) in BUILDERS.items():
         if args.only and name != args.only:
@@ -473,12 +475,14 @@ def main():
         path = os.path.join(args.out, name + (".simd" if args.native_simd else "") + ".replay")
         with open(path, "w") as out:
             out.write("# %s: transitions computed by Gymnasium's own step() code.\n" % name)
-            out.write("# generator: scripts/gym_reference.py --seed %d%s\n" % (args.seed, " --native-simd" if args.native_simd else ""))
+            out.write("# generator: scripts/gym_reference.py --seed %d%s\n"
+                      % (args.seed, " --native-simd" if args.native_simd else ""))
             out.write("# gymnasium: %s\n" % getattr(gymnasium, "__version__", "?"))
             if args.source:
                 out.write("# source: %s\n" % args.source)
             out.write("# python %s, numpy %s, float64 sin/cos: %s\n" % (sys.version.split()[0], np.__version__, trig))
-            out.write("# %d transitions; feed this file to `gorila env replay %s%s`;\n" % (f.steps, name, (" " + extra) if extra else ""))
+            out.write("# %d transitions; feed this file to `gorila env replay %s%s`;\n"
+                      % (f.steps, name, (" " + extra) if extra else ""))
             out.write("# lines '#> ' hold Gymnasium's answer to the step above them.\n")
             out.write("# args: %s\n" % extra)
             out.write("\n".join(f.lines) + "\n")

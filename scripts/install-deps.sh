@@ -11,6 +11,7 @@ pkgs=(
     clang libclang-rt-14-dev           # libFuzzer target for the config loader
     gnuplot-nox                        # plots of run metrics
     python3                            # scripts/compare (table and plots)
+    flake8 shellcheck                  # lint of the scripts (tests/cli/lint.sh)
     procps                             # ps, for CPU-time checks in the MPI tests
 )
 missing=()

@@ -66,11 +66,11 @@ def _npy_parse(name, data):
         start = 12
     else:
         raise ValueError("%s: .npy version %d not supported" % (name, major))
-    header = ast.literal_eval(data[start : start + hlen].decode("latin1"))
+    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
     descr, shape = header["descr"], tuple(header["shape"])
     if header.get("fortran_order"):
         raise ValueError("%s: Fortran order not supported" % name)
-    body = data[start + hlen :]
+    body = data[start + hlen:]
     count = 1
     for d in shape:
         count *= d
@@ -144,7 +144,7 @@ class Model:
         widths = [self.obs_dim] + self.hidden
         n_body = len(self.hidden) if self.dueling else len(self.hidden) + 1
         outs = self.hidden + ([] if self.dueling else [self.num_actions])
-        self.layers = [("layers.%d" % l, outs[l], widths[l]) for l in range(n_body)]
+        self.layers = [("layers.%d" % k, outs[k], widths[k]) for k in range(n_body)]
         last = widths[-1]
         self.heads = [("advantage", self.num_actions, last), ("value", 1, last)] if self.dueling else []
         for prefix, out, inp in self.layers + self.heads:
@@ -177,9 +177,9 @@ def q_stdlib(model, obs):
         W, b = a[prefix + ".weight"][1], a[prefix + ".bias"][1]
         return [b[o] + math.fsum(W[o * inp + i] * x[i] for i in range(inp)) for o in range(out)]
 
-    for l, (prefix, out, inp) in enumerate(model.layers):
+    for k, (prefix, out, inp) in enumerate(model.layers):
         x = linear(prefix, out, inp, x)
-        if l < len(model.hidden):
+        if k < len(model.hidden):
             x = [v if v > 0.0 else 0.0 for v in x]
     if not model.dueling:
         return x
@@ -192,9 +192,9 @@ def q_stdlib(model, obs):
 def q_numpy(model, arrays, obs):
     """Q-values (B, A) for obs (B, O), numpy float32."""
     x = np.asarray(obs, dtype=np.float32)
-    for l, (prefix, _, _) in enumerate(model.layers):
+    for k, (prefix, _, _) in enumerate(model.layers):
         x = x @ arrays[prefix + ".weight"].T + arrays[prefix + ".bias"]
-        if l < len(model.hidden):
+        if k < len(model.hidden):
             x = np.maximum(x, np.float32(0))
     if not model.dueling:
         return x

@@ -110,6 +110,7 @@ finished() { ! kill -0 "$BG" 2>/dev/null; }
 # of the map in $out (printed more than once: each once); nodes_used the
 # hosts that got ranks, on one line.
 where_ranks() {
+    # shellcheck disable=SC2154 # out: set by run_cmd (tests/lib.sh, sourced before this file)
     awk '/Data for node:/ { node = $4 } /Process rank:/ { for (i = 1; i <= NF; i++) if ($i == "rank:") print $(i + 1), node }' <<<"$out" | sort -n -u
 }
 nodes_used() { where_ranks | awk '{ print $2 }' | sort -u | xargs; }

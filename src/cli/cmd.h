@@ -12,7 +12,7 @@ int cmd_config(int argc, char **argv);  /* gorila config check FILE ... */
 int cmd_train(int argc, char **argv);   /* gorila train CONFIG ... */
 int cmd_eval(int argc, char **argv);    /* gorila eval CHECKPOINT ... */
 int cmd_bench(int argc, char **argv);   /* gorila bench env|nn|... */
-int cmd_version(int argc, char **argv); /* gorila version [--kernels] */
+int cmd_version(int argc, char **argv); /* gorila version [--kernels | --json] */
 
 /* gorila bench subcommands, each in its own file. */
 int bench_env(int argc, char **argv);

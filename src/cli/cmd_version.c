@@ -1,4 +1,4 @@
-/* cmd_version.c: `gorila version [--kernels]`.
+/* cmd_version.c: `gorila version [--kernels | --json]`.
  *
  * The first line is the build (gorila_build(): what a job's ranks compare),
  * then the CPU and the OpenBLAS kernel this process computes with, which
@@ -6,21 +6,32 @@
  * --kernels lists OpenBLAS's x86-64 kernels, one a line: the name, "runs"
  * or "lacks" and the CPU flags it lacks; `make test-kernels` runs the
  * suite once per kernel this CPU runs.
+ * --json prints the same facts and the names tools would otherwise copy
+ * from this source (scripts/compare: tools/compare/facts.py) as one JSON
+ * line: the sync.mode and sync.allreduce_impl names from the config loader's tables,
+ * the roles of a distributed job as summary.json names them, and the bins
+ * of the parameter servers' staleness histogram (proto.h).
  */
 #include "cmd.h"
+#include "config.h"
+#include "ctx.h"
+#include "json.h"
 #include "platform.h"
+#include "proto.h"
 #include "version.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char version_usage[] =
-    "usage: gorila version [--kernels]\n"
+    "usage: gorila version [--kernels | --json]\n"
     "\n"
     "Print the release and source id of this build, then the CPU and the\n"
     "OpenBLAS kernel in use (OPENBLAS_CORETYPE or run.blas_kernel choose\n"
     "another). --kernels: each OpenBLAS kernel, whether this CPU runs it\n"
-    "and the CPU flags it lacks.\n";
+    "and the CPU flags it lacks. --json: one JSON object, {\"version\",\n"
+    "\"source\", \"build\", \"platform\", \"sync_modes\", \"allreduce_impls\",\n"
+    "\"roles\", \"staleness_bins\"}.\n";
 
 static void list_kernels(void) {
     for (int i = 0; i < platform_kernel_count(); i++) {
@@ -31,18 +42,55 @@ static void list_kernels(void) {
     }
 }
 
+/* The names an enum's name function gives for 0, 1, ... up to its "?" (the
+ * name of a value past the table's end), as array `key`. */
+static void json_names(JsonW *j, const char *key, const char *(*name)(int)) {
+    json_begin_array(j, key);
+    for (int v = 0; v < 64 && strcmp(name(v), "?") != 0; v++) json_str(j, NULL, name(v));
+    json_end_array(j);
+}
+
+static const char *sync_name(int v) { return config_sync_name((SyncMode)v); }
+static const char *allreduce_name(int v) { return config_allreduce_impl_name((AllreduceImpl)v); }
+/* The roles of a distributed job, in rank order: those before ROLE_LOCAL. */
+static const char *job_role_name(int v) { return v < ROLE_LOCAL ? role_name((Role)v) : "?"; }
+
+static void print_json(void) {
+    Platform p;
+    platform_read(&p);
+    JsonW j;
+    json_init(&j, stdout, false);
+    json_begin_object(&j, NULL);
+    json_str(&j, "version", GORILA_VERSION);
+    json_str(&j, "source", gorila_source_id());
+    json_str(&j, "build", gorila_build());
+    platform_json(&j, "platform", &p);
+    json_names(&j, "sync_modes", sync_name);
+    json_names(&j, "allreduce_impls", allreduce_name);
+    json_names(&j, "roles", job_role_name);
+    json_u64(&j, "staleness_bins", PROTO_STALENESS_BINS);
+    json_end_object(&j);
+    putchar('\n');
+}
+
 int cmd_version(int argc, char **argv) {
-    bool kernels = false;
+    bool kernels = false, json = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(version_usage, stdout);
             return 0;
         }
-        if (strcmp(argv[i], "--kernels") != 0) return usage_error("version: unknown argument \"%s\"", argv[i]);
-        kernels = true;
+        if (!strcmp(argv[i], "--kernels")) kernels = true;
+        else if (!strcmp(argv[i], "--json")) json = true;
+        else return usage_error("version: unknown argument \"%s\"", argv[i]);
     }
+    if (kernels && json) return usage_error("version: --kernels and --json do not go together");
     if (kernels) {
         list_kernels();
+        return 0;
+    }
+    if (json) {
+        print_json();
         return 0;
     }
     printf("%s\n", gorila_build());

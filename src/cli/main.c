@@ -38,8 +38,10 @@ static const char usage[] =
     "  bench allreduce [--config FILE] [--max-floats N] [--wait auto|poll|sleep] [--json]\n"
     "                        (under mpirun: the ring against MPI_Allreduce)\n"
     "                        benchmarks (never pass or fail on time)\n"
-    "  version [--kernels]   the release and source id of this build (a job refuses\n"
-    "                        ranks of different builds), the CPU and OpenBLAS kernel\n"
+    "  version [--kernels | --json]\n"
+    "                        the release and source id of this build (a job refuses\n"
+    "                        ranks of different builds), the CPU and OpenBLAS kernel;\n"
+    "                        --json adds the sync modes, roles and bins scripts read\n"
     "  help                  this text\n"
     "\n"
     "Documentation: README.md and docs/ in the source tree.\n";

@@ -176,7 +176,7 @@ check "the same checkpoint exports the same bytes" cmp -s "$X/c.npz" "$X/c2.npz"
 
 # ---- dueling, two square hidden layers (a missing transpose of an 8x8
 # layer would keep every shape right and change the actions)
-train d configs/local/cartpole.yaml run.max_env_steps=2000 network.hidden=[8,8] network.dueling=true run.seed=3
+train d configs/local/cartpole.yaml run.max_env_steps=2000 network.hidden="[8,8]" network.dueling=true run.seed=3
 run_cmd "$GORILA" eval "$RUNS/d" --episodes 1 --export "$X/d.npz"
 expect_rc "eval --export d.npz: exit 0" 0
 run_cmd zip_check "$X/d.npz"
@@ -190,7 +190,7 @@ expect_contains "d.npz: dueling is true" "$out" "dueling: True"
 same_actions "d" "$X/d.npz" "$RUNS/d" "$X/cartpole.obs"
 
 # ---- Pendulum with four torques: the torque of each action index is in the file
-train p configs/local/pendulum.yaml run.max_env_steps=1000 network.hidden=[5] env.torques=[-2,0,1,2]
+train p configs/local/pendulum.yaml run.max_env_steps=1000 network.hidden=[5] env.torques="[-2,0,1,2]"
 run_cmd "$GORILA" eval "$RUNS/p" --episodes 1 --export "$X/p.npz"
 expect_rc "eval --export p.npz: exit 0" 0
 run_cmd zip_check "$X/p.npz"

@@ -103,6 +103,7 @@ launch_with() {
     local codes=$1 path=$fake/bin:$PATH
     shift
     if [ "${1:-}" = --real-mpirun ]; then path=$PATH; shift; fi
+    # shellcheck disable=SC2086 # CODES: exit statuses separated by spaces, one a line
     printf '%s\n' $codes >"$fake/codes"
     rm -f "$fake/count" "$fake/calls"
     run_cmd env PATH="$path" GORILA="$fake/gorila" "$L" configs/local/cartpole.yaml "$@"
@@ -157,6 +158,7 @@ expect_eq "launch under mpirun: two attempts" "$calls" 2
 # (no restart into it); one that answers again is restarted.
 hosts_with() { # CODES DOWN ARGS...: launch_with on 2 hosts through the stand-in agent
     local codes=$1
+    # shellcheck disable=SC2086 # DOWN: host names separated by spaces, one a line
     printf '%s\n' $2 >"$fake/down"
     rm -f "$fake/agent-calls"
     shift 2

@@ -33,8 +33,11 @@ expect_rc "the saved config.yaml loads back" 0
 # The same config again goes to a new directory, never over the old one.
 run_cmd "$GORILA" train "${small[@]}" --set run.name=t1
 expect_contains "a second run gets its own directory" "$out" "run directory: $RUNS/t1-2"
-cmp -s <(grep -v wall "$R/eval.csv" | cut -d, -f2-) <(grep -v wall "$RUNS/t1-2/eval.csv" | cut -d, -f2-) &&
-    ok "same seed, same evaluations" || not_ok "same seed, same evaluations"
+if cmp -s <(grep -v wall "$R/eval.csv" | cut -d, -f2-) <(grep -v wall "$RUNS/t1-2/eval.csv" | cut -d, -f2-); then
+    ok "same seed, same evaluations"
+else
+    not_ok "same seed, same evaluations"
+fi
 
 # Resume: counters continue from the checkpoint. Before it, the last rows
 # of episodes.csv and metrics.csv are torn as a full disk tears them (a

@@ -3,7 +3,8 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
 prog="$(dirname "$GORILA")/tests/mpi_allreduce"
 for p in 1 2 3 4 5; do
-    run_cmd timeout 60 $MPIRUN -np $p "$prog"
+    # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
+    run_cmd timeout 60 $MPIRUN -np "$p" "$prog"
     expect_rc "ring allreduce, $p ranks: exit status 0" 0
     n_ok=$(grep -c '^ok ' <<<"$out")
     n_bad=$(grep -c '^not ok ' <<<"$out")
@@ -15,6 +16,7 @@ done
 
 # gorila bench allreduce: one JSON line per size, the ring equal to MPI_Allreduce
 # on every size, the config's network size among them. (Times are not checked.)
+# shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 2 "$GORILA" bench allreduce --max-floats 4096 --seconds 0.05 --json \
     --config "$TEST_ROOT/configs/cartpole.yaml"
 expect_rc "bench allreduce: exit status 0" 0
@@ -23,6 +25,7 @@ expect_eq "bench allreduce: rows for 1024, 4096 and the network's 4610 floats" "
 check "bench allreduce: the network row is marked" grep -q '"floats":4610,"bytes":18440,"ranks":2,"network_size":true' <<<"$out"
 expect_eq "bench allreduce: the ring equals MPI_Allreduce on every size" "$(grep -c '"ring_equals_mpi":true' <<<"$out")" 3
 check "bench allreduce: OpenBLAS configuration printed" grep -q '"bench":"openblas"' <<<"$out"
+# shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 1 "$GORILA" bench allreduce --max-floats 1024 --seconds 0.05
 expect_rc "bench allreduce on one rank: exit status 2" 2
 expect_contains "bench allreduce on one rank: says what to run" "$err" "needs 2 or more ranks"

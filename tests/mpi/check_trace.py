@@ -12,7 +12,6 @@ when nothing was dropped); --cap N checks the bound of N events per track.
 """
 import argparse
 import json
-import sys
 
 KINDS = {
     "env batch", "send experience", "wait params", "wait sample", "gradient", "send gradient",
@@ -113,9 +112,10 @@ def main():
     result(not empty, "every rank has events", ", ".join(empty))
     # With a small --cap a track keeps only its newest events, which need not
     # include every kind (a replay shard's last 64 may all be samples).
-    need = {} if a.cap is not None else {"coordinator": ["evaluation", "checkpoint"], "actor": ["env batch", "send experience"],
-            "replay": ["insert", "sample"], "ps": ["apply", "serve params", "checkpoint"],
-            "local trainer": ["env batch", "gradient", "apply", "evaluation", "checkpoint"]}
+    need = {} if a.cap is not None else {
+        "coordinator": ["evaluation", "checkpoint"], "actor": ["env batch", "send experience"],
+        "replay": ["insert", "sample"], "ps": ["apply", "serve params", "checkpoint"],
+        "local trainer": ["env batch", "gradient", "apply", "evaluation", "checkpoint"]}
     for role, kinds_needed in need.items():
         tids = [t for t, (r, _) in enumerate(ranks) if r == role]
         if not tids:
@@ -124,8 +124,9 @@ def main():
         result(not miss, f"{role} tracks have {', '.join(kinds_needed)} spans", "; ".join(miss))
     learners = [t for t, (r, _) in enumerate(ranks) if r == "learner"]
     if learners and a.cap is None:
-        kinds_needed = (["gradient", "allreduce", "apply"] + (["ring reduce-scatter", "ring allgather"] if len(learners) > 1 else [])
-                        if a.ps == 0 else ["gradient", "send gradient", "wait params"])
+        ring = ["ring reduce-scatter", "ring allgather"] if len(learners) > 1 else []
+        kinds_needed = (["gradient", "allreduce", "apply"] + ring if a.ps == 0
+                        else ["gradient", "send gradient", "wait params"])
         miss = [f"{want[t]} lacks {k}" for t in learners for k in kinds_needed if k not in kinds(t)]
         result(not miss, f"learner tracks have {', '.join(kinds_needed)} spans", "; ".join(miss))
         if a.ps == 0:
@@ -169,7 +170,6 @@ def main():
                 continue
             r = roles[role][i]
             sent = r.get("msgs_sent", {})
-            recv = r.get("msgs_recv", {})
             pairs = []
             if role == "actor":
                 pairs = [("env batch", r["env_steps"] // a.envs), ("send experience", sent.get("experience", 0))]

@@ -31,8 +31,8 @@ rank_pid() {
 # run directory into FILE (launch's stdout). Every rank is then past the
 # job's start-up collectives, so stopping one cannot hang the start itself.
 wait_running() {
-    local i
-    for i in $(seq 1 150); do
+    local _i
+    for _i in $(seq 1 150); do
         grep -q "^run directory: " "$1" 2>/dev/null && return 0
         sleep 0.2
     done

@@ -27,6 +27,7 @@ expect_eq "the job ran and recorded $pin" \
 RUN="$RUNS/kernel-bare"
 rm -rf "$RUN"
 np=$("$GORILA" config check "$SMALL" | sed -n 's/^ranks: //p')
+# shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout --kill-after=5 60 env OPENBLAS_CORETYPE="$now" $MPIRUN -np "$np" "$GORILA" train "$SMALL" \
     --set run.name=kernel-bare --set run.out_dir="$RUNS" --set run.blas_kernel="$pin"
 expect_rc "mpirun without the kernel: exit 2" 2
@@ -43,6 +44,7 @@ if [ -z "$lacking" ]; then
 else
     RUN="$RUNS/kernel-lacks"
     rm -rf "$RUN"
+    # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
     run_cmd timeout --kill-after=5 60 env OPENBLAS_CORETYPE="$lacking" $MPIRUN -np "$np" "$GORILA" train "$SMALL" \
         --set run.name=kernel-lacks --set run.out_dir="$RUNS" --set run.blas_kernel="$lacking"
     expect_rc "a kernel the CPU lacks: exit 2, not SIGILL" 2

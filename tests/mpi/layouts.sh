@@ -48,7 +48,9 @@ check_job() { # NAME MODE PS LEARNERS
 
 job even-sync
 check_job even-sync ps_sync 1 1
-grep -q "rank  role" <<<"$out" && ok "even-sync: rank layout printed at start" || not_ok "even-sync: rank layout printed"
+if grep -q "rank  role" <<<"$out"; then ok "even-sync: rank layout printed at start"; else
+    not_ok "even-sync: rank layout printed"
+fi
 
 for mode in ps_sync ps_async; do
     job "uneven-$mode" "${UNEVEN[@]}" --set sync.mode=$mode
@@ -71,7 +73,7 @@ expect_eq "allreduce: manifest lists 1 shard (learner 0)" "$(manifest shards)" 1
 #   all flag their last chunk at once; the flag must ride on the last full
 #   chunk, or the shard sees more chunks in flight than credits allow;
 job credits --set roles.actors=3 --set actor.envs=1 --set run.max_env_steps=2880 --set replay.samples_per_insert=32 \
-    --set network.hidden=[64,64]
+    --set network.hidden="[64,64]"
 expect_rc "credits: last chunks at a chunk boundary (exit status 0)" 0
 # - an update budget stops the job within a few updates, not 250 ms late;
 job max-updates --set run.max_env_steps=0 --set run.max_updates=550 --set eval.every_updates=0

@@ -105,6 +105,7 @@ expect_contains "shrink: and says how many it dropped" "$err" \
 
 # --- a damaged replay file: back to the previous checkpoint ------------------
 d=$(latest_dir)
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
 prev_saved=$(replay_total "$prev")
 printf '\xff' | dd of="$d/replay-0.ckpt" bs=1 seek=400 conv=notrunc status=none
@@ -186,6 +187,7 @@ for part in checkpoints/latest "${d#"$RUN"/}/MANIFEST" "${d#"$RUN"/}/ps-0.ckpt" 
     rm -f "$RUN/$part"
     mv "$RUN/$part.aside" "$RUN/$part"
 done
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
 mv "$d/replay-0.ckpt" "$TEST_TMP/replay-0.aside"
 mkfifo "$d/replay-0.ckpt"
@@ -204,6 +206,7 @@ rm -f "$TEST_TMP/replay-0.aside"
 # the row (exit 1, and --max-restarts resuming the same rows) or a "training
 # diverged". With every checkpoint so damaged the resume ends with exit 4.
 d=$(latest_dir)
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
 prev_saved=$(replay_total "$prev")
 rows=$(awk '$1 == "replay" { print $8 }' "$d/MANIFEST")
@@ -232,6 +235,7 @@ expect_rc "local: a run with save_replay" 0
 run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=4000
 expect_rc "local: resumed once" 0
 d=$(latest_dir)
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 prev=$(ls -d "$RUN"/checkpoints/ckpt-* | sort | tail -2 | head -1)
 patch_row "$d/ps-0.ckpt" discount 3 nan
 run_cmd timeout --kill-after=5 120 "$GORILA" train --resume "$RUN" --set run.max_env_steps=5000

@@ -59,7 +59,7 @@ expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resum
 # --- resume equality ----------------------------------------------------------
 # same_shard A B: two shard files hold the same state, bit for bit: the whole
 # file but the header's wall time (bytes 176..183), checkpoint number
-# (reserved[2], 200..207) and CRC (252..255), so the versions and the run id
+# (seq, 200..207) and CRC (252..255), so the versions and the run id
 # in the header count too (docs/CHECKPOINT.md).
 same_shard() {
     cmp -s <(head -c 176 "$1") <(head -c 176 "$2") &&
@@ -128,6 +128,7 @@ done
 notrain_resume --set roles.param_servers=2
 expect_rc "equal: resume re-sharded over 2 parameter servers" 0
 check "equal: the re-sharded resume applied no update" [ "$NOTRAIN_OK" = 1 ]
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 expect_eq "equal: re-sharded checkpoint has 2 shards" "$(ls "$C2"/ps-*.ckpt | wc -l)" 2
 "$GORILA" eval "$C1" --episodes 1 --export "$TEST_TMP/equal-1.bin" >/dev/null 2>&1
 "$GORILA" eval "$C2" --episodes 1 --export "$TEST_TMP/equal-3.bin" >/dev/null 2>&1
@@ -217,7 +218,7 @@ check "prune race: $n evaluations while every checkpoint is pruned 10 ms later, 
 # The launcher runs in a session of its own, so that a SIGTERM to its whole
 # process group (what a terminal's Ctrl-C or a batch system does) can be
 # tested: mpirun must not see it, only the launcher's clean stop.
-start_bg() {
+start_session() {
     local name=$1
     shift
     RUN="$RUNS/$name"
@@ -226,7 +227,7 @@ start_bg() {
         >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
     BG=$!
 }
-start_bg signals --set run.max_env_steps=0 --set run.max_seconds=60
+start_session signals --set run.max_env_steps=0 --set run.max_seconds=60
 wait_for 60 grep -q "run directory" "$TEST_TMP/signals.out"
 sleep 1
 kill -USR1 "$BG"
@@ -237,6 +238,7 @@ wait_for 60 finished || kill -9 "$BG"
 wait "$BG"
 expect_eq "SIGTERM to the launcher's process group: clean exit" "$?" 0
 expect_eq "SIGTERM: stop reason" "$(jget "$RUN/summary.json" stop_reason)" signal
+# shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 n=$(ls -d "$RUN"/checkpoints/ckpt-* | wc -l)
 check "SIGTERM: final checkpoint after the SIGUSR1 one ($n)" [ "$n" -ge 2 ]
 done_testing

@@ -1,0 +1,71 @@
+# gorila version --json: one JSON object with the build, the platform and
+# the names tools read instead of copying them from the C source
+# (tools/compare/facts.py). Each name list is checked against the C source
+# it comes from and against what the binary accepts, so that a field that
+# goes missing or disagrees with the code fails here.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT" || exit 1
+
+run_cmd "$GORILA" version --json
+expect_rc "version --json: exit 0" 0
+json=$out
+expect_eq "version --json: one line" "$(wc -l <<<"$json")" 1
+# field KEY: the value of top-level KEY as JSON (lists and objects compact),
+# or MISSING; the whole output must parse as one JSON object
+field() {
+    python3 -c 'import json, sys
+v = json.loads(sys.argv[1])
+assert isinstance(v, dict)
+k = sys.argv[2]
+print(json.dumps(v[k], separators=(",", ":")) if k in v else "MISSING")' "$json" "$1"
+}
+if field version >/dev/null; then ok "version --json: a JSON object"; else not_ok "version --json: a JSON object"; fi
+# a C string list as a JSON array: '"a", "b", NULL' -> ["a","b"]
+c_list() { sed 's/, *NULL//; s/ //g; s/^/[/; s/$/]/'; }
+
+want=$(sed -n 's/^#define GORILA_VERSION "\(.*\)"$/"\1"/p' src/base/version.h)
+expect_eq "version: GORILA_VERSION of src/base/version.h" "$(field version)" "$want"
+build=$("$GORILA" version | head -1)
+expect_eq "build: the first line of gorila version" "$(field build)" "\"$build\""
+expect_contains "source: the source id in the build" "$build" "(source $(field source | tr -d '"'))"
+for k in cpu blas_kernel blas_config openblas_coretype; do
+    check "platform has $k" python3 -c 'import json, sys; assert sys.argv[2] in json.loads(sys.argv[1])["platform"]' \
+        "$json" "$k"
+done
+kernel=$(field platform | python3 -c 'import json, sys; print(json.load(sys.stdin)["blas_kernel"])')
+expect_contains "platform: the kernel gorila version names" "$("$GORILA" version)" "; kernel $kernel"
+
+bins=$(sed -n 's/^#define PROTO_STALENESS_BINS \([0-9][0-9]*\).*/\1/p' src/mpi/proto.h)
+check "PROTO_STALENESS_BINS found in src/mpi/proto.h" [ -n "$bins" ]
+expect_eq "staleness_bins: PROTO_STALENESS_BINS" "$(field staleness_bins)" "$bins"
+
+# sync.mode and sync.allreduce_impl: the config loader's tables, wherever
+# in src/core they are, and the names the loader lists when it refuses one
+table() { cat src/core/*.c | sed -n "s/.*char \*const $1\[\] = {\(.*\)};.*/\1/p" | c_list; }
+expect_eq "sync_modes: the sync_modes table of src/core" "$(field sync_modes)" "$(table sync_modes)"
+expect_eq "allreduce_impls: the allreduce_impls table of src/core" "$(field allreduce_impls)" \
+    "$(table allreduce_impls)"
+refused() { # KEY=VALUE...: the names of the loader's "expected one of A, B, got" as a JSON array
+    "$GORILA" config check configs/cartpole.yaml "${@/#/--set=}" 2>&1 |
+        sed -n 's/.*expected one of \(.*\), got .*/"\1"/p' | sed 's/, /","/g; s/^/[/; s/$/]/'
+}
+expect_eq "sync_modes: what config check accepts" "$(field sync_modes)" "$(refused sync.mode=bogus)"
+expect_eq "allreduce_impls: what config check accepts" "$(field allreduce_impls)" \
+    "$(refused sync.mode=allreduce roles.param_servers=0 sync.allreduce_impl=bogus)"
+for m in $(field sync_modes | tr -d '[]"' | tr , ' '); do
+    ps=1
+    [ "$m" = allreduce ] && ps=0
+    run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$ps
+    expect_rc "sync_modes: config check takes sync.mode=$m" 0
+done
+
+# roles: the keys of summary.json's "roles" (src/mpi/coordinator.c), in rank order
+names=$(sed -n 's/.*char \*names\[\] = {\("coordinator".*\)};.*/\1/p' src/mpi/coordinator.c | c_list)
+check "the role names found in src/mpi/coordinator.c" [ -n "$names" ]
+expect_eq "roles: summary.json's role keys" "$(field roles)" "$names"
+
+run_cmd "$GORILA" version --json --kernels
+expect_rc "version --json --kernels: usage error" 2
+run_cmd "$GORILA" version --help
+expect_contains "version --help names --json" "$out" "--json"
+done_testing

@@ -1,0 +1,2 @@
+"""Python tools that work with gorila's binary and run directories
+(tools/compare: scripts/compare)."""

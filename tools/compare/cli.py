@@ -1,0 +1,76 @@
+"""scripts/compare's command line: main(argv)."""
+import argparse
+import sys
+
+from .errors import InputError, die
+from .fromdirs import from_dirs
+from .matrix import matrix
+
+USAGE = """\
+scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
+                [--seeds N] [--first-seed S] [--out DIR] [--set key=value]... [--resume]
+                [--max-ranks N] [--jobs-timeout SEC]
+scripts/compare --from RUN_DIR... [--out DIR]
+
+Parameter servers against allreduce: trains CONFIG once per sync mode x
+learner count x seed, one job after the other through scripts/launch
+(never in parallel: the jobs are timed), and writes DIR/report.md with
+tables per (mode, learner count) and PNG plots (gnuplot) beside it.
+allreduce cells get roles.param_servers=0; PS cells keep the config's
+parameter servers (1 when the config has none). Run directories:
+DIR/runs/<mode>-L<learners>-s<seed>; launcher logs: DIR/logs/.
+A failed job (non-zero exit) is reported as failed with its exit status
+and the matrix goes on. DIR must not exist, unless --resume: cells whose
+run directory has a summary.json are kept, the others run again.
+--from builds the report from finished run directories instead (same
+environment; grouped by mode and learner count).
+--max-ranks N (default 32): refuse layouts needing more MPI ranks.
+--jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
+and report it as timed out (exit 124).
+Default DIR: runs/compare-<config name>-<date>-<time> (--from: runs/compare-from-...).
+Exit status: 0 report written (even with failed cells), 2 bad input,
+130 interrupted (the report of the finished cells is written)."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(USAGE, file=sys.stderr)
+        die(message)
+
+
+def parser():
+    p = Parser(prog="scripts/compare", add_help=False)
+    p.add_argument("config", nargs="?")
+    p.add_argument("--modes")  # default: every mode `gorila version --json` lists
+    p.add_argument("--learners", default="1,2,4")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--first-seed", type=int, default=1)
+    p.add_argument("--out")
+    p.add_argument("--set", action="append")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--max-ranks", type=int, default=32)
+    p.add_argument("--jobs-timeout", type=float)
+    p.add_argument("--from", dest="from_dirs", nargs="+")
+    p.add_argument("-h", "--help", action="store_true")
+    return p
+
+
+def main(argv):
+    """argv as sys.argv; returns the exit status (bad input: exits 2)."""
+    opts = parser().parse_args(argv[1:])
+    if opts.help:
+        print(USAGE)
+        return 0
+    try:
+        if opts.from_dirs:
+            if opts.config:
+                raise InputError("give either CONFIG or --from RUN_DIR..., not both")
+            if opts.resume or opts.set:
+                raise InputError("--from builds a report from finished runs: --resume and --set do not apply")
+            return from_dirs(opts, argv)
+        if not opts.config:
+            print(USAGE, file=sys.stderr)
+            return 2
+        return matrix(opts, argv)
+    except InputError as e:
+        die(str(e))

@@ -1,0 +1,121 @@
+"""What scripts/compare knows of gorila, asked of the binary itself rather
+than copied from its C source:
+
+- `gorila version --json`: the sync modes (config.c's table of sync.mode
+  names), the roles of a distributed job (summary.json's `roles` keys) and
+  the bins of the parameter servers' staleness histogram
+  (src/mpi/proto.h PROTO_STALENESS_BINS; the last bin counts every gradient
+  that many versions old, less one, or more);
+- `gorila config check --json CONFIG [--set k=v]...`: the effective config
+  and the number of MPI ranks its job needs, for a config given on the
+  command line and for a run directory's config.yaml (--from).
+"""
+import functools
+import json
+import os
+import subprocess
+
+from .errors import InputError, warn
+
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GORILA = os.environ.get("GORILA", os.path.join(HERE, "build", "gorila"))
+# The launcher; tests put a stand-in here (it must behave like scripts/launch).
+LAUNCH = os.environ.get("GORILA_LAUNCH", os.path.join(HERE, "scripts", "launch"))
+# The one mode without parameter servers: its learners average their
+# gradients among themselves (roles.param_servers=0).
+ALLREDUCE = "allreduce"
+
+
+@functools.lru_cache(maxsize=None)
+def version_facts():
+    """`gorila version --json` as a dict (asked once); InputError when the
+    binary cannot say."""
+    what = "`%s version --json`" % GORILA
+    try:
+        p = subprocess.run([GORILA, "version", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError("%s failed: %s (run make first)" % (what, e))
+    if p.returncode != 0:
+        raise InputError("%s failed (exit %d): %s" % (what, p.returncode, " ".join(p.stderr.split()) or "no output"))
+    try:
+        v = json.loads(p.stdout)
+    except ValueError as e:
+        raise InputError("%s: not JSON: %s" % (what, e))
+    for key, kind in (("sync_modes", list), ("roles", list), ("staleness_bins", int)):
+        if not isinstance(v.get(key), kind) or isinstance(v.get(key), bool):
+            raise InputError("%s has no %s" % (what, key))
+    return v
+
+
+def modes():
+    """Every sync.mode, in gorila's order."""
+    return list(version_facts()["sync_modes"])
+
+
+def ps_modes():
+    """The modes with parameter servers."""
+    return [m for m in modes() if m != ALLREDUCE]
+
+
+def roles():
+    """The roles of a distributed job, in rank order (summary.json's `roles`)."""
+    return list(version_facts()["roles"])
+
+
+def staleness_bins():
+    """Bins of roles.ps[].staleness_histogram; the last counts every
+    gradient staleness_bins() - 1 or more versions old."""
+    return version_facts()["staleness_bins"]
+
+
+def _flatten(obj):
+    """{"config": {"run": {"seed": 1}}, "ranks": N} -> {"run.seed": 1, "ranks": N}."""
+    out = {}
+    for section, keys in obj.get("config", {}).items():
+        if isinstance(keys, dict):
+            for k, v in keys.items():
+                out[section + "." + k] = v
+        else:
+            out[section] = keys
+    out["ranks"] = obj.get("ranks")
+    return out
+
+
+def _error_text(p):
+    msg = (p.stderr.strip() + "\n" + p.stdout.strip()).strip()
+    if msg.startswith("gorila: error: "):
+        msg = msg[len("gorila: error: "):]
+    return msg or "gorila config check failed (exit %d)" % p.returncode
+
+
+def config_check(config, sets=(), extra=()):
+    """Runs `gorila config check --json`; returns the effective config as a
+    flat dict ({"section.key": value}, values as JSON gives them) with the
+    rank count under "ranks", or raises InputError with gorila's own
+    message."""
+    args = [GORILA, "config", "check", "--json"] + list(extra) + [config]
+    for s in sets:
+        args += ["--set", s]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise InputError(_error_text(p))
+    try:
+        cfg = _flatten(json.loads(p.stdout))
+    except (ValueError, AttributeError) as e:
+        raise InputError("`gorila config check --json %s` printed no JSON object: %s" % (config, e))
+    if not isinstance(cfg["ranks"], int):
+        raise InputError("could not read the rank count from 'gorila config check'")
+    return cfg
+
+
+def run_config(path):
+    """A run directory's config.yaml (written by gorila) as config_check
+    reads it, its memory not checked against this machine (the run may have
+    been on another); {} with a warning when gorila refuses it (a config of
+    another build)."""
+    try:
+        return config_check(path, extra=["--ranks-elsewhere"])
+    except InputError as e:
+        warn("%s: %s; using its summary.json alone" % (path, e))
+        return {}

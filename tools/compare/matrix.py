@@ -1,0 +1,383 @@
+"""Running the matrix: every sync mode x learner count x seed, one job at a
+time through the launcher, recorded in DIR/compare.json after each job."""
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from . import facts
+from .errors import InputError
+from .facts import ALLREDUCE, GORILA, LAUNCH
+from .report import write_report
+from .runs import Cell, finished_run, read_json, run_figures
+from .stats import fmt, fmt_secs
+
+# keys the matrix sets itself: a --set of one of them would silently break it
+MATRIX_KEYS = {"sync.mode": "--modes", "roles.learners": "--learners", "run.seed": "--seeds/--first-seed",
+               "run.out_dir": "--out", "run.name": "(one per cell)"}
+
+
+def parse_list(text, what):
+    items = [x.strip() for x in text.split(",")]
+    if not items or any(not x for x in items):
+        raise InputError("%s: expected a comma-separated list, got %r" % (what, text))
+    return items
+
+
+def parse_modes(text):
+    modes = parse_list(text, "--modes")
+    known = facts.modes()
+    for m in modes:
+        if m not in known:
+            raise InputError("unknown mode %r in --modes (modes: %s)" % (m, ", ".join(known)))
+    if len(set(modes)) != len(modes):
+        raise InputError("--modes lists a mode twice: %s" % text)
+    return modes
+
+
+def parse_learners(text):
+    learners = []
+    for x in parse_list(text, "--learners"):
+        if not re.fullmatch(r"[0-9]+", x) or int(x) < 1:
+            raise InputError("--learners: learner counts must be integers >= 1, got %r" % x)
+        learners.append(int(x))
+    if len(set(learners)) != len(learners):
+        raise InputError("--learners lists a count twice: %s" % text)
+    return learners
+
+
+def check_numbers(opts):
+    if opts.seeds < 1:
+        raise InputError("--seeds must be >= 1, got %d" % opts.seeds)
+    if opts.first_seed < 0:
+        raise InputError("--first-seed must be >= 0, got %d" % opts.first_seed)
+    if opts.max_ranks < 1:
+        raise InputError("--max-ranks must be >= 1, got %d" % opts.max_ranks)
+    if opts.jobs_timeout is not None and opts.jobs_timeout <= 0:
+        raise InputError("--jobs-timeout must be > 0 seconds, got %g" % opts.jobs_timeout)
+
+
+def check_sets(user_sets):
+    for s in user_sets:
+        key = s.split("=", 1)[0].strip()
+        if "=" not in s:
+            raise InputError("--set expects key=value, got %r" % s)
+        if key in MATRIX_KEYS:
+            raise InputError("--set %s: the matrix sets %s itself (use %s)" % (s, key, MATRIX_KEYS[key]))
+
+
+def save_state(out, state):
+    tmp = os.path.join(out, ".compare.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(state, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, os.path.join(out, "compare.json"))
+
+
+def wait_job(c, p, timeout):
+    """Waits for the launcher p; returns its exit status (124: timed out,
+    130: interrupted)."""
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # the launcher turns the first SIGTERM into a clean stop with a final checkpoint
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()  # its job follows it (parent-death signal, scripts/launch)
+            p.wait()
+        c.timed_out = True
+        return 124
+    except KeyboardInterrupt:
+        # the launcher, in our process group, got the SIGINT too and stops its job
+        try:
+            p.wait(timeout=60)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            p.kill()
+            p.wait()
+        c.interrupted = True
+        return 130
+
+
+def run_cell(c, config, sets, out, timeout):
+    """Runs one job through the launcher; fills c.exit, c.seconds, c.run_dir."""
+    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    c.log = os.path.join(out, "logs", c.name + ".log")
+    args = [LAUNCH, config]
+    for s in sets:
+        args += ["--set", s]
+    t0 = time.monotonic()
+    with open(c.log, "w") as log:
+        log.write("$ %s\n" % " ".join(shlex.quote(a) for a in args))
+        log.flush()
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        rc = wait_job(c, p, timeout)
+    c.seconds = time.monotonic() - t0
+    c.exit = rc if rc >= 0 else 128 - rc
+    with open(c.log, errors="replace") as f:
+        found = [ln[len("run directory: "):].strip() for ln in f if ln.startswith("run directory: ")]
+    if found:
+        c.run_dir = os.path.abspath(found[-1])
+    elif os.path.isdir(os.path.join(out, "runs", c.name)):
+        c.run_dir = os.path.join(out, "runs", c.name)
+    if c.interrupted:
+        raise KeyboardInterrupt
+
+
+def progress_line(k, n, c, elapsed, left):
+    f = None
+    if c.run_dir and os.path.isfile(os.path.join(c.run_dir, "summary.json")):
+        try:
+            f = run_figures(read_json(os.path.join(c.run_dir, "summary.json")))
+        except (OSError, ValueError):
+            f = None
+    if c.skipped:
+        what = "already done (kept)"
+    elif f is None:
+        what = "failed (no summary.json)" if c.exit else "no summary.json"
+    elif f["solved"]:
+        what = "solved at %s env steps (%s s)" % (
+            fmt(f["solved_at_env_steps"], ".0f"), fmt(f["solved_at_seconds"], ".2f"))
+    else:
+        what = "not solved (best eval %s; %s env steps, %s s)" % (
+            fmt(f["best_eval_mean_return"], ".1f"), fmt(f["env_steps"], ".0f"), fmt(f["wall_seconds"], ".2f"))
+    ex = "exit %s%s" % (c.exit if c.exit is not None else "?", " (timed out)" if c.timed_out else "")
+    tail = "%s elapsed" % fmt_secs(elapsed)
+    if left is not None:
+        tail += ", ~%s left" % fmt_secs(left)
+    return "[%d/%d] %s %d learner%s seed %d: %s | %s; %s" % (
+        k, n, c.mode, c.learners, "" if c.learners == 1 else "s", c.seed, what, ex, tail)
+
+
+class Matrix:
+    """One `scripts/compare CONFIG ...` command: its cells, DIR and state."""
+
+    def __init__(self, opts, argv):
+        self.opts = opts
+        self.argv = argv
+        self.config = opts.config
+        self.cells = []
+        self.checked = {}     # (mode, learners) -> its effective config
+        self.prior = {}       # --resume: name -> the cell as compare.json recorded it
+        self.prior_state = None
+        self.state = None
+        self.head = []
+
+    def check_input(self):
+        """Everything about the command line that can be checked without
+        gorila config check."""
+        opts = self.opts
+        if not os.path.isfile(self.config):
+            raise InputError("config %s: no such file" % self.config)
+        if not os.access(GORILA, os.X_OK):
+            raise InputError("%s not found: run make first" % GORILA)
+        self.modes = parse_modes(opts.modes if opts.modes is not None else ",".join(facts.modes()))
+        self.learners = parse_learners(opts.learners)
+        check_numbers(opts)
+        self.user_sets = opts.set or []
+        check_sets(self.user_sets)
+        self.seeds = list(range(opts.first_seed, opts.first_seed + opts.seeds))
+
+    def check_config(self):
+        """The config itself: a distributed one; the PS count of PS cells."""
+        base = facts.config_check(self.config, self.user_sets)
+        if base.get("run.mode", "distributed") != "distributed":
+            raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
+                             "configs/cartpole.yaml)" % (self.config, base.get("run.mode")))
+        try:
+            base_ps = int(base.get("roles.param_servers", 1))
+        except (TypeError, ValueError):
+            base_ps = 1
+        self.ps_count = base_ps if base_ps > 0 else 1
+        out = self.opts.out or os.path.join("runs", "compare-%s-%s" % (
+            os.path.splitext(os.path.basename(self.config))[0], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
+        self.out = os.path.abspath(out)
+        self.runs = os.path.join(self.out, "runs")
+
+    def make_cells(self):
+        for seed in self.seeds:  # seed-major: an interrupted matrix has every (mode, learners) it reached
+            for L in self.learners:
+                for m in self.modes:
+                    c = Cell(m, L, seed)
+                    c.sets = list(self.user_sets) + [
+                        "sync.mode=%s" % m, "roles.learners=%d" % L,
+                        "roles.param_servers=%d" % (0 if m == ALLREDUCE else self.ps_count),
+                        "run.seed=%d" % seed, "run.out_dir=%s" % self.runs, "run.name=%s" % c.name,
+                        "logging.progress=never"]
+                    self.cells.append(c)
+
+    def check_layouts(self):
+        """Every cell's layout, checked by gorila itself before anything runs."""
+        for c in self.cells:
+            k = (c.mode, c.learners)
+            if k in self.checked:
+                continue
+            try:
+                eff = facts.config_check(self.config, [s for s in c.sets
+                                                       if not s.startswith(("run.out_dir=", "run.name="))])
+            except InputError as e:
+                raise InputError("%s with %d learners: %s" % (c.mode, c.learners, e))
+            ranks = int(eff["ranks"])
+            if ranks > self.opts.max_ranks:
+                raise InputError("%s with %d learners needs %d MPI ranks (coordinator 1, actors %s, replay shards "
+                                 "%s, learners %d, parameter servers %s), more than --max-ranks %d"
+                                 % (c.mode, c.learners, ranks, eff.get("roles.actors"),
+                                    eff.get("roles.replay_shards"), c.learners, eff.get("roles.param_servers"),
+                                    self.opts.max_ranks))
+            self.checked[k] = eff
+
+    def check_resume(self):
+        """An existing DIR: only with --resume, of the same --set and config."""
+        out = self.out
+        if not os.path.exists(out):
+            return
+        if not self.opts.resume:
+            raise InputError("%s exists; add --resume to finish its matrix (cells with a summary.json are kept), "
+                             "or choose another --out" % out)
+        if not os.path.isdir(out):
+            raise InputError("%s exists and is not a directory" % out)
+        sp = os.path.join(out, "compare.json")
+        if not os.path.isfile(sp):
+            raise InputError("%s has no compare.json: not a directory this script made; nothing to resume" % out)
+        try:
+            st = read_json(sp)
+        except (OSError, ValueError) as e:
+            raise InputError("%s: %s" % (sp, e))
+        if st.get("sets", []) != self.user_sets:
+            raise InputError("%s was made with %s; --resume needs the same --set options"
+                             % (out, " ".join("--set " + x for x in st.get("sets", [])) or "no --set"))
+        saved = os.path.join(out, "config.yaml")
+        if os.path.isfile(saved):
+            with open(saved, "rb") as a, open(self.config, "rb") as b:
+                if a.read() != b.read():
+                    raise InputError("%s differs from the config %s was made with (%s); --resume needs the same "
+                                     "config" % (self.config, out, saved))
+        self.prior_state = st
+        for rec in st.get("cells", []):
+            self.prior[rec.get("name")] = rec
+
+    def start_state(self):
+        """DIR made, the config copied, compare.json's first state."""
+        os.makedirs(self.runs, exist_ok=True)
+        if not os.path.exists(os.path.join(self.out, "config.yaml")):
+            shutil.copyfile(self.config, os.path.join(self.out, "config.yaml"))  # the config as given, for the record
+        self.cmd = " ".join(shlex.quote(a) for a in self.argv)
+        self.started = datetime.datetime.now().astimezone()
+        self.state = {"config": os.path.abspath(self.config), "sets": self.user_sets, "command": self.cmd,
+                      "cwd": os.getcwd(), "modes": self.modes, "learners": self.learners, "seeds": self.seeds,
+                      "started": self.started.isoformat(timespec="seconds"), "cells": []}
+        if self.prior_state:
+            ps = self.prior_state
+            self.state["first_command"] = ps.get("first_command", ps.get("command"))
+            self.state["first_started"] = ps.get("first_started", ps.get("started"))
+        names = {c.name for c in self.cells}
+        for name, rec in self.prior.items():  # cells of an earlier, larger matrix stay recorded
+            if name not in names:
+                self.state["cells"].append(rec)
+
+    def record(self):
+        names = {c.name for c in self.cells}
+        self.state["cells"] = [r for r in self.state["cells"] if r.get("name") not in names] + \
+                              [c.state(self.out) for c in self.cells if c.exit is not None or c.run_dir]
+        save_state(self.out, self.state)
+
+    def head_lines(self):
+        seeds = self.seeds
+        sets = self.user_sets
+        head = [
+            "- Command: `%s` (in `%s`)" % (self.cmd, os.getcwd()),
+            "- Config: `%s` (copied to `config.yaml`; each run's effective config is its `config.yaml`)%s" % (
+                self.config, (", with `--set " + "` `--set ".join(sets) + "`") if sets else ""),
+            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %d for the PS modes, 0 for allreduce; "
+            "one job at a time through scripts/launch" % (
+                ", ".join(self.modes), ", ".join(map(str, self.learners)),
+                "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0], self.ps_count),
+            "- Ranks per job: %s" % ", ".join("%s L%d: %s" % (k[0], k[1], v["ranks"]) for k, v in self.checked.items()),
+            "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        ]
+        if self.state.get("first_command"):
+            head.insert(1, "- Resumed (--resume): the matrix was started on %s by `%s`" % (
+                self.state.get("first_started"), self.state["first_command"]))
+        if self.opts.jobs_timeout:
+            head.append("- Job time limit: %g s (--jobs-timeout)" % self.opts.jobs_timeout)
+        return head
+
+    def keep_finished(self):
+        """--resume: the cells whose run finished are kept; returns how many
+        cells are left to run."""
+        to_run = 0
+        for c in self.cells:
+            d = os.path.join(self.runs, c.name)
+            if self.opts.resume and finished_run(d):
+                c.skipped = True
+                c.run_dir = d
+                rec = self.prior.get(c.name, {})
+                c.exit = rec.get("exit", 0) if rec.get("exit") is not None else 0
+                c.seconds = rec.get("seconds")
+                c.timed_out = bool(rec.get("timed_out"))
+                c.log = os.path.join(self.out, rec["log"]) if rec.get("log") else None
+            else:
+                to_run += 1
+        return to_run
+
+    def run_one(self, c, times):
+        """Runs cell c afresh (an unfinished run of it kept aside)."""
+        d = os.path.join(self.runs, c.name)
+        if os.path.exists(d):
+            i = 1
+            while os.path.exists("%s.incomplete-%d" % (d, i)):
+                i += 1
+            os.rename(d, "%s.incomplete-%d" % (d, i))
+        try:
+            run_cell(c, self.config, c.sets, self.out, self.opts.jobs_timeout)
+        finally:
+            if c.exit is not None:
+                times.append(c.seconds)
+                self.record()
+
+    def run_all(self, t_start):
+        """Runs the cells not kept; returns (jobs run, interrupted)."""
+        to_run = self.keep_finished()
+        self.record()
+        times = []
+        try:
+            for k, c in enumerate(self.cells, 1):
+                if not c.skipped:
+                    self.run_one(c, times)
+                left = (sum(times) / len(times)) * (to_run - len(times)) if times else None
+                print(progress_line(k, len(self.cells), c, time.monotonic() - t_start, left), flush=True)
+        except KeyboardInterrupt:
+            self.record()
+            print("compare: interrupted; `--resume` runs the remaining cells", file=sys.stderr)
+            return len(times), True
+        return len(times), False
+
+    def run(self):
+        self.check_input()
+        self.check_config()
+        self.make_cells()
+        self.check_layouts()
+        self.check_resume()
+        self.start_state()
+        self.head = self.head_lines()
+        t_start = time.monotonic()
+        done_run, interrupted = self.run_all(t_start)
+        self.state["finished"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        self.record()
+        self.head.append("- Jobs run by this command: %d, %s in all%s" % (
+            done_run, fmt_secs(time.monotonic() - t_start),
+            "; kept from before (--resume): %d" % sum(1 for c in self.cells if c.skipped) if self.opts.resume else ""))
+        write_report(self.out, self.cells, self.head, interrupted)
+        print("report: %s" % os.path.join(self.out, "report.md"))
+        return 130 if interrupted else 0
+
+
+def matrix(opts, argv):
+    return Matrix(opts, argv).run()

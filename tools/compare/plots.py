@@ -1,0 +1,281 @@
+"""The plots beside report.md: data files and gnuplot scripts in DIR/plots/,
+PNGs in DIR."""
+import math
+import os
+import re
+import shutil
+import subprocess
+
+from . import facts
+from .runs import group_cells, key_order, mode_order, sum_hists
+from .stats import median, quantile
+
+COLORS = {"ps_sync": "#1f77b4", "ps_async": "#ff7f0e", "ps_bounded": "#2ca02c", "allreduce": "#d62728",
+          "local": "#7f7f7f"}
+ROLE_COLORS = ["#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+JOIN = ", \\\n     "  # between the parts of a gnuplot plot command
+
+
+def band(runs, axis, xmax, points=200):
+    """Median and interquartile range of evaluation return on a grid of the
+    axis (0: wall seconds, 1: env steps). Each run's value at x is its latest
+    evaluation at or before x, carried forward after it ended; a point is
+    drawn only where at least half of the group's runs have evaluated."""
+    runs = [r for r in runs if r]
+    if not runs:
+        return []
+    xmin = min(r[0][axis] for r in runs)
+    if xmax <= xmin:
+        return []
+    out = []
+    need = (len(runs) + 1) // 2
+    for k in range(points + 1):
+        x = xmin + (xmax - xmin) * k / points
+        vals = []
+        for r in runs:
+            v = None
+            for row in r:
+                if row[axis] <= x + 1e-12:
+                    v = row[2]
+                else:
+                    break
+            if v is not None:
+                vals.append(v)
+        if len(vals) >= need and vals:
+            out.append((x, median(vals), quantile(vals, 0.25), quantile(vals, 0.75), len(vals)))
+    return out
+
+
+def gnuplot_terminal():
+    try:
+        p = subprocess.run(["gnuplot", "-e", "set terminal"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if re.search(r"^\s*pngcairo\s", p.stdout, re.M):
+        return "pngcairo"
+    if re.search(r"^\s*png\s", p.stdout, re.M):
+        return "png"
+    return None
+
+
+def gp_quote(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+class Plotter:
+    """The plots of one report: each method adds (file, gnuplot script,
+    caption) to self.scripts for the groups it has data for."""
+
+    def __init__(self, out, cells, term):
+        self.out = out
+        self.term = term
+        self.data = os.path.join(out, "plots")
+        self.groups = group_cells(cells, only_ok=True)
+        self.keys = sorted(self.groups, key=key_order)
+        self.learner_counts = sorted({k[1] for k in self.keys})
+        self.modes = [m for m in mode_order() if any(k[0] == m for k in self.keys)]
+        self.scripts = []
+
+    def terminal(self, w, h):
+        font = "set termoption font 'Sans,10'\n" if self.term == "pngcairo" else ""
+        return "set terminal %s size %d,%d noenhanced\n%s" % (self.term, w, h, font)
+
+    def output(self, fname):
+        return "set output %s\n" % gp_quote(os.path.join(self.out, fname))
+
+    def write_data(self, name, header, rows):
+        path = os.path.join(self.data, name)
+        with open(path, "w") as f:
+            f.write(header)
+            for row in rows:
+                f.write(row)
+        return path
+
+    # -- evaluation return against wall time and env steps: a panel per learner count
+
+    def eval_panel(self, axis, L):
+        """[(mode, data file, runs)] of one learner count's panel."""
+        lines = []
+        # the panel's axis ends with its longest run; the others carry their last value to there
+        ends = [c.evals[-1][axis] for m in self.modes for c in self.groups.get((m, L), []) if c.evals]
+        for m in self.modes:
+            if (m, L) not in self.groups or not ends:
+                continue
+            b = band([c.evals for c in self.groups[(m, L)]], axis, max(ends))
+            if not b:
+                continue
+            dfile = self.write_data("eval_%s_%s_L%d.dat" % ("time" if axis == 0 else "steps", m, L),
+                                    "# x median q25 q75 runs_counted\n",
+                                    ("%.6g %.6g %.6g %.6g %d\n" % row for row in b))
+            lines.append((m, dfile, len(self.groups[(m, L)])))
+        return lines
+
+    def eval_plot(self, axis, fname, xlabel):
+        panels = [(L, lines) for L in self.learner_counts for lines in [self.eval_panel(axis, L)] if lines]
+        if not panels:
+            return
+        gp = self.terminal(560 * len(panels), 480) + self.output(fname)
+        gp += "set multiplot layout 1,%d title %s\n" % (
+            len(panels), gp_quote("evaluation return (median, band: interquartile range) against " + xlabel))
+        gp += ("set xlabel %s\nset ylabel 'evaluation mean return'\nset key bottom right opaque box\nset grid\n"
+               % gp_quote(xlabel))
+        for L, lines in panels:
+            gp += "set title '%s'\n" % plural(L, "learner")
+            parts = []
+            for m, dfile, n in lines:
+                color = COLORS.get(m, "#000000")
+                parts.append("%s using 1:3:4 with filledcurves fc rgb '%s' fs transparent solid 0.2 notitle"
+                             % (gp_quote(dfile), color))
+                parts.append("%s using 1:2 with lines lw 2 lc rgb '%s' title '%s (%s)'"
+                             % (gp_quote(dfile), color, m, plural(n, "run")))
+            gp += "plot " + JOIN.join(parts) + "\n"
+        gp += "unset multiplot\n"
+        self.scripts.append((fname, gp, "Evaluation return against %s" % ("wall time" if axis == 0 else "env steps")))
+
+    # -- throughput against learner count, a line per mode: median, bars: IQR
+
+    def throughput_rows(self):
+        for m in self.modes:
+            yield "# mode %s: learners updates/s (median q25 q75) env_steps/s (median q25 q75)\n" % m
+            for L in self.learner_counts:
+                if (m, L) not in self.groups:
+                    continue
+                figs = [c.figures for c in self.groups[(m, L)]]
+                u = [f["updates_per_second"] for f in figs if f["updates_per_second"] is not None]
+                e = [f["env_steps_per_second"] for f in figs if f["env_steps_per_second"] is not None]
+                if not u or not e:
+                    continue
+                yield "%d %.6g %.6g %.6g %.6g %.6g %.6g\n" % (L, median(u), quantile(u, .25), quantile(u, .75),
+                                                              median(e), quantile(e, .25), quantile(e, .75))
+            yield "\n\n"
+
+    def throughput_plot(self):
+        tfile = self.write_data("throughput.dat", "", self.throughput_rows())
+        if not self.keys:
+            return
+        lc = self.learner_counts
+        gp = self.terminal(1100, 420) + self.output("throughput.png")
+        gp += "set multiplot layout 1,2 title 'throughput (median over seeds, bars: interquartile range)'\n"
+        gp += ("set xlabel 'learners'\nset xtics (%s)\nset xrange [%g:%g]\nset grid\nset key top left\n"
+               "set yrange [0:*]\n" % (", ".join(str(L) for L in lc), min(lc) - 0.5, max(lc) + 0.5))
+        for col, label in ((2, "updates/s"), (5, "env steps/s")):
+            gp += "set title '%s'\nset ylabel '%s'\n" % (label, label)
+            parts = ["%s index %d using 1:%d:%d:%d with yerrorlines lw 2 pt 7 lc rgb '%s' title '%s'"
+                     % (gp_quote(tfile), i, col, col + 1, col + 2, COLORS.get(m, "#000000"), m)
+                     for i, m in enumerate(self.modes)]
+            gp += "plot " + JOIN.join(parts) + "\n"
+        gp += "unset multiplot\n"
+        self.scripts.append(("throughput.png", gp,
+                             "Throughput: updates/s and env steps/s per mode and learner count"))
+
+    # -- bytes sent per update by role, a stacked bar per (mode, learners)
+
+    def bytes_plot(self):
+        roles = facts.roles()
+        rows = []
+        for k in self.keys:
+            vals = []
+            for role in roles:
+                v = [c.figures["bpu_role"][role] for c in self.groups[k] if c.figures["bpu_role"][role] is not None]
+                vals.append(median(v) if v else 0)
+            rows.append(("%s L%d" % k, vals))
+        if not rows or not any(sum(v) > 0 for _, v in rows):
+            return
+        bfile = self.write_data("bytes_per_update.dat", "cell " + " ".join(roles) + "\n",
+                                ('"%s" %s\n' % (label, " ".join("%.6g" % v for v in vals)) for label, vals in rows))
+        gp = self.terminal(max(640, 90 * len(rows) + 200), 440) + self.output("bytes_per_update.png")
+        gp += ("set title 'bytes sent per update, by role (median over seeds)'\nset ylabel 'bytes / update'\n"
+               "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+               "set boxwidth 0.7\nset xtics rotate by -30\nset key outside right top\nset grid ytics\n"
+               "set yrange [0:*]\n")
+        parts = ["%s using %d%s title columnheader(%d) lc rgb '%s'"
+                 % (gp_quote(bfile), i + 2, ":xtic(1)" if i == 0 else "", i + 2, ROLE_COLORS[i % len(ROLE_COLORS)])
+                 for i in range(len(roles))]
+        gp += "plot " + JOIN.join(parts) + "\n"
+        self.scripts.append(("bytes_per_update.png", gp, "Bytes sent per update, by role"))
+
+    # -- staleness histogram of the PS modes, a panel per learner count
+
+    def staleness_panel(self, L):
+        """[(mode, data file, histogram)] of one learner count's panel."""
+        lines = []
+        last = facts.staleness_bins() - 1
+        for m in facts.ps_modes():
+            if (m, L) not in self.groups:
+                continue
+            h = sum_hists(c.figures["staleness_hist"] for c in self.groups[(m, L)])
+            if not h or sum(h) == 0:
+                continue
+            # log scale: an empty bin is no point
+            sfile = self.write_data("staleness_%s_L%d.dat" % (m, L),
+                                    "# staleness share_of_gradients_percent count (last bin: %d or more)\n" % last,
+                                    ("%d %s %d\n" % (i, "%.6g" % (100.0 * v / sum(h)) if v else "NaN", v)
+                                     for i, v in enumerate(h)))
+            lines.append((m, sfile, h))
+        return lines
+
+    def staleness_plot(self):
+        panels = [(L, lines) for L in self.learner_counts for lines in [self.staleness_panel(L)] if lines]
+        if not panels:
+            return
+        last = facts.staleness_bins() - 1
+        smallest = min(100.0 * v / sum(h) for _, lines in panels for _, _, h in lines for v in h if v)
+        ymin = min(0.1, 10 ** math.floor(math.log10(smallest)))
+        gp = self.terminal(520 * len(panels), 420) + self.output("staleness.png")
+        gp += ("set multiplot layout 1,%d title 'staleness of the gradients the parameter servers received "
+               "(all seeds; log scale, empty bins not drawn)'\n" % len(panels))
+        gp += ("set xlabel 'staleness (versions; last bin: %d or more)'\nset ylabel '%% of gradients'\n"
+               "set xrange [-0.5:%g]\nset xtics 0,1,%d\nset logscale y\nset grid\nset key top right\n"
+               % (last, last + 0.5, last))
+        gp += "set yrange [%g:100]\n" % ymin
+        for L, lines in panels:
+            gp += "set title '%s'\n" % plural(L, "learner")
+            parts = ["%s using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' title '%s'"
+                     % (gp_quote(f), COLORS.get(m, "#000000"), m) for m, f, _ in lines]
+            gp += "plot " + JOIN.join(parts) + "\n"
+        gp += "unset multiplot\n"
+        self.scripts.append(("staleness.png", gp, "Staleness histogram of the parameter-server modes"))
+
+    def run(self, notes):
+        """Runs gnuplot on every script; returns [(file, caption)] of the
+        PNGs it made, and adds a note for each it failed on."""
+        made = []
+        for fname, gp, caption in self.scripts:
+            gpfile = os.path.join(self.data, fname.replace(".png", ".gp"))
+            with open(gpfile, "w") as f:
+                f.write(gp)
+            p = subprocess.run(["gnuplot", gpfile], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            png = os.path.join(self.out, fname)
+            if p.returncode != 0 or not os.path.isfile(png) or os.path.getsize(png) == 0:
+                notes.append("gnuplot failed on %s: %s" % (fname, p.stdout.strip().splitlines()[-1:] or "?"))
+                continue
+            made.append((fname, caption))
+        return made
+
+
+def make_plots(out, cells, notes):
+    """Writes the data files (DIR/plots/) and PNGs (DIR/*.png); returns
+    [(file, caption)] of the plots made."""
+    if not any(c.ok for c in cells):
+        notes.append("No finished runs: no plots.")
+        return []
+    if not shutil.which("gnuplot"):
+        notes.append("gnuplot is not installed: no plots.")
+        return []
+    term = gnuplot_terminal()
+    if not term:
+        notes.append("gnuplot has neither the pngcairo nor the png terminal: no plots.")
+        return []
+    p = Plotter(out, cells, term)
+    os.makedirs(p.data, exist_ok=True)
+    p.eval_plot(0, "eval_vs_time.png", "wall time (s)")
+    p.eval_plot(1, "eval_vs_steps.png", "env steps")
+    p.throughput_plot()
+    p.bytes_plot()
+    p.staleness_plot()
+    return p.run(notes)

@@ -1,0 +1,303 @@
+"""report.md: a section per function, each returning its lines."""
+import os
+import re
+import subprocess
+
+from . import facts
+from .facts import ALLREDUCE, GORILA, HERE
+from .plots import make_plots
+from .runs import group_cells, group_key, key_order, role_list, staleness_stats, sum_hists
+from .stats import DASH, fmt, fmt_median, fmt_stat, median
+
+BY_CONSTRUCTION = "0 (by construction)"
+
+
+def md_table(header, rows, align):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(out)
+
+
+def _first_line(args, timeout):
+    """The first line of what args print, or "" (no such program, no output)."""
+    try:
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return p.stdout.splitlines()[0] if p.stdout else ""
+
+
+def _gorila_version_line():
+    """What `gorila version` prints (its lines joined by "; "): the release
+    and source id of the binary that ran the jobs (which may differ from
+    the commit of the source line), and whatever else it reports."""
+    try:
+        p = subprocess.run([GORILA, "version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "- gorila: `%s version` failed: %s" % (GORILA, e)
+    out = "; ".join(ln.strip() for ln in p.stdout.splitlines() if ln.strip())
+    if p.returncode == 0 and out:
+        return "- gorila: `%s version`: %s" % (GORILA, out)
+    why = " ".join(p.stderr.split()) or "no output"
+    return "- gorila: `%s version` failed (exit %d): %s" % (GORILA, p.returncode, why)
+
+
+def _source_line():
+    try:
+        p = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=10)
+        if p.returncode != 0 or not p.stdout.strip():
+            return None
+        b = subprocess.run(["git", "-C", HERE, "rev-parse", "--abbrev-ref", "HEAD"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return "- Source: commit %s%s" % (p.stdout.strip(), " on branch " + b if b else "")
+
+
+def machine_lines():
+    u = os.uname()
+    system = " ".join([u.sysname, u.release, u.machine])
+    lines = ["- Machine: %s, %d cores (nproc), %s" % (u.nodename, os.cpu_count() or 0, system)]
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+        if m:
+            lines.append("- CPU: %s" % m.group(1).strip())
+    except OSError:
+        pass
+    lines.append(_gorila_version_line())
+    source = _source_line()
+    if source:
+        lines.append(source)
+    first = _first_line([GORILA, "bench", "env", "--steps", "1", "--env", "CartPole-v1"], 30)
+    if first.startswith("OpenBLAS"):
+        lines.append("- %s" % first)
+    first = _first_line(["mpirun", "--version"], 10)
+    if first:
+        lines.append("- MPI: %s" % first.strip())
+    return lines
+
+
+class Report:
+    """The report of a set of cells (their runs loaded)."""
+
+    def __init__(self, out, cells):
+        self.out = out
+        self.cells = cells
+        for c in cells:
+            c.load()
+        self.groups = group_cells(cells)
+        self.keys = sorted(self.groups, key=key_order)
+        self.roles = facts.roles()
+
+    def finished(self, k):
+        """The finished cells of group k."""
+        return [c for c in self.groups[k] if c.ok]
+
+    def no_such_ranks(self, k, role):
+        """Group k has finished runs and none of them has ranks of role."""
+        fin = self.finished(k)
+        return fin and all(not role_list(c.summary, role) for c in fin)
+
+    def header(self, head_lines, interrupted):
+        cells = self.cells
+        env = next((c.summary.get("env") for c in cells if c.summary), None)
+        n_failed = sum(1 for c in cells if c.failed)
+        n_notrun = sum(1 for c in cells if c.exit is None and c.summary is None)
+        L = ["# PS vs allreduce: %s" % (env or "no finished runs"), ""]
+        L += head_lines
+        L += machine_lines()
+        L.append("- Cells: %d (%d finished, %d failed%s)" % (
+            len(cells), sum(1 for c in cells if c.ok), n_failed, ", %d not run" % n_notrun if n_notrun else ""))
+        if interrupted:
+            L.append("- **Interrupted**: the cells not run are listed as such; `--resume` runs them.")
+        return L + [""]
+
+    def learning(self):
+        L = ["## Learning", "",
+             "Per (mode, learner count). *solved*: runs whose evaluation reached the threshold, of all cells "
+             "(failed cells count as not solved). Env steps and seconds to solve are over the solved runs; "
+             "final and best evaluation over the finished runs. Each: median, with the interquartile range "
+             "when there are two runs or more.", ""]
+        rows = []
+        for k in self.keys:
+            g = self.groups[k]
+            fin = self.finished(k)
+            solved = [c for c in fin if c.figures["solved"]]
+            failed = [c for c in g if c.failed]
+            sv = "%d/%d" % (len(solved), len(g))
+            if failed:
+                sv += " (%d failed)" % len(failed)
+            rows.append([k[0], k[1], sv,
+                         fmt_stat([c.figures["solved_at_env_steps"] for c in solved], ".0f"),
+                         fmt_stat([c.figures["solved_at_seconds"] for c in solved], ".2f"),
+                         fmt_stat([c.figures["last_eval_mean_return"] for c in fin], ".1f"),
+                         fmt_stat([c.figures["best_eval_mean_return"] for c in fin], ".1f")])
+        L.append(md_table(["mode", "learners", "solved", "env steps to solve", "seconds to solve",
+                           "final eval (final checkpoint)", "best eval (checkpoints/best)"], rows,
+                          ["---", "---:", "---:", "---:", "---:", "---:", "---:"]))
+        return L + [""]
+
+    def throughput_row(self, k):
+        F = [c.figures for c in self.finished(k)]
+        if k[0] == ALLREDUCE:
+            smean = sp99 = drop = BY_CONSTRUCTION
+        else:
+            smean, sp99 = staleness_stats(sum_hists(f["staleness_hist"] for f in F))
+            drop = fmt_median([f["stale_gradients_dropped"] for f in F], ".0f")
+        return [k[0], k[1],
+                fmt_median([f["updates_per_second"] for f in F], ".0f"),
+                fmt_median([f["env_steps_per_second"] for f in F], ".0f"),
+                fmt_median([f["gradients_per_update"] for f in F], ".2f"),
+                fmt_median([f["samples_per_second"] for f in F], ".0f"),
+                fmt_median([f["bpu_total"] for f in F], ".0f"),
+                smean, sp99, drop]
+
+    def throughput(self):
+        L = ["## Throughput, staleness, waiting", "",
+             "Medians over the finished runs of each (mode, learner count), except staleness, which pools the "
+             "histograms of all its runs and PS shards.", ""]
+        rows = [self.throughput_row(k) for k in self.keys]
+        L.append(md_table(["mode", "learners", "updates/s", "env steps/s", "gradients/update", "samples trained/s",
+                           "bytes/update", "staleness mean", "staleness p99", "dropped gradients"], rows,
+                          ["---", "---:"] + ["---:"] * 8))
+        return L + [""]
+
+    def bytes_by_role(self):
+        L = ["Bytes sent per update, by role (all ranks of the role, ring traffic included where the run "
+             "reports it):", ""]
+        rows = []
+        for k in self.keys:
+            F = [c.figures for c in self.finished(k)]
+            rows.append([k[0], k[1]] + [
+                "0 (no such ranks)" if self.no_such_ranks(k, r) else fmt_median([f["bpu_role"][r] for f in F], ".0f")
+                for r in self.roles])
+        L.append(md_table(["mode", "learners"] + self.roles, rows, ["---", "---:"] + ["---:"] * len(self.roles)))
+        return L + [""]
+
+    def waiting_row(self, k):
+        F = [c.figures for c in self.finished(k)]
+        r = [k[0], k[1]]
+        for role in self.roles:
+            if self.no_such_ranks(k, role):
+                r.append("\u2014 (no such ranks)")
+            else:
+                v = [f["wait_share"][role] for f in F if f["wait_share"][role] is not None]
+                r.append(DASH if not v else "%.0f%%" % (100 * median(v)))
+        v = [f["ring_share"] for f in F if f["ring_share"] is not None]
+        r.append(DASH if not v else "%.0f%%" % (100 * median(v)))
+        return r
+
+    def waiting(self):
+        L = ["Share of the wall time spent waiting for messages (per role: mean over its ranks of "
+             "`wait_seconds` / `wall_seconds`); *learner in ring*: mean over learners of the ring's "
+             "`seconds` / `wall_seconds` (allreduce, where the run reports it):", ""]
+        rows = [self.waiting_row(k) for k in self.keys]
+        L.append(md_table(["mode", "learners"] + self.roles + ["learner in ring"], rows,
+                          ["---", "---:"] + ["---:"] * (len(self.roles) + 1)))
+        return L + [""]
+
+    @staticmethod
+    def staleness_note():
+        bins = facts.staleness_bins()
+        return ["Staleness: `roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or "
+                "more versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
+                "\u2265%d means at least 1%% were that stale. *allreduce* has no parameter-server ranks: the "
+                "learners average their gradients in a ring allreduce and all apply the same update in lockstep, "
+                "so every gradient is computed on the current parameters (staleness 0) and none is dropped, by "
+                "construction rather than by measurement. `ps_sync` applies one averaged step per round of all "
+                "learners; only `ps_bounded` drops gradients (more than `sync.staleness` versions old)."
+                % (bins, bins - 1, bins - 1, bins - 1), ""]
+
+    def run_row(self, c):
+        f = c.figures
+        rd = os.path.relpath(c.run_dir, self.out) if c.run_dir else DASH
+        if f is None:
+            return [c.mode, c.learners, c.seed, c.status()] + [DASH] * 13 + [rd]
+        st_cell = BY_CONSTRUCTION if c.mode == ALLREDUCE else "%s / %s" % staleness_stats(f["staleness_hist"])
+        return [c.mode, c.learners, c.seed, c.status(), "yes" if f["solved"] else "no",
+                fmt(f["solved_at_env_steps"], ".0f"), fmt(f["solved_at_seconds"], ".2f"),
+                fmt(f["last_eval_mean_return"], ".1f"), fmt(f["best_eval_mean_return"], ".1f"),
+                fmt(f["env_steps"], ".0f"), fmt(f["updates"], ".0f"),
+                fmt(f["updates_per_second"], ".0f"), fmt(f["env_steps_per_second"], ".0f"),
+                fmt(f["gradients"], ".0f"), fmt(f["samples_trained"], ".0f"),
+                fmt(f["bpu_total"], ".0f"), st_cell, rd]
+
+    def runs(self):
+        rows = [self.run_row(c) for c in sorted(self.cells, key=lambda c: (group_key(c), c.seed, c.name))]
+        L = ["## Runs", ""]
+        L.append(md_table(["mode", "learners", "seed", "status", "solved", "solved at env steps", "solved at s",
+                           "final eval", "best eval", "env steps", "updates", "updates/s", "env steps/s", "gradients",
+                           "samples trained", "bytes/update", "staleness mean / p99", "run"], rows,
+                          ["---", "---:", "---:", "---"] + ["---:"] * 13 + ["---"]))
+        return L + [""]
+
+    def failed_line(self, c):
+        tail = ""
+        if c.log and os.path.isfile(c.log):
+            with open(c.log, errors="replace") as fh:
+                errs = [ln.rstrip() for ln in fh if re.match(r"^(error:|gorila: error:|launch: )", ln)]
+            if errs:
+                tail = ": `%s`" % errs[-1].replace("`", "'")[:300]
+        return "- %s, %d learner%s, seed %d: %s%s%s" % (
+            c.mode, c.learners, "" if c.learners == 1 else "s", c.seed, c.status(),
+            " (log: %s)" % os.path.relpath(c.log, self.out) if c.log else "", tail)
+
+    def failed(self):
+        bad = [c for c in self.cells if c.failed]
+        if not bad:
+            return []
+        return (["Failed cells (exit statuses: README \"Exit statuses\"):", ""]
+                + [self.failed_line(c) for c in bad] + [""])
+
+    def plots(self):
+        notes = []
+        plots = make_plots(self.out, self.cells, notes)
+        L = ["## Plots", ""]
+        if plots:
+            L += ["Evaluation curves: each run's value at a point is its latest evaluation (`eval.csv`) at or "
+                  "before it, and a run that stopped (solved, or out of budget) carries its last value forward to "
+                  "the end of the axis; a curve starts where at least half of its runs have evaluated. Line: "
+                  "median over the runs; band: interquartile range. Data and gnuplot scripts are in `plots/`.", ""]
+            for fname, caption in plots:
+                L += ["### %s" % caption, "", "![%s](%s)" % (caption, fname), ""]
+        L += ["- " + n for n in notes]
+        if notes:
+            L.append("")
+        return L, plots
+
+    @staticmethod
+    def definitions():
+        return ["## Where the figures come from", "",
+                "Every figure is read from the runs' `summary.json` and `eval.csv` (docs/OUTPUTS.md): "
+                "*final eval* is `last_eval_mean_return` (the evaluation of `final_checkpoint`), *best eval* "
+                "`best_eval_mean_return` (`checkpoints/best`); env steps and seconds to solve are "
+                "`solved_at_env_steps` and `solved_at_seconds`; updates/s and env steps/s are "
+                "`updates_per_second` and `env_steps_per_second`; *gradients* is `gradients` (else the sum of "
+                "`roles.learner[].gradients`), *samples trained* `samples_trained` (else the learners' "
+                "`samples_trained`; %s where the run has neither), per second of `wall_seconds`; bytes per update "
+                "by role is `bytes_per_update_by_role` where the run has it, else the role's `bytes_sent` summed "
+                "over message types (plus `roles.learner[].ring.bytes_sent`) over `updates`; *bytes/update* is "
+                "their sum; dropped gradients is `stale_gradients_dropped`. An update is one optimizer step of "
+                "parameter source 0 (in `ps_sync` one per round of all learners, in `allreduce` one per ring "
+                "round), so gradients/update is about the learner count in `ps_sync` and `allreduce` and 1 in "
+                "`ps_async`." % DASH, ""]
+
+
+def write_report(out, cells, head_lines, interrupted=False):
+    """Writes DIR/report.md (through a temporary); returns the plots made."""
+    r = Report(out, cells)
+    L = r.header(head_lines, interrupted)
+    L += r.learning()
+    L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
+    L += r.runs() + r.failed()
+    plot_lines, plots = r.plots()
+    L += plot_lines + r.definitions()
+    tmp = os.path.join(out, ".report.md.tmp")
+    with open(tmp, "w") as f:
+        f.write("\n".join(L) + "\n")
+    os.replace(tmp, os.path.join(out, "report.md"))
+    return plots

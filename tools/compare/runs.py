@@ -1,0 +1,277 @@
+"""Run directories: one run's figures from its summary.json and eval.csv,
+and Cell, one (mode, learner count, seed) of the matrix."""
+import json
+import os
+
+from . import facts
+from .errors import warn
+from .stats import DASH, num
+
+SUMMARY_NUMBERS = ("solved_at_env_steps", "solved_at_seconds", "last_eval_mean_return", "best_eval_mean_return",
+                   "updates_per_second", "env_steps_per_second", "env_steps", "updates", "wall_seconds",
+                   "stale_gradients_dropped", "bytes_per_update")
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_eval_csv(path):
+    """[(wall_seconds, env_steps, mean_return)] of eval.csv; [] without one."""
+    rows = []
+    try:
+        with open(path) as f:
+            header = f.readline().strip().split(",")
+            for line in f:
+                cells = line.strip().split(",")
+                if len(cells) != len(header):
+                    continue
+                r = dict(zip(header, cells))
+                try:
+                    rows.append((float(r["wall_seconds"]), float(r["env_steps"]), float(r["mean_return"])))
+                except (KeyError, ValueError):
+                    continue
+    except OSError:
+        pass
+    return rows
+
+
+def role_list(summary, role):
+    roles = summary.get("roles")
+    if not isinstance(roles, dict):
+        return []
+    v = roles.get(role)
+    return v if isinstance(v, list) else []
+
+
+def _learner_total(s, key):
+    """The top-level count where the run has it, else the sum of the
+    learners' own counts (None when either is missing)."""
+    v = num(s.get(key))
+    learners = role_list(s, "learner")
+    if v is None and learners and all(num(r.get(key)) is not None for r in learners):
+        v = sum(r[key] for r in learners)
+    return v
+
+
+def _bytes_sent(ranks, updates):
+    """Bytes all ranks of a role sent (every message type, and the ring's),
+    per update."""
+    total = 0
+    for r in ranks:
+        bs = r.get("bytes_sent")
+        if isinstance(bs, dict):
+            total += sum(v for v in bs.values() if num(v) is not None)
+        ring = r.get("ring")
+        if isinstance(ring, dict) and num(ring.get("bytes_sent")) is not None:
+            total += ring["bytes_sent"]
+    return total / updates
+
+
+def _bytes_per_update(s, updates):
+    """{role: bytes per update}: bytes_per_update_by_role where the run has
+    it, else computed from the ranks' bytes_sent."""
+    by = s.get("bytes_per_update_by_role")
+    bpu = {}
+    for role in facts.roles():
+        ranks = role_list(s, role)
+        if isinstance(by, dict):
+            bpu[role] = num(by.get(role)) if role in by else (0 if not ranks else None)
+        elif ranks and updates:
+            bpu[role] = _bytes_sent(ranks, updates)
+        else:
+            bpu[role] = None if ranks else 0
+    return bpu
+
+
+def _wait_shares(s, wall):
+    """{role: share of the wall time it spent waiting for messages, mean
+    over its ranks}."""
+    wait = {}
+    for role in facts.roles():
+        ranks = role_list(s, role)
+        ws = [num(r.get("wait_seconds")) for r in ranks]
+        wait[role] = (sum(ws) / len(ws) / wall) if ranks and wall and all(w is not None for w in ws) else None
+    return wait
+
+
+def _ring(f, learners, wall):
+    rings = [r["ring"] for r in learners if isinstance(r.get("ring"), dict)]
+    ring_s = [num(r.get("seconds")) for r in rings]
+    f["ring_share"] = (sum(ring_s) / len(ring_s) / wall) if ring_s and wall and None not in ring_s else None
+    rr = [num(r.get("rounds")) for r in rings]
+    f["ring_rounds"] = max(rr) if rr and None not in rr else None
+
+
+def _staleness_hist(s):
+    """The staleness histogram summed over the PS shards, or None."""
+    bins = facts.staleness_bins()
+    hist = None
+    for r in role_list(s, "ps"):
+        h = r.get("staleness_histogram")
+        if isinstance(h, list):
+            hist = hist or [0] * bins
+            for i, c in enumerate(h[:bins]):
+                hist[i] += c if num(c) is not None else 0
+    return hist
+
+
+def run_figures(s):
+    """What the report shows of one run, from its summary.json (dict)."""
+    f = {k: num(s.get(k)) for k in SUMMARY_NUMBERS}
+    f["solved"] = s.get("solved") is True
+    updates = f["updates"]
+    wall = f["wall_seconds"]
+    # gradients computed and samples trained by all learners
+    g = f["gradients"] = _learner_total(s, "gradients")
+    st = f["samples_trained"] = _learner_total(s, "samples_trained")
+    f["gradients_per_update"] = g / updates if g is not None and updates else None
+    f["samples_per_second"] = st / wall if st is not None and wall else None
+    f["bpu_from_summary"] = isinstance(s.get("bytes_per_update_by_role"), dict)
+    bpu = f["bpu_role"] = _bytes_per_update(s, updates)
+    vals = [bpu[r] for r in facts.roles() if role_list(s, r)]
+    f["bpu_total"] = sum(vals) if vals and all(v is not None for v in vals) else None
+    f["wait_share"] = _wait_shares(s, wall)
+    _ring(f, role_list(s, "learner"), wall)
+    f["staleness_hist"] = _staleness_hist(s)
+    return f
+
+
+def staleness_stats(hist):
+    """(mean, p99) as text from a histogram whose last bin counts every
+    gradient that stale or more."""
+    if not hist:
+        return DASH, DASH
+    total = sum(hist)
+    if total == 0:
+        return DASH, DASH
+    last = len(hist) - 1
+    mean = sum(i * c for i, c in enumerate(hist)) / total
+    mean_s = ("\u2265%.2f" if hist[last] else "%.2f") % mean
+    cum = 0
+    p99 = last
+    for i, c in enumerate(hist):
+        cum += c
+        if cum >= 0.99 * total:
+            p99 = i
+            break
+    p99_s = "\u2265%d" % last if p99 == last else "%d" % p99
+    return mean_s, p99_s
+
+
+def sum_hists(hists):
+    """The bin-wise sum of the histograms that are there, or None."""
+    total = None
+    for h in hists:
+        if h:
+            total = [a + b for a, b in zip(total or [0] * facts.staleness_bins(), h)]
+    return total
+
+
+def finished_run(d):
+    """A run directory with a summary.json of a run that was not stopped by
+    a signal (an interrupted or timed-out cell runs again on --resume)."""
+    try:
+        return read_json(os.path.join(d, "summary.json")).get("stop_reason") != "signal"
+    except (OSError, ValueError):
+        return False
+
+
+class Cell:
+    def __init__(self, mode, learners, seed, name=None):
+        self.mode = mode
+        self.learners = learners
+        self.seed = seed
+        self.name = name or "%s-L%d-s%d" % (mode, learners, seed)
+        self.sets = []        # the --set options of its job
+        self.run_dir = None
+        self.exit = None      # None: not run (or unknown, --from)
+        self.seconds = None   # wall time of the launcher, this script's clock
+        self.skipped = False  # --resume: kept from before
+        self.timed_out = False
+        self.interrupted = False
+        self.log = None
+        self.summary = None
+        self.figures = None
+        self.evals = []
+
+    def state(self, out):
+        """The cell for compare.json; paths inside DIR relative to it, so a
+        copied or moved DIR can still be resumed."""
+        def rel(p):
+            if p and os.path.abspath(p).startswith(out + os.sep):
+                return os.path.relpath(p, out)
+            return p
+        return {"name": self.name, "mode": self.mode, "learners": self.learners, "seed": self.seed,
+                "run_dir": rel(self.run_dir), "exit": self.exit, "seconds": self.seconds,
+                "timed_out": self.timed_out, "interrupted": self.interrupted, "log": rel(self.log)}
+
+    def load(self):
+        """Reads the run's summary.json and eval.csv when it has them."""
+        self.summary = self.figures = None
+        self.evals = []
+        if not self.run_dir:
+            return
+        p = os.path.join(self.run_dir, "summary.json")
+        if os.path.isfile(p):
+            try:
+                self.summary = read_json(p)
+                self.figures = run_figures(self.summary)
+            except (OSError, ValueError) as e:
+                warn("%s: %s" % (p, e))
+                self.summary = self.figures = None
+        self.evals = read_eval_csv(os.path.join(self.run_dir, "eval.csv"))
+
+    @property
+    def ok(self):
+        """Finished: a summary.json and no failure we know of."""
+        return self.summary is not None and (self.exit is None or self.exit == 0) and not self.stopped
+
+    @property
+    def stopped(self):
+        """Stopped by a signal: the run did not reach its own end."""
+        return self.summary is not None and self.summary.get("stop_reason") == "signal"
+
+    @property
+    def failed(self):
+        """Its job exited with a non-zero status."""
+        return self.exit not in (None, 0)
+
+    def status(self):
+        if self.exit is None and self.summary is None:
+            return "not run"
+        if self.interrupted:
+            return "interrupted (exit %d)" % self.exit
+        if self.timed_out:
+            return "timed out (exit %d)" % self.exit
+        if self.exit is not None and self.exit != 0:
+            return "failed (exit %d)" % self.exit
+        if self.stopped:
+            return "stopped by a signal"
+        return "ok" if self.exit == 0 else "ok (exit unknown)"
+
+
+def mode_order():
+    return facts.modes() + ["local"]
+
+
+def group_key(c):
+    """Sort key of a cell, or of a (mode, learners) group: gorila's order of
+    the modes, then local runs, then anything else."""
+    order = mode_order()
+    return (order.index(c.mode) if c.mode in order else len(order), c.mode, c.learners)
+
+
+def key_order(k):
+    """group_key of a (mode, learners) pair."""
+    return group_key(Cell(k[0], k[1], 0))
+
+
+def group_cells(cells, only_ok=False):
+    """{(mode, learners): [cell]}, in the order cells come."""
+    groups = {}
+    for c in cells:
+        if c.ok or not only_ok:
+            groups.setdefault((c.mode, c.learners), []).append(c)
+    return groups
