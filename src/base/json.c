@@ -1,6 +1,7 @@
 /* json.c: see json.h. */
 #include "json.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 void json_init(JsonW *j, FILE *f, bool pretty) {
@@ -87,7 +88,7 @@ void json_num(JsonW *j, const char *key, double value) {
 
 void json_u64(JsonW *j, const char *key, uint64_t value) {
     member(j, key);
-    fprintf(j->f, "%llu", (unsigned long long)value);
+    fprintf(j->f, "%" PRIu64, value);
 }
 
 void json_bool(JsonW *j, const char *key, bool value) {

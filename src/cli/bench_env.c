@@ -24,6 +24,7 @@
 #include "rng.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +152,8 @@ int bench_env(int argc, char **argv) {
         if (json) {
             printf("{\"bench\":\"env\",\"env\":");
             json_string(spec->name);
-            printf(",\"steps\":%llu,\"episodes\":%llu,\"seconds\":%.6f,\"steps_per_second\":%.1f",
-                   (unsigned long long)r.steps, (unsigned long long)r.episodes, r.seconds, sps);
+            printf(",\"steps\":%" PRIu64 ",\"episodes\":%" PRIu64 ",\"seconds\":%.6f,\"steps_per_second\":%.1f",
+                   r.steps, r.episodes, r.seconds, sps);
             if (has_ref)
                 printf(",\"gym_steps_per_second_constant\":%.0f,\"speedup_vs_gym\":%.1f,\"reference_measured\":false,"
                        "\"reference_source\":\"%s\"",
@@ -171,8 +172,8 @@ int bench_env(int argc, char **argv) {
         } else {
             char vs[32] = "-";
             if (has_ref) snprintf(vs, sizeof vs, "%.0fx", ratio);
-            printf("%-16s %12llu %10llu %9.3f %14.0f %10s\n", spec->name, (unsigned long long)r.steps,
-                   (unsigned long long)r.episodes, r.seconds, sps, vs);
+            printf("%-16s %12" PRIu64 " %10" PRIu64 " %9.3f %14.0f %10s\n", spec->name, r.steps,
+                   r.episodes, r.seconds, sps, vs);
         }
         fflush(stdout);
     }

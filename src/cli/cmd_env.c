@@ -38,6 +38,7 @@
 #include "rng.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,8 +220,8 @@ static int env_check(int argc, char **argv) {
     EnvCheckReport rep;
     envcheck_run(spec, &opt, &co, &rep);
 
-    printf("%s: %d episodes, seed %llu, uniform random actions\n", spec->name, (int)a.episodes,
-           (unsigned long long)a.seed);
+    printf("%s: %d episodes, seed %" PRIu64 ", uniform random actions\n", spec->name, (int)a.episodes,
+           a.seed);
     int n[3] = {0};
     for (int k = 0; k < ENVCHECK_COUNT; k++) {
         const EnvCheckItem *it = &rep.item[k];
@@ -229,8 +230,8 @@ static int env_check(int argc, char **argv) {
         else if (it->status == ENVCHECK_FAIL) printf("  FAIL  %-11s  %s: %s\n", it->name, it->what, it->detail);
         else printf("  %s  %-11s  %s (%s)\n", status_word[it->status], it->name, it->what, it->detail);
     }
-    printf("%s: %d passed, %d failed, %d skipped (%llu steps)\n", spec->name, n[ENVCHECK_PASS], n[ENVCHECK_FAIL],
-           n[ENVCHECK_SKIP], (unsigned long long)rep.steps);
+    printf("%s: %d passed, %d failed, %d skipped (%" PRIu64 " steps)\n", spec->name, n[ENVCHECK_PASS], n[ENVCHECK_FAIL],
+           n[ENVCHECK_SKIP], rep.steps);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "gorila: error: %s: writing stdout: %s\n", what, strerror(errno));
         return 1;
@@ -249,8 +250,8 @@ static int env_rollout(int argc, char **argv) {
     Rng policy;
     rng_seed(&policy, a.seed, RNG_STREAM_TOOL);
 
-    printf("%s: %llu episodes, seed %llu, uniform random policy over %d actions\n", e.spec->name,
-           (unsigned long long)a.episodes, (unsigned long long)a.seed, e.num_actions);
+    printf("%s: %" PRIu64 " episodes, seed %" PRIu64 ", uniform random policy over %d actions\n", e.spec->name,
+           a.episodes, a.seed, e.num_actions);
     printf("%8s %14s %8s %s\n", "episode", "return", "length", "end");
     float obs[ENV_MAX_OBS];
     uint64_t total = 0;
@@ -267,10 +268,10 @@ static int env_rollout(int argc, char **argv) {
             len++;
         } while (!r.terminated && !r.truncated);
         total += (uint64_t)len;
-        printf("%8llu %14.6f %8ld %s\n", (unsigned long long)ep, ret, len, end_name(r));
+        printf("%8" PRIu64 " %14.6f %8ld %s\n", ep, ret, len, end_name(r));
     }
     double secs = now_seconds() - t0;
-    printf("total steps: %llu\n", (unsigned long long)total);
+    printf("total steps: %" PRIu64 "\n", total);
     printf("steps/s: %.4g\n", secs > 0 ? (double)total / secs : 0.0);
     return 0;
 }

@@ -29,6 +29,7 @@
 #include "runckpt.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <cblas.h>
 #include <errno.h>
 #include <signal.h>
@@ -119,12 +120,12 @@ static int resolve(const char *target, const char *which, RunCkptManifest *man, 
 
 /* What the manifest says about the parameters, for the "loaded" line. */
 static void describe(const RunCkptManifest *m, char *out, size_t size) {
-    int n = snprintf(out, size, "%s checkpoint, parameters after %llu updates, %llu env steps",
-                     m->kind[0] ? m->kind : "periodic", (unsigned long long)m->params_version,
-                     (unsigned long long)m->env_steps);
+    int n = snprintf(out, size, "%s checkpoint, parameters after %" PRIu64 " updates, %" PRIu64 " env steps",
+                     m->kind[0] ? m->kind : "periodic", m->params_version,
+                     m->env_steps);
     if (n > 0 && (size_t)n < size && m->eval_episodes > 0)
-        snprintf(out + n, size - (size_t)n, "; logged eval %.2f over %d episodes, seed %llu", m->eval_mean,
-                 m->eval_episodes, (unsigned long long)m->eval_seed);
+        snprintf(out + n, size - (size_t)n, "; logged eval %.2f over %d episodes, seed %" PRIu64, m->eval_mean,
+                 m->eval_episodes, m->eval_seed);
 }
 
 static const char eval_usage[] =
@@ -235,22 +236,22 @@ int cmd_eval(int argc, char **argv) {
         char what[256];
         describe(&man, what, sizeof what);
         if (json) {
-            printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %llu, "
-                   "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %llu, "
-                   "\"params_version\": %llu, \"env_steps\": %llu, \"solved\": %s",
+            printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %" PRIu64 ", "
+                   "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %" PRIu64 ", "
+                   "\"params_version\": %" PRIu64 ", \"env_steps\": %" PRIu64 ", \"solved\": %s",
                    man.dir, man.kind[0] ? man.kind : "periodic", cfg->env.name, r.episodes,
-                   (unsigned long long)cfg->eval.seed, r.mean, r.std, r.min, r.max, (unsigned long long)man.updates,
-                   (unsigned long long)man.params_version, (unsigned long long)man.env_steps,
+                   cfg->eval.seed, r.mean, r.std, r.min, r.max, man.updates,
+                   man.params_version, man.env_steps,
                    r.mean >= thr ? "true" : "false");
             if (man.eval_episodes > 0)
-                printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %llu",
-                       man.eval_mean, man.eval_episodes, (unsigned long long)man.eval_seed);
+                printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %" PRIu64,
+                       man.eval_mean, man.eval_episodes, man.eval_seed);
             printf("}\n");
         } else {
             printf("loaded %s (%s)\n", man.dir, what);
-            printf("%s: %s, %d greedy episodes (eval seed %llu): mean %.2f, std %.2f, min %.1f, max %.1f "
+            printf("%s: %s, %d greedy episodes (eval seed %" PRIu64 "): mean %.2f, std %.2f, min %.1f, max %.1f "
                    "(threshold %.0f: %s)\n",
-                   man.dir, cfg->env.name, r.episodes, (unsigned long long)cfg->eval.seed, r.mean, r.std, r.min, r.max,
+                   man.dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max,
                    thr, r.mean >= thr ? "solved" : "not solved");
         }
     }

@@ -10,6 +10,7 @@
  */
 #include "replaybuf.h"
 
+#include <inttypes.h>
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,11 +240,11 @@ int replaybuf_serial_info(const void *buf, size_t bytes, int obs_dim, ReplaySerI
     size_t per_row = row_bytes((size_t)obs_dim) + (version == SER_VERSION_PRIO ? 8 : 0);
     size_t extra = SER_HEADER_BYTES + (version == SER_VERSION_PRIO ? 8 : 0);
     if (size > (SIZE_MAX - extra) / per_row || extra + size * per_row != bytes)
-        return errf(err, "replay data is %zu bytes, but its version-%u header says %llu transitions of %zu bytes (+%zu)",
-                    bytes, version, (unsigned long long)size, per_row, extra);
+        return errf(err, "replay data is %zu bytes, but its version-%u header says %" PRIu64 " transitions of %zu bytes (+%zu)",
+                    bytes, version, size, per_row, extra);
     if (total < size)
-        return errf(err, "replay data holds %llu transitions but counts only %llu inserted",
-                    (unsigned long long)size, (unsigned long long)total);
+        return errf(err, "replay data holds %" PRIu64 " transitions but counts only %" PRIu64 " inserted",
+                    size, total);
     *info = (ReplaySerInfo){.version = version, .size = size, .total = total};
     return 0;
 }
@@ -294,8 +295,8 @@ size_t replaybuf_append_serial(ReplayBuf *rb, const void *buf, size_t bytes, uin
     ReplaySerInfo info;
     if (replaybuf_serial_info(buf, bytes, rb->obs_dim, &info, err) != 0) return (size_t)-1;
     if (count > 0 && (first >= info.size || (count - 1) > (info.size - 1 - first) / step)) {
-        errf(err, "replay data holds %llu transitions, not rows %llu + %llu x %llu", (unsigned long long)info.size,
-             (unsigned long long)first, (unsigned long long)(count - 1), (unsigned long long)step);
+        errf(err, "replay data holds %" PRIu64 " transitions, not rows %" PRIu64 " + %" PRIu64 " x %" PRIu64, info.size,
+             first, (count - 1), step);
         return (size_t)-1;
     }
     size_t O = (size_t)rb->obs_dim, head = rb->head;

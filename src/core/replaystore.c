@@ -8,6 +8,7 @@
  */
 #include "replaystore.h"
 
+#include <inttypes.h>
 #include <assert.h>
 #include <math.h>
 #include <string.h>
@@ -275,8 +276,8 @@ int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *
             double v;
             memcpy(&v, block + 8 + 8 * k, 8);
             if (!(v > 0.0 && isfinite(v)))
-                return errf(err, "replay data has priority %g for transition %llu of %llu, expected a finite "
-                            "number > 0", v, (unsigned long long)k, (unsigned long long)size);
+                return errf(err, "replay data has priority %g for transition %" PRIu64 " of %" PRIu64 ", expected a finite "
+                            "number > 0", v, k, size);
         }
     }
     size_t drop = 0;
@@ -312,8 +313,8 @@ int replaystore_append_serial(ReplayStore *pr, const void *buf, size_t bytes, ui
             double v;
             memcpy(&v, block + 8 + 8 * k, 8);
             if (!(v > 0.0 && isfinite(v)))
-                return errf(err, "replay data has priority %g for transition %llu of %llu, expected a finite "
-                            "number > 0", v, (unsigned long long)k, (unsigned long long)info.size);
+                return errf(err, "replay data has priority %g for transition %" PRIu64 " of %" PRIu64 ", expected a finite "
+                            "number > 0", v, k, info.size);
         }
     }
     size_t head = replaybuf_append_serial(&pr->buf, buf, bytes, first, step, count, err);

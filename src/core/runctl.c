@@ -1,6 +1,7 @@
 /* runctl.c: see runctl.h. */
 #include "runctl.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,9 +93,9 @@ void runctl_rates(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates,
 void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double best_eval) {
     if (size == 0) return;
     snprintf(out, size,
-             "[%7.1fs] steps %llu (%.0f/s)  updates %llu (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
-             row->wall_seconds, (unsigned long long)row->env_steps, row->env_steps_per_second,
-             (unsigned long long)row->updates, row->updates_per_second, row->epsilon, row->mean_train_return,
+             "[%7.1fs] steps %" PRIu64 " (%.0f/s)  updates %" PRIu64 " (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
+             row->wall_seconds, row->env_steps, row->env_steps_per_second,
+             row->updates, row->updates_per_second, row->epsilon, row->mean_train_return,
              row->last_eval_return, best_eval);
 }
 
@@ -112,14 +113,14 @@ void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack 
     if (size == 0) return;
     out[0] = '\0';
     if (e->solved)
-        ADD("%s: solved at %llu env steps, %llu updates, %.1f s", env, (unsigned long long)e->solved_at_env_steps,
-            (unsigned long long)e->solved_at_version, e->solved_at_seconds);
+        ADD("%s: solved at %" PRIu64 " env steps, %" PRIu64 " updates, %.1f s", env, e->solved_at_env_steps,
+            e->solved_at_version, e->solved_at_seconds);
     else if (e->evaluations > 0)
-        ADD("%s: not solved (best eval %.1f at %llu env steps)", env, e->best, (unsigned long long)e->best_env_steps);
+        ADD("%s: not solved (best eval %.1f at %" PRIu64 " env steps)", env, e->best, e->best_env_steps);
     else
         ADD("%s: not solved (no evaluation)", env);
-    ADD("; stopped (%s) after %llu env steps, %llu updates, %.1f s", runctl_stop_name(stop),
-        (unsigned long long)env_steps, (unsigned long long)updates, wall_seconds);
+    ADD("; stopped (%s) after %" PRIu64 " env steps, %" PRIu64 " updates, %.1f s", runctl_stop_name(stop),
+        env_steps, updates, wall_seconds);
     if (!final_ckpt) ADD("; no final checkpoint");
     else if (final_evaluated) ADD("; final checkpoint %s: eval %.1f", final_ckpt, e->last);
     else ADD("; final checkpoint %s (not evaluated)", final_ckpt);
@@ -143,10 +144,10 @@ void runctl_done_line(char *out, size_t size, const char *run_dir, StopReason wh
     }
     char solved[128] = "";
     if (why == STOP_SOLVED && history && history->solved)
-        snprintf(solved, sizeof solved, " at %llu env steps", (unsigned long long)history->solved_at_env_steps);
+        snprintf(solved, sizeof solved, " at %" PRIu64 " env steps", history->solved_at_env_steps);
     snprintf(out, size,
-             "%s is already complete (%s%s; its checkpoint is at %llu env steps, %llu updates): nothing to do; "
+             "%s is already complete (%s%s; its checkpoint is at %" PRIu64 " env steps, %" PRIu64 " updates): nothing to do; "
              "%s with --set to continue it",
-             run_dir, why == STOP_SOLVED ? "solved" : runctl_stop_name(why), solved, (unsigned long long)env_steps,
-             (unsigned long long)updates, hint);
+             run_dir, why == STOP_SOLVED ? "solved" : runctl_stop_name(why), solved, env_steps,
+             updates, hint);
 }

@@ -353,7 +353,7 @@ static void cell(FILE *f, double v) {
 int runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {
     FILE *f = rl->metrics;
     errno = 0;
-    fprintf(f, "%.3f,%llu,%llu", r->wall_seconds, (unsigned long long)r->env_steps, (unsigned long long)r->updates);
+    fprintf(f, "%.3f,%" PRIu64 ",%" PRIu64, r->wall_seconds, r->env_steps, r->updates);
     cell(f, r->env_steps_per_second);
     cell(f, r->updates_per_second);
     cell(f, r->mean_train_return);
@@ -368,8 +368,8 @@ int runlog_metrics(RunLog *rl, const MetricsRow *r, const double *extra) {
 
 int runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length) {
     errno = 0;
-    if (fprintf(rl->episodes, "%.3f,%llu,%d,%llu,%.10g,%d\n", wall_seconds, (unsigned long long)env_steps, actor,
-                (unsigned long long)rl->n_episodes, ret, length) < 0 ||
+    if (fprintf(rl->episodes, "%.3f,%" PRIu64 ",%d,%" PRIu64 ",%.10g,%d\n", wall_seconds, env_steps, actor,
+                rl->n_episodes, ret, length) < 0 ||
         ferror(rl->episodes))
         log_fail(rl, "episodes.csv", "", errno);
     rl->n_episodes++;
@@ -378,8 +378,8 @@ int runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int acto
 
 int runlog_eval(RunLog *rl, const EvalRow *r) {
     errno = 0;
-    fprintf(rl->eval, "%.3f,%llu,%llu,%d,%.10g,%.10g,%.10g,%.10g,%d\n", r->wall_seconds,
-            (unsigned long long)r->env_steps, (unsigned long long)r->updates, r->episodes, r->mean, r->std, r->min,
+    fprintf(rl->eval, "%.3f,%" PRIu64 ",%" PRIu64 ",%d,%.10g,%.10g,%.10g,%.10g,%d\n", r->wall_seconds,
+            r->env_steps, r->updates, r->episodes, r->mean, r->std, r->min,
             r->max, r->solved ? 1 : 0);
     check_stream(rl, rl->eval, "eval.csv");
     errno = 0;

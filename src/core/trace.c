@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -131,7 +132,7 @@ int trace_write_json(FILE *f, TraceTrack *tracks, size_t n, size_t events_cap) {
     fputs("\"clock\":\"per-track CLOCK_MONOTONIC, aligned by CLOCK_REALTIME; ts 0 = the earliest start\",", f);
     fprintf(f, "\"events_per_track\":%zu,\"dropped_events\":{", events_cap);
     for (size_t k = 0; k < n; k++)
-        fprintf(f, "%s\"%d\":%llu", k ? "," : "", tracks[k].tid, (unsigned long long)tracks[k].dropped);
+        fprintf(f, "%s\"%d\":%" PRIu64, k ? "," : "", tracks[k].tid, tracks[k].dropped);
     fputs("},\"missing_tracks\":[", f);
     bool first = true;
     for (size_t k = 0; k < n; k++) {

@@ -13,6 +13,7 @@
 #include "util.h"
 #include "version.h"
 
+#include <inttypes.h>
 #include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -155,7 +156,7 @@ static int probe_make(const JobArgs *args, DirProbe *p, char *err) {
     const char *dir = args->start.resumed ? args->start.run_dir : args->cfg->run.out_dir;
     if (snprintf(p->dir, sizeof p->dir, "%s", dir) >= (int)sizeof p->dir) return errf(err, "path too long: %s", dir);
     if (!args->start.resumed && make_dirs(p->dir, err) != 0) return -1;
-    snprintf(p->token, sizeof p->token, "%016llx", (unsigned long long)random_id());
+    snprintf(p->token, sizeof p->token, "%016" PRIx64, random_id());
     snprintf(p->name, sizeof p->name, ".gorila-probe-%s", p->token);
     char path[PATH_LEN];
     if (probe_path(path, p->dir, p->name) != 0) return errf(err, "path too long: %s", p->dir);
@@ -301,14 +302,14 @@ int job_run(Ctx *ctx, JobArgs *args) {
                lay->size);
         layout_print(lay, stdout);
         if (args->start.resumed && args->start.replay_files > 0)
-            printf("resuming from %s: %llu env steps, %llu updates, %llu replay transitions in %d file%s%s\n",
-                   args->start.ckpt_dir, (unsigned long long)args->start.env_steps,
-                   (unsigned long long)args->start.updates, (unsigned long long)args->start.replay_transitions,
+            printf("resuming from %s: %" PRIu64 " env steps, %" PRIu64 " updates, %" PRIu64 " replay transitions in %d file%s%s\n",
+                   args->start.ckpt_dir, args->start.env_steps,
+                   args->start.updates, args->start.replay_transitions,
                    (int)args->start.replay_files, args->start.replay_files == 1 ? "" : "s",
                    args->cfg->checkpoint.save_replay ? "" : " (not restored: checkpoint.save_replay is off)");
         else if (args->start.resumed)
-            printf("resuming from %s: %llu env steps, %llu updates\n", args->start.ckpt_dir,
-                   (unsigned long long)args->start.env_steps, (unsigned long long)args->start.updates);
+            printf("resuming from %s: %" PRIu64 " env steps, %" PRIu64 " updates\n", args->start.ckpt_dir,
+                   args->start.env_steps, args->start.updates);
         fflush(stdout);
     }
     int rc;
