@@ -19,6 +19,7 @@
  */
 #include "envcheck.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -271,6 +272,105 @@ static void check_short_limit(Run *r, const EnvOptions *opt, uint64_t seed, Rng 
     }
 }
 
+/* The three instances a check runs side by side: a (checked), b (the
+ * same seed: must match a bit for bit) and c (the next seed: must differ
+ * somewhere), with their observations and a's current one. */
+typedef struct {
+    Env a, b, c;
+    float oa[OBS_CAP], ob[OBS_CAP], oc[OBS_CAP], cur[OBS_CAP];
+    bool c_live, seed_differs;
+} Trio;
+
+/* Reset all three for episode run->ep and check the first observation. */
+static void reset_trio(Run *r, Trio *t) {
+    const int O = r->spec->obs_dim, sd = r->spec->state_dim;
+    r->step = 0;
+    poison_obs(t->oa);
+    env_reset(&t->a, t->oa);
+    check_obs(r, t->oa, ENVCHECK_OBS_FINITE, true);
+    check_state_tail(r, &t->a);
+    if (t->a.t != 0) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after reset", t->a.t);
+    poison_obs(t->ob);
+    env_reset(&t->b, t->ob);
+    compare_twins(r, &t->a, t->oa, (EnvStep){0}, &t->b, t->ob, (EnvStep){0});
+    env_reset(&t->c, t->oc);
+    t->seed_differs |= first_obs_diff(t->oa, t->oc, O) >= 0 || first_state_diff(&t->a, &t->c, sd) >= 0;
+    t->c_live = true;
+    memcpy(t->cur, t->oa, sizeof t->cur);
+}
+
+/* One random action on all three, and every per-step check. */
+static EnvStep step_trio(Run *r, Trio *t, Rng *pol) {
+    const EnvSpec *spec = r->spec;
+    const int O = spec->obs_dim, sd = spec->state_dim;
+    Env *a = &t->a;
+    int action = (int)rng_below(pol, (uint64_t)a->num_actions);
+    Env rt, copy = *a;
+    bool restore = !a->terminated; /* set_state clears it: compare only episodes still running */
+    if (restore) restore_copy(r, a, t->cur, &rt);
+    EnvStep raw = spec->dynamics(&copy, action);
+
+    poison_obs(t->oa);
+    EnvStep st = env_step(a, action, t->oa);
+    r->step++;
+    r->rep->steps++;
+    check_obs(r, t->oa, ENVCHECK_OBS_FINITE, true);
+    check_state_tail(r, a);
+    if (!isfinite(st.reward)) fail(r, ENVCHECK_REWARD, "reward = %g", st.reward);
+    check_flags(r, a, r->step, raw, st);
+    bool pure = first_state_diff(&copy, a, sd) < 0 && dbits(raw.reward) == dbits(st.reward) &&
+                raw.terminated == st.terminated;
+    if (!pure)
+        fail(r, ENVCHECK_DETERMINISM,
+             "stepping a copy of the Env gave another result: state outside e->state or e->rng "
+             "(a static or global?)");
+    if (restore && pure) check_restored(r, &rt, action, t->oa, st); /* else hidden state would blame state_dim */
+
+    poison_obs(t->ob);
+    EnvStep sb = env_step(&t->b, action, t->ob);
+    compare_twins(r, a, t->oa, st, &t->b, t->ob, sb);
+    if (t->c_live) {
+        EnvStep sc = env_step(&t->c, action, t->oc);
+        t->seed_differs |= first_obs_diff(t->oa, t->oc, O) >= 0 || dbits(sc.reward) != dbits(st.reward);
+        t->c_live = !sc.terminated && !sc.truncated;
+    }
+    memcpy(t->cur, t->oa, sizeof t->cur);
+    return st;
+}
+
+/* The spec item: the three instances start (0), or the report says why
+ * not and every other item is skipped (-1). */
+static int init_trio(Run *r, Trio *t, const EnvOptions *opt, uint64_t seed) {
+    EnvCheckReport *rep = r->rep;
+    const EnvSpec *spec = r->spec;
+    char err[ERR_LEN];
+    if (env_init(&t->a, spec, opt, seed, RNG_STREAM_ENV, err) < 0) {
+        rep->item[ENVCHECK_SPEC].status = ENVCHECK_FAIL;
+        rep->failed = 1;
+        note(&rep->item[ENVCHECK_SPEC], "%s", err);
+        for (int k = 1; k < ENVCHECK_COUNT; k++) {
+            rep->item[k].status = ENVCHECK_SKIP;
+            note(&rep->item[k], "not run: the spec check failed");
+        }
+        return -1;
+    }
+    if (env_init(&t->b, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
+        env_init(&t->c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0) {
+        fail(r, ENVCHECK_SPEC, "env_init succeeds once, then fails: %s", err);
+        return -1;
+    }
+    note(&rep->item[ENVCHECK_SPEC], "obs %d, actions %d, state %d, time limit %d, threshold %g", spec->obs_dim,
+         t->a.num_actions, spec->state_dim, t->a.max_steps, spec->reward_threshold);
+    rep->num_actions = t->a.num_actions;
+    if (!spec->obs_low) {
+        rep->item[ENVCHECK_OBS_BOUNDS].status = ENVCHECK_SKIP;
+        note(&rep->item[ENVCHECK_OBS_BOUNDS], "the spec declares no obs_low/obs_high");
+    }
+    poison_state(&t->a, spec->state_dim);
+    poison_state(&t->b, spec->state_dim);
+    return 0;
+}
+
 int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptions *co, EnvCheckReport *rep) {
     static const EnvOptions no_options;
     static const EnvCheckOptions defaults = {.episodes = ENVCHECK_EPISODES_DEFAULT};
@@ -284,112 +384,41 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
     }
     Run run = {.rep = rep, .spec = spec, .phase = AT_EPISODE};
     Run *r = &run;
-
-    /* spec: everything else needs a valid spec and an instance. */
-    Env a, b, c;
-    char err[ERR_LEN];
     const uint64_t seed = co->seed;
-    if (env_init(&a, spec, opt, seed, RNG_STREAM_ENV, err) < 0) {
-        rep->item[ENVCHECK_SPEC].status = ENVCHECK_FAIL;
-        rep->failed = 1;
-        note(&rep->item[ENVCHECK_SPEC], "%s", err);
-        for (int k = 1; k < ENVCHECK_COUNT; k++) {
-            rep->item[k].status = ENVCHECK_SKIP;
-            note(&rep->item[k], "not run: the spec check failed");
-        }
-        return rep->failed;
-    }
-    if (env_init(&b, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
-        env_init(&c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0) {
-        fail(r, ENVCHECK_SPEC, "env_init succeeds once, then fails: %s", err);
-        return rep->failed;
-    }
-    note(&rep->item[ENVCHECK_SPEC], "obs %d, actions %d, state %d, time limit %d, threshold %g", spec->obs_dim,
-         a.num_actions, spec->state_dim, a.max_steps, spec->reward_threshold);
-    rep->num_actions = a.num_actions;
-    if (!spec->obs_low) {
-        rep->item[ENVCHECK_OBS_BOUNDS].status = ENVCHECK_SKIP;
-        note(&rep->item[ENVCHECK_OBS_BOUNDS], "the spec declares no obs_low/obs_high");
-    }
-    poison_state(&a, spec->state_dim);
-    poison_state(&b, spec->state_dim);
+    Trio trio = {0};
+    Trio *t = &trio;
+    /* spec: everything else needs a valid spec and an instance. */
+    if (init_trio(r, t, opt, seed) != 0) return rep->failed;
 
     Rng pol;
     rng_seed(&pol, seed, RNG_STREAM_TOOL);
-    const int O = spec->obs_dim, sd = spec->state_dim;
     const int episodes = co->episodes > 0 ? co->episodes : ENVCHECK_EPISODES_DEFAULT;
-    float oa[OBS_CAP], ob[OBS_CAP], oc[OBS_CAP], cur[OBS_CAP];
-    bool seed_differs = false;
     int n_term = 0, n_trunc = 0;
     long min_len = -1, max_len = 0;
     for (int ep = 1; ep <= episodes; ep++) {
         run.ep = ep;
-        run.step = 0;
-        poison_obs(oa);
-        env_reset(&a, oa);
-        check_obs(r, oa, ENVCHECK_OBS_FINITE, true);
-        check_state_tail(r, &a);
-        if (a.t != 0) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after reset", a.t);
-        poison_obs(ob);
-        env_reset(&b, ob);
-        compare_twins(r, &a, oa, (EnvStep){0}, &b, ob, (EnvStep){0});
-        env_reset(&c, oc);
-        seed_differs |= first_obs_diff(oa, oc, O) >= 0 || first_state_diff(&a, &c, sd) >= 0;
-        bool c_live = true;
-        memcpy(cur, oa, sizeof cur);
-
+        reset_trio(r, t);
         EnvStep st;
-        do {
-            int action = (int)rng_below(&pol, (uint64_t)a.num_actions);
-            Env rt, copy = a;
-            bool restore = !a.terminated; /* set_state clears it: compare only episodes still running */
-            if (restore) restore_copy(r, &a, cur, &rt);
-            EnvStep raw = spec->dynamics(&copy, action);
-
-            poison_obs(oa);
-            st = env_step(&a, action, oa);
-            run.step++;
-            rep->steps++;
-            check_obs(r, oa, ENVCHECK_OBS_FINITE, true);
-            check_state_tail(r, &a);
-            if (!isfinite(st.reward)) fail(r, ENVCHECK_REWARD, "reward = %g", st.reward);
-            check_flags(r, &a, run.step, raw, st);
-            bool pure = first_state_diff(&copy, &a, sd) < 0 && dbits(raw.reward) == dbits(st.reward) &&
-                        raw.terminated == st.terminated;
-            if (!pure)
-                fail(r, ENVCHECK_DETERMINISM,
-                     "stepping a copy of the Env gave another result: state outside e->state or e->rng "
-                     "(a static or global?)");
-            if (restore && pure) check_restored(r, &rt, action, oa, st); /* else hidden state would blame state_dim */
-
-            poison_obs(ob);
-            EnvStep sb = env_step(&b, action, ob);
-            compare_twins(r, &a, oa, st, &b, ob, sb);
-            if (c_live) {
-                EnvStep sc = env_step(&c, action, oc);
-                seed_differs |= first_obs_diff(oa, oc, O) >= 0 || dbits(sc.reward) != dbits(st.reward);
-                c_live = !sc.terminated && !sc.truncated;
-            }
-            memcpy(cur, oa, sizeof cur);
-        } while (!st.terminated && !st.truncated);
+        do st = step_trio(r, t, &pol);
+        while (!st.terminated && !st.truncated);
         n_term += st.terminated;
         n_trunc += st.truncated;
         if (min_len < 0 || run.step < min_len) min_len = run.step;
         if (run.step > max_len) max_len = run.step;
-        if (ep == 1) check_past_end(r, &a);
+        if (ep == 1) check_past_end(r, &t->a);
     }
     rep->episodes = episodes;
     check_short_limit(r, opt, seed, &pol);
 
-    if (!seed_differs) { /* over the whole run, not at one step: no location */
+    if (!t->seed_differs) { /* over the whole run, not at one step: no location */
         rep->item[ENVCHECK_SEED].status = ENVCHECK_FAIL;
         rep->failed++;
         note(&rep->item[ENVCHECK_SEED],
-             "seeds %llu and %llu gave identical trajectories over %d episodes: reset_state must draw from e->rng",
-             (unsigned long long)seed, (unsigned long long)seed + 1, episodes);
+             "seeds %" PRIu64 " and %" PRIu64 " gave identical trajectories over %d episodes: reset_state must draw from e->rng",
+             seed, seed + 1, episodes);
     }
     if (rep->item[ENVCHECK_FLAGS].status == ENVCHECK_PASS)
-        note(&rep->item[ENVCHECK_FLAGS], "time limit %d: %d terminated, %d truncated, lengths %ld to %ld", a.max_steps,
-             n_term, n_trunc, min_len, max_len);
+        note(&rep->item[ENVCHECK_FLAGS], "time limit %d: %d terminated, %d truncated, lengths %ld to %ld",
+             t->a.max_steps, n_term, n_trunc, min_len, max_len);
     return rep->failed;
 }

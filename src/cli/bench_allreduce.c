@@ -88,13 +88,19 @@ static int cmp_size(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int bench_allreduce(int argc, char **argv) {
-    bool json = false;
-    const char *config = NULL;
-    long max_floats = 16L << 20;
-    double seconds = 2;
-    RingWait wait = RING_WAIT_AUTO;
+typedef struct {
+    bool json;
+    const char *config;
+    long max_floats;
+    double seconds;
+    RingWait wait;
+} ArOpts;
+
+/* The options; returns -1 when the run is done (help printed: *rc 0) or
+ * refused (*rc the usage status), 0 to go on. */
+static int parse_opts(int argc, char **argv, ArOpts *o, int *rc) {
     char err[ERR_LEN];
+    *o = (ArOpts){.max_floats = 16L << 20, .seconds = 2, .wait = RING_WAIT_AUTO};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -103,49 +109,91 @@ int bench_allreduce(int argc, char **argv) {
                  "gorila's ring allreduce against MPI_Allreduce, 1K floats to N (default 16M) and the\n"
                  "config's network size; time, algbw and busbw (nccl-tests definitions). See\n"
                  "docs/PERFORMANCE.md.");
-            return 0;
+            return *rc = 0, -1;
         }
         if (!strcmp(a, "--json")) {
-            json = true;
+            o->json = true;
             continue;
         }
         if (strcmp(a, "--config") && strcmp(a, "--max-floats") && strcmp(a, "--seconds") && strcmp(a, "--wait"))
-            return usage_error("bench allreduce: unknown option \"%s\" (expected --config FILE, --max-floats N, "
-                               "--seconds S, --wait auto|poll|sleep, --json)", a);
-        if (i + 1 >= argc) return usage_error("bench allreduce: %s needs a value", a);
+            return *rc = usage_error("bench allreduce: unknown option \"%s\" (expected --config FILE, --max-floats N, "
+                                     "--seconds S, --wait auto|poll|sleep, --json)", a), -1;
+        if (i + 1 >= argc) return *rc = usage_error("bench allreduce: %s needs a value", a), -1;
         const char *v = argv[++i];
         if (!strcmp(a, "--config")) {
-            config = v;
+            o->config = v;
         } else if (!strcmp(a, "--max-floats")) {
-            if (parse_int_range(v, 1024, 1L << 28, &max_floats, err) < 0)
-                return usage_error("bench allreduce: --max-floats: %s", err);
+            if (parse_int_range(v, 1024, 1L << 28, &o->max_floats, err) < 0)
+                return *rc = usage_error("bench allreduce: --max-floats: %s", err), -1;
         } else if (!strcmp(a, "--seconds")) {
-            if (parse_double(v, &seconds, err) < 0 || !(seconds > 0) || seconds > 3600)
-                return usage_error("bench allreduce: --seconds: expected a number in (0, 3600], got \"%s\"", v);
+            if (parse_double(v, &o->seconds, err) < 0 || !(o->seconds > 0) || o->seconds > 3600)
+                return *rc = usage_error("bench allreduce: --seconds: expected a number in (0, 3600], got \"%s\"", v),
+                       -1;
         } else if (!strcmp(v, "auto") || !strcmp(v, "poll") || !strcmp(v, "sleep")) {
-            wait = !strcmp(v, "poll") ? RING_WAIT_POLL : !strcmp(v, "sleep") ? RING_WAIT_SLEEP : RING_WAIT_AUTO;
+            o->wait = !strcmp(v, "poll") ? RING_WAIT_POLL : !strcmp(v, "sleep") ? RING_WAIT_SLEEP : RING_WAIT_AUTO;
         } else {
-            return usage_error("bench allreduce: --wait: expected auto, poll or sleep, got \"%s\"", v);
+            return *rc = usage_error("bench allreduce: --wait: expected auto, poll or sleep, got \"%s\"", v), -1;
         }
     }
-    /* The network size, before MPI starts (a bad config is a usage error
-     * on every rank alike). */
+    return 0;
+}
+
+/* The network size of the config (configs/cartpole.yaml when there is
+ * one and none was given, else the defaults), before MPI starts: a bad
+ * config is a usage error on every rank alike. 0, or -1 with *rc. */
+static int net_size(ArOpts *o, size_t *n_net, int *rc) {
+    char err[ERR_LEN];
     Config *cfg = xcalloc(1, sizeof *cfg);
-    if (!config && access("configs/cartpole.yaml", R_OK) == 0) config = "configs/cartpole.yaml";
-    if (config) {
-        if (config_load(cfg, config, NULL, 0, err) != 0) {
-            free(cfg);
-            return usage_error("bench allreduce: %s", err);
-        }
-    } else {
-        config_defaults(cfg);
-    }
+    if (!o->config && access("configs/cartpole.yaml", R_OK) == 0) o->config = "configs/cartpole.yaml";
+    int bad = 0;
+    if (o->config) bad = config_load(cfg, o->config, NULL, 0, err) != 0;
+    else config_defaults(cfg);
     QNet net;
-    if (agentcfg_qnet(cfg, &net, err) != 0) {
-        free(cfg);
-        return usage_error("bench allreduce: %s", err);
+    if (!bad) bad = agentcfg_qnet(cfg, &net, err) != 0;
+    free(cfg);
+    if (bad) return *rc = usage_error("bench allreduce: %s", err), -1;
+    *n_net = net.n_params;
+    return 0;
+}
+
+static void print_header(const ArOpts *o, const Ring *R, int p, int nodes, size_t n_net) {
+    platform_bench_header(o->json, -1, NULL);
+    if (!o->json) {
+        printf("%d ranks, %s, %ld cores here; ring waits by %s; net = %s's Q-network (%zu floats)\n", p,
+               nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R->poll ? "polling" : "sleeping",
+               o->config ? o->config : "the default config", n_net);
+        printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "floats", "bytes", "ring_us", "algbw",
+               "busbw", "mpi_us", "algbw", "busbw", "busbw", "time");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "", "", "", "GB/s", "GB/s", "", "GB/s",
+               "GB/s", "ring/mpi", "ring/mpi");
     }
-    size_t n_net = net.n_params;
+    fflush(stdout);
+}
+
+static void print_row(const ArOpts *o, const Ring *R, int p, size_t n, bool is_net, const ArResult *r) {
+    double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
+    double ra = bytes / r->ring / 1e9, ma = bytes / r->mpi / 1e9;
+    if (o->json) {
+        printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
+               "\"wait\":\"%s\",\"ring_us\":%.3f,\"ring_algbw_gbs\":%.4f,\"ring_busbw_gbs\":%.4f,"
+               "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
+               "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s}\n",
+               n, bytes, p, is_net ? "true" : "false", R->poll ? "poll" : "sleep", r->ring * 1e6, ra, ra * bus,
+               r->mpi * 1e6, ma, ma * bus, ra / ma, r->ring / r->mpi, r->exact ? "true" : "false");
+    } else {
+        printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx%s%s\n", n, bytes,
+               r->ring * 1e6, ra, ra * bus, r->mpi * 1e6, ma, ma * bus, ra / ma, r->ring / r->mpi,
+               is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI");
+    }
+    fflush(stdout);
+}
+
+int bench_allreduce(int argc, char **argv) {
+    ArOpts o;
+    int rc;
+    size_t n_net;
+    if (parse_opts(argc, argv, &o, &rc) != 0 || net_size(&o, &n_net, &rc) != 0) return rc;
 
     job_mpi_env(); /* the same MPI settings as a training job */
     MPI_Init(&argc, &argv);
@@ -159,62 +207,30 @@ int bench_allreduce(int argc, char **argv) {
                             "mpirun --oversubscribe -np 2 %s bench allreduce\n", argv[0]);
         comm_world_free(&ctx, &world);
         MPI_Finalize();
-        free(cfg);
         return EXIT_USAGE;
     }
     Doorbells bells;
     doorbell_init(&bells, &ctx, world);
     Ring R;
-    ring_init(&R, &ctx, world, world, &bells, wait);
+    ring_init(&R, &ctx, world, world, &bells, o.wait);
     int nodes = bells.n_node == ctx.size ? 1 : 0;
     int p = ctx.size;
 
     size_t sizes[32];
     int ns = 0;
-    for (size_t n = 1024; n <= (size_t)max_floats && ns < 30; n *= 4) sizes[ns++] = n;
+    for (size_t n = 1024; n <= (size_t)o.max_floats && ns < 30; n *= 4) sizes[ns++] = n;
     sizes[ns++] = n_net;
     qsort(sizes, (size_t)ns, sizeof sizes[0], cmp_size);
-
-    if (ctx.rank == 0) {
-        platform_bench_header(json, -1, NULL);
-        if (!json) {
-            printf("%d ranks, %s, %ld cores here; ring waits by %s; net = %s's Q-network (%zu floats)\n", p,
-                   nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R.poll ? "polling" : "sleeping",
-                   config ? config : "the default config", n_net);
-            printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
-            printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "floats", "bytes", "ring_us", "algbw",
-                   "busbw", "mpi_us", "algbw", "busbw", "busbw", "time");
-            printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "", "", "", "GB/s", "GB/s", "", "GB/s",
-                   "GB/s", "ring/mpi", "ring/mpi");
-        }
-        fflush(stdout);
-    }
+    if (ctx.rank == 0) print_header(&o, &R, p, nodes, n_net);
     for (int k = 0; k < ns; k++) {
         size_t n = sizes[k];
         if (k > 0 && sizes[k - 1] == n) continue;
-        ArResult r = measure(&R, world, ctx.rank, n, seconds);
-        if (ctx.rank != 0) continue;
-        double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
-        double ra = bytes / r.ring / 1e9, ma = bytes / r.mpi / 1e9;
-        bool is_net = n == n_net;
-        if (json) {
-            printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
-                   "\"wait\":\"%s\",\"ring_us\":%.3f,\"ring_algbw_gbs\":%.4f,\"ring_busbw_gbs\":%.4f,"
-                   "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
-                   "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s}\n",
-                   n, bytes, p, is_net ? "true" : "false", R.poll ? "poll" : "sleep", r.ring * 1e6, ra, ra * bus,
-                   r.mpi * 1e6, ma, ma * bus, ra / ma, r.ring / r.mpi, r.exact ? "true" : "false");
-        } else {
-            printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx%s%s\n", n, bytes,
-                   r.ring * 1e6, ra, ra * bus, r.mpi * 1e6, ma, ma * bus, ra / ma, r.ring / r.mpi,
-                   is_net ? "  net" : "", r.exact ? "" : "  RING DIFFERS FROM MPI");
-        }
-        fflush(stdout);
+        ArResult r = measure(&R, world, ctx.rank, n, o.seconds);
+        if (ctx.rank == 0) print_row(&o, &R, p, n, n == n_net, &r);
     }
     ring_free(&R);
     doorbell_free(&bells, &ctx);
     comm_world_free(&ctx, &world);
     MPI_Finalize();
-    free(cfg);
     return 0;
 }
