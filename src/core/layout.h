@@ -7,7 +7,7 @@
  *   1 .. A                      actors        0 .. A-1
  *   A+1 .. A+S                  replay shards 0 .. S-1
  *   A+S+1 .. A+S+L              learners      0 .. L-1
- *   A+S+L+1 .. A+S+L+P          param servers 0 .. P-1
+ *   A+S+L+1 .. A+S+L+P          parameter servers 0 .. P-1
  *
  * A local run (run.mode: local) is one rank with ROLE_LOCAL.
  */

@@ -27,6 +27,7 @@
 #include "role.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static void request_params(Actor *a) {
 
 static void on_params(Actor *a, const Msg *m) {
     role_params_source(&a->rb, m, a->pulling);
-    memcpy(a->incoming + m->h.aux, m->payload, m->h.count * sizeof(float));
+    memcpy(a->incoming + m->h.params.offset, m->payload, m->h.count * sizeof(float));
     if (a->got == 0 || m->h.version < a->version) a->version = m->h.version;
     if (++a->got < a->rb.n_sources) return;
     float *t = a->params;
@@ -99,7 +100,7 @@ static void send_chunk(Actor *a, bool last) {
         memcpy(td, a->chunk.weight, n * sizeof(float));
         if (!floats_finite(td, n))
             DIE_CODE(a->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: the actor's network gives a non-finite "
-                     "|td| for its own transitions (parameters version %llu)", (unsigned long long)a->version);
+                     "|td| for its own transitions (parameters version %" PRIu64 ")", a->version);
     }
     memcpy(p + l.obs, a->chunk.obs, n * O * sizeof(float));
     memcpy(p + l.next_obs, a->chunk.next_obs, n * O * sizeof(float));
@@ -109,7 +110,7 @@ static void send_chunk(Actor *a, bool last) {
     MsgHeader h = {0};
     h.count = n;
     h.version = a->version;
-    h.aux = (uint64_t)a->rb.ctx->index;
+    h.exp.actor = (uint64_t)a->rb.ctx->index;
     h.flags = (last ? MSG_LAST : 0) | (prio ? MSG_HAS_PRIORITY : 0);
     comm_send(&a->rb.comm, s, a->replay_rank, TAG_EXPERIENCE, h, l.bytes);
     a->credits_used++;
@@ -164,7 +165,7 @@ static bool act(Actor *a) {
         a->done = true;
         a->rb.m.done = 1;
         role_report(&a->rb, true);
-        log_info(a->rb.ctx, "env-step share of %llu used up", (unsigned long long)a->quota);
+        log_info(a->rb.ctx, "env-step share of %" PRIu64 " used up", a->quota);
     }
     if (!a->pulling && a->steps_since_pull >= (uint64_t)cfg->actor.pull_every) request_params(a);
     return true;

@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,8 +198,8 @@ bool comm_poll(Comm *c, Msg *m) {
     size_t got = (size_t)count - sizeof(MsgHeader);
     if (got != want) {
         char buf[160];
-        snprintf(buf, sizeof buf, "payload of %zu bytes, expected %zu for count %llu", got, want,
-                 (unsigned long long)m->h.count);
+        snprintf(buf, sizeof buf, "payload of %zu bytes, expected %zu for count %" PRIu64, got, want,
+                 m->h.count);
         malformed(c, source, tag, buf);
     }
     char what[160];

@@ -192,7 +192,7 @@ static void start_eval(Coord *c) {
 
 static void on_params(Coord *c, const Msg *m) {
     role_params_source(&c->rb, m, c->eval_pulling);
-    memcpy(c->eval_params + m->h.aux, m->payload, m->h.count * sizeof(float));
+    memcpy(c->eval_params + m->h.params.offset, m->payload, m->h.count * sizeof(float));
     if (m->source == c->rb.source_rank[0]) c->eval_version = m->h.version;
     if (++c->eval_got < c->rb.n_sources) return;
     c->eval_pulling = false;
@@ -227,8 +227,8 @@ static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     c->ckpt_version = 0;
     MsgHeader h = {0};
     h.version = c->ckpt_seq;
-    h.aux = c->log.run_id;
-    h.aux2 = snapshot;
+    h.ckpt_req.run_id = c->log.run_id;
+    h.ckpt_req.snapshot = snapshot;
     h.flags = (kind == CK_FINAL ? MSG_FINAL : 0) | (snapshot ? MSG_SNAPSHOT : 0);
     size_t len = strlen(c->ckpt_dir);
     h.count = len;
@@ -241,7 +241,7 @@ static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     c->ckpt_expect = c->rb.n_sources + (c->ckpt_replay ? S : 0);
     c->ckpt_replay_rows = 0;
     h.flags &= ~(uint32_t)MSG_SNAPSHOT;
-    h.aux2 = 0;
+    h.ckpt_req.snapshot = 0;
     for (int s = 0; c->ckpt_replay && s < S; s++)
         comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_REPLAY, s), TAG_CKPT_REQ, h, c->ckpt_dir, len);
 }
@@ -285,14 +285,14 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
     if (replay ? !c->ckpt_replay : role_source_index(&c->rb, m->source) < 0)
         DIE(c->rb.ctx, "CKPT_DONE from rank %d (%s %d), which was not asked for a checkpoint", m->source,
             role_name(role), idx);
-    if (replay) c->ckpt_replay_rows += m->h.aux;
+    if (replay) c->ckpt_replay_rows += m->h.ckpt_done.saved;
     if (m->h.flags & MSG_FAILED) {
         c->ckpt_failed++;
         size_t n = m->bytes < sizeof c->ckpt_err - 1 ? m->bytes : sizeof c->ckpt_err - 1;
         memcpy(c->ckpt_err, m->payload, n);
         c->ckpt_err[n] = '\0';
     }
-    if (m->source == c->rb.source_rank[0]) c->ckpt_version = m->h.aux;
+    if (m->source == c->rb.source_rank[0]) c->ckpt_version = m->h.ckpt_done.saved;
     if (++c->ckpt_done < c->ckpt_expect) return;
     c->ckpt_busy = false;
     if (c->ckpt_kind == CK_BEST) c->best_pending = false;
@@ -685,7 +685,7 @@ static void check_stop_deadline(Coord *c) {
 
 static void send_stop(Coord *c, Role role) {
     MsgHeader h = {0};
-    h.aux = (uint64_t)c->stop_reason;
+    h.stop.reason = (uint64_t)c->stop_reason;
     for (int i = 0; i < c->lay->count[role]; i++) {
         comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, role, i), TAG_STOP, h, NULL, 0);
         c->n_waiting++;

@@ -2,6 +2,7 @@
 #include "jobtrace.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +46,17 @@ void jobtrace_on_msg(JobTrace *j, const Msg *m) {
     TraceTrack *t = &j->tracks[r];
     /* One rank's messages arrive in the order it sent them (MPI keeps the
      * order between two ranks), each continuing where the last ended. */
-    if (m->h.version != t->n || (!t->missing && m->h.aux != j->total[r]))
-        DIE(j->ctx, "TRACE from rank %d carries events [%llu, +%llu) of %llu, expected the next from %zu of %llu", r,
-            (unsigned long long)m->h.version, (unsigned long long)m->h.count, (unsigned long long)m->h.aux, t->n,
-            (unsigned long long)j->total[r]);
+    if (m->h.version != t->n || (!t->missing && m->h.trace.total != j->total[r]))
+        DIE(j->ctx, "TRACE from rank %d carries events [%" PRIu64 ", +%" PRIu64 ") of %" PRIu64 ", expected the next from %zu of %" PRIu64, r,
+            m->h.version, m->h.count, m->h.trace.total, t->n,
+            j->total[r]);
     const uint8_t *p = m->payload;
     memcpy(&t->clock, p, sizeof t->clock);
     memcpy(t->ev + t->n, p + sizeof t->clock, m->h.count * sizeof *t->ev);
     t->n += m->h.count;
-    t->dropped = m->h.aux2;
+    t->dropped = m->h.trace.dropped;
     t->missing = false;
-    j->total[r] = m->h.aux;
+    j->total[r] = m->h.trace.total;
 }
 
 int jobtrace_write(JobTrace *j, const Trace *own, const char *dir, char *err) {

@@ -128,7 +128,7 @@ static void request_prioritized(Learner *l) {
             if (l->shard_of[b] == s) frac[k++] = l->frac[b];
         MsgHeader h = {0};
         h.count = (uint64_t)pr->cnt[s];
-        h.aux = (uint64_t)l->charge[s];
+        h.sample_req.charged = (uint64_t)l->charge[s];
         h.version = l->req_seq;
         h.flags = MSG_PRIORITIZED;
         comm_send(&l->rb.comm, buf, l->first_replay + s, TAG_SAMPLE_REQ, h,
@@ -146,7 +146,7 @@ static void request_sample(Learner *l) {
     int shard = pacing_rr_next(&l->rr);
     MsgHeader h = {0};
     h.count = (uint64_t)l->rb.cfg->replay.batch_size;
-    h.aux = h.count;
+    h.sample_req.charged = h.count;
     h.version = ++l->req_seq;
     comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
     l->req_out = true;
@@ -202,7 +202,7 @@ static void on_sample(Learner *l, const Msg *m) {
         const double *prio = (const double *)(p + lay.prio);
         for (size_t i = 0; i < B; i++) pr->prob[off + i] = pr->share[s] * prio[i] / total;
         l->total[s] = total;
-        l->size[s] = m->h.aux;
+        l->size[s] = m->h.sample.shard_size;
         if (--l->waiting > 0) return;
         nx->n = l->rb.cfg->replay.batch_size;
         finish_prioritized(l);
@@ -296,11 +296,11 @@ static void prio_free(Learner *l) {
 static void on_params(Learner *l, const Msg *m) {
     int p = role_params_source(&l->rb, m, l->pulling);
     const float *src = m->payload;
-    memcpy(l->params + m->h.aux, src, m->h.count * sizeof(float));
+    memcpy(l->params + m->h.params.offset, src, m->h.count * sizeof(float));
     l->reply[p].version = m->h.version;
     if (m->h.flags & MSG_HAS_TARGET) {
-        memcpy(l->target + m->h.aux, src + m->h.count, m->h.count * sizeof(float));
-        l->reply[p].tversion = m->h.aux2;
+        memcpy(l->target + m->h.params.offset, src + m->h.count, m->h.count * sizeof(float));
+        l->reply[p].tversion = m->h.params.target_version;
     }
     if (++l->got == l->rb.n_sources) l->pulling = false;
 }
@@ -350,7 +350,7 @@ static bool service(void *arg) {
 static void pull_params(Learner *l, bool want_target) {
     MsgHeader h = {0};
     for (int p = 0; p < l->rb.n_sources; p++) {
-        h.aux2 = want_target ? l->reply[p].tversion : 0;
+        h.param_req.target_held = want_target ? l->reply[p].tversion : 0;
         h.flags = want_target ? 0 : MSG_NO_TARGET;
         comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_PARAM_REQ, h, NULL, 0);
     }
@@ -366,8 +366,8 @@ static void push_grad(Learner *l, bool want_params) {
         MsgHeader h = {0};
         h.count = l->rb.source_len[p];
         h.version = l->reply[p].version;
-        h.aux = (uint64_t)l->rb.ctx->index;
-        h.aux2 = l->reply[p].tversion;
+        h.grad.learner = (uint64_t)l->rb.ctx->index;
+        h.grad.target_held = l->reply[p].tversion;
         h.flags = want_params ? MSG_WANT_PARAMS : 0;
         comm_send(&l->rb.comm, s, l->rb.source_rank[p], TAG_GRAD, h, proto_grad_bytes(l->rb.source_len[p]));
     }

@@ -88,7 +88,7 @@ static void on_grad(PS *s, const Msg *m) {
     }
     uint64_t stale = sh->version - m->h.version;
     s->rb.m.staleness[stale < PROTO_STALENESS_BINS ? stale : PROTO_STALENESS_BINS - 1]++;
-    s->tver[l] = m->h.aux2;
+    s->tver[l] = m->h.grad.target_held;
     bool want = (m->h.flags & MSG_WANT_PARAMS) != 0;
     const float *g = m->payload;
     const Config *cfg = s->rb.cfg;
@@ -149,7 +149,7 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
             case TAG_GRAD: on_grad(s, &m); break;
             case TAG_PARAM_REQ: {
                 int l = m.source - s->first_learner;
-                if (l >= 0 && l < s->L) s->tver[l] = m.h.aux2;
+                if (l >= 0 && l < s->L) s->tver[l] = m.h.param_req.target_held;
                 pshard_on_param_req(&s->sh, &m);
                 break;
             }

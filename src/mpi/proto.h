@@ -25,6 +25,7 @@
 #ifndef GORILA_PROTO_H
 #define GORILA_PROTO_H
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,39 +35,40 @@
 
 enum {
     TAG_EXPERIENCE = 10, /* actor -> replay: count = n transitions; version = actor's params
-                            version; aux = actor index; flags MSG_HAS_PRIORITY.
+                            version; exp.actor = actor index; flags MSG_HAS_PRIORITY.
                             payload: ExpLayout */
     TAG_EXPERIENCE_ACK,  /* replay -> actor: count = n inserted; no payload */
     TAG_SAMPLE_REQ,      /* learner -> replay: count = rows B; version = request sequence
-                            number; aux = rows charged to the shard's samples-per-insert
+                            number; sample_req.charged = rows charged to the shard's samples-per-insert
                             limiter (uniform: = B). flags MSG_PRIORITIZED: payload frac[B] f64,
                             the rows' positions in [0, 1) of the shard's total priority, and
                             B may be 0 (a charge only); else no payload */
     TAG_SAMPLE,          /* replay -> learner: count = B; version = request sequence;
-                            aux = shard size; flags MSG_PRIORITIZED (B may be 0).
+                            sample.shard_size = shard size; flags MSG_PRIORITIZED (B may be 0).
                             payload: SampleLayout */
     TAG_PRIORITY,        /* learner -> replay: count = n. payload: PriorityLayout */
     TAG_GRAD,            /* learner -> ps: count = slice length; version = the shard's params
-                            version the gradient was computed on; aux = learner index;
-                            aux2 = target version the learner holds; flags MSG_WANT_PARAMS.
+                            version the gradient was computed on; grad.learner = learner index;
+                            grad.target_held = target version the learner holds; flags MSG_WANT_PARAMS.
                             payload: grad[count] f32 */
-    TAG_PARAM_REQ,       /* any -> ps: aux2 = target version held (MSG_NO_TARGET: none wanted);
+    TAG_PARAM_REQ,       /* any -> ps: param_req.target_held = target version held (MSG_NO_TARGET: none wanted);
                             coordinator only: flags MSG_SNAPSHOT, version = evaluation id.
                             no payload */
     TAG_PARAMS,          /* ps -> any: count = slice length; version = params version;
-                            aux = slice offset; aux2 = target version; flags MSG_HAS_TARGET.
+                            params.offset = slice offset; params.target_version;
+                            flags MSG_HAS_TARGET.
                             payload: params[count] f32 (+ target[count] f32) */
     TAG_METRICS,         /* any -> coordinator: payload: RoleMetrics */
     TAG_EPISODES,        /* actor -> coordinator: count = n. payload: EpisodeRec[n] */
     TAG_CKPT_REQ,        /* coordinator -> ps (every parameter source) and, with
                             checkpoint.save_replay, replay shards: version = checkpoint id;
-                            count = path bytes; aux = run id; flags MSG_FINAL, MSG_SNAPSHOT
-                            (sources only; aux2 = the evaluation id whose snapshot to write).
+                            count = path bytes; ckpt_req.run_id = run id; flags MSG_FINAL, MSG_SNAPSHOT
+                            (sources only; ckpt_req.snapshot = the evaluation id whose snapshot to write).
                             payload: directory path (no NUL) */
-    TAG_CKPT_DONE,       /* ps / replay -> coordinator: version = checkpoint id; aux = params
+    TAG_CKPT_DONE,       /* ps / replay -> coordinator: version = checkpoint id; ckpt_done.saved = params
                             version saved (ps), transitions saved (replay); flags MSG_FAILED;
                             count = message bytes. payload: error text */
-    TAG_STOP,            /* coordinator -> all: aux = StopReason (runctl.h); no payload */
+    TAG_STOP,            /* coordinator -> all: stop.reason = StopReason (runctl.h); no payload */
     TAG_STOPPED,         /* all -> coordinator: payload: RoleMetrics (final). Learners also
                             send it to every PS after their last GRAD: since MPI keeps the
                             order of messages between two ranks, a PS that has seen it from
@@ -76,8 +78,8 @@ enum {
                             before STOPPED (so a coordinator that has every STOPPED has every
                             trace): the rank's held events, oldest first, PROTO_TRACE_PER_MSG at
                             most per message. count = n events; version = index of the first
-                            in the rank's sequence; aux = events the rank sends in all;
-                            aux2 = events its ring dropped.
+                            in the rank's sequence; trace.total = events the rank sends in all;
+                            trace.dropped = events its ring dropped.
                             payload: TraceClock, then TraceEvent[count] (trace.h) */
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100       /* reserved for ring_allreduce_sum */
@@ -106,9 +108,22 @@ typedef struct {
     uint32_t flags;    /* MSG_* */
     uint64_t count;    /* elements of the payload's main array (see the tag) */
     uint64_t version;
-    uint64_t aux;
-    uint64_t aux2;
+    /* Two words whose meaning depends on the tag (the list above): read and
+     * write them by the name of the message kind, never by position. */
+    union {
+        struct { uint64_t actor, unused_; } exp;               /* EXPERIENCE: the actor's index */
+        struct { uint64_t charged, unused_; } sample_req;      /* SAMPLE_REQ: rows charged to the limiter */
+        struct { uint64_t shard_size, unused_; } sample;       /* SAMPLE: rows the shard holds */
+        struct { uint64_t learner, target_held; } grad;        /* GRAD: learner index, target version held */
+        struct { uint64_t unused_, target_held; } param_req;   /* PARAM_REQ: target version held */
+        struct { uint64_t offset, target_version; } params;    /* PARAMS: slice offset, target version */
+        struct { uint64_t run_id, snapshot; } ckpt_req;        /* CKPT_REQ: run id, evaluation id (MSG_SNAPSHOT) */
+        struct { uint64_t saved, unused_; } ckpt_done;         /* CKPT_DONE: params version (ps), transitions (replay) */
+        struct { uint64_t reason, unused_; } stop;             /* STOP: the StopReason */
+        struct { uint64_t total, dropped; } trace;             /* TRACE: events sent in all, dropped by the ring */
+    };
 } MsgHeader;           /* 40 bytes; payloads start 8-byte aligned */
+_Static_assert(sizeof(MsgHeader) == 40, "MsgHeader is 40 bytes on the wire");
 
 /* Name of a tag for logs and per-type byte counts ("experience", ...). */
 const char *proto_tag_name(int tag);
@@ -250,8 +265,8 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
     case TAG_SAMPLE_REQ: {
         int pr = (h->flags & MSG_PRIORITIZED) != 0;
         if (pr != L->prioritized) return *why = "replay kind differs from the job's", (size_t)-1;
-        if ((h->count == 0 && !pr) || h->count > L->max_batch || h->aux > L->max_batch ||
-            (h->count == 0 && h->aux == 0))
+        if ((h->count == 0 && !pr) || h->count > L->max_batch || h->sample_req.charged > L->max_batch ||
+            (h->count == 0 && h->sample_req.charged == 0))
             return *why = "batch size out of range", (size_t)-1;
         return proto_sample_req_bytes(h->count, pr);
     }
@@ -269,7 +284,7 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
         if (h->count > L->n_params) return *why = "gradient slice longer than the network", (size_t)-1;
         return proto_grad_bytes(h->count);
     case TAG_PARAMS:
-        if (h->count > L->n_params || h->aux > L->n_params - h->count)
+        if (h->count > L->n_params || h->params.offset > L->n_params - h->count)
             return *why = "parameter slice outside the network", (size_t)-1;
         return proto_params_bytes(h->count, (h->flags & MSG_HAS_TARGET) != 0);
     case TAG_METRICS:
@@ -285,7 +300,7 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
     case TAG_TRACE:
         if (L->max_trace == 0) return *why = "tracing is off (logging.trace)", (size_t)-1;
         if (h->count > PROTO_TRACE_PER_MSG) return *why = "more events than one message may carry", (size_t)-1;
-        if (h->aux > L->max_trace || h->version > h->aux || h->count > h->aux - h->version)
+        if (h->trace.total > L->max_trace || h->version > h->trace.total || h->count > h->trace.total - h->version)
             return *why = "event range outside the rank's trace", (size_t)-1;
         return proto_trace_bytes(h->count);
     case TAG_EXPERIENCE_ACK:
@@ -322,12 +337,12 @@ static inline const char *proto_payload_check(const MsgHeader *h, const void *pa
             uint64_t slot;
             memcpy(&slot, p + pl.slot + i * 8, sizeof slot);
             if (slot >= L->shard_capacity) {
-                snprintf(buf, cap, "slot %llu outside the shard (capacity %zu)", (unsigned long long)slot,
+                snprintf(buf, cap, "slot %" PRIu64 " outside the shard (capacity %zu)", slot,
                          L->shard_capacity);
                 return buf;
             }
             if (!(td[i] >= 0 && td[i] <= 3.4e38f)) {
-                snprintf(buf, cap, "|td| %g for slot %llu: must be finite and >= 0", td[i], (unsigned long long)slot);
+                snprintf(buf, cap, "|td| %g for slot %" PRIu64 ": must be finite and >= 0", td[i], slot);
                 return buf;
             }
         }

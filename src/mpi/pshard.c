@@ -6,6 +6,7 @@
 #include "runckpt.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +117,8 @@ void pshard_send_params(PShard *s, int rank, bool with_target) {
     MsgHeader h = {0};
     h.count = s->len;
     h.version = s->version;
-    h.aux = s->off;
-    h.aux2 = s->target_version;
+    h.params.offset = s->off;
+    h.params.target_version = s->target_version;
     h.flags = with_target ? MSG_HAS_TARGET : 0;
     comm_send(&s->rb->comm, b, rank, TAG_PARAMS, h, proto_params_bytes(s->len, with_target));
     trace_span(&s->rb->trace, TR_SERVE_PARAMS, t0, now_seconds(), (uint32_t)rank);
@@ -139,7 +140,7 @@ void pshard_on_param_req(PShard *s, const Msg *m) {
         if (m->h.version == 0) DIE(s->rb->ctx, "PARAM_REQ from rank %d asks for a snapshot with id 0", m->source);
         take_snapshot(s, m->h.version);
     }
-    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.aux2 != s->target_version;
+    bool with_target = !(m->h.flags & MSG_NO_TARGET) && m->h.param_req.target_held != s->target_version;
     pshard_send_params(s, m->source, with_target);
 }
 
@@ -157,8 +158,8 @@ static void write_answer(PShard *s, const CkptReq *q) {
     if (q->snapshot) {
         const PShardSnap *p = &s->snap;
         if (p->id != q->snapshot) {
-            rc = errf(err, "shard %d holds the snapshot of evaluation %llu, not %llu", s->index,
-                      (unsigned long long)p->id, (unsigned long long)q->snapshot);
+            rc = errf(err, "shard %d holds the snapshot of evaluation %" PRIu64 ", not %" PRIu64, s->index,
+                      p->id, q->snapshot);
         } else {
             snap_opt = s->opt; /* same kind and sizes; the state and step of the snapshot */
             snap_opt.state = p->opt_state;
@@ -178,8 +179,8 @@ static void write_answer(PShard *s, const CkptReq *q) {
 
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final) {
     assert(s->serves);
-    CkptReq q = {.id = m->h.version, .run_id = m->h.aux,
-                 .snapshot = (m->h.flags & MSG_SNAPSHOT) ? m->h.aux2 : 0};
+    CkptReq q = {.id = m->h.version, .run_id = m->h.ckpt_req.run_id,
+                 .snapshot = (m->h.flags & MSG_SNAPSHOT) ? m->h.ckpt_req.snapshot : 0};
     /* comm_poll bounds the path by PROTO_MAX_TEXT (proto_payload_bytes). */
     memcpy(q.dir, m->payload, m->bytes);
     q.dir[m->bytes] = '\0';

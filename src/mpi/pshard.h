@@ -113,7 +113,7 @@ void pshard_report_if_due(PShard *s);
 void pshard_send_params(PShard *s, int rank, bool with_target);
 
 /* Answer PARAM_REQ m: PARAMS to its sender, with the target slice unless it
- * wants none (MSG_NO_TARGET) or already holds target_version (m->h.aux2).
+ * wants none (MSG_NO_TARGET) or already holds target_version (m->h.param_req.target_held).
  * With MSG_SNAPSHOT (the coordinator, before an evaluation), first copy the
  * whole slice state into s->snap for evaluation id m->h.version. */
 void pshard_on_param_req(PShard *s, const Msg *m);
@@ -121,7 +121,7 @@ void pshard_on_param_req(PShard *s, const Msg *m);
 /* Answer CKPT_REQ m (from the coordinator; s must serve): write the shard file into the
  * directory m names and send CKPT_DONE (MSG_FAILED with the reason when
  * the write failed; the run goes on). With MSG_SNAPSHOT, the file holds the
- * snapshot of evaluation m->h.aux2 (fails if that is not the one held) and
+ * snapshot of evaluation m->h.ckpt_req.snapshot (fails if that is not the one held) and
  * is written at once; otherwise the live state, and with hold_final and
  * MSG_FINAL in m the request is kept for pshard_write_held instead. */
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final);

@@ -136,7 +136,7 @@ static void serve(Replay *r, int l) {
     }
     h.count = (uint64_t)B;
     h.version = r->req_seq[l];
-    h.aux = replaybuf_size(&r->store.buf);
+    h.sample.shard_size = replaybuf_size(&r->store.buf);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
     pacing_limiter_sampled(&r->lim, r->req_charge[l]);
     r->rb.m.sampled = r->lim.sampled;
@@ -194,7 +194,7 @@ static void on_sample_req(Replay *r, const Msg *m) {
     if (r->req_on[l]) DIE(r->rb.ctx, "learner rank %d has two sample requests in flight", m->source);
     r->req_on[l] = true;
     r->req_batch[l] = (int)m->h.count;
-    r->req_charge[l] = (int)m->h.aux;
+    r->req_charge[l] = (int)m->h.sample_req.charged;
     r->req_seq[l] = m->h.version;
     /* Prioritized: the rows' positions (proto_sample_req_bytes); uniform: none. */
     memcpy(r->req_frac + (size_t)l * r->lim.batch, m->payload, m->bytes);
@@ -229,7 +229,7 @@ static void on_ckpt_req(Replay *r, const Msg *m) {
     dir[m->bytes] = '\0';
     RunCkptReplay rp = {.index = r->rb.ctx->index, .n_shards = r->rb.lay->count[ROLE_REPLAY],
                         .replay = &r->store,
-                        .run_id = m->h.aux, .seq = m->h.version};
+                        .run_id = m->h.ckpt_req.run_id, .seq = m->h.version};
     double t0 = now_seconds();
     int rc = runckpt_write_replay(r->rb.cfg, &r->rb.net, dir, &rp, err);
     trace_span(&r->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)m->h.version);

@@ -6,6 +6,7 @@
 #include "params.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,16 +72,16 @@ int role_source_index(const RoleBase *rb, int rank) {
 int role_params_source(const RoleBase *rb, const Msg *m, bool expected) {
     int p = role_source_index(rb, m->source);
     if (p < 0 || !expected) DIE(rb->ctx, "unexpected PARAMS from rank %d", m->source);
-    if (m->h.aux != rb->source_off[p] || m->h.count != rb->source_len[p])
-        DIE(rb->ctx, "PARAMS from rank %d cover [%llu, +%llu), expected [%zu, +%zu)", m->source,
-            (unsigned long long)m->h.aux, (unsigned long long)m->h.count, rb->source_off[p], rb->source_len[p]);
+    if (m->h.params.offset != rb->source_off[p] || m->h.count != rb->source_len[p])
+        DIE(rb->ctx, "PARAMS from rank %d cover [%" PRIu64 ", +%" PRIu64 "), expected [%zu, +%zu)", m->source,
+            m->h.params.offset, m->h.count, rb->source_off[p], rb->source_len[p]);
     return p;
 }
 
 void role_ckpt_done(RoleBase *rb, uint64_t id, uint64_t version, int rc, const char *err, const char *dir) {
     MsgHeader h = {0};
     h.version = id;
-    h.aux = version;
+    h.ckpt_done.saved = version;
     h.flags = rc ? MSG_FAILED : 0;
     /* Failed: who failed where, and when the checkpoint directory the
      * coordinator made is not there at all, why that is likely. */
@@ -140,8 +141,8 @@ static void send_trace(RoleBase *rb) {
         MsgHeader h = {0};
         h.count = k;
         h.version = first;
-        h.aux = t->n;
-        h.aux2 = t->dropped;
+        h.trace.total = t->n;
+        h.trace.dropped = t->dropped;
         comm_send(&rb->comm, out, 0, TAG_TRACE, h, proto_trace_bytes(k));
         Msg m;
         comm_drain(&rb->comm, &out, 1, NULL, 0, &m);

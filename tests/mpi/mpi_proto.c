@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
             bool range = !strcmp(what, "trace-range");
             tag = TAG_TRACE;
             h = (MsgHeader){.tag = TAG_TRACE, .count = range ? 10 : 1, .version = range ? 60 : 0,
-                            .aux = range ? 64 : 1};
+                            .sample_req.charged = range ? 64 : 1};
             bytes = (int)(sizeof h + proto_trace_bytes(h.count));
         }
         else if (!strncmp(what, "priority", 8)) { /* -slot: slot 100 of 100; -nan: |td| NaN; -uniform */
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
             bytes = (int)(sizeof h + el.bytes);
         } else if (!strcmp(what, "sample-frac")) { /* a prioritized request for 1 row at position 1.5 */
             tag = TAG_SAMPLE_REQ;
-            h = (MsgHeader){.tag = TAG_SAMPLE_REQ, .count = 1, .aux = 1, .flags = MSG_PRIORITIZED};
+            h = (MsgHeader){.tag = TAG_SAMPLE_REQ, .count = 1, .sample_req.charged = 1, .flags = MSG_PRIORITIZED};
             double f = 1.5;
             memcpy(buf + sizeof h, &f, sizeof f);
             bytes = (int)(sizeof h + 8);
