@@ -3,6 +3,8 @@
 #include "explore.h"
 #include "util.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,4 +79,24 @@ void agentcfg_batch_init(Batch *b, int rows, int obs_dim) {
 void agentcfg_batch_free(Batch *b) {
     free(b->obs);
     memset(b, 0, sizeof *b);
+}
+
+void agentcfg_diverge_hint(const Config *cfg, char *out) {
+    snprintf(out, AGENTCFG_HINT_LEN, "lower optimizer.lr (now %g) or optimizer.grad_clip (now %g, 0 = off)",
+             cfg->optimizer.lr, cfg->optimizer.grad_clip);
+}
+
+double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
+                          const float *target, const Batch *b, float *grad, float *td, char *what) {
+    double loss = dqn_loss_grad(dqn, net, dp, params, target, b, grad, td);
+    /* The norm is summed in double over floats, so it is finite exactly
+     * when every element is. */
+    double norm = optim_clip_norm(grad, net->n_params, cfg->optimizer.grad_clip);
+    what[0] = '\0';
+    if (!isfinite(loss)) snprintf(what, AGENTCFG_WHAT_LEN, "loss is %g", loss);
+    else if (!isfinite(norm)) snprintf(what, AGENTCFG_WHAT_LEN, "gradient norm is %g", norm);
+    /* A non-finite |td| nearly always shows in the loss too, but a
+     * priority must never be set from one: checked on its own. */
+    else if (td && !floats_finite(td, (size_t)b->n)) snprintf(what, AGENTCFG_WHAT_LEN, "a |td| of the batch is not finite");
+    return loss;
 }

@@ -33,6 +33,21 @@ bool agentcfg_target_update(const Config *cfg, uint64_t step, float *target, con
 
 /* Exploration rate after env_steps steps of an actor (linear schedule), or
  * Ape-X's per-actor constant eps_i for actor i of n. */
+/* One batch's DQN loss and gradient (dqn_loss_grad; |td| per row into td
+ * when td is not NULL), the gradient clipped to optimizer.grad_clip (global
+ * norm). what (AGENTCFG_WHAT_LEN bytes) gets "" or, when training has
+ * diverged, what went non-finite, checked in this order: "loss is nan",
+ * "gradient norm is inf", "a |td| of the batch is not finite". Returns the
+ * loss. What the local trainer and a learner do per batch. */
+enum { AGENTCFG_WHAT_LEN = 64 };
+double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
+                          const float *target, const Batch *b, float *grad, float *td, char *what);
+
+/* The advice every "training diverged" message ends with, into out:
+ * "lower optimizer.lr (now 0.001) or optimizer.grad_clip (now 10, 0 = off)". */
+enum { AGENTCFG_HINT_LEN = 128 };
+void agentcfg_diverge_hint(const Config *cfg, char *out);
+
 double agentcfg_epsilon(const Config *cfg, uint64_t env_steps, int actor, int n_actors);
 
 /* Batch storage: one allocation behind the views of a Batch of `rows` rows

@@ -41,6 +41,7 @@
 #include "pshard.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,8 +168,8 @@ static void finish_prioritized(Learner *l) {
 
 static void on_sample(Learner *l, const Msg *m) {
     if (!l->req_out || m->h.version != l->req_seq)
-        DIE(l->rb.ctx, "SAMPLE %llu from rank %d, expected request %llu", (unsigned long long)m->h.version, m->source,
-            (unsigned long long)l->req_seq);
+        DIE(l->rb.ctx, "SAMPLE %" PRIu64 " from rank %d, expected request %" PRIu64, m->h.version, m->source,
+            l->req_seq);
     int s = m->source - l->first_replay, off = 0;
     size_t B = m->h.count, O = (size_t)l->next.obs_dim;
     if (s < 0 || s >= l->S) DIE(l->rb.ctx, "SAMPLE from rank %d, which is not a replay shard", m->source);
@@ -381,11 +382,10 @@ static void push_grad(Learner *l, bool want_params) {
  * what went non-finite (what: "loss is nan", ...), where, and what to
  * change. */
 static _Noreturn void diverged(const Learner *l, const char *what) {
-    const Config *cfg = l->rb.cfg;
-    DIE_CODE(l->rb.ctx, GORILA_EXIT_DIVERGED,
-             "training diverged: %s at update %llu on learner %d (rank %d); lower optimizer.lr (now %g) or "
-             "optimizer.grad_clip (now %g, 0 = off)", what, (unsigned long long)l->rb.m.updates + 1,
-             l->rb.ctx->index, l->rb.ctx->rank, cfg->optimizer.lr, cfg->optimizer.grad_clip);
+    char hint[AGENTCFG_HINT_LEN];
+    agentcfg_diverge_hint(l->rb.cfg, hint);
+    DIE_CODE(l->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: %s at update %" PRIu64 " on learner %d (rank %d); %s",
+             what, l->rb.m.updates + 1, l->rb.ctx->index, l->rb.ctx->rank, hint);
 }
 
 /* ---- the two ways of syncing ---------------------------------------------
@@ -525,20 +525,12 @@ static void learn(Learner *l) {
     l->next_ready = false;
     request_sample(l);
     double t0 = now_seconds();
-    double loss = dqn_loss_grad(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
-                                l->prio ? l->td : NULL);
-    double norm = optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
+    char what[AGENTCFG_WHAT_LEN];
+    double loss = agentcfg_loss_grad(l->rb.cfg, &l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
+                                     l->prio ? l->td : NULL, what);
     trace_span(&l->rb.trace, TR_GRAD, t0, now_seconds(), (uint32_t)l->cur.n);
-    if (!isfinite(loss) || !isfinite(norm)) {
-        char what[64];
-        if (!isfinite(loss)) snprintf(what, sizeof what, "loss is %g", loss);
-        else snprintf(what, sizeof what, "gradient norm is %g", norm);
-        diverged(l, what);
-    }
-    if (l->prio) {
-        if (!floats_finite(l->td, (size_t)l->cur.n)) diverged(l, "a |td| of the batch is not finite");
-        send_priorities(l);
-    }
+    if (what[0]) diverged(l, what);
+    if (l->prio) send_priorities(l);
     l->rb.m.updates++;
     l->rb.m.samples_trained += (uint64_t)l->cur.n;
     l->rb.m.loss_sum += loss;

@@ -42,6 +42,7 @@
 #include "runckpt.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,7 +137,7 @@ static void serve(Replay *r, int l) {
     }
     h.count = (uint64_t)B;
     h.version = r->req_seq[l];
-    h.sample.shard_size = replaybuf_size(&r->store.buf);
+    h.sample.shard_size = replaystore_size(&r->store);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
     pacing_limiter_sampled(&r->lim, r->req_charge[l]);
     r->rb.m.sampled = r->lim.sampled;
@@ -255,18 +256,18 @@ static void restore(Replay *r, const JobArgs *args) {
     pacing_limiter_restored(&r->lim, info.restored);
     r->rb.m.replay_size = replaybuf_size(&r->store.buf);
     if (info.exact)
-        log_info(ctx, "restored %llu transitions from replay-%d.ckpt (next id %llu%s)",
-                 (unsigned long long)info.restored, ctx->index, (unsigned long long)replaybuf_total(&r->store.buf),
+        log_info(ctx, "restored %" PRIu64 " transitions from replay-%d.ckpt (next id %" PRIu64 "%s)",
+                 info.restored, ctx->index, replaybuf_total(&r->store.buf),
                  replaystore_prioritized(&r->store) ? ", with their priorities" : "");
     else
-        log_info(ctx, "restored %llu transitions dealt from the checkpoint's %d replay file%s to %d shards (new ids%s)",
-                 (unsigned long long)info.restored, info.files, info.files == 1 ? "" : "s", S,
+        log_info(ctx, "restored %" PRIu64 " transitions dealt from the checkpoint's %d replay file%s to %d shards (new ids%s)",
+                 info.restored, info.files, info.files == 1 ? "" : "s", S,
                  replaystore_prioritized(&r->store) ? ", saved priorities" : "");
     if (info.dropped)
-        log_info(ctx, "dropped %llu saved transitions, the oldest, beyond the shard's capacity of %zu",
-                 (unsigned long long)info.dropped, replaybuf_capacity(&r->store.buf));
-    log_info(ctx, "min size %llu left to insert before learning (restored rows count towards it)",
-             (unsigned long long)r->lim.min_size);
+        log_info(ctx, "dropped %" PRIu64 " saved transitions, the oldest, beyond the shard's capacity of %zu",
+                 info.dropped, replaybuf_capacity(&r->store.buf));
+    log_info(ctx, "min size %" PRIu64 " left to insert before learning (restored rows count towards it)",
+             r->lim.min_size);
 }
 
 int replay_run(const Ctx *ctx, const JobArgs *args) {
@@ -307,8 +308,8 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->store.buf.obs_dim, 1).bytes;
     for (int i = 0; i < r->cap_pend; i++)
         r->pend[i].payload = xmalloc_for(r->chunk_bytes, "held experience chunks", "actor.chunk");
-    log_info(ctx, "shard of %llu transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %llu",
-             (unsigned long long)cap, my_actors, r->lim.spi, r->lim.tol, (unsigned long long)r->lim.min_size);
+    log_info(ctx, "shard of %" PRIu64 " transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %" PRIu64,
+             cap, my_actors, r->lim.spi, r->lim.tol, r->lim.min_size);
     if (args->start.resumed && cfg->checkpoint.save_replay) {
         restore(r, args);
         role_report(&r->rb, true); /* the coordinator sees the restored size at once */

@@ -1,4 +1,4 @@
-/* paramserver.c: the parameter-server role. Shard p of P owns the slice
+/* ps.c: the parameter server role. Shard p of P owns the slice
  * [off, off + len) = shard_range(n_params, P, p) of the flat parameters,
  * the same slice of the target network, and the optimizer state of that
  * slice. Modes (sync.mode):
@@ -23,12 +23,14 @@
  * (MSG_FINAL) waits until every learner's STOPPED marker has come in, so
  * that the last gradient of every learner is in the saved state.
  */
-#include "exitcode.h"
+#include "agentcfg.h"
 #include "clock.h"
+#include "exitcode.h"
 #include "params.h"
 #include "pshard.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,11 +49,10 @@ typedef struct {
 /* Training has diverged: end the job with GORILA_EXIT_DIVERGED. what:
  * "the gradient from learner 1 (rank 4)", ... */
 static _Noreturn void diverged(const PS *s, const char *what) {
-    const Config *cfg = s->rb.cfg;
-    DIE_CODE(s->rb.ctx, GORILA_EXIT_DIVERGED,
-             "training diverged: %s is not finite at version %llu of parameter server %d; lower optimizer.lr "
-             "(now %g) or optimizer.grad_clip (now %g, 0 = off)", what, (unsigned long long)s->sh.version,
-             s->rb.ctx->index, cfg->optimizer.lr, cfg->optimizer.grad_clip);
+    char hint[AGENTCFG_HINT_LEN];
+    agentcfg_diverge_hint(s->rb.cfg, hint);
+    DIE_CODE(s->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: %s is not finite at version %" PRIu64
+             " of parameter server %d; %s", what, s->sh.version, s->rb.ctx->index, hint);
 }
 
 /* grad is finite (on_grad checks it); a finite step can still overflow
@@ -73,11 +74,11 @@ static void on_grad(PS *s, const Msg *m) {
     int l = m->source - s->first_learner;
     if (l < 0 || l >= s->L) DIE(s->rb.ctx, "GRAD from rank %d, which is not a learner", m->source);
     if (m->h.count != sh->len)
-        DIE(s->rb.ctx, "GRAD from rank %d has %llu floats, this shard holds %zu", m->source,
-            (unsigned long long)m->h.count, sh->len);
+        DIE(s->rb.ctx, "GRAD from rank %d has %" PRIu64 " floats, this shard holds %zu", m->source,
+            m->h.count, sh->len);
     if (m->h.version > sh->version)
-        DIE(s->rb.ctx, "GRAD from rank %d claims version %llu, newer than this shard's %llu", m->source,
-            (unsigned long long)m->h.version, (unsigned long long)sh->version);
+        DIE(s->rb.ctx, "GRAD from rank %d claims version %" PRIu64 ", newer than this shard's %" PRIu64, m->source,
+            m->h.version, sh->version);
     /* A learner checks its gradient before sending it; this catches one
      * that does not (or a message damaged on the way) before it is summed
      * or applied. */
@@ -94,8 +95,8 @@ static void on_grad(PS *s, const Msg *m) {
     const Config *cfg = s->rb.cfg;
     if (cfg->sync.mode == SYNC_PS_SYNC) {
         if (stale != 0 || s->got[l])
-            DIE(s->rb.ctx, "ps_sync: learner rank %d sent a gradient for version %llu in round %llu", m->source,
-                (unsigned long long)m->h.version, (unsigned long long)sh->version);
+            DIE(s->rb.ctx, "ps_sync: learner rank %d sent a gradient for version %" PRIu64 " in round %" PRIu64, m->source,
+                m->h.version, sh->version);
         if (s->n_got == 0) memcpy(s->sum, g, sh->len * sizeof(float));
         else
             for (size_t i = 0; i < sh->len; i++) s->sum[i] += g[i];
@@ -137,8 +138,8 @@ int ps_run(const Ctx *ctx, const JobArgs *args) {
     s->got = xcalloc((size_t)s->L, sizeof(bool));
     s->want = xcalloc((size_t)s->L, sizeof(bool));
     s->tver = xcalloc((size_t)s->L, sizeof(uint64_t));
-    log_info(ctx, "shard [%zu, %zu) of %zu parameters, mode %s, version %llu", off, off + len, n,
-             config_sync_name(cfg->sync.mode), (unsigned long long)s->sh.version);
+    log_info(ctx, "shard [%zu, %zu) of %zu parameters, mode %s, version %" PRIu64, off, off + len, n,
+             config_sync_name(cfg->sync.mode), s->sh.version);
     bool stop = false;
     while (!stop) {
         Msg m;
