@@ -65,10 +65,13 @@ static void setup(Fixture *f, const char *name) {
     }
     free(g);
     f->run_id = 0x5eed0000c0ffee00ull + (uint64_t)getpid();
-    snprintf(f->run, sizeof f->run, "build/test-tmp/snapshot-%s-%d", name, (int)getpid());
+    /* A fresh directory every time: named by pid alone, a directory left
+     * by an earlier run whose test process had the same pid made mkdir
+     * fail now and then once build/test-tmp had filled up. */
+    snprintf(f->run, sizeof f->run, "build/test-tmp/snapshot-%s-XXXXXX", name);
     mkdir("build", 0777);
     mkdir("build/test-tmp", 0777);
-    cr_assert_eq(mkdir(f->run, 0777), 0);
+    cr_assert_not_null(mkdtemp(f->run), "mkdtemp %s", f->run);
 }
 
 static void teardown(Fixture *f) {
