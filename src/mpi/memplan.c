@@ -179,7 +179,7 @@ static void plan_rank_common(MemRank *r, const Config *cfg, const Layout *lay, c
     }
 }
 
-/* trainer.c: trainer_run. */
+/* trainer.c: local_init. */
 static void plan_local(MemRank *r, const Config *cfg, const QNet *net) {
     uint64_t n = net->n_params, B = (uint64_t)cfg->replay.batch_size, O = (uint64_t)net->spec.obs_dim;
     uint64_t cap = cfg->replay.capacity, E = (uint64_t)cfg->actor.envs;
@@ -194,7 +194,7 @@ static void plan_local(MemRank *r, const Config *cfg, const QNet *net) {
     add(r, "learning workspace", "replay.batch_size", dqn_bytes(net, B) + B * sizeof(float), false);
     add(r, "batches", "replay.batch_size",
         batch_bytes(E * (uint64_t)cfg->agent.n_step, O) + batch_bytes(B, O) +
-            (prio ? B * (sizeof(size_t) + sizeof(uint64_t) + 2 * sizeof(double)) : 0),
+            B * (sizeof(size_t) + sizeof(uint64_t) + sizeof(double)), /* sampled slots, ids, scratch */
         false);
     plan_actorcore(r, cfg, net, true);
     plan_evaluator(r, cfg, net);
@@ -275,7 +275,7 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
     }
 }
 
-/* paramserver.c: ps_run. */
+/* ps.c: ps_run. */
 static void plan_ps(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, int p) {
     size_t off, len;
     shard_range(net->n_params, lay->count[ROLE_PS], p, &off, &len);

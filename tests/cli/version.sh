@@ -59,9 +59,16 @@ for m in $(field sync_modes | tr -d '[]"' | tr , ' '); do
     expect_rc "sync_modes: config check takes sync.mode=$m" 0
 done
 
-# roles: the keys of summary.json's "roles" (src/mpi/coordinator.c), in rank order
-names=$(sed -n 's/.*char \*names\[\] = {\("coordinator".*\)};.*/\1/p' src/mpi/coordinator.c | c_list)
-check "the role names found in src/mpi/coordinator.c" [ -n "$names" ]
+# roles: the keys of summary.json's "roles" (src/mpi/jobsummary.c names
+# them by role_name in the order of its roles[] array), in rank order
+order=$(sed -n 's/.*Role roles\[N_ROLES\] = {\(.*\)};.*/\1/p' src/mpi/jobsummary.c | tr -d ' ' | tr , ' ')
+names=""
+for r in $order; do
+    n=$(sed -n "s/.*\[$r\] = \"\([a-z]*\)\".*/\1/p" src/base/ctx.c)
+    names="$names${names:+,}\"$n\""
+done
+names="[$names]"
+check "the role names found in src/mpi/jobsummary.c and src/base/ctx.c" [ "$names" != "[]" ]
 expect_eq "roles: summary.json's role keys" "$(field roles)" "$names"
 
 run_cmd "$GORILA" version --json --kernels

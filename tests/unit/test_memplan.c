@@ -156,8 +156,8 @@ Test(memplan, local_trainer_items_match_their_allocations) {
     Batch chunk, batch;
     agentcfg_batch_init(&chunk, actorcore_max_emit(&ac), net.spec.obs_dim);
     agentcfg_batch_init(&batch, cfg.replay.batch_size, net.spec.obs_dim);
-    void *prio_rows[4];
-    for (int i = 0; i < 4; i++) prio_rows[i] = xmalloc(B * 8);
+    void *rows[3]; /* the trainer's sampled slots, ids and sampling scratch (local_init) */
+    for (int i = 0; i < 3; i++) rows[i] = xmalloc(B * 8);
     expect_close("batches", in_use() - before, item(&r, "batches"));
 
     before = in_use();
@@ -166,7 +166,7 @@ Test(memplan, local_trainer_items_match_their_allocations) {
     expect_close("trace", in_use() - before, item(&r, "trace"));
 
     trace_free(&tr);
-    for (int i = 0; i < 4; i++) free(prio_rows[i]);
+    for (int i = 0; i < 3; i++) free(rows[i]);
     agentcfg_batch_free(&chunk);
     agentcfg_batch_free(&batch);
     evaluator_free(&ev);

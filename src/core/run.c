@@ -1,0 +1,237 @@
+/* run.c: see run.h. */
+#include "run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "env.h"
+#include "exitcode.h"
+#include "signals.h"
+
+void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace *trace, const RunStart *s) {
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->ctx = ctx;
+    r->mode = mode;
+    r->trace = trace;
+    r->t0 = now_seconds();
+    r->resumed = s->resumed;
+    r->run_dir = s->resumed ? s->run_dir : NULL;
+    r->env_steps = r->start_env_steps = s->env_steps;
+    r->updates = r->start_updates = s->updates;
+    r->episodes = r->start_episodes = s->episodes;
+    r->wall_offset = s->wall_seconds;
+    r->ckpt_seq = s->ckpt_seq;
+    r->stop = STOP_NONE;
+    double threshold = env_find(cfg->env.name)->reward_threshold;
+    evaltrack_init(&r->eval, threshold);
+    if (s->resumed && s->has_history) {
+        /* Keep the run's history: its first solve and its best stay. */
+        r->eval = s->history;
+        r->eval.threshold = threshold;
+        r->eval.last_was_best = false;
+    }
+}
+
+int run_open(Run *r, const char *const *extra_names, int n_extra, char *err) {
+    int rc = runlog_init(&r->log, r->cfg, r->run_dir, extra_names, n_extra, err);
+    if (rc != 0) return rc;
+    printf("run directory: %s\n", r->log.dir);
+    fflush(stdout);
+    if (r->resumed) {
+        RunCkptManifest best;
+        char berr[ERR_LEN];
+        r->best_saved = runckpt_best(r->log.dir, &best, berr) == 0;
+    }
+    runctl_init(&r->rc, r->cfg, run_wall(r), r->env_steps, r->updates);
+    return 0;
+}
+
+double run_wall(const Run *r) { return r->wall_offset + now_seconds() - r->t0; }
+
+void run_episode(Run *r, int actor, double ret, int length) {
+    runlog_episode(&r->log, run_wall(r), r->env_steps, actor, ret, length);
+    recent_add(&r->recent, ret);
+    r->episodes++;
+}
+
+bool run_eval_record(Run *r, const EvalResult *res, uint64_t version, bool of_final) {
+    runctl_eval_done(&r->rc, version);
+    double t = run_wall(r);
+    bool solved_now = evaltrack_record(&r->eval, res->mean, r->env_steps, version, t);
+    EvalRow row = {t, r->env_steps, version, res->episodes, res->mean, res->std, res->min, res->max, solved_now};
+    runlog_eval(&r->log, &row);
+    r->eval_res = *res;
+    r->eval_version = version;
+    r->eval_env_steps = r->env_steps;
+    r->eval_episodes = r->episodes;
+    r->eval_wall = t;
+    return r->eval.last_was_best && !of_final;
+}
+
+StopReason run_stop_due(Run *r, bool by_actors, bool actors_done) {
+    RunState st = {.env_steps = r->env_steps, .updates = r->updates, .wall_seconds = run_wall(r),
+                   .solved = r->eval.solved, .signal = signals_stop_requested(), .by_actors = by_actors,
+                   .actors_done = actors_done};
+    StopReason why = runctl_stop(r->cfg, &st);
+    if (why == STOP_NONE && runlog_failed(&r->log)) why = STOP_ERROR;
+    return why;
+}
+
+void run_metrics_row(Run *r, double epsilon, double loss, const double *extra, bool force) {
+    double t = run_wall(r), steps_ps, updates_ps;
+    runctl_rates(&r->rc, t, r->env_steps, r->updates, &steps_ps, &updates_ps);
+    MetricsRow row = {
+        .wall_seconds = t,
+        .env_steps = r->env_steps,
+        .updates = r->updates,
+        .env_steps_per_second = steps_ps,
+        .updates_per_second = updates_ps,
+        .mean_train_return = recent_mean(&r->recent),
+        .last_eval_return = r->eval.last,
+        .epsilon = epsilon,
+        .loss = loss,
+    };
+    runlog_metrics(&r->log, &row, extra);
+    char line[RUNCTL_LINE_LEN];
+    runctl_progress_line(line, sizeof line, &row, r->eval.best);
+    runlog_progress(&r->log, t, force, "%s", line);
+}
+
+void run_manifest(const Run *r, const char *kind, const RunPoint *at, bool evaluated, RunCkptManifest *man) {
+    *man = (RunCkptManifest){
+        .seq = at->seq, .env_steps = at->env_steps, .updates = at->params_version, .episodes = at->episodes,
+        .wall_seconds = at->wall_seconds, .n_shards = at->n_shards, .n_replay = at->n_replay,
+        .run_id = r->log.run_id, .params_version = at->params_version, .eval_mean = NAN,
+        .has_history = 1, .history = r->eval,
+    };
+    snprintf(man->mode, sizeof man->mode, "%s", r->mode);
+    snprintf(man->kind, sizeof man->kind, "%s", kind);
+    if (evaluated) {
+        man->eval_mean = r->eval_res.mean;
+        man->eval_episodes = r->eval_res.episodes;
+        man->eval_seed = r->cfg->eval.seed;
+    }
+}
+
+uint64_t run_next_seq(Run *r) { return ++r->ckpt_seq; }
+
+void run_final_committed(Run *r, const char *dir) {
+    r->final_ok = true;
+    snprintf(r->final_dir, sizeof r->final_dir, "%s", dir);
+    const char *base = strrchr(dir, '/');
+    snprintf(r->final_name, sizeof r->final_name, "checkpoints/%s", base ? base + 1 : dir);
+}
+
+void run_final_failed(Run *r, const char *why) { snprintf(r->final_err, sizeof r->final_err, "%s", why); }
+
+bool run_final_eval_due(Run *r, bool snapshot) {
+    if (!r->final_ok) return false;
+    if (snapshot) {
+        r->final_evaluated = true;
+        return false;
+    }
+    return r->stop != STOP_SIGNAL;
+}
+
+void run_final_evaluated(Run *r, const EvalResult *res, uint64_t version) {
+    run_eval_record(r, res, version, true);
+    r->final_evaluated = true;
+    if (!r->eval.last_was_best) return;
+    /* The final checkpoint is the best: its manifest, relabelled, with
+     * this evaluation and the history that includes it. */
+    char err[ERR_LEN];
+    RunCkptManifest man;
+    if (runckpt_read_manifest(r->final_dir, &man, err) != 0) {
+        run_warn(r, "best checkpoint not saved: %s", err);
+        return;
+    }
+    snprintf(man.kind, sizeof man.kind, "best");
+    man.eval_mean = r->eval_res.mean;
+    man.eval_episodes = r->eval_res.episodes;
+    man.eval_seed = r->cfg->eval.seed;
+    man.has_history = 1;
+    man.history = r->eval;
+    double t0 = now_seconds();
+    if (runckpt_best_from(r->log.dir, r->final_dir, &man, err) == 0) r->best_saved = true;
+    else run_warn(r, "best checkpoint not saved: %s", err);
+    trace_span(r->trace, TR_CKPT, t0, now_seconds(), (uint32_t)man.seq);
+}
+
+void run_warn(Run *r, const char *fmt, ...) {
+    char msg[ERR_LEN + 128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    runlog_progress_done(&r->log);
+    if (r->ctx) log_info(r->ctx, "warning: %s", msg);
+    else fprintf(stderr, "gorila: warning: %s\n", msg);
+}
+
+static int write_summary(Run *r, const RunEndHooks *h) {
+    char err[ERR_LEN];
+    FILE *f = runlog_summary_begin(&r->log, err);
+    if (!f) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        return -1;
+    }
+    double t = run_wall(r);
+    RunSummary sum = {
+        .mode = r->mode, .env = r->cfg->env.name, .stop_reason = runctl_stop_name(r->stop),
+        .seed = r->cfg->run.seed, .env_steps = r->env_steps, .updates = r->updates, .episodes = r->episodes,
+        .wall_seconds = t, .eval = &r->eval, .run_seconds = t - r->wall_offset,
+        .run_env_steps = r->env_steps - r->start_env_steps, .run_updates = r->updates - r->start_updates,
+        .resumed = r->resumed, .final_checkpoint = r->final_ok ? r->final_name : NULL,
+        .final_evaluated = r->final_evaluated, .best_checkpoint = r->best_saved ? "checkpoints/best" : NULL,
+    };
+    h->summary(h->self, &sum);
+    JsonW j;
+    json_init(&j, f, true);
+    json_begin_object(&j, NULL);
+    runlog_summary_fields(&j, &sum);
+    if (h->summary_extra) h->summary_extra(h->self, &j);
+    json_end_object(&j);
+    if (runlog_summary_commit(&r->log, f, err) != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+int run_end(Run *r, const RunEndHooks *h) {
+    h->last_row(h->self);
+    runlog_progress_done(&r->log);
+    int rc = write_summary(r, h) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    char err[ERR_LEN];
+    if (h->write_trace(h->self, err) != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        rc = GORILA_EXIT_LOG_WRITE;
+    }
+    if (h->lines) h->lines(h->self);
+    char line[RUNCTL_LINE_LEN];
+    runctl_final_line(line, sizeof line, r->cfg->env.name, &r->eval, r->env_steps, r->updates, run_wall(r), r->stop,
+                      r->final_ok ? r->final_name : NULL, r->final_evaluated,
+                      r->best_saved ? "checkpoints/best" : NULL);
+    printf("%s\n", line);
+    printf("run directory: %s\n", r->log.dir);
+    fflush(stdout);
+    if (!r->final_ok) {
+        fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n",
+                r->final_err[0] ? r->final_err : "(no reason given)");
+        return GORILA_EXIT_CKPT_WRITE;
+    }
+    if (runlog_failed(&r->log)) {
+        fprintf(stderr, "gorila: error: the run's files could not be written: %s\n", r->log.fail_err);
+        return GORILA_EXIT_LOG_WRITE;
+    }
+    return rc;
+}
+
+void run_free(Run *r) {
+    runlog_free(&r->log);
+    runctl_free(&r->rc);
+}

@@ -1,0 +1,178 @@
+/* run.h: one run's state and its end, for the local trainer and for the
+ * coordinator of a distributed job alike (no MPI).
+ *
+ * A Run owns what both have: the run directory (runlog.h), the schedules
+ * (runctl.h), the job-wide counters and wall clock across resumes, the
+ * evaluation record and history, which checkpoints exist (best, final),
+ * the stop reason, and the end-of-run sequence: the last metrics row, the
+ * final checkpoint's evaluation and "a new best makes the final checkpoint
+ * the best", summary.json, trace.json, the final line, and which exit
+ * status wins. The two callers differ only in how they get there: the
+ * local trainer steps its own environments and learner and writes its
+ * checkpoints itself; the coordinator gathers counters from messages and
+ * asks other ranks to write. They keep the counters in the Run up to date
+ * (env_steps, updates, episodes through run_episode), and they do the
+ * checkpoint I/O or send the messages; the Run decides and records.
+ *
+ * Lifecycle:
+ *   run_init   counters, clock and history from where the run starts
+ *   run_open   the run directory (fresh or reopened), "run directory:" line
+ *   ... run_episode, run_eval_record, run_stop_due, run_metrics_row,
+ *       run_manifest for each checkpoint, run_final_committed / _failed
+ *   run_final_eval_due, run_final_evaluated
+ *   run_end    the end-of-run sequence; returns the exit status
+ *   run_free
+ */
+#ifndef GORILA_RUN_H
+#define GORILA_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ctx.h"
+#include "evaluator.h"
+#include "json.h"
+#include "runckpt.h"
+#include "runctl.h"
+#include "runlog.h"
+#include "trace.h"
+#include "util.h"
+
+/* Where a run starts: from nothing, or from a checkpoint (resumed). */
+typedef struct {
+    bool resumed;
+    const char *run_dir;        /* resumed: the run directory to reopen */
+    uint64_t env_steps, updates, episodes; /* job-wide counters of the checkpoint */
+    double wall_seconds;        /* the run's time before this process */
+    uint64_t ckpt_seq;          /* the number of the checkpoint resumed from */
+    bool has_history;           /* history holds the run's evaluation history */
+    EvalTrack history;
+} RunStart;
+
+typedef struct {
+    const Config *cfg;
+    const Ctx *ctx;             /* for messages; NULL in the local trainer */
+    const char *mode;           /* "local", or the sync mode's name */
+    Trace *trace;               /* this process's spans (evaluation, checkpoint) */
+    RunLog log;
+    RunCtl rc;                  /* eval, checkpoint and metrics-row schedules */
+    EvalTrack eval;             /* the evaluation history, across resumes */
+    RecentReturns recent;       /* training returns for the progress line */
+    /* counters: job-wide, across resumes; the callers keep them current */
+    uint64_t env_steps, updates, episodes;
+    uint64_t start_env_steps, start_updates, start_episodes;
+    bool resumed;
+    const char *run_dir;        /* resumed: the directory to reopen */
+    double t0, wall_offset;     /* wall_offset: seconds of earlier segments */
+    uint64_t ckpt_seq;          /* the last checkpoint number used */
+    /* the last evaluation: its result and the counters when it was taken */
+    EvalResult eval_res;
+    uint64_t eval_version, eval_env_steps, eval_episodes;
+    double eval_wall;
+    bool best_saved;            /* checkpoints/best exists (this or an earlier segment) */
+    /* the end */
+    StopReason stop;
+    bool final_ok;              /* the final checkpoint is committed */
+    bool final_evaluated;       /* eval.last is of the final checkpoint */
+    char final_dir[PATH_LEN];   /* its directory */
+    char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
+    char final_err[ERR_LEN];    /* why it was not written */
+} Run;
+
+/* Counters, clock and evaluation history from s; nothing is written. mode
+ * and trace must outlive the Run; ctx may be NULL. */
+void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace *trace, const RunStart *s);
+
+/* Create the run directory (or reopen s->run_dir when resumed: runlog_init,
+ * with extra metrics columns), print "run directory: DIR", note whether a
+ * best checkpoint exists already, and start the schedules. Returns 0, or
+ * runlog_init's exit status with err. */
+int run_open(Run *r, const char *const *extra_names, int n_extra, char *err);
+
+/* Seconds since the run began, across resumes. */
+double run_wall(const Run *r);
+
+/* An episode an actor finished (the local trainer is actor 0). */
+void run_episode(Run *r, int actor, double ret, int length);
+
+/* Record the evaluation of the parameters at `version` (the counters as
+ * they stand now): the schedule, the history, eval.csv. Returns true when
+ * it is a new best that the caller should save as checkpoints/best, which
+ * is never for the final checkpoint's own evaluation (of_final: the final
+ * checkpoint becomes the best in run_final_evaluated instead). */
+bool run_eval_record(Run *r, const EvalResult *res, uint64_t version, bool of_final);
+
+/* Why the run should stop now (runctl_stop on the counters; by_actors and
+ * actors_done as in RunState), or STOP_ERROR when the run's CSVs can no
+ * longer be written (its record would be lost). */
+StopReason run_stop_due(Run *r, bool by_actors, bool actors_done);
+
+/* Append a metrics row (the counters now, rates, training return, the
+ * last evaluation, and the caller's epsilon, loss and extra columns) and
+ * update the progress line (force: print it even if one was printed less
+ * than a second ago). */
+void run_metrics_row(Run *r, double epsilon, double loss, const double *extra, bool force);
+
+/* Where a checkpoint of this run stands: its number, the counters and time
+ * it holds, its parameter shards and replay files. */
+typedef struct {
+    uint64_t seq, env_steps, params_version, episodes;
+    double wall_seconds;
+    int n_shards, n_replay;
+} RunPoint;
+
+/* The manifest of a checkpoint of `kind` ("periodic", "final", "best"):
+ * the point, the run's id, mode and evaluation history, and, when
+ * `evaluated` (the checkpoint holds exactly the last evaluated
+ * parameters), that evaluation's result. */
+void run_manifest(const Run *r, const char *kind, const RunPoint *at, bool evaluated, RunCkptManifest *man);
+
+/* The next checkpoint number. */
+uint64_t run_next_seq(Run *r);
+
+/* The final checkpoint in dir is committed / could not be written (why). */
+void run_final_committed(Run *r, const char *dir);
+void run_final_failed(Run *r, const char *why);
+
+/* Whether the final checkpoint still needs its evaluation. snapshot: the
+ * final checkpoint holds exactly the parameters the last evaluation saw
+ * (that evaluation is then its evaluation, and none is due). None after a
+ * signal (the user wants out now) or without a final checkpoint. */
+bool run_final_eval_due(Run *r, bool snapshot);
+
+/* The final checkpoint's evaluation, of its parameters at version: recorded,
+ * and when it is a new best the final checkpoint becomes checkpoints/best
+ * (a warning if that fails; the run goes on). */
+void run_final_evaluated(Run *r, const EvalResult *res, uint64_t version);
+
+/* A warning that does not stop the run (a checkpoint that failed, a best
+ * not saved): on stderr, after the progress line. */
+void run_warn(Run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The caller's part of the end of a run. */
+typedef struct {
+    void *self;
+    /* the last metrics row (run_metrics_row with force) */
+    void (*last_row)(void *self);
+    /* summary.json: the caller's figures in sum (run_gradients,
+     * run_samples_trained, prioritized, stale_priority_updates), and
+     * members after the common ones (NULL: none) */
+    void (*summary)(void *self, RunSummary *sum);
+    void (*summary_extra)(void *self, JsonW *j);
+    /* trace.json (with tracing off: nothing); 0, or -1 with err */
+    int (*write_trace)(void *self, char *err);
+    /* lines printed before the final line (NULL: none) */
+    void (*lines)(void *self);
+} RunEndHooks;
+
+/* The end of the run, stop reason r->stop: the last row, summary.json,
+ * trace.json, the final line and the run directory on stdout. Returns the
+ * exit status: GORILA_EXIT_CKPT_WRITE when the final checkpoint is missing,
+ * else GORILA_EXIT_LOG_WRITE when the run's files could not be written,
+ * else 0; the reason on stderr. */
+int run_end(Run *r, const RunEndHooks *h);
+
+void run_free(Run *r);
+
+#endif

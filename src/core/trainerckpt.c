@@ -1,0 +1,98 @@
+/* trainerckpt.c: the local trainer's checkpoints: the whole network with
+ * its optimizer state, the counters, the generators and (with
+ * checkpoint.save_replay) the replay, in one shard file (runckpt.h); and
+ * reading them back for a resume. */
+#include "trainerint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "clock.h"
+#include "runckpt.h"
+#include "util.h"
+
+/* The next checkpoint of the live state, as a shard and a manifest of
+ * `kind`: the whole network with its optimizer state, the counters, the
+ * evaluation when the last one was of exactly these parameters, and the
+ * evaluation history. The caller adds the resume extras (generators,
+ * replay) to the shard where it wants them. */
+static void describe_ckpt(Local *L, const char *kind, RunCkptShard *sh, RunCkptManifest *man) {
+    Run *r = &L->run;
+    uint64_t seq = run_next_seq(r);
+    double t = run_wall(r);
+    *sh = (RunCkptShard){
+        .index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target, .opt = &L->opt,
+        .version = r->updates, .env_steps = r->env_steps, .updates = r->updates, .episodes = r->episodes,
+        .wall_seconds = t, .run_id = r->log.run_id, .seq = seq, .n_shards = 1,
+    };
+    RunPoint at = {.seq = seq, .env_steps = r->env_steps, .params_version = r->updates, .episodes = r->episodes,
+                   .wall_seconds = t, .n_shards = 1};
+    run_manifest(r, kind, &at, r->rc.evaluated && r->rc.last_eval_updates == r->updates, man);
+}
+
+void trainer_save_best(Local *L) {
+    char err[ERR_LEN], dir[PATH_LEN];
+    RunCkptShard sh;
+    RunCkptManifest man;
+    double t0 = now_seconds();
+    describe_ckpt(L, "best", &sh, &man);
+    if (runckpt_begin_best(L->run.log.dir, sh.seq, dir, err) != 0 ||
+        runckpt_write_shard(L->cfg, &L->net, dir, &sh, err) != 0 ||
+        runckpt_commit_best(L->run.log.dir, dir, &man, err) != 0)
+        run_warn(&L->run, "best checkpoint not saved: %s", err);
+    else
+        L->run.best_saved = true;
+    trace_span(&L->trace, TR_CKPT, t0, now_seconds(), (uint32_t)sh.seq);
+}
+
+static int gather_rngs(Local *L) {
+    L->rngs[0] = L->ac.rng;
+    L->rngs[1] = L->sample_rng;
+    for (int e = 0; e < L->ac.E; e++) L->rngs[2 + e] = L->ac.envs[e].rng;
+    return 2 + L->ac.E;
+}
+
+int trainer_checkpoint(Local *L, bool final) {
+    double t0 = now_seconds();
+    char err[ERR_LEN], dir[PATH_LEN];
+    const Config *cfg = L->cfg;
+    RunCkptShard sh;
+    RunCkptManifest man;
+    describe_ckpt(L, final ? "final" : "periodic", &sh, &man);
+    sh.rngs = L->rngs;
+    sh.n_rngs = gather_rngs(L);
+    if (cfg->checkpoint.save_replay) sh.replay = &L->replay;
+    const char *run_dir = L->run.log.dir;
+    if (runckpt_begin(run_dir, sh.seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
+        runckpt_commit(run_dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
+        run_warn(&L->run, "checkpoint failed: %s", err);
+        snprintf(L->ckpt_err, sizeof L->ckpt_err, "%s", err);
+        return -1;
+    }
+    snprintf(L->ckpt_dir, sizeof L->ckpt_dir, "%s", dir);
+    trace_span(&L->trace, TR_CKPT, t0, now_seconds(), (uint32_t)sh.seq);
+    return 0;
+}
+
+int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err) {
+    RunCkptManifest man;
+    if (runckpt_latest(run_dir, &man, err) != 0) return -1;
+    int n_rngs = 2 + L->ac.E;
+    RunCkptShard sh = {.index = 0, .off = 0, .len = L->net.n_params, .params = L->params, .target = L->target,
+                       .opt = &L->opt, .rngs = L->rngs, .n_rngs = n_rngs,
+                       .replay = L->cfg->checkpoint.save_replay ? &L->replay : NULL};
+    if (runckpt_read_slice(L->cfg, &L->net, man.dir, &sh, err) != 0) return -1;
+    L->ac.rng = L->rngs[0];
+    L->sample_rng = L->rngs[1];
+    for (int e = 0; e < L->ac.E; e++) {
+        L->ac.envs[e].rng = L->rngs[2 + e];
+        env_reset(&L->ac.envs[e], L->ac.obs + (size_t)e * (size_t)L->ac.O);
+    }
+    *start = (RunStart){.resumed = true, .run_dir = run_dir, .env_steps = sh.env_steps, .updates = sh.updates,
+                        .episodes = sh.episodes, .wall_seconds = sh.wall_seconds, .ckpt_seq = man.seq,
+                        .has_history = man.has_history != 0, .history = man.history};
+    L->ac.steps = sh.env_steps;
+    log_info(NULL, "resumed from %s: %" PRIu64 " env steps, %" PRIu64 " updates, replay %zu transitions", man.dir,
+             sh.env_steps, sh.updates, replaystore_size(&L->replay));
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* trainerint.h: the local trainer's state, shared by trainer.c (the loop)
+ * and trainerckpt.c (writing and reading its checkpoints). Private to the
+ * two: the public contract is trainer.h. */
+#ifndef GORILA_TRAINERINT_H
+#define GORILA_TRAINERINT_H
+
+#include "actorcore.h"
+#include "agentcfg.h"
+#include "evaluator.h"
+#include "replaystore.h"
+#include "run.h"
+#include "trace.h"
+
+typedef struct {
+    const Config *cfg;
+    Run run;                     /* the counters, evaluation record, run directory and end (run.h) */
+    QNet net;
+    float *params, *target, *grad, *td;
+    Optim opt;
+    Dqn dqn;
+    DqnParams dp;
+    ReplayStore replay;          /* uniform or prioritized (replay.kind) */
+    /* per-update rows (B): sampled slots and ids, the sampling scratch */
+    size_t *slots;
+    uint64_t *ids;
+    double *scratch;
+    Rng sample_rng;
+    ActorCore ac;
+    Evaluator ev;
+    Batch chunk, batch;
+    EpisodeEnd *ended;
+    uint64_t pending_train;      /* env steps not yet trained on (agent.train_every) */
+    /* loss over the metrics interval */
+    double loss_sum;
+    uint64_t loss_n;
+    double epsilon;
+    /* checkpoints */
+    Rng *rngs;                   /* (2 + E) scratch for saving generator states */
+    char ckpt_dir[PATH_LEN];     /* the last checkpoint committed */
+    char ckpt_err[ERR_LEN];      /* why the last one failed */
+    Trace trace;                 /* logging.trace: the one track of trace.json */
+} Local;
+
+/* Save the parameters just evaluated as checkpoints/best (no generators or
+ * replay: it is for evaluation and export, not for resuming); a failure
+ * is a warning. */
+void trainer_save_best(Local *L);
+
+/* Write a checkpoint of the whole state (final: the run's last); 0, or -1
+ * with L->ckpt_err after a warning. */
+int trainer_checkpoint(Local *L, bool final);
+
+/* Continue from the newest checkpoint of run_dir: parameters, target,
+ * optimizer, counters (into *start), generators (and replay if it was
+ * saved). The environments start fresh episodes from their restored
+ * generators. 0, or -1 with err. */
+int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err);
+
+#endif

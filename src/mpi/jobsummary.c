@@ -1,0 +1,191 @@
+/* jobsummary.c: see jobsummary.h. */
+#include "jobsummary.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+void jobsum_columns(JobSumColumns *cols) {
+    for (int k = 0; k < TAG_COUNT; k++) {
+        snprintf(cols->bytes[k], sizeof cols->bytes[k], "bytes_%s", proto_tag_name(TAG_FIRST + k));
+        cols->name[k] = cols->bytes[k];
+    }
+    cols->name[TAG_COUNT] = "staleness_mean";
+    cols->name[TAG_COUNT + 1] = "stale_drops";
+    cols->name[TAG_COUNT + 2] = "replay_size";
+    cols->name[TAG_COUNT + 3] = "replay_inserted";
+    cols->name[TAG_COUNT + 4] = "replay_sampled";
+}
+
+void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
+                double *epsilon) {
+    uint64_t bytes[TAG_COUNT] = {0}, stale[PROTO_STALENESS_BINS] = {0}, drops = 0, rsize = 0;
+    uint64_t inserted = 0, sampled = 0;
+    *loss_sum = 0;
+    *loss_n = 0;
+    *epsilon = NAN;
+    for (int r = 1; r < lay->size; r++) {
+        const RoleMetrics *m = &last[r];
+        for (int k = 0; k < TAG_COUNT; k++) bytes[k] += m->bytes_sent[k];
+        if (m->role == ROLE_LEARNER) {
+            *loss_sum += m->loss_sum;
+            *loss_n += m->updates;
+        }
+        if (m->role == ROLE_PS) {
+            for (int k = 0; k < PROTO_STALENESS_BINS; k++) stale[k] += m->staleness[k];
+            drops += m->drops;
+        }
+        if (m->role == ROLE_REPLAY) {
+            rsize += m->replay_size;
+            inserted += m->inserted;
+            sampled += m->sampled;
+        }
+        if (m->role == ROLE_ACTOR && m->index == 0) *epsilon = m->epsilon;
+    }
+    double sn = 0, ss = 0;
+    for (int k = 0; k < PROTO_STALENESS_BINS; k++) {
+        sn += (double)stale[k];
+        ss += (double)stale[k] * k;
+    }
+    for (int k = 0; k < TAG_COUNT; k++) extra[k] = (double)bytes[k];
+    extra[TAG_COUNT] = sn > 0 ? ss / sn : NAN;
+    extra[TAG_COUNT + 1] = (double)drops;
+    extra[TAG_COUNT + 2] = (double)rsize;
+    extra[TAG_COUNT + 3] = (double)inserted;
+    extra[TAG_COUNT + 4] = (double)sampled;
+}
+
+/* Sum of one uint64_t counter of RoleMetrics over the ranks of a role. */
+static uint64_t role_sum(const Layout *lay, const RoleMetrics *last, Role role, size_t offset) {
+    uint64_t sum = 0;
+    for (int i = 0; i < lay->count[role]; i++) {
+        const RoleMetrics *m = &last[layout_rank_of(lay, role, i)];
+        uint64_t v;
+        memcpy(&v, (const char *)m + offset, sizeof v);
+        sum += v;
+    }
+    return sum;
+}
+
+void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum) {
+    sum->run_gradients = role_sum(lay, last, ROLE_LEARNER, offsetof(RoleMetrics, updates));
+    sum->run_samples_trained = role_sum(lay, last, ROLE_LEARNER, offsetof(RoleMetrics, samples_trained));
+    sum->prioritized = cfg->replay.kind == REPLAY_PRIORITIZED;
+    sum->stale_priority_updates = role_sum(lay, last, ROLE_REPLAY, offsetof(RoleMetrics, stale_priority_updates));
+}
+
+static void role_specific_json(JsonW *j, const RoleMetrics *m) {
+    switch ((Role)m->role) {
+    case ROLE_ACTOR:
+        json_u64(j, "env_steps", m->env_steps);
+        json_u64(j, "episodes", m->episodes);
+        json_num(j, "epsilon", m->epsilon);
+        break;
+    case ROLE_REPLAY:
+        json_u64(j, "inserted", m->inserted);
+        json_u64(j, "sampled", m->sampled);
+        json_u64(j, "size", m->replay_size);
+        json_u64(j, "priority_updates", m->priority_updates);
+        json_u64(j, "stale_priority_updates", m->stale_priority_updates);
+        break;
+    case ROLE_LEARNER:
+        json_u64(j, "gradients", m->updates);
+        json_u64(j, "samples_trained", m->samples_trained);
+        json_num(j, "mean_loss", m->updates ? m->loss_sum / (double)m->updates : NAN);
+        json_u64(j, "params_version", m->params_version);
+        if (m->ring_rounds) {
+            json_begin_object(j, "ring");
+            json_u64(j, "rounds", m->ring_rounds);
+            json_u64(j, "msgs_sent", m->ring_msgs_sent);
+            json_u64(j, "bytes_sent", m->ring_bytes_sent);
+            json_u64(j, "msgs_recv", m->ring_msgs_recv);
+            json_u64(j, "bytes_recv", m->ring_bytes_recv);
+            json_num(j, "seconds", m->ring_seconds);
+            json_end_object(j);
+        }
+        break;
+    case ROLE_PS:
+        json_u64(j, "updates", m->updates);
+        json_u64(j, "params_version", m->params_version);
+        json_u64(j, "drops", m->drops);
+        json_num(j, "apply_seconds", m->apply_seconds);
+        json_num(j, "apply_latency_us", m->updates ? 1e6 * m->apply_seconds / (double)m->updates : NAN);
+        json_begin_array(j, "staleness_histogram");
+        for (int k = 0; k < PROTO_STALENESS_BINS; k++) json_u64(j, NULL, m->staleness[k]);
+        json_end_array(j);
+        break;
+    default: break;
+    }
+}
+
+static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
+    json_begin_object(j, NULL);
+    json_u64(j, "rank", (uint64_t)rank);
+    json_u64(j, "index", (uint64_t)m->index);
+    role_specific_json(j, m);
+    json_num(j, "busy_seconds", m->busy_seconds);
+    json_num(j, "wait_seconds", m->wait_seconds);
+    json_num(j, "cpu_seconds", m->cpu_seconds);
+    const char *dir[4] = {"msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv"};
+    const uint64_t *arr[4] = {m->msgs_sent, m->bytes_sent, m->msgs_recv, m->bytes_recv};
+    for (int d = 0; d < 4; d++) {
+        json_begin_object(j, dir[d]);
+        for (int k = 0; k < TAG_COUNT; k++)
+            if (arr[d][k]) json_u64(j, proto_tag_name(TAG_FIRST + k), arr[d][k]);
+        json_end_object(j);
+    }
+    json_end_object(j);
+}
+
+/* The roles of a job in summary.json's order (rank order), named there by
+ * role_name. */
+enum { N_ROLES = 5 };
+static const Role roles[N_ROLES] = {ROLE_COORD, ROLE_ACTOR, ROLE_REPLAY, ROLE_LEARNER, ROLE_PS};
+
+/* Traffic: total bytes sent by every rank, by message type (the ring's
+ * own messages as "ring"), per update, and per update by role. */
+static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, uint64_t run_updates) {
+    uint64_t total = 0, by[TAG_COUNT] = {0}, ring = 0, drops = 0, by_role[N_ROLES] = {0};
+    for (int r = 0; r < lay->size; r++) {
+        const RoleMetrics *m = &last[r];
+        uint64_t mine = m->ring_bytes_sent;
+        for (int k = 0; k < TAG_COUNT; k++) by[k] += m->bytes_sent[k], mine += m->bytes_sent[k];
+        ring += m->ring_bytes_sent;
+        if (m->role == ROLE_PS) drops += m->drops;
+        for (int k = 0; k < N_ROLES; k++)
+            if (m->role == (int32_t)roles[k]) by_role[k] += mine;
+    }
+    json_begin_object(j, "bytes_sent");
+    for (int k = 0; k < TAG_COUNT; k++) {
+        json_u64(j, proto_tag_name(TAG_FIRST + k), by[k]);
+        total += by[k];
+    }
+    json_u64(j, "ring", ring);
+    total += ring;
+    json_end_object(j);
+    double per = run_updates ? 1.0 / (double)run_updates : NAN;
+    json_num(j, "bytes_per_update", (double)total * per);
+    json_begin_object(j, "bytes_per_update_by_role");
+    for (int k = 0; k < N_ROLES; k++)
+        if (lay->count[roles[k]] > 0) json_num(j, role_name(roles[k]), (double)by_role[k] * per);
+    json_end_object(j);
+    json_u64(j, "stale_gradients_dropped", drops);
+}
+
+void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates) {
+    if (cfg->sync.mode == SYNC_ALLREDUCE)
+        json_str(j, "allreduce_impl", config_allreduce_impl_name(cfg->sync.allreduce_impl));
+    traffic_json(j, lay, last, run_updates);
+    json_begin_object(j, "roles");
+    for (int k = 0; k < N_ROLES; k++) {
+        if (lay->count[roles[k]] == 0) continue;
+        json_begin_array(j, role_name(roles[k]));
+        for (int i = 0; i < lay->count[roles[k]]; i++) {
+            int rank = layout_rank_of(lay, roles[k], i);
+            role_json(j, &last[rank], rank);
+        }
+        json_end_array(j);
+    }
+    json_end_object(j);
+}
