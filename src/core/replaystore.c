@@ -135,7 +135,8 @@ void replaystore_sample_request(const ReplayStore *pr, Rng *rng, const double *f
 void replaystore_sample_weighted(const ReplayStore *pr, Rng *rng, int B, double beta, Batch *out, size_t *slots,
                                  uint64_t *ids, double *scratch) {
     if (!pr->prioritized) {
-        replaystore_sample(pr, rng, B, out, slots, ids, NULL); /* weight 1 */
+        /* weight 1; no slots or ids: a uniform store takes no updates */
+        replaystore_sample(pr, rng, B, out, NULL, NULL, NULL);
         return;
     }
     replaystore_sample(pr, rng, B, out, slots, ids, scratch);

@@ -144,7 +144,8 @@ void replaystore_sample_request(const ReplayStore *pr, Rng *rng, const double *f
  * importance weights of the draws: prioritized P_i = p_i / total, weights
  * prio_weights with exponent beta; uniform all 1 (beta not used).
  * scratch: (B) doubles, caller-owned. slots, ids: as in
- * replaystore_sample. */
+ * replaystore_sample for a prioritized store, for the priority updates;
+ * a uniform store takes none and leaves them unwritten. */
 void replaystore_sample_weighted(const ReplayStore *pr, Rng *rng, int B, double beta, Batch *out, size_t *slots,
                                  uint64_t *ids, double *scratch);
 

@@ -80,19 +80,21 @@ static int update(Local *L, char *err) {
     double t2 = now_seconds();
     trace_span(&L->trace, TR_SAMPLE, t0, t1, 0);
     trace_span(&L->trace, TR_GRAD, t1, t2, 0);
-    agentcfg_diverge_hint(cfg, hint);
-    if (what[0])
-        return errf(err, "training diverged: %s at update %" PRIu64 " (local trainer); %s", what,
-                    *updates + 1, hint);
+    if (what[0]) {
+        agentcfg_diverge_hint(cfg, hint);
+        return errf(err, "training diverged: %s at update %" PRIu64 " (local trainer); %s", what, *updates + 1, hint);
+    }
     /* New priorities for every sampled row (a row sampled twice gets its
      * later |td|). No insert comes between sample and update here, so none
      * is stale; replaystore_update_many would count one like anywhere else
      * (and sets nothing in a uniform store). */
     replaystore_update_many(&L->replay, L->slots, L->ids, L->td, B);
     optim_step(&L->opt, L->params, L->grad);
-    if (!floats_finite(L->params, L->net.n_params))
+    if (!floats_finite(L->params, L->net.n_params)) {
+        agentcfg_diverge_hint(cfg, hint);
         return errf(err, "training diverged: the parameters are not finite after update %" PRIu64 " (local trainer); %s",
                     *updates + 1, hint);
+    }
     (*updates)++;
     agentcfg_target_update(cfg, *updates, L->target, L->params, L->net.n_params);
     trace_span(&L->trace, TR_APPLY, t2, now_seconds(), (uint32_t)*updates);
