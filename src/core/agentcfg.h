@@ -31,8 +31,6 @@ double agentcfg_samples_per_insert(const Config *cfg);
  * every step. Returns true when the target changed. */
 bool agentcfg_target_update(const Config *cfg, uint64_t step, float *target, const float *online, size_t n);
 
-/* Exploration rate after env_steps steps of an actor (linear schedule), or
- * Ape-X's per-actor constant eps_i for actor i of n. */
 /* One batch's DQN loss and gradient (dqn_loss_grad; |td| per row into td
  * when td is not NULL), the gradient clipped to optimizer.grad_clip (global
  * norm). what (AGENTCFG_WHAT_LEN bytes) gets "" or, when training has
@@ -48,6 +46,8 @@ double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const Dq
 enum { AGENTCFG_HINT_LEN = 128 };
 void agentcfg_diverge_hint(const Config *cfg, char *out);
 
+/* Exploration rate after env_steps steps of an actor (linear schedule), or
+ * Ape-X's per-actor constant eps_i for actor i of n. */
 double agentcfg_epsilon(const Config *cfg, uint64_t env_steps, int actor, int n_actors);
 
 /* Batch storage: one allocation behind the views of a Batch of `rows` rows

@@ -17,7 +17,7 @@ void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace
     r->ctx = ctx;
     r->mode = mode;
     r->trace = trace;
-    r->t0 = now_seconds();
+    r->t0 = s->t0 > 0 ? s->t0 : now_seconds();
     r->resumed = s->resumed;
     r->run_dir = s->resumed ? s->run_dir : NULL;
     r->env_steps = r->start_env_steps = s->env_steps;
@@ -162,7 +162,7 @@ void run_final_evaluated(Run *r, const EvalResult *res, uint64_t version) {
 }
 
 void run_warn(Run *r, const char *fmt, ...) {
-    char msg[ERR_LEN + 128];
+    char msg[RUN_ERR_LEN + 128];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

@@ -39,8 +39,12 @@
 #include "trace.h"
 #include "util.h"
 
+/* A reason from another rank (a CKPT_DONE's text, up to 4096 bytes) fits. */
+enum { RUN_ERR_LEN = 4097 };
+
 /* Where a run starts: from nothing, or from a checkpoint (resumed). */
 typedef struct {
+    double t0;                  /* now_seconds() when this process began (0: at run_init) */
     bool resumed;
     const char *run_dir;        /* resumed: the run directory to reopen */
     uint64_t env_steps, updates, episodes; /* job-wide counters of the checkpoint */
@@ -77,7 +81,7 @@ typedef struct {
     bool final_evaluated;       /* eval.last is of the final checkpoint */
     char final_dir[PATH_LEN];   /* its directory */
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
-    char final_err[ERR_LEN];    /* why it was not written */
+    char final_err[RUN_ERR_LEN]; /* why it was not written */
 } Run;
 
 /* Counters, clock and evaluation history from s; nothing is written. mode

@@ -262,7 +262,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     char err[ERR_LEN];
     Local *L = xcalloc(1, sizeof *L);
     int rc = 1;
-    RunStart start = {0};
+    RunStart start = {.t0 = now_seconds()}; /* the run's clock starts here, before set-up and resume */
     if (local_init(L, cfg, err) != 0) {
         fprintf(stderr, "gorila: error: %s\n", err);
         goto out;

@@ -88,7 +88,7 @@ int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err) {
         L->ac.envs[e].rng = L->rngs[2 + e];
         env_reset(&L->ac.envs[e], L->ac.obs + (size_t)e * (size_t)L->ac.O);
     }
-    *start = (RunStart){.resumed = true, .run_dir = run_dir, .env_steps = sh.env_steps, .updates = sh.updates,
+    *start = (RunStart){.t0 = start->t0, .resumed = true, .run_dir = run_dir, .env_steps = sh.env_steps, .updates = sh.updates,
                         .episodes = sh.episodes, .wall_seconds = sh.wall_seconds, .ckpt_seq = man.seq,
                         .has_history = man.has_history != 0, .history = man.history};
     L->ac.steps = sh.env_steps;

@@ -470,9 +470,12 @@ static bool event_holds(Coord *c, StopEvent ev) {
 /* Take the transition on ev and do the coordinator's part of it. */
 static void transition(Coord *c, StopEvent ev) {
     const StopTransition *t = stopseq_next(c->state, ev);
-    c->state = t->to;
+    /* The coordinator's part first, then the new state: while begin_stop
+     * settles what is in flight, STOP has not gone to the workers yet, and
+     * check_stop_deadline must not count them as owing STOPPED. */
     if (t->to == STOP_ST_WORKERS) begin_stop(c);
     else if (t->to == STOP_ST_SERVERS) finish_final(c);
+    c->state = t->to;
 }
 
 /* While running: a new best, an evaluation, a checkpoint when due. */

@@ -124,6 +124,42 @@ sleep 1
 check "hung rank: no process of the job is left" [ -z "$(run_pids "$name")" ]
 cleanup "$name"
 
+# ---- a hung PS during a checkpoint when the stop begins ----------------------
+# The PS is stopped with SIGSTOP and a checkpoint requested (SIGUSR1 to the
+# coordinator): it never answers CKPT_DONE. The stop at run.max_seconds
+# first waits for that checkpoint (before any STOP goes out), so the report
+# names the PS alone: the actor and learner were not yet asked for anything.
+name="faults-hangckpt-$$"
+RUN="$RUNS/$name"
+rm -rf "$RUN"
+ps=$("$GORILA" config check "$SMALL" | awk '$2 == "ps" && $3 ~ /^0\// { print $1; exit }')
+timeout --kill-after=5 60 "$LAUNCH" "$SMALL" --set run.name="$name" --set run.out_dir="$RUNS" \
+    --set run.max_env_steps=0 --set run.max_seconds=$max_s --set run.stop_deadline_seconds=$deadline \
+    --set checkpoint.every_seconds=0 >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+lpid=$!
+if wait_running "$TEST_TMP/$name.out" && ppid=$(rank_pid "$name" "$ps") && cpid=$(rank_pid "$name" 0) &&
+    kill -STOP "$ppid" && kill -USR1 "$cpid"; then
+    ok "hung PS in a checkpoint: PS (rank $ps) stopped, a checkpoint requested"
+else
+    not_ok "hung PS in a checkpoint: could not find the PS (rank $ps) or the coordinator"
+fi
+wait "$lpid"
+rc=$?
+err=$(cat "$TEST_TMP/$name.err")
+expect_rc "hung PS in a checkpoint: exit status 6 (GORILA_EXIT_HUNG)" 6
+expect_contains "hung PS in a checkpoint: only the PS is named" "$err" \
+    "stop deadline passed: 1 rank did not answer within run.stop_deadline_seconds ($deadline s)"
+expect_contains "hung PS in a checkpoint: what it owes" "$err" "rank $ps (ps 0/1): no CKPT_DONE"
+if grep -q "no STOPPED" <<<"$err"; then
+    not_ok "hung PS in a checkpoint: a worker is said to owe STOPPED before STOP went out"
+else
+    ok "hung PS in a checkpoint: no worker is said to owe STOPPED before STOP went out"
+fi
+kill -CONT "$ppid" 2>/dev/null
+sleep 1
+check "hung PS in a checkpoint: no process of the job is left" [ -z "$(run_pids "$name")" ]
+cleanup "$name"
+
 # ---- the launcher killed with SIGKILL -----------------------------------------
 name="faults-orphan-$$"
 RUN="$RUNS/$name"
