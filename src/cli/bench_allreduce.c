@@ -1,22 +1,27 @@
 /* bench_allreduce.c: `mpirun -np P gorila bench allreduce [--config FILE]
  * [--max-floats N] [--seconds S] [--wait auto|poll|sleep] [--json]`
  *
- * gorila's ring (allreduce.h) against MPI_Allreduce on the same ranks, in
- * one run: per size from 1K floats up by 4x to --max-floats (default 16M),
- * plus the Q-network size of the config (default: configs/cartpole.yaml if
- * it exists, else the built-in defaults), each marked "net".
+ * gorila's ring and naive (driver) allreduce (allreduce.h) against
+ * MPI_Allreduce on the same ranks, in one run: per size from 1K floats up
+ * by 4x to --max-floats (default 16M), plus the Q-network size of the
+ * config (default: configs/cartpole.yaml if it exists, else the built-in
+ * defaults), each marked "net".
  *
- * Timing: the two implementations alternate in WINDOWS windows per size;
+ * Timing: the three implementations alternate in WINDOWS windows per size;
  * a window is a barrier, then `iters` back-to-back allreduces of a zero
  * buffer (sums of zeros stay zeros: no growth to infinities), the slowest
  * rank's mean time per call kept; each implementation's best window is
  * reported (the machines are shared; the best window is the least
  * disturbed one). iters is chosen from a first call so that a size takes
  * about --seconds (default 2) in all. Before timing, one call of each on
- * small integers checks that the ring equals MPI_Allreduce exactly.
+ * small integers checks that the ring and the naive algorithm equal
+ * MPI_Allreduce exactly.
  *
  * Bandwidths are nccl-tests': algbw = bytes / time, busbw = algbw *
- * 2 (P-1) / P (what each rank's link must carry; comparable across P).
+ * 2 (P-1) / P (what each rank's link must carry with an optimal algorithm;
+ * comparable across P). The same factor for all three, so busbw compares
+ * them at equal data: the naive algorithm's driver carries P/2 times that
+ * (allreduce.h), which is what its lower busbw shows.
  * Nothing here passes or fails on time.
  */
 #include "clock.h"
@@ -39,16 +44,20 @@
 
 #define WINDOWS 5
 
+typedef enum { IMPL_RING = 0, IMPL_NAIVE, IMPL_MPI, IMPLS } ArImpl;
+
 typedef struct {
-    double ring, mpi; /* seconds per call, best window */
+    double t[IMPLS];  /* seconds per call, best window */
     bool exact;       /* the ring equalled MPI_Allreduce on integers */
+    bool naive_exact; /* the naive algorithm did */
 } ArResult;
 
-static double window(Ring *R, MPI_Comm world, bool ring, float *buf, size_t n, long iters) {
+static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, size_t n, long iters) {
     MPI_Barrier(world);
     double t0 = now_seconds();
     for (long i = 0; i < iters; i++) {
-        if (ring) ring_allreduce(R, buf, n);
+        if (impl == IMPL_RING) ring_allreduce(R, buf, n);
+        else if (impl == IMPL_NAIVE) naive_allreduce(R, buf, n);
         else MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, world);
     }
     double t = (now_seconds() - t0) / (double)iters;
@@ -56,28 +65,37 @@ static double window(Ring *R, MPI_Comm world, bool ring, float *buf, size_t n, l
     return t;
 }
 
-static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seconds) {
-    ArResult res = {INFINITY, INFINITY, true};
-    float *buf = xmalloc_aligned(n * sizeof(float)), *ref = xmalloc_aligned(n * sizeof(float));
+/* impl's sum of small integers equals MPI_Allreduce's bit for bit (on every
+ * rank). */
+static bool exact(Ring *R, MPI_Comm world, int rank, ArImpl impl, float *buf, float *ref, size_t n) {
     for (size_t i = 0; i < n; i++) buf[i] = ref[i] = (float)((int)((i * 7 + (size_t)rank * 13) % 201) - 100);
-    ring_allreduce(R, buf, n);
+    if (impl == IMPL_RING) ring_allreduce(R, buf, n);
+    else naive_allreduce(R, buf, n);
     MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, world);
     int same = memcmp(buf, ref, n * sizeof(float)) == 0;
     MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, world);
-    res.exact = same != 0;
+    return same != 0;
+}
+
+static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seconds) {
+    ArResult res = {{INFINITY, INFINITY, INFINITY}, true, true};
+    float *buf = xmalloc_aligned(n * sizeof(float)), *ref = xmalloc_aligned(n * sizeof(float));
+    res.exact = exact(R, world, rank, IMPL_RING, buf, ref, n);
+    res.naive_exact = exact(R, world, rank, IMPL_NAIVE, buf, ref, n);
     memset(buf, 0, n * sizeof(float));
     /* One call of each sizes the windows. */
-    double t1 = window(R, world, true, buf, n, 1) + window(R, world, false, buf, n, 1);
-    long iters = (long)(seconds / (2.0 * WINDOWS) / (t1 / 2 > 1e-7 ? t1 / 2 : 1e-7));
+    double t1 = 0;
+    for (int k = 0; k < IMPLS; k++) t1 += window(R, world, (ArImpl)k, buf, n, 1);
+    t1 /= IMPLS;
+    long iters = (long)(seconds / ((double)IMPLS * WINDOWS) / (t1 > 1e-7 ? t1 : 1e-7));
     if (iters < 1) iters = 1;
     if (iters > 100000) iters = 100000;
     MPI_Bcast(&iters, 1, MPI_LONG, 0, world);
-    for (int w = 0; w < WINDOWS; w++) {
-        double tr = window(R, world, true, buf, n, iters);
-        double tm = window(R, world, false, buf, n, iters);
-        if (tr < res.ring) res.ring = tr;
-        if (tm < res.mpi) res.mpi = tm;
-    }
+    for (int w = 0; w < WINDOWS; w++)
+        for (int k = 0; k < IMPLS; k++) {
+            double t = window(R, world, (ArImpl)k, buf, n, iters);
+            if (t < res.t[k]) res.t[k] = t;
+        }
     free(buf);
     free(ref);
     return res;
@@ -106,9 +124,9 @@ static int parse_opts(int argc, char **argv, ArOpts *o, int *rc) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: mpirun -np P gorila bench allreduce [--config FILE] [--max-floats N] [--seconds S]\n"
                  "                                          [--wait auto|poll|sleep] [--json]\n"
-                 "gorila's ring allreduce against MPI_Allreduce, 1K floats to N (default 16M) and the\n"
-                 "config's network size; time, algbw and busbw (nccl-tests definitions). See\n"
-                 "docs/PERFORMANCE.md.");
+                 "gorila's ring and naive (driver) allreduce against MPI_Allreduce, 1K floats to N\n"
+                 "(default 16M) and the config's network size; time, algbw and busbw (nccl-tests\n"
+                 "definitions). See docs/PERFORMANCE.md.");
             return *rc = 0, -1;
         }
         if (!strcmp(a, "--json")) {
@@ -159,32 +177,38 @@ static int net_size(ArOpts *o, size_t *n_net, int *rc) {
 static void print_header(const ArOpts *o, const Ring *R, int p, int nodes, size_t n_net) {
     platform_bench_header(o->json, -1, NULL);
     if (!o->json) {
-        printf("%d ranks, %s, %ld cores here; ring waits by %s; net = %s's Q-network (%zu floats)\n", p,
+        printf("%d ranks, %s, %ld cores here; ring and naive wait by %s; net = %s's Q-network (%zu floats)\n", p,
                nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R->poll ? "polling" : "sleeping",
                o->config ? o->config : "the default config", n_net);
         printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "floats", "bytes", "ring_us", "algbw",
-               "busbw", "mpi_us", "algbw", "busbw", "busbw", "time");
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %8s %8s\n", "", "", "", "GB/s", "GB/s", "", "GB/s",
-               "GB/s", "ring/mpi", "ring/mpi");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s\n", "floats", "bytes",
+               "ring_us", "algbw", "busbw", "naive_us", "algbw", "busbw", "mpi_us", "algbw", "busbw", "busbw", "time",
+               "time");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s\n", "", "", "", "GB/s", "GB/s",
+               "", "GB/s", "GB/s", "", "GB/s", "GB/s", "ring/mpi", "ring/mpi", "naive/mpi");
     }
     fflush(stdout);
 }
 
 static void print_row(const ArOpts *o, const Ring *R, int p, size_t n, bool is_net, const ArResult *r) {
     double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
-    double ra = bytes / r->ring / 1e9, ma = bytes / r->mpi / 1e9;
+    double tr = r->t[IMPL_RING], tn = r->t[IMPL_NAIVE], tm = r->t[IMPL_MPI];
+    double ra = bytes / tr / 1e9, na = bytes / tn / 1e9, ma = bytes / tm / 1e9;
     if (o->json) {
         printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
                "\"wait\":\"%s\",\"ring_us\":%.3f,\"ring_algbw_gbs\":%.4f,\"ring_busbw_gbs\":%.4f,"
                "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
-               "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s}\n",
-               n, bytes, p, is_net ? "true" : "false", R->poll ? "poll" : "sleep", r->ring * 1e6, ra, ra * bus,
-               r->mpi * 1e6, ma, ma * bus, ra / ma, r->ring / r->mpi, r->exact ? "true" : "false");
+               "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s,\"naive_us\":%.3f,\"naive_algbw_gbs\":%.4f,"
+               "\"naive_busbw_gbs\":%.4f,\"naive_time_ratio\":%.4f,\"naive_equals_mpi\":%s}\n",
+               n, bytes, p, is_net ? "true" : "false", R->poll ? "poll" : "sleep", tr * 1e6, ra, ra * bus, tm * 1e6,
+               ma, ma * bus, ra / ma, tr / tm, r->exact ? "true" : "false", tn * 1e6, na, na * bus, tn / tm,
+               r->naive_exact ? "true" : "false");
     } else {
-        printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx%s%s\n", n, bytes,
-               r->ring * 1e6, ra, ra * bus, r->mpi * 1e6, ma, ma * bus, ra / ma, r->ring / r->mpi,
-               is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI");
+        printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx %8.2fx"
+               "%s%s%s\n",
+               n, bytes, tr * 1e6, ra, ra * bus, tn * 1e6, na, na * bus, tm * 1e6, ma, ma * bus, ra / ma, tr / tm,
+               tn / tm, is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI",
+               r->naive_exact ? "" : "  NAIVE DIFFERS FROM MPI");
     }
     fflush(stdout);
 }

@@ -41,7 +41,7 @@ typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
-typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_MPI } AllreduceImpl;
+typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI } AllreduceImpl;
 typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
 
 /* Where a key's value came from: bookkeeping for error messages, so that a
@@ -89,7 +89,8 @@ typedef struct {
         SyncMode mode;             /* sync.mode: ps_sync | ps_async | ps_bounded | allreduce */
         int staleness;             /* sync.staleness: ps_bounded drop bound, in versions */
         int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
-        AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | mpi (MPI_Allreduce) */
+        AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | naive (gorila's,
+                                         via learner 0) | mpi (MPI_Allreduce) */
     } sync;
     struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */

@@ -34,7 +34,7 @@ static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
 static const char *const target_kinds[] = {"hard", "soft", NULL};
 static const char *const explore_kinds[] = {"linear", "apex", NULL};
 static const char *const progress_modes[] = {"auto", "always", "never", NULL};
-static const char *const allreduce_impls[] = {"ring", "mpi", NULL};
+static const char *const allreduce_impls[] = {"ring", "naive", "mpi", NULL};
 static const char *const wait_modes[] = {"auto", "poll", "sleep", NULL};
 
 /* Enums are stored through an int-sized copy. */

@@ -28,15 +28,20 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
     MPI_Group g, wg;
     MPI_CHECK(ctx, MPI_Comm_group(comm, &g));
     MPI_CHECK(ctx, MPI_Comm_group(world, &wg));
-    int in[3] = {R->left, R->right, R->r}, out[3];
-    MPI_CHECK(ctx, MPI_Group_translate_ranks(g, 3, in, wg, out));
+    int *in = xmalloc((size_t)R->p * sizeof *in);
+    R->world_of = xmalloc((size_t)R->p * sizeof *R->world_of);
+    for (int q = 0; q < R->p; q++) in[q] = q;
+    MPI_CHECK(ctx, MPI_Group_translate_ranks(g, R->p, in, wg, R->world_of));
+    free(in);
     MPI_CHECK(ctx, MPI_Group_free(&g));
     MPI_CHECK(ctx, MPI_Group_free(&wg));
-    R->left_world = out[0];
-    R->right_world = out[1];
-    R->me_world = out[2];
+    R->left_world = R->world_of[R->left];
+    R->right_world = R->world_of[R->right];
+    R->me_world = R->world_of[R->r];
     R->bells = bells && doorbell_enabled(bells) ? bells : NULL;
     R->remote = R->bells && (R->bells->slot_of[R->left_world] < 0 || R->bells->slot_of[R->right_world] < 0);
+    for (int q = 0; R->bells && q < R->p; q++)
+        if ((R->r == 0 || q == 0) && q != R->r && R->bells->slot_of[R->world_of[q]] < 0) R->remote_naive = true;
     if (wait == RING_WAIT_AUTO) {
         const char *env = getenv("GORILA_RING_WAIT");
         if (env && !strcmp(env, "poll")) wait = RING_WAIT_POLL;
@@ -52,9 +57,11 @@ void ring_free(Ring *R) {
     free(R->tmp);
     free(R->req);
     free(R->done_idx);
+    free(R->world_of);
     R->tmp = NULL;
     R->req = NULL;
     R->done_idx = NULL;
+    R->world_of = NULL;
     R->req_cap = 0;
 }
 
@@ -72,6 +79,76 @@ static size_t n_segments(size_t len, size_t seg) { return (len + seg - 1) / seg;
 static int seg_len(size_t len, size_t k, size_t seg) {
     size_t off = k * seg;
     return (int)(len - off < seg ? len - off : seg);
+}
+
+/* ---- waiting: what the ring and the naive algorithm share ----------------
+ * A wait loop tests its requests, and when none completed calls the
+ * service hook; then waiter_pass with whether either did something. In
+ * sleep mode it spins for RING_SPIN after the last progress, then raises
+ * its doorbell's flag, looks once more (the loop's next pass) and sleeps
+ * (allreduce.h, "Waiting"). wake(R, sending, receiving) rings the peers it
+ * still sends to / receives from. */
+typedef struct {
+    bool remote;          /* a peer is on another node: its messages ring no bell */
+    bool armed;           /* our flag is raised */
+    bool kick;            /* progress since the last sleep: wake the peers before the next */
+    double t_last, t_idle; /* last progress; seconds with nothing to do */
+} Waiter;
+
+typedef void (*WakeFn)(Ring *R, bool sending, bool receiving);
+
+static Waiter waiter_start(bool remote) { return (Waiter){.remote = remote, .t_last = now_seconds()}; }
+
+static void waiter_pass(Ring *R, Waiter *w, bool got, WakeFn wake, bool sending, bool receiving) {
+    double now = now_seconds();
+    if (got) {
+        if (w->armed) doorbell_disarm(R->bells, R->me_world);
+        w->armed = false;
+        w->kick = true;
+        w->t_last = now;
+        return;
+    }
+    if (R->poll) return;
+    if (now - w->t_last < RING_SPIN) {
+        /* Spin: Open MPI yields the core inside its progress engine when
+         * the node is oversubscribed (mpi_yield_when_idle). Across nodes
+         * it may not know the machine is (simulated nodes on one machine;
+         * each has its own slots): yield here. */
+        if (w->remote) sched_yield();
+    } else if (!R->bells) {
+        sleep_seconds(COMM_IDLE_MIN);
+    } else if (!w->armed) {
+        /* Our progress since the last sleep may have moved what MPI had
+         * queued (the next fragments of a large send, the acknowledgement
+         * of a receive) without a bell: wake the peers we still exchange
+         * with. Only after progress of our own, so two sleepers never wake
+         * each other in turn. */
+        if (w->kick) {
+            wake(R, sending, receiving);
+            w->kick = false;
+        }
+        /* Raise the flag, then one more look (the loop's next pass) before
+         * sleeping: see doorbell.h. */
+        doorbell_arm(R->bells, R->me_world);
+        w->armed = true;
+        return;
+    } else {
+        /* A peer on another node rings no bell: wake soon. */
+        doorbell_wait(R->bells, R->me_world, w->remote ? COMM_IDLE_REMOTE : COMM_IDLE_BELL);
+        w->armed = false;
+    }
+    w->t_idle += now_seconds() - now;
+}
+
+static void waiter_end(Ring *R, Waiter *w) {
+    if (w->armed) doorbell_disarm(R->bells, R->me_world);
+    R->wait_seconds += w->t_idle;
+}
+
+/* The ring: the right neighbour is sent to, the left one received from. */
+static void wake_neighbours(Ring *R, bool sending, bool receiving) {
+    if (sending) doorbell_ring(R->bells, R->right_world);
+    if (receiving) doorbell_ring(R->bells, R->left_world);
 }
 
 /* One step: send [so, so+sl) of buf to the right, receive [ro, ro+rl) from
@@ -103,8 +180,7 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
     R->bytes_recv += rl * sizeof(float);
 
     size_t recv_left = nr, send_left = ns;
-    double t_last = now_seconds(), t_idle = 0;
-    bool armed = false, kick = false;
+    Waiter w = waiter_start(R->remote);
     while (recv_left + send_left > 0) {
         int outcount = 0;
         MPI_CHECK(ctx, MPI_Testsome((int)(depth + ns), R->req, &outcount, R->done_idx, MPI_STATUSES_IGNORE));
@@ -137,49 +213,9 @@ static void ring_step(Ring *R, float *buf, size_t so, size_t sl, size_t ro, size
         } else if (R->service && R->service(R->service_arg)) {
             got = true;
         }
-        double now = now_seconds();
-        if (got) {
-            if (armed) doorbell_disarm(R->bells, R->me_world);
-            armed = false;
-            kick = true;
-            t_last = now;
-            continue;
-        }
-        if (R->poll) continue;
-        double t0 = now;
-        if (now - t_last < RING_SPIN) {
-            /* Spin: Open MPI yields the core inside its progress engine
-             * when the node is oversubscribed (mpi_yield_when_idle). Across
-             * nodes it may not know the machine is (simulated nodes on one
-             * machine; each has its own slots): yield here. */
-            if (R->remote) sched_yield();
-        } else if (!R->bells) {
-            sleep_seconds(COMM_IDLE_MIN);
-        } else if (!armed) {
-            /* Our progress since the last sleep may have moved what MPI had
-             * queued (the next fragments of a large send, the
-             * acknowledgement of a receive) without a bell: wake the
-             * neighbours we still exchange with. Only after progress of our
-             * own, so two sleepers never wake each other in turn. */
-            if (kick) {
-                if (send_left) doorbell_ring(R->bells, R->right_world);
-                if (recv_left) doorbell_ring(R->bells, R->left_world);
-                kick = false;
-            }
-            /* Raise the flag, then one more look (the loop's next pass)
-             * before sleeping: see doorbell.h. */
-            doorbell_arm(R->bells, R->me_world);
-            armed = true;
-            continue;
-        } else {
-            /* A neighbour on another node rings no bell: wake soon. */
-            doorbell_wait(R->bells, R->me_world, R->remote ? COMM_IDLE_REMOTE : COMM_IDLE_BELL);
-            armed = false;
-        }
-        t_idle += now_seconds() - t0;
+        waiter_pass(R, &w, got, wake_neighbours, send_left > 0, recv_left > 0);
     }
-    if (armed) doorbell_disarm(R->bells, R->me_world);
-    R->wait_seconds += t_idle;
+    waiter_end(R, &w);
 }
 
 void ring_allreduce(Ring *R, float *buf, size_t n) {
@@ -209,6 +245,149 @@ void ring_allreduce(Ring *R, float *buf, size_t n) {
     if (R->trace) trace_span(R->trace, TR_RING_AG, t1, t2, (uint32_t)p);
     R->rounds++;
     R->seconds += t2 - t0;
+}
+
+/* ---- naive (driver) allreduce (allreduce.h) ------------------------------ */
+
+/* Rank 0 exchanges with every other rank, the others with rank 0 only. */
+static void wake_driver_peers(Ring *R, bool sending, bool receiving) {
+    if (!sending && !receiving) return;
+    if (R->r != 0) {
+        doorbell_ring(R->bells, R->world_of[0]);
+        return;
+    }
+    for (int q = 1; q < R->p; q++) doorbell_ring(R->bells, R->world_of[q]);
+}
+
+/* Rank 0. The receives form one sequence j = 0 .. nc (p-1) - 1: segment
+ * j / (p-1) from rank 1 + j % (p-1), so every segment comes from ranks 1,
+ * 2, ... in turn. Receive j lands in scratch slot j % depth; a slot is
+ * added in (and reposted with j + depth) only when every receive before it
+ * has been, whatever order they complete in: that fixes the order of the
+ * sum. Requests: [0, depth) the receive slots, then send (k, q) of
+ * segment k to rank q at depth + k (p-1) + q - 1, posted when segment k
+ * has been summed. */
+static void naive_driver(Ring *R, float *buf, size_t n, size_t seg) {
+    const Ctx *ctx = R->ctx;
+    size_t peers = (size_t)R->p - 1, nc = n_segments(n, seg), total = nc * peers;
+    size_t depth = total < RING_DEPTH ? total : RING_DEPTH;
+    if (depth + total > (size_t)INT_MAX) DIE(ctx, "naive allreduce of %zu floats over %d ranks is too large", n, R->p);
+    ensure_requests(R, depth + total);
+    for (size_t i = 0; i < depth + total; i++) R->req[i] = MPI_REQUEST_NULL;
+    bool arrived[RING_DEPTH] = {false};
+    size_t posted = 0, head = 0, sends_left = total;
+    for (; posted < depth; posted++)
+        MPI_CHECK(ctx, MPI_Irecv(R->tmp + posted * seg, seg_len(n, posted / peers, seg), MPI_FLOAT,
+                                 1 + (int)(posted % peers), TAG_NAIVE, R->comm, &R->req[posted]));
+    R->msgs_recv += total;
+    R->bytes_recv += peers * n * sizeof(float);
+    R->msgs_sent += total;
+    R->bytes_sent += peers * n * sizeof(float);
+
+    Waiter w = waiter_start(R->remote_naive);
+    while (head < total || sends_left > 0) {
+        int outcount = 0;
+        MPI_CHECK(ctx, MPI_Testsome((int)(depth + total), R->req, &outcount, R->done_idx, MPI_STATUSES_IGNORE));
+        bool got = false;
+        if (outcount != MPI_UNDEFINED && outcount > 0) {
+            got = true;
+            for (int i = 0; i < outcount; i++) {
+                size_t q = (size_t)R->done_idx[i];
+                if (q >= depth) {
+                    sends_left--;
+                    continue;
+                }
+                arrived[q] = true;
+                /* Slot q holds receive head + ((q - head) mod depth); its
+                 * sender's large send completes when we have pulled it. */
+                size_t j = head + (q + depth - head % depth) % depth;
+                if (R->bells) doorbell_ring(R->bells, R->world_of[1 + j % peers]);
+            }
+            for (; head < total && arrived[head % depth]; head++) {
+                size_t slot = head % depth, k = head / peers;
+                arrived[slot] = false;
+                cblas_saxpy(seg_len(n, k, seg), 1.0f, R->tmp + slot * seg, 1, buf + k * seg, 1);
+                if (head % peers == peers - 1) {
+                    /* Segment k holds the sum over every rank: out to all. */
+                    for (size_t d = 1; d <= peers; d++) {
+                        MPI_CHECK(ctx, MPI_Isend(buf + k * seg, seg_len(n, k, seg), MPI_FLOAT, (int)d, TAG_NAIVE,
+                                                 R->comm, &R->req[depth + k * peers + d - 1]));
+                        if (R->bells) doorbell_ring(R->bells, R->world_of[d]);
+                    }
+                }
+                if (posted < total) {
+                    MPI_CHECK(ctx, MPI_Irecv(R->tmp + slot * seg, seg_len(n, posted / peers, seg), MPI_FLOAT,
+                                             1 + (int)(posted % peers), TAG_NAIVE, R->comm, &R->req[slot]));
+                    posted++;
+                }
+            }
+        } else if (R->service && R->service(R->service_arg)) {
+            got = true;
+        }
+        waiter_pass(R, &w, got, wake_driver_peers, sends_left > 0, head < total);
+    }
+    waiter_end(R, &w);
+}
+
+/* Every other rank: all its segments out to rank 0 at once; the receive of
+ * segment k of the sum goes into buf, so it is posted only when the send
+ * of segment k has completed. Requests: [0, nc) the sends, [nc, 2 nc) the
+ * receives. */
+static void naive_other(Ring *R, float *buf, size_t n, size_t seg) {
+    const Ctx *ctx = R->ctx;
+    size_t nc = n_segments(n, seg);
+    if (2 * nc > (size_t)INT_MAX) DIE(ctx, "naive allreduce of %zu floats is too large", n);
+    ensure_requests(R, 2 * nc);
+    for (size_t k = 0; k < nc; k++) {
+        MPI_CHECK(ctx, MPI_Isend(buf + k * seg, seg_len(n, k, seg), MPI_FLOAT, 0, TAG_NAIVE, R->comm, &R->req[k]));
+        R->req[nc + k] = MPI_REQUEST_NULL;
+    }
+    if (R->bells) doorbell_ring(R->bells, R->world_of[0]);
+    R->msgs_sent += nc;
+    R->bytes_sent += n * sizeof(float);
+    R->msgs_recv += nc;
+    R->bytes_recv += n * sizeof(float);
+
+    size_t send_left = nc, recv_left = nc;
+    Waiter w = waiter_start(R->remote_naive);
+    while (send_left + recv_left > 0) {
+        int outcount = 0;
+        MPI_CHECK(ctx, MPI_Testsome((int)(2 * nc), R->req, &outcount, R->done_idx, MPI_STATUSES_IGNORE));
+        bool got = false;
+        if (outcount != MPI_UNDEFINED && outcount > 0) {
+            got = true;
+            bool received = false;
+            for (int i = 0; i < outcount; i++) {
+                size_t q = (size_t)R->done_idx[i];
+                if (q >= nc) {
+                    recv_left--;
+                    received = true;
+                    continue;
+                }
+                send_left--;
+                MPI_CHECK(ctx, MPI_Irecv(buf + q * seg, seg_len(n, q, seg), MPI_FLOAT, 0, TAG_NAIVE, R->comm,
+                                         &R->req[nc + q]));
+            }
+            /* The driver's large send completes when we have pulled it. */
+            if (received && R->bells) doorbell_ring(R->bells, R->world_of[0]);
+        } else if (R->service && R->service(R->service_arg)) {
+            got = true;
+        }
+        waiter_pass(R, &w, got, wake_driver_peers, send_left > 0, recv_left > 0);
+    }
+    waiter_end(R, &w);
+}
+
+void naive_allreduce(Ring *R, float *buf, size_t n) {
+    if (R->p == 1 || n == 0) return;
+    /* Segments of up to RING_SEGMENT floats, into the RING_DEPTH scratch
+     * slots at the driver; every rank derives the same from n. */
+    size_t seg = n < RING_SEGMENT ? n : RING_SEGMENT;
+    double t0 = now_seconds();
+    if (R->r == 0) naive_driver(R, buf, n, seg);
+    else naive_other(R, buf, n, seg);
+    R->rounds++;
+    R->seconds += now_seconds() - t0;
 }
 
 void ring_allreduce_sum(const Ctx *ctx, float *buf, size_t n, MPI_Comm comm) {

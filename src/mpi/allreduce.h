@@ -1,4 +1,7 @@
-/* allreduce.h: ring allreduce (sum) on point-to-point MPI.
+/* allreduce.h: ring and naive (driver) allreduce (sum) on point-to-point
+ * MPI, sharing one Ring: its waits, its service hook, its counters.
+ *
+ * Ring.
  *
  * The buffer of n floats is cut into p blocks with shard_range(n, p, b).
  * With r = this rank in comm and all block indices mod p:
@@ -33,17 +36,37 @@
  * large shared-memory message through its FIFO (two copies) and only the
  * rest by single copy, so small segments double-copy more of the data.
  *
- * Waiting. A rank that has a core to itself polls (MPI_Testsome in a
+ * Naive (driver). Every rank sends its whole buffer to rank 0, the driver;
+ * the driver adds them in and sends the sum back to every rank:
+ *
+ *   start         r0: a           r1: b           r2: c
+ *   gather        r0 gets b, then c, and adds them in that order: (a+b)+c
+ *   broadcast     r1, r2 get (a+b)+c from r0: the same bits everywhere
+ *
+ * The driver sends and receives (p-1) n floats, every other rank n: the
+ * driver's link carries p/2 times what a ring rank's does, and its adds
+ * are serial. The sum of every element is accumulated in rank order
+ * (rank 0's own, then 1, 2, ...) whatever order the messages arrive in,
+ * so the result depends on the inputs only. The buffer travels in
+ * segments of up to RING_SEGMENT floats, segment by segment from every
+ * rank in turn, with up to RING_DEPTH receives in flight at the driver
+ * (its scratch is the ring's); a segment summed over all ranks goes out
+ * to every rank at once, while the next ones still arrive. A rank posts
+ * the receive of a segment of the sum once its send of that segment has
+ * completed (the same memory). It waits as the ring does (below), its
+ * doorbells rung by and ringing the driver instead of the neighbours.
+ *
+ * Waiting (both). A rank that has a core to itself polls (MPI_Testsome in a
  * loop). One that shares its core (more ranks on the node than cores)
  * polls for up to RING_SPIN after its last progress (Open MPI yields the
  * core inside each test when oversubscribed) and then sleeps on its
- * doorbell (doorbell.h), which its neighbours ring: the left one after
- * posting a send to it, the right one after completing a receive from it
- * (a large send completes only when the receiver has pulled it), and both
- * before they go to sleep after progress of their own (which may have
- * pushed out what MPI had queued). While it waits it calls the caller's
- * `service` hook, so a learner keeps answering its main communicator
- * (parameter requests, batches, STOP) during the ring.
+ * doorbell (doorbell.h), which its peers ring: the sender after posting
+ * a send to it, the receiver after completing a receive from it (a large
+ * send completes only when the receiver has pulled it), and both before
+ * they go to sleep after progress of their own (which may have pushed out
+ * what MPI had queued). While it waits it calls the caller's `service`
+ * hook, so a learner keeps answering its main communicator (parameter
+ * requests, batches, STOP) during the allreduce.
  */
 #ifndef GORILA_ALLREDUCE_H
 #define GORILA_ALLREDUCE_H
@@ -69,19 +92,23 @@ typedef struct {
     MPI_Comm comm;              /* the ring's ranks (not owned) */
     int p, r, left, right;      /* size, rank, neighbours in comm */
     int left_world, right_world, me_world; /* the same in world (doorbells) */
+    int *world_of;              /* (p) world rank of each rank of comm (doorbells) */
     Doorbells *bells;           /* world's doorbells, or NULL */
     bool poll;                  /* RING_WAIT_POLL chosen (or by auto) */
     bool remote;                /* a neighbour is on another node (its sends ring no bell) */
+    bool remote_naive;          /* naive: a rank this one exchanges with (rank 0, or any
+                                   for rank 0) is on another node */
     /* called while waiting; returns true when it did something (handled a
      * message). NULL: nothing to serve. */
     bool (*service)(void *arg);
     void *service_arg;
-    Trace *trace;               /* spans TR_RING_RS / TR_RING_AG, or NULL */
+    Trace *trace;               /* spans TR_RING_RS / TR_RING_AG (ring only), or NULL */
     float *tmp;                 /* RING_DEPTH scratch segments */
-    MPI_Request *req;           /* sends and receives of one step */
+    MPI_Request *req;           /* sends and receives of one step (naive: of one call) */
     int *done_idx;
     size_t req_cap;
-    /* counters, cumulative */
+    /* counters, cumulative over ring and naive calls; rounds: calls that
+     * moved data (none with p = 1 or n = 0) */
     uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, rounds;
     double seconds, wait_seconds;
 } Ring;
@@ -97,6 +124,13 @@ void ring_free(Ring *R);
 /* In-place sum of buf[0..n) over every rank of the ring. Messages use tag
  * TAG_RING on the ring's communicator only. MPI errors are fatal. */
 void ring_allreduce(Ring *R, float *buf, size_t n);
+
+/* In-place sum of buf[0..n) over every rank of the ring by the naive
+ * (driver) algorithm above: the same result on every rank, bit for bit,
+ * summed in rank order. Messages use tag TAG_NAIVE on the ring's
+ * communicator only. Counters: rank 0 sends and receives (p-1) n floats a
+ * call, every other rank n. MPI errors are fatal. */
+void naive_allreduce(Ring *R, float *buf, size_t n);
 
 /* One-call form for tests: a temporary polling Ring over comm, without
  * doorbells. */

@@ -475,6 +475,10 @@ static bool step_allreduce(Learner *l, bool have_grad) {
                                            l->args->learners));
         l->ring.rounds++;
         l->ring.seconds += now_seconds() - t0;
+    } else if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_NAIVE) {
+        /* Every gradient to learner 0 and the sum back: counted in the
+         * same ring counters, learner 0's (L-1) times the others'. */
+        naive_allreduce(&l->ring, l->grad, l->n + 1);
     } else {
         ring_allreduce(&l->ring, l->grad, l->n + 1);
     }

@@ -82,7 +82,8 @@ enum {
                             trace.dropped = events its ring dropped.
                             payload: TraceClock, then TraceEvent[count] (trace.h) */
     TAG_LAST_,           /* end of the message tags */
-    TAG_RING = 100       /* reserved for ring_allreduce_sum */
+    TAG_RING = 100,      /* reserved for ring_allreduce_sum */
+    TAG_NAIVE = 101      /* reserved for naive_allreduce (allreduce.h), learners' communicator only */
 };
 #define TAG_FIRST TAG_EXPERIENCE
 #define TAG_COUNT (TAG_LAST_ - TAG_FIRST)

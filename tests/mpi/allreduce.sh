@@ -1,21 +1,77 @@
-# Ring allreduce under mpirun -np P, P = 1..5 (tests/mpi/mpi_allreduce.c).
+# Ring and naive allreduce under mpirun -np P, P = 1..5
+# (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
 prog="$(dirname "$GORILA")/tests/mpi_allreduce"
 for p in 1 2 3 4 5; do
     # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
     run_cmd timeout 60 $MPIRUN -np "$p" "$prog"
-    expect_rc "ring allreduce, $p ranks: exit status 0" 0
+    expect_rc "ring and naive allreduce, $p ranks: exit status 0" 0
     n_ok=$(grep -c '^ok ' <<<"$out")
     n_bad=$(grep -c '^not ok ' <<<"$out")
-    if [ "$n_ok" -eq 64 ] && [ "$n_bad" -eq 0 ]; then ok "ring allreduce, $p ranks: 64 checks pass"; else
-        not_ok "ring allreduce, $p ranks: $n_ok passed, $n_bad failed"
+    n_naive=$(grep -c '^ok .* - naive ' <<<"$out")
+    if [ "$n_ok" -eq 160 ] && [ "$n_naive" -eq 96 ] && [ "$n_bad" -eq 0 ]; then
+        ok "ring and naive allreduce, $p ranks: 160 checks pass (96 of the naive algorithm)"
+    else
+        not_ok "ring and naive allreduce, $p ranks: $n_ok passed ($n_naive naive), $n_bad failed"
         grep '^not ok' <<<"$out" | sed 's/^/# /'
     fi
 done
 
-# gorila bench allreduce: one JSON line per size, the ring equal to MPI_Allreduce
-# on every size, the config's network size among them. (Times are not checked.)
+# A training job on the naive allreduce, 2 and 3 learners: it finishes, and
+# every learner's ring counters are exactly the algorithm's traffic. Each
+# round moves the gradient and the stop flag, M + 1 floats, with M for the
+# small config's [16, 16] network on CartPole (4 observations, 2 actions)
+# worked out here from the layer sizes: learner 0 (the driver) sends and
+# receives (L-1) 4 (M+1) bytes a round, every other learner 4 (M+1); all
+# leave after the same round.
+M=$((4 * 16 + 16 + 16 * 16 + 16 + 16 * 2 + 2))
+naive_check() {
+    python3 - "$@" <<'EOF2'
+import json, sys
+path, L, M = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = json.load(open(path))
+bad = []
+learners = sorted(s["roles"]["learner"], key=lambda ln: ln["index"])
+if len(learners) != L:
+    bad.append("%d learners reported, expected %d" % (len(learners), L))
+rounds = {ln["index"]: ln.get("ring", {}).get("rounds", 0) for ln in learners}
+if len(set(rounds.values())) != 1 or 0 in rounds.values():
+    bad.append("rounds differ or are 0: %s" % rounds)
+for ln in learners:
+    ring = ln.get("ring", {})
+    n = ring.get("rounds", 0)
+    peers = L - 1 if ln["index"] == 0 else 1
+    want = peers * 4 * (M + 1) * n
+    for key in ("bytes_sent", "bytes_recv"):
+        if ring.get(key) != want:
+            bad.append("learner %d: %s %s, expected %d = %d x 4 x %d x %d rounds"
+                       % (ln["index"], key, ring.get(key), want, peers, M + 1, n))
+    for key in ("msgs_sent", "msgs_recv"):
+        if ring.get(key) != peers * n:
+            bad.append("learner %d: %s %s, expected %d" % (ln["index"], key, ring.get(key), peers * n))
+if s["bytes_sent"]["ring"] != sum(ln["ring"]["bytes_sent"] for ln in learners if "ring" in ln):
+    bad.append("bytes_sent.ring %s is not the learners' sum" % s["bytes_sent"]["ring"])
+if bad:
+    print("# " + "; ".join(bad)); sys.exit(1)
+print("# learner 0 sent %d bytes in %d rounds" % (learners[0]["ring"]["bytes_sent"], learners[0]["ring"]["rounds"]))
+EOF2
+}
+for L in 2 3; do
+    name="naive-L$L"
+    job "$name" --set sync.mode=allreduce --set sync.allreduce_impl=naive --set roles.param_servers=0 \
+        --set roles.learners=$L
+    expect_rc "$name: exit status 0" 0
+    s="$RUN/summary.json"
+    if [ ! -f "$s" ]; then not_ok "$name: summary.json written"; continue; fi
+    expect_eq "$name: summary says allreduce_impl naive" "$(jget "$s" allreduce_impl)" naive
+    check "$name: learner 0 moves (L-1) 4 (M+1) bytes a round, the others 4 (M+1) (M = $M)" \
+        naive_check "$s" "$L" "$M"
+done
+
+# gorila bench allreduce: one JSON line per size, the ring and the naive
+# algorithm equal to MPI_Allreduce on every size, the config's network size
+# among them. (Times are not checked.)
 # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 2 "$GORILA" bench allreduce --max-floats 4096 --seconds 0.05 --json \
     --config "$TEST_ROOT/configs/cartpole.yaml"
@@ -24,6 +80,9 @@ rows=$(grep -c '"bench":"allreduce"' <<<"$out")
 expect_eq "bench allreduce: rows for 1024, 4096 and the network's 4610 floats" "$rows" 3
 check "bench allreduce: the network row is marked" grep -q '"floats":4610,"bytes":18440,"ranks":2,"network_size":true' <<<"$out"
 expect_eq "bench allreduce: the ring equals MPI_Allreduce on every size" "$(grep -c '"ring_equals_mpi":true' <<<"$out")" 3
+expect_eq "bench allreduce: the naive allreduce equals MPI_Allreduce on every size" \
+    "$(grep -c '"naive_equals_mpi":true' <<<"$out")" 3
+check "bench allreduce: naive timed beside ring and MPI" grep -q '"naive_us":[0-9.]*,"naive_algbw_gbs":[0-9.]*,"naive_busbw_gbs":[0-9.]*,"naive_time_ratio":[0-9.]*' <<<"$out"
 check "bench allreduce: OpenBLAS configuration printed" grep -q '"bench":"openblas"' <<<"$out"
 # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 1 "$GORILA" bench allreduce --max-floats 1024 --seconds 0.05

@@ -1,22 +1,32 @@
-/* mpi_allreduce.c: ring_allreduce_sum against MPI_Allreduce, run by
- * tests/mpi/allreduce.sh under mpirun -np P for P = 1..5. Rank 0 prints TAP.
+/* mpi_allreduce.c: ring_allreduce and naive_allreduce against
+ * MPI_Allreduce, run by tests/mpi/allreduce.sh under mpirun -np P for
+ * P = 1..5. Rank 0 prints TAP.
  *
  * Sizes cover the edges of the block split: 0, 1, P-1, P, P+1, 2P+1, and
  * two large sizes whose blocks travel as one message each (100003) and as
  * more segments than receives in flight at every P up to 5 (2700001;
- * blocks over RING_WHOLE are segmented, allreduce.h). Every size
- * runs twice: polling, and sleeping on doorbells (the oversubscribed path).
+ * blocks over RING_WHOLE are segmented, allreduce.h; the naive algorithm
+ * cuts both into RING_SEGMENT segments, more than its RING_DEPTH receives
+ * in flight). Every size runs with both algorithms, each twice: polling,
+ * and sleeping on doorbells (the oversubscribed path).
  * Two kinds of input:
  *  - small integers (exactly representable, sums exact in float), where the
- *    ring must equal MPI_Allreduce bit for bit;
+ *    result must equal MPI_Allreduce bit for bit;
  *  - random floats, where summation order may differ: within 1e-5 relative,
  *    and every rank must end with bit-identical buffers. P <= 5 terms in
  *    [-1, 1]: any order of the sum is within (P - 1) u 5 = 20 u (u = 2^-24,
  *    1.2e-6) of the exact sum, two orders within 2.4e-6, under the 1e-5
  *    (1 + |sum|) allowed; a lost or doubled block is off by up to 1.
+ *    The naive algorithm promises its order, rank 0's buffer then 1, 2,
+ *    ...: its result must equal that sum, computed here from the gathered
+ *    inputs, bit for bit.
  * The integer sums are exact whatever the order (every partial sum is an
- * integer below 2^24), and so is the ring's own adding (saxpy with alpha 1
- * is one rounded addition per element), so those compare bit for bit. */
+ * integer below 2^24), and so is the algorithms' own adding (saxpy with
+ * alpha 1 is one rounded addition per element), so those compare bit for
+ * bit. The naive algorithm's traffic counters are exact too: per call, rank
+ * 0 sends and receives (P-1) 4n bytes in (P-1) ceil(n / RING_SEGMENT)
+ * messages, every other rank 4n bytes in ceil(n / RING_SEGMENT), one round;
+ * nothing at all with P = 1 or n = 0. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +48,20 @@ static void report(int rank, int ok, const char *fmt, size_t n, int p) {
     printf("\n");
 }
 
+/* The naive algorithm's counters moved by exactly one call's traffic. */
+static int naive_counted(const Ring *R, const Ring *before, size_t n) {
+    uint64_t want_bytes = 0, want_msgs = 0, want_rounds = 0;
+    if (R->p > 1 && n > 0) {
+        uint64_t peers = R->r == 0 ? (uint64_t)R->p - 1 : 1;
+        want_bytes = peers * n * sizeof(float);
+        want_msgs = peers * ((n + RING_SEGMENT - 1) / RING_SEGMENT);
+        want_rounds = 1;
+    }
+    return R->bytes_sent - before->bytes_sent == want_bytes && R->bytes_recv - before->bytes_recv == want_bytes &&
+           R->msgs_sent - before->msgs_sent == want_msgs && R->msgs_recv - before->msgs_recv == want_msgs &&
+           R->rounds - before->rounds == want_rounds;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     Ctx ctx;
@@ -49,51 +73,85 @@ int main(int argc, char **argv) {
     int ns = (int)(sizeof sizes / sizeof sizes[0]);
     Doorbells bells;
     doorbell_init(&bells, &ctx, world);
-    Ring sleeper;
+    Ring sleeper, poller;
     ring_init(&sleeper, &ctx, world, world, &bells, RING_WAIT_SLEEP);
+    ring_init(&poller, &ctx, world, world, NULL, RING_WAIT_POLL);
     if (r == 0) printf("TAP version 13\n");
     for (int k = 0; k < 2 * ns; k++) {
         size_t n = sizes[k % ns];
         bool sleeping = k >= ns;
+        const char *wait = sleeping ? "sleeping" : "polling";
         float *buf = xmalloc((n + 1) * sizeof(float));
         float *ref = xmalloc((n + 1) * sizeof(float));
         float *all = xmalloc(((n + 1) * (size_t)p) * sizeof(float));
-        for (int kind = 0; kind < 2; kind++) {
-            Rng rng;
-            rng_seed(&rng, 1234 + (uint64_t)(k % ns), (uint64_t)r);
-            for (size_t i = 0; i < n; i++)
-                buf[i] = kind == 0 ? (float)((int)rng_below(&rng, 2001) - 1000)
-                                   : (float)rng_uniform_range(&rng, -1.0, 1.0);
-            memcpy(ref, buf, n * sizeof(float));
-            if (n) MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            if (sleeping) ring_allreduce(&sleeper, buf, n);
-            else ring_allreduce_sum(&ctx, buf, n, world);
-            int ok = 1;
-            for (size_t i = 0; i < n; i++) {
-                if (kind == 0) ok &= buf[i] == ref[i];
-                else ok &= fabsf(buf[i] - ref[i]) <= 1e-5f * (1.0f + fabsf(ref[i]));
+        float *in = xmalloc(((n + 1) * (size_t)p) * sizeof(float));
+        for (int naive = 0; naive < 2; naive++) {
+            const char *alg = naive ? "naive" : "ring";
+            int counted = 1;
+            for (int kind = 0; kind < 2; kind++) {
+                Rng rng;
+                rng_seed(&rng, 1234 + (uint64_t)(k % ns), (uint64_t)r);
+                for (size_t i = 0; i < n; i++)
+                    buf[i] = kind == 0 ? (float)((int)rng_below(&rng, 2001) - 1000)
+                                       : (float)rng_uniform_range(&rng, -1.0, 1.0);
+                memcpy(ref, buf, n * sizeof(float));
+                if (n) MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                if (naive && n) MPI_Gather(buf, (int)n, MPI_FLOAT, in, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+                Ring *R = sleeping ? &sleeper : &poller;
+                Ring before = *R;
+                if (naive) naive_allreduce(R, buf, n);
+                else if (sleeping) ring_allreduce(&sleeper, buf, n);
+                else ring_allreduce_sum(&ctx, buf, n, world);
+                if (naive) counted &= naive_counted(R, &before, n);
+                int ok = 1;
+                for (size_t i = 0; i < n; i++) {
+                    if (kind == 0) ok &= buf[i] == ref[i];
+                    else ok &= fabsf(buf[i] - ref[i]) <= 1e-5f * (1.0f + fabsf(ref[i]));
+                }
+                int all_ok = 0;
+                MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                char what[160];
+                snprintf(what, sizeof what, "%s %s: %s, n=%%zu p=%%d", alg, wait,
+                         kind == 0 ? "integer sums equal MPI_Allreduce exactly" : "float sums equal MPI_Allreduce within 1e-5");
+                report(r, all_ok, what, n, p);
+                /* Every rank holds the same bits. */
+                if (n) MPI_Gather(buf, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+                if (r == 0) {
+                    int same = 1;
+                    for (int q = 1; q < p; q++) same &= memcmp(all, all + (size_t)q * n, n * sizeof(float)) == 0;
+                    snprintf(what, sizeof what, "%s %s: all ranks bit-identical, n=%%zu p=%%d", alg, wait);
+                    report(r, same, what, n, p);
+                }
+                /* The naive sum is rank 0's buffer, then rank 1's, ...: in
+                 * float, one rounding per addition, in that order. */
+                if (naive && kind == 1 && r == 0) {
+                    int ordered = 1;
+                    for (size_t i = 0; i < n; i++) {
+                        float sum = in[i];
+                        for (int q = 1; q < p; q++) sum += in[(size_t)q * n + i];
+                        ordered &= memcmp(&sum, &buf[i], sizeof sum) == 0;
+                    }
+                    snprintf(what, sizeof what, "naive %s: float sums equal the rank-order sum bit for bit, n=%%zu p=%%d",
+                             wait);
+                    report(r, ordered, what, n, p);
+                }
             }
-            int all_ok = 0;
-            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-            report(r, all_ok,
-                   kind == 0 ? (sleeping ? "sleeping: integer sums equal MPI_Allreduce exactly, n=%zu p=%d"
-                                      : "polling: integer sums equal MPI_Allreduce exactly, n=%zu p=%d")
-                          : (sleeping ? "sleeping: float sums equal MPI_Allreduce within 1e-5, n=%zu p=%d"
-                                      : "polling: float sums equal MPI_Allreduce within 1e-5, n=%zu p=%d"),
-                   n, p);
-            /* Every rank holds the same bits. */
-            if (n) MPI_Gather(buf, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-            if (r == 0) {
-                int same = 1;
-                for (int q = 1; q < p; q++) same &= memcmp(all, all + (size_t)q * n, n * sizeof(float)) == 0;
-                report(r, same, sleeping ? "sleeping: all ranks bit-identical, n=%zu p=%d" : "polling: all ranks bit-identical, n=%zu p=%d", n, p);
+            if (naive) {
+                int all_counted = 0;
+                MPI_Allreduce(&counted, &all_counted, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                char what[160];
+                snprintf(what, sizeof what, "naive %s: traffic counters exact (rank 0: (p-1) 4n bytes, others 4n), "
+                                            "n=%%zu p=%%d", wait);
+                report(r, all_counted, what, n, p);
             }
         }
         free(buf);
         free(ref);
         free(all);
+        free(in);
     }
     ring_free(&sleeper);
+    ring_free(&poller);
     doorbell_free(&bells, &ctx);
     if (r == 0) printf("1..%d\n", n_test);
     comm_world_free(&ctx, &world);
