@@ -21,6 +21,7 @@ _Static_assert(sizeof tag_names / sizeof *tag_names == TAG_COUNT, "one name per 
 const char *proto_tag_name(int tag) {
     if (tag >= TAG_FIRST && tag < TAG_LAST_) return tag_names[tag - TAG_FIRST];
     if (tag == TAG_RING) return "ring";
+    if (tag == TAG_NAIVE) return "naive";
     return "unknown";
 }
 
@@ -175,7 +176,8 @@ bool comm_poll(Comm *c, Msg *m) {
     int count = 0;
     MPI_CHECK(c->ctx, MPI_Get_count(&st, MPI_BYTE, &count));
     int tag = st.MPI_TAG, source = st.MPI_SOURCE;
-    if (tag == TAG_RING) DIE(c->ctx, "ring message from rank %d on the main communicator", source);
+    if (tag == TAG_RING || tag == TAG_NAIVE)
+        DIE(c->ctx, "%s allreduce message from rank %d on the main communicator", proto_tag_name(tag), source);
     /* Receive first (even a bad message must be taken off the wire so the
      * error names it), into the inbox if it fits. */
     size_t cap = sizeof(MsgHeader) + c->inbox_cap;

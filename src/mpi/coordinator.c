@@ -504,7 +504,8 @@ static void end_summary(void *self, RunSummary *sum) {
 
 static void end_summary_extra(void *self, JsonW *j) {
     const Coord *c = self;
-    jobsum_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates);
+    jobsum_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates, c->rb.net.n_params,
+                run_wall(&c->run) - c->run.wall_offset);
     /* With Ape-X exploration each actor has its own epsilon, and this is
      * where the greedy ones' returns show. */
     actorstats_json(j, "actors", &c->actors);

@@ -173,7 +173,100 @@ static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, u
     json_u64(j, "stale_gradients_dropped", drops);
 }
 
-void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates) {
+bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
+                        double *sent, double *recv) {
+    double N = lay->count[ROLE_LEARNER], K = 4.0 * (double)n, hdr = (double)sizeof(MsgHeader);
+    if (cfg->sync.mode == SYNC_ALLREDUCE) {
+        double round = 4.0 * (double)(n + 1);
+        switch (cfg->sync.allreduce_impl) {
+        case ALLREDUCE_RING: *sent = *recv = N > 1 ? 2.0 * (N - 1) / N * round : 0; return true;
+        case ALLREDUCE_NAIVE: *sent = *recv = learner == 0 ? (N - 1) * round : N > 1 ? round : 0; return true;
+        default: return false;
+        }
+    }
+    double P = lay->count[ROLE_PS];
+    double pull = cfg->sync.mode == SYNC_PS_SYNC ? 1 : cfg->sync.learner_pull_every;
+    /* Target changes between two of this learner's pulls: with soft
+     * updates every PS update; with hard ones every target_every PS
+     * updates, which are one per round of N gradients in ps_sync and one
+     * per gradient (of any learner) otherwise; a learner slower than the
+     * others sees more of them per pull (updates_per_gradient). */
+    if (updates_per_gradient <= 0) updates_per_gradient = cfg->sync.mode == SYNC_PS_SYNC ? 1 : N;
+    double updates_per_pull = updates_per_gradient * pull;
+    double target = cfg->agent.target_update == TARGET_SOFT ? 1 : fmin(1, updates_per_pull / cfg->agent.target_every);
+    *sent = P * hdr + K;
+    *recv = (P * hdr + K + target * K) / pull;
+    return true;
+}
+
+/* A learner's sync traffic: PS modes GRAD and PARAM_REQ out, PARAMS in;
+ * allreduce the algorithm's own messages. */
+static void sync_bytes(const RoleMetrics *m, double *sent, double *recv) {
+    int g = TAG_GRAD - TAG_FIRST, q = TAG_PARAM_REQ - TAG_FIRST, p = TAG_PARAMS - TAG_FIRST;
+    *sent = (double)(m->bytes_sent[g] + m->bytes_sent[q] + m->ring_bytes_sent);
+    *recv = (double)(m->bytes_recv[p] + m->ring_bytes_recv);
+}
+
+static void learner_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *m, int rank, size_t n,
+                         uint64_t run_updates) {
+    double per = m->updates ? 1.0 / (double)m->updates : NAN, sent, recv, msent, mrecv;
+    sync_bytes(m, &sent, &recv);
+    /* The PS updates per gradient of this learner, as they happened. */
+    double upg = m->updates ? (double)run_updates / (double)m->updates : 0;
+    bool model = jobsum_model_bytes(cfg, lay, n, m->index, upg, &msent, &mrecv);
+    json_begin_object(j, NULL);
+    json_u64(j, "rank", (uint64_t)rank);
+    json_u64(j, "index", (uint64_t)m->index);
+    json_u64(j, "gradients", m->updates);
+    json_num(j, "sync_bytes_sent_per_gradient", sent * per);
+    json_num(j, "sync_bytes_recv_per_gradient", recv * per);
+    json_num(j, "model_bytes_sent_per_gradient", model ? msent : NAN);
+    json_num(j, "model_bytes_recv_per_gradient", model ? mrecv : NAN);
+    json_num(j, "compute_seconds_per_gradient", m->compute_seconds * per);
+    json_num(j, "sync_seconds_per_gradient", m->sync_seconds * per);
+    json_num(j, "sample_wait_seconds_per_gradient", m->sample_wait_seconds * per);
+    json_end_object(j);
+}
+
+static void ps_json(JsonW *j, const RoleMetrics *m, int rank, double run_seconds) {
+    uint64_t in = 0, out = 0;
+    for (int k = 0; k < TAG_COUNT; k++) in += m->bytes_recv[k], out += m->bytes_sent[k];
+    double t = m->busy_seconds + m->wait_seconds;
+    json_begin_object(j, NULL);
+    json_u64(j, "rank", (uint64_t)rank);
+    json_u64(j, "index", (uint64_t)m->index);
+    json_num(j, "busy_fraction", t > 0 ? m->busy_seconds / t : NAN);
+    json_num(j, "bytes_in_per_second", run_seconds > 0 ? (double)in / run_seconds : NAN);
+    json_num(j, "bytes_out_per_second", run_seconds > 0 ? (double)out / run_seconds : NAN);
+    json_num(j, "bytes_in_per_update", m->updates ? (double)in / (double)m->updates : NAN);
+    json_end_object(j);
+}
+
+/* per_worker: the costs of syncing, per learner and per gradient, against
+ * the model; per parameter-server shard its load. */
+static void per_worker_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, size_t n,
+                            uint64_t run_updates, double run_seconds) {
+    json_begin_object(j, "per_worker");
+    json_u64(j, "n_params", (uint64_t)n);
+    json_u64(j, "n_learners", (uint64_t)lay->count[ROLE_LEARNER]);
+    json_u64(j, "n_param_servers", (uint64_t)lay->count[ROLE_PS]);
+    json_begin_array(j, "learner");
+    for (int i = 0; i < lay->count[ROLE_LEARNER]; i++) {
+        int rank = layout_rank_of(lay, ROLE_LEARNER, i);
+        learner_json(j, cfg, lay, &last[rank], rank, n, run_updates);
+    }
+    json_end_array(j);
+    json_begin_array(j, "ps");
+    for (int i = 0; i < lay->count[ROLE_PS]; i++) {
+        int rank = layout_rank_of(lay, ROLE_PS, i);
+        ps_json(j, &last[rank], rank, run_seconds);
+    }
+    json_end_array(j);
+    json_end_object(j);
+}
+
+void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
+                 size_t n_params, double run_seconds) {
     if (cfg->sync.mode == SYNC_ALLREDUCE)
         json_str(j, "allreduce_impl", config_allreduce_impl_name(cfg->sync.allreduce_impl));
     traffic_json(j, lay, last, run_updates);
@@ -188,4 +281,5 @@ void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetri
         json_end_array(j);
     }
     json_end_object(j);
+    per_worker_json(j, cfg, lay, last, n_params, run_updates, run_seconds);
 }

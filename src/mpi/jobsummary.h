@@ -7,6 +7,8 @@
 #ifndef GORILA_JOBSUMMARY_H
 #define GORILA_JOBSUMMARY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -33,10 +35,37 @@ void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, doubl
  * samples trained (learners), stale priority updates (replay shards). */
 void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum);
 
+/* The communication model: the bytes one learner (index `learner` of
+ * lay's) sends and receives to sync one gradient of a network of n floats,
+ * headers included, in the sync mode and algorithm of cfg (docs/
+ * ARCHITECTURE.md, "Communication per worker"). With K = 4n bytes and P
+ * parameter-server shards:
+ *   PS modes   sent P*40 + K (its gradient, in P GRAD slices); received,
+ *              every pull (each gradient in ps_sync, every
+ *              sync.learner_pull_every otherwise), P*40 + K, plus K of
+ *              target when the target changed since its last pull: with
+ *              hard updates a fraction U/target_every of its pulls, U the
+ *              PS updates between two of them (updates_per_gradient times
+ *              the pull interval; <= 0: learners at equal rates, 1 update
+ *              per gradient in ps_sync, N otherwise), every pull with soft;
+ *   ring       2(N-1)/N * 4(n+1) each way (the stop flag rides along);
+ *   naive      learner 0 (the driver) (N-1) * 4(n+1) each way, the others
+ *              4(n+1) each way;
+ *   mpi        not modelled (MPI_Allreduce's traffic is not visible):
+ *              returns false.
+ * Returns true with *sent and *recv set. */
+bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
+                        double *sent, double *recv);
+
 /* summary.json's members after the common ones: allreduce_impl,
  * bytes_sent by type (and "ring"), bytes_per_update overall and by role,
- * stale_gradients_dropped, and roles (each rank's counters). run_updates:
- * the updates of this segment. */
-void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates);
+ * stale_gradients_dropped, roles (each rank's counters), and per_worker:
+ * each learner's sync bytes sent and received per gradient beside the
+ * model's, its seconds computing, syncing and waiting for samples per
+ * gradient, and each parameter-server shard's busy fraction and bytes per
+ * second in and out. run_updates: the updates of this segment; n_params:
+ * the network's floats; run_seconds: this segment's wall time. */
+void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
+                 size_t n_params, double run_seconds);
 
 #endif

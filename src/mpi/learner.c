@@ -9,8 +9,9 @@
  *   every update pulls; otherwise every sync.learner_pull_every updates.
  *
  *   allreduce: the clipped gradients of all learners are summed with
- *   ring_allreduce (allreduce.h; or MPI_Allreduce with sync.allreduce_impl
- *   mpi) on the learners' own communicator, averaged, and
+ *   ring_allreduce (allreduce.h; naive_allreduce with sync.allreduce_impl
+ *   naive, MPI_Allreduce with mpi) on the learners' own communicator,
+ *   averaged, and
  *   every learner applies the same optimizer step to its full copy of the
  *   parameters, so the copies stay bit-identical. Each copy is a PShard
  *   (pshard.h) of the whole network; learner 0's also answers PARAM_REQ
@@ -429,6 +430,7 @@ static bool step_ps(Learner *l, bool have_grad) {
         WAIT_UNTIL(l, !l->pulling);
         trace_span(&l->rb.trace, TR_WAIT_PARAMS, t1, now_seconds(), 0);
     }
+    l->rb.m.sync_seconds += now_seconds() - t0;
     uint64_t v = UINT64_MAX;
     for (int p = 0; p < l->rb.n_sources; p++)
         if (l->reply[p].version < v) v = l->reply[p].version;
@@ -482,7 +484,9 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     } else {
         ring_allreduce(&l->ring, l->grad, l->n + 1);
     }
-    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, now_seconds(), 0);
+    double t_sync = now_seconds();
+    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, t_sync, 0);
+    l->rb.m.sync_seconds += t_sync - t0;
     l->rb.comm.wait_seconds += l->ring.wait_seconds - waited;
     RoleMetrics *m = &l->rb.m;
     m->ring_msgs_sent = l->ring.msgs_sent;
@@ -499,7 +503,9 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     if (!floats_finite(l->grad, l->n)) diverged(l, "the learners' summed gradient is not finite");
     double t1 = now_seconds();
     pshard_apply(&l->sh, l->grad);
-    trace_span(&l->rb.trace, TR_APPLY, t1, now_seconds(), (uint32_t)l->sh.version);
+    double t2 = now_seconds();
+    trace_span(&l->rb.trace, TR_APPLY, t1, t2, (uint32_t)l->sh.version);
+    l->rb.m.compute_seconds += t2 - t1;
     if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
     pshard_report_if_due(&l->sh);
     return true;
@@ -532,7 +538,9 @@ static void learn(Learner *l) {
     char what[AGENTCFG_WHAT_LEN];
     double loss = agentcfg_loss_grad(l->rb.cfg, &l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
                                      l->prio ? l->td : NULL, what);
-    trace_span(&l->rb.trace, TR_GRAD, t0, now_seconds(), (uint32_t)l->cur.n);
+    double t1 = now_seconds();
+    trace_span(&l->rb.trace, TR_GRAD, t0, t1, (uint32_t)l->cur.n);
+    l->rb.m.compute_seconds += t1 - t0;
     if (what[0]) diverged(l, what);
     if (l->prio) send_priorities(l);
     l->rb.m.updates++;
@@ -571,7 +579,9 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
             double t0 = now_seconds();
             comm_expect(&l->rb.comm, l->replay_ranks, l->S);
             WAIT_UNTIL(l, l->next_ready);
-            trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, now_seconds(), 0);
+            double t1 = now_seconds();
+            trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, t1, 0);
+            l->rb.m.sample_wait_seconds += t1 - t0;
         }
         bool have = l->next_ready;
         if (have) learn(l);

@@ -235,6 +235,11 @@ typedef struct {
     double apply_seconds;               /* ps: time in the optimizer step */
     uint64_t priority_updates;          /* replay, prioritized: |td| updates received */
     uint64_t stale_priority_updates;    /* replay, prioritized: of those, for overwritten slots */
+    /* learner: where its time goes (summary.json per_worker): computing
+     * gradients (and, in allreduce, applying them), syncing them (PS modes:
+     * sending GRAD and waiting for PARAMS; allreduce: inside the allreduce),
+     * and waiting for a batch from the replay shards */
+    double compute_seconds, sync_seconds, sample_wait_seconds;
 } RoleMetrics;
 
 /* ---- TRACE: a rank's clocks, then n of its events ------------------------ */

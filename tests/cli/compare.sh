@@ -123,6 +123,41 @@ for mode in ps_sync allreduce; do
         fi
     done
 done
+# Communication per worker: each row's sent/gradient is the median over the
+# cell's runs of the mean over learners of summary.json's
+# sync_bytes_sent_per_gradient (computed here, in Python, not by the
+# script), and within 5% of the model; every cell whose ranks outnumber the
+# cores is warned about.
+check "communication rows: measured bytes per worker from summary.json, within 5% of the model" python3 - "$D" "$R" <<'PY'
+import json, statistics, sys
+d, rep = sys.argv[1], open(sys.argv[2]).read()
+sec = rep.split("## Communication per worker")[1].split("\n## ")[0]
+bad = 0
+for mode in ("ps_sync", "allreduce"):
+    for L in (1, 2):
+        means = []
+        for seed in (1, 2):
+            s = json.load(open("%s/runs/%s-L%d-s%d/summary.json" % (d, mode, L, seed)))
+            ls = s["per_worker"]["learner"]
+            means.append(sum(w["sync_bytes_sent_per_gradient"] for w in ls) / len(ls))
+        row = [r for r in sec.splitlines() if r.startswith("| %s | %d |" % (mode, L))]
+        cells = row[0].strip("| ").split(" | ") if row else []
+        want = "%.0f" % statistics.median(means)
+        ratio = cells[4] if len(cells) > 4 else ""
+        ok = cells[2:3] == [want] and (ratio == "\u2014" if L == 1 and mode == "allreduce" else
+                                       ratio and 0.95 <= float(ratio) <= 1.05)
+        print("# %s L%d: %s, want sent %s, ratio %s" % (mode, L, row, want, ratio))
+        bad += not ok
+sys.exit(bad)
+PY
+ranks=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(len(v) for v in s["roles"].values()))' \
+    "$D/runs/ps_sync-L2-s1/summary.json")
+if [ "$ranks" -gt "$(nproc)" ]; then
+    expect_contains "report: warns that ps_sync with 2 learners has more ranks than cores" "$(cat "$R")" \
+        "**ps_sync, 2 learners: $ranks ranks on $(nproc) cores.**"
+else
+    ok "report: ps_sync with 2 learners fits the cores ($ranks ranks, $(nproc) cores): no warning needed"
+fi
 expect_contains "report: states the command" "$(cat "$R")" "- Command: \`$C configs/cartpole.yaml"
 expect_contains "report: states the machine" "$(cat "$R")" "$(nproc) cores (nproc)"
 expect_contains "report: explains the staleness histogram's last bin" "$(cat "$R")" "the last counting every gradient 15 or more"

@@ -200,6 +200,69 @@ class Report:
                           ["---", "---:"] + ["---:"] * (len(self.roles) + 1)))
         return L + [""]
 
+    def communication_row(self, k):
+        F = [c.figures for c in self.finished(k)]
+
+        def med(key, spec):
+            return fmt_median([f[key] for f in F if f.get(key) is not None], spec)
+
+        ratio = [f["sync_sent_pg"] / f["model_sent_pg"] for f in F
+                 if f.get("sync_sent_pg") is not None and f.get("model_sent_pg")]
+        return [k[0], k[1], med("sync_sent_pg", ".0f"), med("model_sent_pg", ".0f"),
+                DASH if not ratio else "%.3f" % median(ratio), med("sync_sent_pg_max", ".0f"),
+                med("sync_recv_pg", ".0f"), med("model_recv_pg", ".0f")]
+
+    def communication(self):
+        L = ["## Communication per worker", "",
+             "Bytes one learner sends and receives to sync one gradient (`summary.json` "
+             "`per_worker.learner[]`: PS modes its GRAD and PARAM_REQ out and PARAMS in, allreduce the "
+             "algorithm's own messages; mean over the learners, median over the runs), beside the model "
+             "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h). With K the parameter bytes, N learners and "
+             "P PS shards the model is: PS, K up and K down per learner (plus the target when it changed, and "
+             "40-byte headers), so N*K into a single PS per round and N*K/P into each of P shards; ring, "
+             "2(N-1)K/N each way whatever N; naive, (N-1)K into and out of the driver, K at the others; mpi, "
+             "not visible. *max* is the busiest learner (the naive driver).", ""]
+        rows = [self.communication_row(k) for k in self.keys]
+        L.append(md_table(["mode", "learners", "sent/gradient", "model", "sent/model", "max sent", "received/gradient",
+                           "model"], rows, ["---", "---:"] + ["---:"] * 6))
+        return L + [""]
+
+    def time_row(self, k):
+        F = [c.figures for c in self.finished(k)]
+
+        def ms(key):
+            return fmt_median([1e3 * f[key] for f in F if f.get(key) is not None], ".3f")
+
+        busy = [f["ps_busy"] for f in F if f.get("ps_busy") is not None]
+        bps = [f["ps_in_bps"] / 1e6 for f in F if f.get("ps_in_bps") is not None]
+        out = [f["ps_out_bps"] / 1e6 for f in F if f.get("ps_out_bps") is not None]
+        return [k[0], k[1], ms("compute_pg"), ms("sync_s_pg"), ms("sample_wait_pg"),
+                DASH if not busy else "%.0f%%" % (100 * median(busy)),
+                DASH if not bps else "%.2f / %.2f" % (median(bps), median(out))]
+
+    def time_split(self):
+        L = ["## Where the time goes", "",
+             "Per learner and per gradient, in milliseconds (`per_worker.learner[]`): computing the gradient (and "
+             "in allreduce applying it), syncing it (PS modes: sending GRAD and waiting for PARAMS, which includes "
+             "the PS's own work; allreduce: inside the allreduce), and waiting for a batch. Per PS shard: the "
+             "fraction of its time busy, and MB/s in / out (`per_worker.ps[]`).", ""]
+        rows = [self.time_row(k) for k in self.keys]
+        L.append(md_table(["mode", "learners", "compute ms", "sync ms", "batch wait ms", "PS busy", "PS MB/s in / out"],
+                          rows, ["---", "---:"] + ["---:"] * 5))
+        return L + [""]
+
+    def cores_warnings(self):
+        """One line per (mode, learners) whose ranks outnumber the cores."""
+        cores = os.cpu_count() or 1
+        L = []
+        for k in self.keys:
+            ranks = [c.figures["ranks"] for c in self.finished(k) if c.figures.get("ranks")]
+            if ranks and max(ranks) > cores:
+                L.append("- **%s, %s learner%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and "
+                         "times there measure the sharing as much as communication." % (
+                             k[0], k[1], "" if k[1] == 1 else "s", max(ranks), cores))
+        return L + [""] if L else []
+
     @staticmethod
     def staleness_note():
         bins = facts.staleness_bins()
@@ -292,7 +355,9 @@ def write_report(out, cells, head_lines, interrupted=False):
     r = Report(out, cells)
     L = r.header(head_lines, interrupted)
     L += r.learning()
+    L += r.cores_warnings()
     L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
+    L += r.communication() + r.time_split()
     L += r.runs() + r.failed()
     plot_lines, plots = r.plots()
     L += plot_lines + r.definitions()

@@ -117,6 +117,33 @@ def _staleness_hist(s):
     return hist
 
 
+def _mean(xs):
+    xs = [num(x) for x in xs]
+    return sum(xs) / len(xs) if xs and all(x is not None for x in xs) else None
+
+
+def _per_worker(f, s):
+    """Per learner and per gradient (summary.json per_worker): sync bytes
+    and the model's, the time split, and the PS shards' load; None where
+    the run does not report them (older builds)."""
+    pw = s.get("per_worker") if isinstance(s.get("per_worker"), dict) else {}
+    ls = pw.get("learner") if isinstance(pw.get("learner"), list) else []
+    ps = pw.get("ps") if isinstance(pw.get("ps"), list) else []
+    for key, src in (("sync_sent_pg", "sync_bytes_sent_per_gradient"), ("sync_recv_pg", "sync_bytes_recv_per_gradient"),
+                     ("model_sent_pg", "model_bytes_sent_per_gradient"),
+                     ("model_recv_pg", "model_bytes_recv_per_gradient"),
+                     ("compute_pg", "compute_seconds_per_gradient"), ("sync_s_pg", "sync_seconds_per_gradient"),
+                     ("sample_wait_pg", "sample_wait_seconds_per_gradient")):
+        f[key] = _mean([w.get(src) for w in ls])
+    vals = [num(w.get("sync_bytes_sent_per_gradient")) for w in ls]
+    f["sync_sent_pg_max"] = max(vals) if vals and all(v is not None for v in vals) else None
+    f["ps_busy"] = _mean([p.get("busy_fraction") for p in ps])
+    f["ps_in_bps"] = _mean([p.get("bytes_in_per_second") for p in ps])
+    f["ps_out_bps"] = _mean([p.get("bytes_out_per_second") for p in ps])
+    f["n_params"] = num(pw.get("n_params"))
+    f["ranks"] = sum(len(role_list(s, r)) for r in facts.roles())
+
+
 def run_figures(s):
     """What the report shows of one run, from its summary.json (dict)."""
     f = {k: num(s.get(k)) for k in SUMMARY_NUMBERS}
@@ -135,6 +162,7 @@ def run_figures(s):
     f["wait_share"] = _wait_shares(s, wall)
     _ring(f, role_list(s, "learner"), wall)
     f["staleness_hist"] = _staleness_hist(s)
+    _per_worker(f, s)
     return f
 
 
