@@ -1,0 +1,75 @@
+"""A cost model of one update's communication, per sync mode, on a network of
+links of one rate and latency, and its projection to many nodes.
+
+Each node has one NIC, full duplex: B bytes/s each way, and every message
+costs a latency a on top of its bytes / B. One learner per node; K is the
+parameter bytes (4 per float). Per update (one optimizer step of the
+parameters):
+
+  ps_sync, one PS      every learner sends K to the PS and gets K back; the
+                       PS's NIC takes N*K in, then sends N*K out:
+                       2 (a + N K / B)
+  ps_sync, P shards    each shard takes N K / P and each learner still moves
+                       K each way: 2 (a + max(N K / P, K) / B)
+  ring                 2 (N - 1) steps of K / N each: 2 (N - 1) (a + K / (N B))
+  naive                the driver takes (N - 1) K in, then sends (N - 1) K
+                       out: 2 (a + (N - 1) K / B)
+
+(ps_async and ps_bounded move the same bytes per gradient as ps_sync but
+apply each gradient alone; their rate is bounded by the PS's NIC at
+B / K updates per second each way.) Time per update is the learners'
+compute time per gradient plus this; updates per second its inverse. The
+functions are pure, so tests check them against hand-computed values.
+"""
+import math
+import re
+
+MODES = ("ps", "ps_sharded", "ring", "naive")
+RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}
+
+
+def parse_rate(text):
+    """A tc-style rate ("1gbit", "100mbit", "10gbit") in bytes per second;
+    ValueError for anything else."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?bit)\s*", text.lower())
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError("expected a rate such as 100mbit, 1gbit or 10gbit, got %r" % text)
+    return float(m.group(1)) * RATE_UNITS[m.group(2)] / 8
+
+
+def comm_seconds(mode, n, k_bytes, bw, lat, shards=None):
+    """Seconds of communication per update for n learners (one per node)."""
+    if n < 1 or k_bytes < 0 or bw <= 0 or lat < 0:
+        raise ValueError("n >= 1, k_bytes >= 0, bw > 0, lat >= 0")
+    if mode == "ps":
+        return 2 * (lat + n * k_bytes / bw)
+    if mode == "ps_sharded":
+        p = shards or n
+        return 2 * (lat + max(n * k_bytes / p, k_bytes) / bw)
+    if mode == "ring":
+        return 0.0 if n == 1 else 2 * (n - 1) * (lat + k_bytes / (n * bw))
+    if mode == "naive":
+        return 0.0 if n == 1 else 2 * (lat + (n - 1) * k_bytes / bw)
+    raise ValueError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
+
+
+def ring_wins(other, k_bytes, bw, lat, nodes):
+    """The node counts of `nodes` at which the ring's communication is
+    shorter than `other`'s (a mode of MODES)."""
+    return [n for n in nodes if comm_seconds("ring", n, k_bytes, bw, lat) < comm_seconds(other, n, k_bytes, bw, lat)]
+
+
+def projection(params, rates, latencies, nodes, compute_s):
+    """Rows (params, rate_bytes_s, latency_s, n, mode, comm_s, update_s,
+    updates_per_s) for every combination."""
+    rows = []
+    for n_params in params:
+        k = 4.0 * n_params
+        for bw in rates:
+            for lat in latencies:
+                for n in nodes:
+                    for mode in MODES:
+                        c = comm_seconds(mode, n, k, bw, lat)
+                        t = compute_s + c
+                        rows.append((n_params, bw, lat, n, mode, c, t, 1 / t if t > 0 else math.inf))
+    return rows
