@@ -250,13 +250,13 @@ static void per_worker_json(JsonW *j, const Config *cfg, const Layout *lay, cons
     json_u64(j, "n_params", (uint64_t)n);
     json_u64(j, "n_learners", (uint64_t)lay->count[ROLE_LEARNER]);
     json_u64(j, "n_param_servers", (uint64_t)lay->count[ROLE_PS]);
-    json_begin_array(j, "learner");
+    json_begin_array(j, "learners");
     for (int i = 0; i < lay->count[ROLE_LEARNER]; i++) {
         int rank = layout_rank_of(lay, ROLE_LEARNER, i);
         learner_json(j, cfg, lay, &last[rank], rank, n, run_updates);
     }
     json_end_array(j);
-    json_begin_array(j, "ps");
+    json_begin_array(j, "ps_shards");
     for (int i = 0; i < lay->count[ROLE_PS]; i++) {
         int rank = layout_rank_of(lay, ROLE_PS, i);
         ps_json(j, &last[rank], rank, run_seconds);

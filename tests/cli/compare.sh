@@ -5,7 +5,10 @@
 # PNGs, --from on the same runs gives the same tables, bad input is refused
 # and leaves an existing report directory as it was, a failed job shows as
 # failed with its exit status while the matrix goes on, and --resume runs
-# only the cells without a summary.json.
+# only the cells without a summary.json. Two more small matrices sweep the
+# parameter-server count (--param-servers) and the allreduce algorithm
+# (--allreduce-impls): a row per P and per algorithm, again checked against
+# the runs' summary.json, and the bytes-per-worker plot against them too.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
 # The sanitizer run (make test-asan: unit and CLI tests) starts no MPI jobs,
@@ -138,7 +141,7 @@ for mode in ("ps_sync", "allreduce"):
         means = []
         for seed in (1, 2):
             s = json.load(open("%s/runs/%s-L%d-s%d/summary.json" % (d, mode, L, seed)))
-            ls = s["per_worker"]["learner"]
+            ls = s["per_worker"]["learners"]
             means.append(sum(w["sync_bytes_sent_per_gradient"] for w in ls) / len(ls))
         row = [r for r in sec.splitlines() if r.startswith("| %s | %d |" % (mode, L))]
         cells = row[0].strip("| ").split(" | ") if row else []
@@ -162,10 +165,15 @@ expect_contains "report: states the command" "$(cat "$R")" "- Command: \`$C conf
 expect_contains "report: states the machine" "$(cat "$R")" "$(nproc) cores (nproc)"
 expect_contains "report: explains the staleness histogram's last bin" "$(cat "$R")" "the last counting every gradient 15 or more"
 expect_contains "report: says how stopped runs enter the curves" "$(cat "$R")" "carries its last value forward"
-for p in eval_vs_time eval_vs_steps throughput bytes_per_update staleness; do
+for p in eval_vs_time eval_vs_steps throughput bytes_per_update staleness bytes_per_worker; do
     expect_eq "$p.png is a PNG" "$(head -c 8 "$D/$p.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" "89504e470d0a1a0a"
     expect_contains "report embeds $p.png" "$(cat "$R")" "]($p.png)"
 done
+check "bytes_per_worker: its data and gnuplot script in plots/" \
+    [ -s "$D/plots/bytes_per_worker.dat" -a -s "$D/plots/bytes_per_worker.gp" ]
+expect_eq "no --param-servers or --allreduce-impls: no such column, names or state" \
+    "$(grep -c '| param servers |\|allreduce (' "$R"; find "$D/runs" -mindepth 1 -maxdepth 1 -name '*-P[0-9]*' -o -mindepth 1 -maxdepth 1 -name '*-ring-*' | grep -c .; grep -c '"param_servers"\|"allreduce_impl' "$D/compare.json")" \
+    "$(printf '0\n0\n0')"
 
 # ---- --from on the same runs -----------------------------------------------------------
 run_cmd "$C" --from "$D"/runs/*/ --out "$W/from"
@@ -225,13 +233,15 @@ R="$D/report.md"
 # ---- bad input: exit 2, a message, the existing directory untouched ----------------------
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum); }
 before=$(tree_sum "$D")
+rm -f "$W/launches"
 cp -r "$D/runs/ps_sync-L1-s1" "$W/acrobot-run"
 sed -i 's/"env": "CartPole-v1"/"env": "Acrobot-v1"/' "$W/acrobot-run/summary.json"
 while IFS='|' read -r name args want; do
     eval "set -- $args"
-    run_cmd "$C" "$@"
+    run_cmd env GORILA_LAUNCH="$W/bin/count" "$C" "$@"
     expect_rc "bad input ($name): exit status 2" 2
     expect_contains "bad input ($name): says why" "$err" "$want"
+    expect_eq "bad input ($name): one line" "$(wc -l <<<"$err")" 1
     expect_eq "bad input ($name): $D untouched" "$(tree_sum "$D")" "$before"
 done <<EOF
 unknown mode|configs/cartpole.yaml --modes ps_sync,bogus --out "$W/x"|compare: error: unknown mode 'bogus' in --modes (modes: ps_sync, ps_async, ps_bounded, allreduce)
@@ -244,8 +254,12 @@ a --set the matrix owns|configs/cartpole.yaml --set sync.mode=ps_async --out "$W
 --from mixed environments|--from "$D/runs/ps_sync-L1-s1" "$W/acrobot-run" --out "$W/x"|--from runs are from different environments: Acrobot-v1: $W/acrobot-run; CartPole-v1: $D/runs/ps_sync-L1-s1
 --from without summary.json|--from "$D/runs/ps_sync-L1-s1" "$D/logs" --out "$W/x"|--from $D/logs has no summary.json
 --from onto an existing --out|--from "$D/runs/ps_sync-L1-s1" --out "$D"|$D exists; choose another --out
+--param-servers 0|configs/cartpole.yaml --param-servers 1,0 --out "$W/x"|compare: error: --param-servers: parameter-server counts must be integers >= 1, got '0'
+--param-servers x|configs/cartpole.yaml --param-servers x --out "$W/x"|compare: error: --param-servers: parameter-server counts must be integers >= 1, got 'x'
+unknown --allreduce-impls|configs/cartpole.yaml --allreduce-impls ring,bogus --out "$W/x"|compare: error: unknown allreduce algorithm 'bogus' in --allreduce-impls (allreduce_impls: ring, naive, mpi)
 EOF
 check "bad input: no other output directory made" [ ! -e "$W/x" ]
+expect_eq "bad input: no job launched" "$(launches)" 0
 
 # ---- --resume of a finished matrix: nothing runs -------------------------------------------
 rm -f "$W/launches"
@@ -280,5 +294,124 @@ check "--resume: the failed attempt's directory kept aside" [ -d "$F/runs/allred
 check "--resume: the cell now has its summary.json" [ -f "$F/runs/allreduce-L1-s1/summary.json" ]
 expect_contains "--resume: the report shows it ok" "$(row Runs '| allreduce | 1 | 1 |')" "| ok |"
 expect_contains "--resume: the report names the first command" "$(cat "$R")" "- Resumed (--resume): the matrix was started"
+
+# ---- --param-servers and --allreduce-impls: a row per P, a row per algorithm -------------
+PD="$W/p"
+AD="$W/a"
+run_cmd "$C" "${small[@]}" --modes ps_sync --learners 1 --param-servers 1,2 --seeds 1 --out "$PD"
+expect_rc "--param-servers 1,2: exit status 0" 0
+expect_contains "--param-servers: progress line names P" "$out" "[2/2] ps_sync 1 learner 2 parameter servers seed 1: "
+run_cmd "$C" "${small[@]}" --modes allreduce --learners 2 --allreduce-impls ring,naive --seeds 1 --out "$AD"
+expect_rc "--allreduce-impls ring,naive: exit status 0" 0
+expect_contains "--allreduce-impls: progress line names the algorithm" "$out" "[2/2] allreduce (naive) 2 learners seed 1: "
+# Each cell's rows (learning, throughput, communication, runs) and its
+# bytes_per_worker.dat points against its summary.json, formatted here.
+last=
+while IFS=$'\t' read -r verdict name detail; do
+    last=$name
+    if [ "$verdict" = end ]; then continue; fi
+    if [ "$verdict" = ok ]; then ok "$name"; else
+        not_ok "$name"
+        echo "# $detail"
+    fi
+done < <(python3 - "$PD" "$AD" <<'PY'
+import json, os, sys
+pd, ad = sys.argv[1], sys.argv[2]
+DASH = "\u2014"
+
+
+def f(x, spec):
+    return DASH if x is None else format(x, spec)
+
+
+def row(rep, section, prefix):
+    """The first row starting with prefix in the section (its first table)."""
+    sec = rep.split("\n## %s\n" % section)[1].split("\n## ")[0]
+    rows = [r for r in sec.splitlines() if r.startswith(prefix)]
+    return rows[0].strip("| ").split(" | ") if rows else ["(no row)"]
+
+
+def say(good, name, got, want):
+    print("%s\t%s\tgot %s, want %s" % ("ok" if good else "not_ok", name, got, want))
+
+
+def blocks(path):
+    """{title: [[numbers] per line]} of bytes_per_worker.dat."""
+    out, title = {}, None
+    for line in open(path):
+        if line.startswith("# "):
+            title = line[2:].split(": learners")[0]
+            out[title] = []
+        elif line.strip():
+            out[title].append(line.split())
+    return out
+
+
+cells = [(pd, "ps_sync-L1-P1-s1", "| ps_sync | 1 | 1 |", "ps_sync P=1", 1, None),
+         (pd, "ps_sync-L1-P2-s1", "| ps_sync | 1 | 2 |", "ps_sync P=2", 2, None),
+         (ad, "allreduce-ring-L2-s1", "| allreduce (ring) | 2 |", "allreduce (ring)", 0, "ring"),
+         (ad, "allreduce-naive-L2-s1", "| allreduce (naive) | 2 |", "allreduce (naive)", 0, "naive")]
+for d, name, prefix, title, P, impl in cells:
+    what = prefix.strip("| ").replace(" | ", " ")
+    s = json.load(open(os.path.join(d, "runs", name, "summary.json")))
+    rep = open(os.path.join(d, "report.md")).read()
+    ls = s["per_worker"]["learners"]
+    say((s["per_worker"]["n_param_servers"], s.get("allreduce_impl")) == (P, impl),
+        "%s: run directory %s ran with its P / algorithm" % (what, name),
+        (s["per_worker"]["n_param_servers"], s.get("allreduce_impl")), (P, impl))
+    solved = s["solved"] is True
+    want = ["%d/1" % solved, f(s["solved_at_env_steps"] if solved else None, ".0f"),
+            f(s["solved_at_seconds"] if solved else None, ".2f"), f(s["last_eval_mean_return"], ".1f"),
+            f(s["best_eval_mean_return"], ".1f")]
+    got = row(rep, "Learning", prefix + " ")[-5:]
+    say(got == want, "%s: learning row from summary.json" % what, got, want)
+    want = [f(s["updates_per_second"], ".0f"), f(s["env_steps_per_second"], ".0f")]
+    got = row(rep, "Throughput, staleness, waiting", prefix + " ")[-8:-6]
+    say(got == want, "%s: updates/s and env steps/s from summary.json" % what, got, want)
+    mean = sum(w["sync_bytes_sent_per_gradient"] for w in ls) / len(ls)
+    model = sum(w["model_bytes_sent_per_gradient"] for w in ls) / len(ls)
+    want = ["%.0f" % mean, "%.0f" % model]
+    got = row(rep, "Communication per worker", prefix + " ")[-6:-4]
+    say(got == want, "%s: sent per gradient and its model from summary.json" % what, got, want)
+    want = ["1", "ok", "yes" if solved else "no", f(s["solved_at_env_steps"], ".0f"), f(s["solved_at_seconds"], ".2f"),
+            f(s["last_eval_mean_return"], ".1f"), f(s["best_eval_mean_return"], ".1f"), f(s["env_steps"], ".0f"),
+            f(s["updates"], ".0f"), f(s["updates_per_second"], ".0f"), f(s["env_steps_per_second"], ".0f")]
+    got = row(rep, "Runs", prefix + " 1 |")
+    say(got[-16:-5] == want and got[-1] == "runs/" + name, "%s: runs-table row from summary.json" % what, got, want)
+    b = blocks(os.path.join(d, "plots", "bytes_per_worker.dat"))
+    want = [["%d" % len(ls), "%.6g" % mean, "%.6g" % mean, "%.6g" % mean, "%.6g" % model]]
+    say(b.get(title) == want, "%s: bytes_per_worker.dat point and model from summary.json" % what, b.get(title), want)
+    if impl == "naive":
+        w0 = [w for w in ls if w["index"] == 0][0]
+        want = [["%d" % len(ls)] + ["%.6g" % w0["sync_bytes_sent_per_gradient"]] * 3
+                + ["%.6g" % w0["model_bytes_sent_per_gradient"]]]
+        got = b.get(title + ", driver (learner 0)")
+        say(got == want, "%s: bytes_per_worker.dat has the driver (learner 0)" % what, got, want)
+for d, key, ckey, want in ((pd, "param_servers", "param_servers", [1, 2]),
+                           (ad, "allreduce_impls", "allreduce_impl", ["ring", "naive"])):
+    st = json.load(open(os.path.join(d, "compare.json")))
+    got = (st.get(key), [c.get(ckey) for c in st["cells"]])
+    say(got == (want, want), "compare.json records %s per cell" % key, got, (want, want))
+print("end\tend\t")
+PY
+)
+expect_eq "the checks against summary.json ran to their end" "$last" "end"
+for d in "$PD" "$AD"; do
+    expect_eq "$(basename "$d"): bytes_per_worker.png is a PNG" \
+        "$(head -c 8 "$d/bytes_per_worker.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" "89504e470d0a1a0a"
+    expect_contains "$(basename "$d"): report embeds bytes_per_worker.png" "$(cat "$d/report.md")" "](bytes_per_worker.png)"
+done
+expect_contains "--param-servers: the tables have a param servers column" "$(cat "$PD/report.md")" \
+    "| mode | learners | param servers | solved |"
+run_cmd "$C" --from "$PD"/runs/*/ "$AD"/runs/*/ --out "$W/pafrom"
+expect_rc "--from on both: exit status 0" 0
+expect_contains "--from: P read from the runs (allreduce 0)" "$(cat "$W/pafrom/report.md")" "| allreduce (naive) | 2 | 0 |"
+run_cmd "$C" --from "$PD"/runs/*/ --out "$W/pfrom"
+expect_eq "--from on the --param-servers runs: the same tables" "$(tables "$W/pfrom/report.md")" "$(tables "$PD/report.md")"
+rm -f "$W/launches"
+run_cmd env GORILA_LAUNCH="$W/bin/count" "$C" "${small[@]}" --modes ps_sync --learners 1 --param-servers 1,2 --seeds 1 \
+    --out "$PD" --resume
+expect_eq "--resume with --param-servers: both cells kept, no job launched" \
+    "$(grep -c 'already done (kept)' <<<"$out") $(launches)" "2 0"
 echo "# compare.sh: $((SECONDS - t0)) s"
 done_testing

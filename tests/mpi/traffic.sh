@@ -1,6 +1,6 @@
 # Per-worker traffic against the communication model: for every sync mode
 # and algorithm and 1 to 3 learners, each learner's sync bytes per gradient
-# (summary.json per_worker.learner[]: PS modes GRAD and PARAM_REQ out,
+# (summary.json per_worker.learners[]: PS modes GRAD and PARAM_REQ out,
 # PARAMS in; allreduce the algorithm's own messages) are within 5% of what
 # jobsum_model_bytes says (src/mpi/jobsummary.h: P*40 + K up and K down per
 # pull, the target when it changed; ring 2(N-1)/N * 4(n+1) each way; naive
@@ -20,7 +20,7 @@ s = json.load(open(sys.argv[1]))
 name = sys.argv[2]
 pw = s["per_worker"]
 bad = []
-for w in pw["learner"]:
+for w in pw["learners"]:
     for d in ("sent", "recv"):
         got = w["sync_bytes_%s_per_gradient" % d]
         want = w["model_bytes_%s_per_gradient" % d]
@@ -40,13 +40,13 @@ for w in pw["learner"]:
             bad.append("learner %d %s = %r" % (w["index"], k, w[k]))
     if not w["compute_seconds_per_gradient"] > 0:
         bad.append("learner %d computed for no time" % w["index"])
-for p in pw["ps"]:
+for p in pw["ps_shards"]:
     if not (0 < p["busy_fraction"] <= 1 and p["bytes_in_per_second"] > 0 and p["bytes_out_per_second"] > 0):
         bad.append("ps %d: busy %r, in %r B/s, out %r B/s" % (p["index"], p["busy_fraction"],
                    p["bytes_in_per_second"], p["bytes_out_per_second"]))
-if len(pw["learner"]) != pw["n_learners"] or len(pw["ps"]) != pw["n_param_servers"]:
+if len(pw["learners"]) != pw["n_learners"] or len(pw["ps_shards"]) != pw["n_param_servers"]:
     bad.append("per_worker lists %d learners and %d PS shards, the job has %d and %d"
-               % (len(pw["learner"]), len(pw["ps"]), pw["n_learners"], pw["n_param_servers"]))
+               % (len(pw["learners"]), len(pw["ps_shards"]), pw["n_learners"], pw["n_param_servers"]))
 for b in bad:
     print("# " + b)
 sys.exit(1 if bad else 0)

@@ -8,8 +8,8 @@ from .matrix import matrix
 
 USAGE = """\
 scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
-                [--seeds N] [--first-seed S] [--out DIR] [--set key=value]... [--resume]
-                [--max-ranks N] [--jobs-timeout SEC]
+                [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--seeds N] [--first-seed S]
+                [--out DIR] [--set key=value]... [--resume] [--max-ranks N] [--jobs-timeout SEC]
 scripts/compare --from RUN_DIR... [--out DIR]
 
 Parameter servers against allreduce: trains CONFIG once per sync mode x
@@ -17,13 +17,19 @@ learner count x seed, one job after the other through scripts/launch
 (never in parallel: the jobs are timed), and writes DIR/report.md with
 tables per (mode, learner count) and PNG plots (gnuplot) beside it.
 allreduce cells get roles.param_servers=0; PS cells keep the config's
-parameter servers (1 when the config has none). Run directories:
-DIR/runs/<mode>-L<learners>-s<seed>; launcher logs: DIR/logs/.
+parameter servers (1 when the config has none), or run once per count of
+--param-servers (roles.param_servers). allreduce cells run with the
+config's sync.allreduce_impl, or once per algorithm of --allreduce-impls
+(names: `gorila version --json` allreduce_impls). Run directories:
+DIR/runs/<mode>[-<algorithm>]-L<learners>[-P<param servers>]-s<seed>, the
+algorithm and P only when more than one is swept (then the report's tables
+have them too); launcher logs: DIR/logs/.
 A failed job (non-zero exit) is reported as failed with its exit status
 and the matrix goes on. DIR must not exist, unless --resume: cells whose
 run directory has a summary.json are kept, the others run again.
 --from builds the report from finished run directories instead (same
-environment; grouped by mode and learner count).
+environment; grouped by mode and learner count, and by parameter-server
+count and allreduce algorithm where the runs differ in them).
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).
@@ -43,6 +49,8 @@ def parser():
     p.add_argument("config", nargs="?")
     p.add_argument("--modes")  # default: every mode `gorila version --json` lists
     p.add_argument("--learners", default="1,2,4")
+    p.add_argument("--param-servers")  # default: the config's roles.param_servers
+    p.add_argument("--allreduce-impls")  # default: the config's sync.allreduce_impl
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--out")
@@ -67,6 +75,9 @@ def main(argv):
                 raise InputError("give either CONFIG or --from RUN_DIR..., not both")
             if opts.resume or opts.set:
                 raise InputError("--from builds a report from finished runs: --resume and --set do not apply")
+            if opts.param_servers is not None or opts.allreduce_impls is not None:
+                raise InputError("--from reads each run's parameter servers and allreduce algorithm from the run: "
+                                 "--param-servers and --allreduce-impls do not apply")
             return from_dirs(opts, argv)
         if not opts.config:
             print(USAGE, file=sys.stderr)

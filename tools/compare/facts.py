@@ -2,10 +2,11 @@
 than copied from its C source:
 
 - `gorila version --json`: the sync modes (config.c's table of sync.mode
-  names), the roles of a distributed job (summary.json's `roles` keys) and
-  the bins of the parameter servers' staleness histogram
-  (src/mpi/proto.h PROTO_STALENESS_BINS; the last bin counts every gradient
-  that many versions old, less one, or more);
+  names), the allreduce algorithms (sync.allreduce_impl), the roles of a
+  distributed job (summary.json's `roles` keys) and the bins of the
+  parameter servers' staleness histogram (src/mpi/proto.h
+  PROTO_STALENESS_BINS; the last bin counts every gradient that many
+  versions old, less one, or more);
 - `gorila config check --json CONFIG [--set k=v]...`: the effective config
   and the number of MPI ranks its job needs, for a config given on the
   command line and for a run directory's config.yaml (--from).
@@ -56,6 +57,15 @@ def modes():
 def ps_modes():
     """The modes with parameter servers."""
     return [m for m in modes() if m != ALLREDUCE]
+
+
+def allreduce_impls():
+    """Every sync.allreduce_impl, in gorila's order; InputError when the
+    binary does not list them (a build older than the option)."""
+    v = version_facts().get("allreduce_impls")
+    if not isinstance(v, list):
+        raise InputError("`%s version --json` has no allreduce_impls (a build without sync.allreduce_impl)" % GORILA)
+    return list(v)
 
 
 def roles():

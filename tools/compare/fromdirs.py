@@ -6,12 +6,13 @@ import shlex
 from . import facts
 from .errors import InputError
 from .report import write_report
-from .runs import Cell, read_json, role_list
+from .runs import Cell, read_json, role_list, run_variant
 
 
 def cell_of(d, envs):
-    """The cell of run directory d (its mode, learner count and seed from
-    summary.json, else its config.yaml); adds d to envs[its env]."""
+    """The cell of run directory d (its mode, learner count, seed, P and
+    allreduce algorithm from summary.json, else its config.yaml); adds d to
+    envs[its env]."""
     if not os.path.isdir(d):
         raise InputError("--from %s: no such directory" % d)
     sp = os.path.join(d, "summary.json")
@@ -34,7 +35,8 @@ def cell_of(d, envs):
             seed = int(cfg.get("run.seed", 0))
         except (TypeError, ValueError):
             seed = 0
-    c = Cell(mode, L, seed, name=os.path.basename(os.path.normpath(d)))
+    P, impl = run_variant(mode, s, lambda: cfg)
+    c = Cell(mode, L, seed, name=os.path.basename(os.path.normpath(d)), ps=P, impl=impl)
     c.run_dir = os.path.abspath(d)
     envs.setdefault(s.get("env") or cfg.get("env.name") or "?", []).append(d)
     return c

@@ -1,5 +1,6 @@
-"""Running the matrix: every sync mode x learner count x seed, one job at a
-time through the launcher, recorded in DIR/compare.json after each job."""
+"""Running the matrix: every sync mode x learner count x seed (the PS modes
+also x parameter-server count, allreduce x algorithm), one job at a time
+through the launcher, recorded in DIR/compare.json after each job."""
 import datetime
 import json
 import os
@@ -12,10 +13,11 @@ import sys
 import time
 
 from . import facts
-from .errors import InputError
+from .dims import Dims, plural
+from .errors import InputError, warn
 from .facts import ALLREDUCE, GORILA, LAUNCH
 from .report import write_report
-from .runs import Cell, finished_run, read_json, run_figures
+from .runs import Cell, cell_name, finished_run, read_json, run_figures, run_variant
 from .stats import fmt, fmt_secs
 
 # keys the matrix sets itself: a --set of one of them would silently break it
@@ -41,15 +43,35 @@ def parse_modes(text):
     return modes
 
 
-def parse_learners(text):
-    learners = []
-    for x in parse_list(text, "--learners"):
+def parse_counts(text, option, what):
+    counts = []
+    for x in parse_list(text, option):
         if not re.fullmatch(r"[0-9]+", x) or int(x) < 1:
-            raise InputError("--learners: learner counts must be integers >= 1, got %r" % x)
-        learners.append(int(x))
-    if len(set(learners)) != len(learners):
-        raise InputError("--learners lists a count twice: %s" % text)
-    return learners
+            raise InputError("%s: %s must be integers >= 1, got %r" % (option, what, x))
+        counts.append(int(x))
+    if len(set(counts)) != len(counts):
+        raise InputError("%s lists a count twice: %s" % (option, text))
+    return counts
+
+
+def parse_learners(text):
+    return parse_counts(text, "--learners", "learner counts")
+
+
+def parse_param_servers(text):
+    return parse_counts(text, "--param-servers", "parameter-server counts")
+
+
+def parse_impls(text):
+    impls = parse_list(text, "--allreduce-impls")
+    known = facts.allreduce_impls()
+    for a in impls:
+        if a not in known:
+            raise InputError("unknown allreduce algorithm %r in --allreduce-impls (allreduce_impls: %s)"
+                             % (a, ", ".join(known)))
+    if len(set(impls)) != len(impls):
+        raise InputError("--allreduce-impls lists an algorithm twice: %s" % text)
+    return impls
 
 
 def check_numbers(opts):
@@ -131,7 +153,7 @@ def run_cell(c, config, sets, out, timeout):
         raise KeyboardInterrupt
 
 
-def progress_line(k, n, c, elapsed, left):
+def progress_line(k, n, c, label, elapsed, left):
     f = None
     if c.run_dir and os.path.isfile(os.path.join(c.run_dir, "summary.json")):
         try:
@@ -152,8 +174,7 @@ def progress_line(k, n, c, elapsed, left):
     tail = "%s elapsed" % fmt_secs(elapsed)
     if left is not None:
         tail += ", ~%s left" % fmt_secs(left)
-    return "[%d/%d] %s %d learner%s seed %d: %s | %s; %s" % (
-        k, n, c.mode, c.learners, "" if c.learners == 1 else "s", c.seed, what, ex, tail)
+    return "[%d/%d] %s seed %d: %s | %s; %s" % (k, n, label, c.seed, what, ex, tail)
 
 
 class Matrix:
@@ -164,7 +185,7 @@ class Matrix:
         self.argv = argv
         self.config = opts.config
         self.cells = []
-        self.checked = {}     # (mode, learners) -> its effective config
+        self.checked = {}     # (mode, learners, P, algorithm) -> its effective config
         self.prior = {}       # --resume: name -> the cell as compare.json recorded it
         self.prior_state = None
         self.state = None
@@ -180,6 +201,8 @@ class Matrix:
             raise InputError("%s not found: run make first" % GORILA)
         self.modes = parse_modes(opts.modes if opts.modes is not None else ",".join(facts.modes()))
         self.learners = parse_learners(opts.learners)
+        self.ps_opt = parse_param_servers(opts.param_servers) if opts.param_servers is not None else None
+        self.impls_opt = parse_impls(opts.allreduce_impls) if opts.allreduce_impls is not None else None
         check_numbers(opts)
         self.user_sets = opts.set or []
         check_sets(self.user_sets)
@@ -195,40 +218,75 @@ class Matrix:
             base_ps = int(base.get("roles.param_servers", 1))
         except (TypeError, ValueError):
             base_ps = 1
-        self.ps_count = base_ps if base_ps > 0 else 1
+        self.ps_counts = self.ps_opt or [base_ps if base_ps > 0 else 1]
+        self.impls = self.impls_opt or [base.get("sync.allreduce_impl") or "ring"]
+        has_ps = any(m != ALLREDUCE for m in self.modes)
+        if self.ps_opt and not has_ps:
+            warn("--param-servers: no PS mode in --modes, so it changes nothing")
+        if self.impls_opt and ALLREDUCE not in self.modes:
+            warn("--allreduce-impls: allreduce is not in --modes, so it changes nothing")
+        # a dimension is in the cells' names (and the report) only where it has more than one value
+        self.sweep_ps = has_ps and len(self.ps_counts) > 1
+        self.sweep_impl = ALLREDUCE in self.modes and len(self.impls) > 1
         out = self.opts.out or os.path.join("runs", "compare-%s-%s" % (
             os.path.splitext(os.path.basename(self.config))[0], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
         self.out = os.path.abspath(out)
         self.runs = os.path.join(self.out, "runs")
 
+    def variants(self, m):
+        """[(P, algorithm)] of mode m's cells."""
+        if m == ALLREDUCE:
+            return [(0, a) for a in self.impls]
+        return [(P, None) for P in self.ps_counts]
+
+    def make_cell(self, m, L, seed, P, impl):
+        named_ps = P if self.sweep_ps and m != ALLREDUCE else None
+        named_impl = impl if self.sweep_impl and m == ALLREDUCE else None
+        c = Cell(m, L, seed, name=cell_name(m, L, seed, named_ps, named_impl), ps=P, impl=impl)
+        if named_ps is not None:
+            c.extra["param_servers"] = P
+        if named_impl is not None:
+            c.extra["allreduce_impl"] = impl
+        c.sets = list(self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L, "roles.param_servers=%d" % P]
+        if m == ALLREDUCE and self.impls_opt:
+            c.sets.append("sync.allreduce_impl=%s" % impl)
+        c.sets += ["run.seed=%d" % seed, "run.out_dir=%s" % self.runs, "run.name=%s" % c.name,
+                   "logging.progress=never"]
+        return c
+
     def make_cells(self):
         for seed in self.seeds:  # seed-major: an interrupted matrix has every (mode, learners) it reached
             for L in self.learners:
                 for m in self.modes:
-                    c = Cell(m, L, seed)
-                    c.sets = list(self.user_sets) + [
-                        "sync.mode=%s" % m, "roles.learners=%d" % L,
-                        "roles.param_servers=%d" % (0 if m == ALLREDUCE else self.ps_count),
-                        "run.seed=%d" % seed, "run.out_dir=%s" % self.runs, "run.name=%s" % c.name,
-                        "logging.progress=never"]
-                    self.cells.append(c)
+                    for P, impl in self.variants(m):
+                        self.cells.append(self.make_cell(m, L, seed, P, impl))
+        self.dims = Dims(self.cells)
+
+    def label(self, c, with_=False):
+        """"ps_sync 2 learners" ("allreduce (naive) ...", "... 2 parameter servers" where swept); with_:
+        "ps_sync with 2 learners" ("... and 2 parameter servers")."""
+        k = self.dims.key(c)
+        P = self.dims.ps_of(k)
+        return "%s%s%s%s" % (self.dims.label(k), " with " if with_ else " ", plural(c.learners, "learner"),
+                             "" if P is None else (" and " if with_ else " ") + plural(P, "parameter server"))
 
     def check_layouts(self):
         """Every cell's layout, checked by gorila itself before anything runs."""
         for c in self.cells:
-            k = (c.mode, c.learners)
+            k = (c.mode, c.learners, c.ps, c.impl)
             if k in self.checked:
                 continue
+            what = self.label(c, with_=True)
             try:
                 eff = facts.config_check(self.config, [s for s in c.sets
                                                        if not s.startswith(("run.out_dir=", "run.name="))])
             except InputError as e:
-                raise InputError("%s with %d learners: %s" % (c.mode, c.learners, e))
+                raise InputError("%s: %s" % (what, e))
             ranks = int(eff["ranks"])
             if ranks > self.opts.max_ranks:
-                raise InputError("%s with %d learners needs %d MPI ranks (coordinator 1, actors %s, replay shards "
+                raise InputError("%s needs %d MPI ranks (coordinator 1, actors %s, replay shards "
                                  "%s, learners %d, parameter servers %s), more than --max-ranks %d"
-                                 % (c.mode, c.learners, ranks, eff.get("roles.actors"),
+                                 % (what, ranks, eff.get("roles.actors"),
                                     eff.get("roles.replay_shards"), c.learners, eff.get("roles.param_servers"),
                                     self.opts.max_ranks))
             self.checked[k] = eff
@@ -262,6 +320,27 @@ class Matrix:
         self.prior_state = st
         for rec in st.get("cells", []):
             self.prior[rec.get("name")] = rec
+        self.check_kept()
+
+    def check_kept(self):
+        """--resume: the finished run of a cell, kept, must have the cell's P
+        and allreduce algorithm (a matrix of one P or one algorithm does not
+        name it in its run directories)."""
+        for c in self.cells:
+            d = os.path.join(self.runs, c.name)
+            if not finished_run(d):
+                continue
+            cp = os.path.join(d, "config.yaml")
+            P, impl = run_variant(c.mode, read_json(os.path.join(d, "summary.json")),
+                                  lambda: facts.run_config(cp) if os.path.isfile(cp) else {})
+            if c.mode == ALLREDUCE and impl is not None and impl != c.impl:
+                got, want = "sync.allreduce_impl %s" % impl, c.impl
+            elif c.mode != ALLREDUCE and P is not None and P != c.ps:
+                got, want = plural(P, "parameter server"), "%d" % c.ps
+            else:
+                continue
+            raise InputError("%s ran with %s, this matrix's cell with %s; --resume needs the same --param-servers "
+                             "and --allreduce-impls (or choose another --out)" % (d, got, want))
 
     def start_state(self):
         """DIR made, the config copied, compare.json's first state."""
@@ -271,8 +350,12 @@ class Matrix:
         self.cmd = " ".join(shlex.quote(a) for a in self.argv)
         self.started = datetime.datetime.now().astimezone()
         self.state = {"config": os.path.abspath(self.config), "sets": self.user_sets, "command": self.cmd,
-                      "cwd": os.getcwd(), "modes": self.modes, "learners": self.learners, "seeds": self.seeds,
-                      "started": self.started.isoformat(timespec="seconds"), "cells": []}
+                      "cwd": os.getcwd(), "modes": self.modes, "learners": self.learners, "seeds": self.seeds}
+        if self.sweep_ps:
+            self.state["param_servers"] = self.ps_counts
+        if self.sweep_impl:
+            self.state["allreduce_impls"] = self.impls
+        self.state.update({"started": self.started.isoformat(timespec="seconds"), "cells": []})
         if self.prior_state:
             ps = self.prior_state
             self.state["first_command"] = ps.get("first_command", ps.get("command"))
@@ -288,6 +371,14 @@ class Matrix:
                               [c.state(self.out) for c in self.cells if c.exit is not None or c.run_dir]
         save_state(self.out, self.state)
 
+    def ranks_line(self):
+        parts = []
+        for k, v in self.checked.items():
+            dk = (k[0], k[1], k[2] if self.dims.ps else None, k[3] if self.dims.impl else None)
+            P = self.dims.ps_of(dk)
+            parts.append("%s L%d%s: %s" % (self.dims.label(dk), k[1], "" if P is None else " P=%d" % P, v["ranks"]))
+        return "- Ranks per job: %s" % ", ".join(parts)
+
     def head_lines(self):
         seeds = self.seeds
         sets = self.user_sets
@@ -295,11 +386,12 @@ class Matrix:
             "- Command: `%s` (in `%s`)" % (self.cmd, os.getcwd()),
             "- Config: `%s` (copied to `config.yaml`; each run's effective config is its `config.yaml`)%s" % (
                 self.config, (", with `--set " + "` `--set ".join(sets) + "`") if sets else ""),
-            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %d for the PS modes, 0 for allreduce; "
+            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %s for the PS modes, 0 for allreduce%s; "
             "one job at a time through scripts/launch" % (
                 ", ".join(self.modes), ", ".join(map(str, self.learners)),
-                "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0], self.ps_count),
-            "- Ranks per job: %s" % ", ".join("%s L%d: %s" % (k[0], k[1], v["ranks"]) for k, v in self.checked.items()),
+                "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0], ", ".join(map(str, self.ps_counts)),
+                "; sync.allreduce_impl %s" % ", ".join(self.impls) if self.impls_opt else ""),
+            self.ranks_line(),
             "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ]
         if self.state.get("first_command"):
@@ -352,7 +444,8 @@ class Matrix:
                 if not c.skipped:
                     self.run_one(c, times)
                 left = (sum(times) / len(times)) * (to_run - len(times)) if times else None
-                print(progress_line(k, len(self.cells), c, time.monotonic() - t_start, left), flush=True)
+                print(progress_line(k, len(self.cells), c, self.label(c), time.monotonic() - t_start, left),
+                      flush=True)
         except KeyboardInterrupt:
             self.record()
             print("compare: interrupted; `--resume` runs the remaining cells", file=sys.stderr)

@@ -7,7 +7,9 @@ import shutil
 import subprocess
 
 from . import facts
-from .runs import group_cells, key_order, mode_order, sum_hists
+from .dims import key_order, plural, series_order
+from .facts import ALLREDUCE
+from .runs import sum_hists
 from .stats import median, quantile
 
 COLORS = {"ps_sync": "#1f77b4", "ps_async": "#ff7f0e", "ps_bounded": "#2ca02c", "allreduce": "#d62728",
@@ -63,23 +65,37 @@ def gp_quote(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def plural(n, word):
-    return "%d %s%s" % (n, word, "" if n == 1 else "s")
-
-
 class Plotter:
     """The plots of one report: each method adds (file, gnuplot script,
-    caption) to self.scripts for the groups it has data for."""
+    caption) to self.scripts for the groups it has data for. A series is a
+    mode, or (with the report's Dims) a (mode, P, algorithm): its colour
+    is its mode's, the second and later series of a mode dashed."""
 
-    def __init__(self, out, cells, term):
+    def __init__(self, out, cells, term, dims):
         self.out = out
         self.term = term
+        self.dims = dims
         self.data = os.path.join(out, "plots")
-        self.groups = group_cells(cells, only_ok=True)
+        self.groups = dims.groups(cells, only_ok=True)
         self.keys = sorted(self.groups, key=key_order)
         self.learner_counts = sorted({k[1] for k in self.keys})
-        self.modes = [m for m in mode_order() if any(k[0] == m for k in self.keys)]
+        self.series = sorted({(k[0], k[2], k[3]) for k in self.keys}, key=series_order)
         self.scripts = []
+
+    @staticmethod
+    def key(s, L):
+        """The group key of series s at L learners."""
+        return (s[0], L, s[1], s[2])
+
+    def variant(self, s):
+        """0 for the first series of its mode, 1 for the second, ..."""
+        same = [x for x in self.series if x[0] == s[0]]
+        return same.index(s) if s in same else 0
+
+    def style(self, s):
+        """Colour and dash of series s (no dash for a mode's first series)."""
+        i = self.variant(s)
+        return "lc rgb '%s'%s" % (COLORS.get(s[0], "#000000"), " dt %d" % (i + 1) if i else "")
 
     def terminal(self, w, h):
         font = "set termoption font 'Sans,10'\n" if self.term == "pngcairo" else ""
@@ -102,17 +118,18 @@ class Plotter:
         """[(mode, data file, runs)] of one learner count's panel."""
         lines = []
         # the panel's axis ends with its longest run; the others carry their last value to there
-        ends = [c.evals[-1][axis] for m in self.modes for c in self.groups.get((m, L), []) if c.evals]
-        for m in self.modes:
-            if (m, L) not in self.groups or not ends:
+        ends = [c.evals[-1][axis] for s in self.series for c in self.groups.get(self.key(s, L), []) if c.evals]
+        for s in self.series:
+            if self.key(s, L) not in self.groups or not ends:
                 continue
-            b = band([c.evals for c in self.groups[(m, L)]], axis, max(ends))
+            b = band([c.evals for c in self.groups[self.key(s, L)]], axis, max(ends))
             if not b:
                 continue
-            dfile = self.write_data("eval_%s_%s_L%d.dat" % ("time" if axis == 0 else "steps", m, L),
+            name = "eval_%s_%s_L%d.dat" % ("time" if axis == 0 else "steps", self.dims.series_slug(s), L)
+            dfile = self.write_data(name,
                                     "# x median q25 q75 runs_counted\n",
                                     ("%.6g %.6g %.6g %.6g %d\n" % row for row in b))
-            lines.append((m, dfile, len(self.groups[(m, L)])))
+            lines.append((s, dfile, len(self.groups[self.key(s, L)])))
         return lines
 
     def eval_plot(self, axis, fname, xlabel):
@@ -127,12 +144,11 @@ class Plotter:
         for L, lines in panels:
             gp += "set title '%s'\n" % plural(L, "learner")
             parts = []
-            for m, dfile, n in lines:
-                color = COLORS.get(m, "#000000")
+            for s, dfile, n in lines:
                 parts.append("%s using 1:3:4 with filledcurves fc rgb '%s' fs transparent solid 0.2 notitle"
-                             % (gp_quote(dfile), color))
-                parts.append("%s using 1:2 with lines lw 2 lc rgb '%s' title '%s (%s)'"
-                             % (gp_quote(dfile), color, m, plural(n, "run")))
+                             % (gp_quote(dfile), COLORS.get(s[0], "#000000")))
+                parts.append("%s using 1:2 with lines lw 2 %s title '%s (%s)'"
+                             % (gp_quote(dfile), self.style(s), self.dims.series_label(s), plural(n, "run")))
             gp += "plot " + JOIN.join(parts) + "\n"
         gp += "unset multiplot\n"
         self.scripts.append((fname, gp, "Evaluation return against %s" % ("wall time" if axis == 0 else "env steps")))
@@ -140,12 +156,13 @@ class Plotter:
     # -- throughput against learner count, a line per mode: median, bars: IQR
 
     def throughput_rows(self):
-        for m in self.modes:
-            yield "# mode %s: learners updates/s (median q25 q75) env_steps/s (median q25 q75)\n" % m
+        for s in self.series:
+            yield "# mode %s: learners updates/s (median q25 q75) env_steps/s (median q25 q75)\n" % (
+                self.dims.series_label(s))
             for L in self.learner_counts:
-                if (m, L) not in self.groups:
+                if self.key(s, L) not in self.groups:
                     continue
-                figs = [c.figures for c in self.groups[(m, L)]]
+                figs = [c.figures for c in self.groups[self.key(s, L)]]
                 u = [f["updates_per_second"] for f in figs if f["updates_per_second"] is not None]
                 e = [f["env_steps_per_second"] for f in figs if f["env_steps_per_second"] is not None]
                 if not u or not e:
@@ -165,9 +182,9 @@ class Plotter:
                "set yrange [0:*]\n" % (", ".join(str(L) for L in lc), min(lc) - 0.5, max(lc) + 0.5))
         for col, label in ((2, "updates/s"), (5, "env steps/s")):
             gp += "set title '%s'\nset ylabel '%s'\n" % (label, label)
-            parts = ["%s index %d using 1:%d:%d:%d with yerrorlines lw 2 pt 7 lc rgb '%s' title '%s'"
-                     % (gp_quote(tfile), i, col, col + 1, col + 2, COLORS.get(m, "#000000"), m)
-                     for i, m in enumerate(self.modes)]
+            parts = ["%s index %d using 1:%d:%d:%d with yerrorlines lw 2 pt 7 %s title '%s'"
+                     % (gp_quote(tfile), i, col, col + 1, col + 2, self.style(s), self.dims.series_label(s))
+                     for i, s in enumerate(self.series)]
             gp += "plot " + JOIN.join(parts) + "\n"
         gp += "unset multiplot\n"
         self.scripts.append(("throughput.png", gp,
@@ -183,7 +200,7 @@ class Plotter:
             for role in roles:
                 v = [c.figures["bpu_role"][role] for c in self.groups[k] if c.figures["bpu_role"][role] is not None]
                 vals.append(median(v) if v else 0)
-            rows.append(("%s L%d" % k, vals))
+            rows.append(("%s L%d" % (self.dims.series_label((k[0], k[2], k[3])), k[1]), vals))
         if not rows or not any(sum(v) > 0 for _, v in rows):
             return
         bfile = self.write_data("bytes_per_update.dat", "cell " + " ".join(roles) + "\n",
@@ -205,18 +222,18 @@ class Plotter:
         """[(mode, data file, histogram)] of one learner count's panel."""
         lines = []
         last = facts.staleness_bins() - 1
-        for m in facts.ps_modes():
-            if (m, L) not in self.groups:
+        for s in self.series:
+            if s[0] not in facts.ps_modes() or self.key(s, L) not in self.groups:
                 continue
-            h = sum_hists(c.figures["staleness_hist"] for c in self.groups[(m, L)])
+            h = sum_hists(c.figures["staleness_hist"] for c in self.groups[self.key(s, L)])
             if not h or sum(h) == 0:
                 continue
             # log scale: an empty bin is no point
-            sfile = self.write_data("staleness_%s_L%d.dat" % (m, L),
+            sfile = self.write_data("staleness_%s_L%d.dat" % (self.dims.series_slug(s), L),
                                     "# staleness share_of_gradients_percent count (last bin: %d or more)\n" % last,
                                     ("%d %s %d\n" % (i, "%.6g" % (100.0 * v / sum(h)) if v else "NaN", v)
                                      for i, v in enumerate(h)))
-            lines.append((m, sfile, h))
+            lines.append((s, sfile, h))
         return lines
 
     def staleness_plot(self):
@@ -235,11 +252,67 @@ class Plotter:
         gp += "set yrange [%g:100]\n" % ymin
         for L, lines in panels:
             gp += "set title '%s'\n" % plural(L, "learner")
-            parts = ["%s using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' title '%s'"
-                     % (gp_quote(f), COLORS.get(m, "#000000"), m) for m, f, _ in lines]
+            parts = ["%s using 1:2 with linespoints lw 2 pt 7 %s title '%s'"
+                     % (gp_quote(f), self.style(s), self.dims.series_label(s)) for s, f, _ in lines]
             gp += "plot " + JOIN.join(parts) + "\n"
         gp += "unset multiplot\n"
         self.scripts.append(("staleness.png", gp, "Staleness histogram of the parameter-server modes"))
+
+    # -- bytes sent per worker per gradient against the learner count: measured points, the model as lines
+
+    def worker_rows(self, s, key, mkey):
+        """Rows (learners, median, q25, q75 over the runs, the model's median or NaN) of figure key of series s."""
+        rows = []
+        for L in self.learner_counts:
+            cells = [c for c in self.groups.get(self.key(s, L), []) if c.impl != "mpi"]
+            v = [c.figures[key] for c in cells if c.figures.get(key) is not None]
+            m = [c.figures[mkey] for c in cells if c.figures.get(mkey) is not None]
+            if v:
+                model = "%.6g" % median(m) if m else "NaN"
+                rows.append("%d %.6g %.6g %.6g %s\n" % (L, median(v), quantile(v, .25), quantile(v, .75), model))
+        return rows
+
+    def worker_blocks(self):
+        """[(title, series, point type, what, rows)]: per series the mean
+        over its learners, and for the naive allreduce also learner 0, its
+        driver; allreduce with mpi left out (its traffic is not visible)."""
+        blocks = []
+        for s in self.series:
+            impls = sorted({c.impl for k, cs in self.groups.items() if (k[0], k[2], k[3]) == s for c in cs} - {None})
+            title = self.dims.series_label(s)
+            if s[0] == ALLREDUCE and s[2] is None and len(impls) == 1:
+                title += " (%s)" % impls[0]
+            pt = (7, 5, 9, 11, 13)[self.variant(s) % 5]
+            blocks.append((title, s, pt, "the mean over learners",
+                           self.worker_rows(s, "sync_sent_pg", "model_sent_pg")))
+            if "naive" in impls:
+                blocks.append((title + ", driver (learner 0)", s, 6, "learner 0",
+                               self.worker_rows(s, "sync_sent_pg_driver", "model_sent_pg_driver")))
+        return [b for b in blocks if b[4]]
+
+    def bytes_per_worker_plot(self):
+        blocks = self.worker_blocks()
+        if not blocks:
+            return
+        wfile = self.write_data("bytes_per_worker.dat", "", (
+            "# %s: learners bytes_sent_per_gradient (median q25 q75 over the runs of %s) model (median)\n%s\n\n"
+            % (title, what, "".join(rows)) for title, _, _, what, rows in blocks))
+        lc = self.learner_counts
+        gp = self.terminal(1000, max(480, 160 + 40 * len(blocks))) + self.output("bytes_per_worker.png")
+        gp += ("set title 'Bytes sent per worker per gradient'\nset xlabel 'learners N'\n"
+               "set ylabel 'bytes sent per worker per gradient'\nset xtics (%s)\nset xrange [%g:%g]\n"
+               "set yrange [0:*]\nset grid\nset key outside right top Left reverse\n"
+               % (", ".join(str(L) for L in lc), min(lc) - 0.5, max(lc) + 0.5))
+        parts = []
+        for i, (title, s, pt, _, _) in enumerate(blocks):
+            color = COLORS.get(s[0], "#000000")
+            parts.append("%s index %d using 1:2:3:4 with yerrorbars pt %d ps 2 lc rgb '%s' title %s"
+                         % (gp_quote(wfile), i, pt, color, gp_quote(title + ": measured")))
+            parts.append("%s index %d using 1:5 with linespoints lw 2 pt 2 ps 1 %s title %s"
+                         % (gp_quote(wfile), i, self.style(s), gp_quote(title + ": model")))
+        gp += "plot " + JOIN.join(parts) + "\n"
+        self.scripts.append(("bytes_per_worker.png", gp, "Bytes sent per worker per gradient against the learner "
+                             "count: measured and the model"))
 
     def run(self, notes):
         """Runs gnuplot on every script; returns [(file, caption)] of the
@@ -258,7 +331,7 @@ class Plotter:
         return made
 
 
-def make_plots(out, cells, notes):
+def make_plots(out, cells, notes, dims):
     """Writes the data files (DIR/plots/) and PNGs (DIR/*.png); returns
     [(file, caption)] of the plots made."""
     if not any(c.ok for c in cells):
@@ -271,11 +344,12 @@ def make_plots(out, cells, notes):
     if not term:
         notes.append("gnuplot has neither the pngcairo nor the png terminal: no plots.")
         return []
-    p = Plotter(out, cells, term)
+    p = Plotter(out, cells, term, dims)
     os.makedirs(p.data, exist_ok=True)
     p.eval_plot(0, "eval_vs_time.png", "wall time (s)")
     p.eval_plot(1, "eval_vs_steps.png", "env steps")
     p.throughput_plot()
     p.bytes_plot()
     p.staleness_plot()
+    p.bytes_per_worker_plot()
     return p.run(notes)

@@ -6,10 +6,18 @@ import subprocess
 from . import facts
 from .facts import ALLREDUCE, GORILA, HERE
 from .plots import make_plots
-from .runs import group_cells, group_key, key_order, role_list, staleness_stats, sum_hists
+from .dims import Dims, key_order
+from .runs import role_list, staleness_stats, sum_hists
 from .stats import DASH, fmt, fmt_median, fmt_stat, median
 
 BY_CONSTRUCTION = "0 (by construction)"
+PLOT_NOTES = {
+    "bytes_per_worker.png": "Points: bytes one learner sends per gradient to sync it (`per_worker.learners[]` "
+                            "`sync_bytes_sent_per_gradient`; mean over the learners, median over the runs; for the "
+                            "naive allreduce also learner 0, its driver); lines: the model's "
+                            "`model_bytes_sent_per_gradient` from the same runs. allreduce with `mpi` is left out: "
+                            "MPI_Allreduce's traffic is not visible to gorila.",
+}
 
 
 def md_table(header, rows, align):
@@ -89,7 +97,8 @@ class Report:
         self.cells = cells
         for c in cells:
             c.load()
-        self.groups = group_cells(cells)
+        self.dims = Dims(cells)
+        self.groups = self.dims.groups(cells)
         self.keys = sorted(self.groups, key=key_order)
         self.roles = facts.roles()
 
@@ -118,10 +127,10 @@ class Report:
 
     def learning(self):
         L = ["## Learning", "",
-             "Per (mode, learner count). *solved*: runs whose evaluation reached the threshold, of all cells "
+             "Per %s. *solved*: runs whose evaluation reached the threshold, of all cells "
              "(failed cells count as not solved). Env steps and seconds to solve are over the solved runs; "
              "final and best evaluation over the finished runs. Each: median, with the interquartile range "
-             "when there are two runs or more.", ""]
+             "when there are two runs or more." % self.dims.per(), ""]
         rows = []
         for k in self.keys:
             g = self.groups[k]
@@ -131,14 +140,14 @@ class Report:
             sv = "%d/%d" % (len(solved), len(g))
             if failed:
                 sv += " (%d failed)" % len(failed)
-            rows.append([k[0], k[1], sv,
-                         fmt_stat([c.figures["solved_at_env_steps"] for c in solved], ".0f"),
-                         fmt_stat([c.figures["solved_at_seconds"] for c in solved], ".2f"),
-                         fmt_stat([c.figures["last_eval_mean_return"] for c in fin], ".1f"),
-                         fmt_stat([c.figures["best_eval_mean_return"] for c in fin], ".1f")])
-        L.append(md_table(["mode", "learners", "solved", "env steps to solve", "seconds to solve",
-                           "final eval (final checkpoint)", "best eval (checkpoints/best)"], rows,
-                          ["---", "---:", "---:", "---:", "---:", "---:", "---:"]))
+            rows.append(self.dims.cols(k) + [
+                sv, fmt_stat([c.figures["solved_at_env_steps"] for c in solved], ".0f"),
+                fmt_stat([c.figures["solved_at_seconds"] for c in solved], ".2f"),
+                fmt_stat([c.figures["last_eval_mean_return"] for c in fin], ".1f"),
+                fmt_stat([c.figures["best_eval_mean_return"] for c in fin], ".1f")])
+        L.append(md_table(self.dims.head() + ["solved", "env steps to solve", "seconds to solve",
+                                              "final eval (final checkpoint)", "best eval (checkpoints/best)"], rows,
+                          self.dims.align() + ["---:"] * 5))
         return L + [""]
 
     def throughput_row(self, k):
@@ -148,7 +157,7 @@ class Report:
         else:
             smean, sp99 = staleness_stats(sum_hists(f["staleness_hist"] for f in F))
             drop = fmt_median([f["stale_gradients_dropped"] for f in F], ".0f")
-        return [k[0], k[1],
+        return self.dims.cols(k) + [
                 fmt_median([f["updates_per_second"] for f in F], ".0f"),
                 fmt_median([f["env_steps_per_second"] for f in F], ".0f"),
                 fmt_median([f["gradients_per_update"] for f in F], ".2f"),
@@ -158,12 +167,12 @@ class Report:
 
     def throughput(self):
         L = ["## Throughput, staleness, waiting", "",
-             "Medians over the finished runs of each (mode, learner count), except staleness, which pools the "
-             "histograms of all its runs and PS shards.", ""]
+             "Medians over the finished runs of each %s, except staleness, which pools the "
+             "histograms of all its runs and PS shards." % self.dims.per(), ""]
         rows = [self.throughput_row(k) for k in self.keys]
-        L.append(md_table(["mode", "learners", "updates/s", "env steps/s", "gradients/update", "samples trained/s",
-                           "bytes/update", "staleness mean", "staleness p99", "dropped gradients"], rows,
-                          ["---", "---:"] + ["---:"] * 8))
+        L.append(md_table(self.dims.head() + ["updates/s", "env steps/s", "gradients/update", "samples trained/s",
+                                              "bytes/update", "staleness mean", "staleness p99", "dropped gradients"],
+                          rows, self.dims.align() + ["---:"] * 8))
         return L + [""]
 
     def bytes_by_role(self):
@@ -172,15 +181,15 @@ class Report:
         rows = []
         for k in self.keys:
             F = [c.figures for c in self.finished(k)]
-            rows.append([k[0], k[1]] + [
+            rows.append(self.dims.cols(k) + [
                 "0 (no such ranks)" if self.no_such_ranks(k, r) else fmt_median([f["bpu_role"][r] for f in F], ".0f")
                 for r in self.roles])
-        L.append(md_table(["mode", "learners"] + self.roles, rows, ["---", "---:"] + ["---:"] * len(self.roles)))
+        L.append(md_table(self.dims.head() + self.roles, rows, self.dims.align() + ["---:"] * len(self.roles)))
         return L + [""]
 
     def waiting_row(self, k):
         F = [c.figures for c in self.finished(k)]
-        r = [k[0], k[1]]
+        r = self.dims.cols(k)
         for role in self.roles:
             if self.no_such_ranks(k, role):
                 r.append("\u2014 (no such ranks)")
@@ -196,8 +205,8 @@ class Report:
              "`wait_seconds` / `wall_seconds`); *learner in ring*: mean over learners of the ring's "
              "`seconds` / `wall_seconds` (allreduce, where the run reports it):", ""]
         rows = [self.waiting_row(k) for k in self.keys]
-        L.append(md_table(["mode", "learners"] + self.roles + ["learner in ring"], rows,
-                          ["---", "---:"] + ["---:"] * (len(self.roles) + 1)))
+        L.append(md_table(self.dims.head() + self.roles + ["learner in ring"], rows,
+                          self.dims.align() + ["---:"] * (len(self.roles) + 1)))
         return L + [""]
 
     def communication_row(self, k):
@@ -208,14 +217,15 @@ class Report:
 
         ratio = [f["sync_sent_pg"] / f["model_sent_pg"] for f in F
                  if f.get("sync_sent_pg") is not None and f.get("model_sent_pg")]
-        return [k[0], k[1], med("sync_sent_pg", ".0f"), med("model_sent_pg", ".0f"),
+        return self.dims.cols(k) + [
+                med("sync_sent_pg", ".0f"), med("model_sent_pg", ".0f"),
                 DASH if not ratio else "%.3f" % median(ratio), med("sync_sent_pg_max", ".0f"),
                 med("sync_recv_pg", ".0f"), med("model_recv_pg", ".0f")]
 
     def communication(self):
         L = ["## Communication per worker", "",
              "Bytes one learner sends and receives to sync one gradient (`summary.json` "
-             "`per_worker.learner[]`: PS modes its GRAD and PARAM_REQ out and PARAMS in, allreduce the "
+             "`per_worker.learners[]`: PS modes its GRAD and PARAM_REQ out and PARAMS in, allreduce the "
              "algorithm's own messages; mean over the learners, median over the runs), beside the model "
              "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h). With K the parameter bytes, N learners and "
              "P PS shards the model is: PS, K up and K down per learner (plus the target when it changed, and "
@@ -223,8 +233,8 @@ class Report:
              "2(N-1)K/N each way whatever N; naive, (N-1)K into and out of the driver, K at the others; mpi, "
              "not visible. *max* is the busiest learner (the naive driver).", ""]
         rows = [self.communication_row(k) for k in self.keys]
-        L.append(md_table(["mode", "learners", "sent/gradient", "model", "sent/model", "max sent", "received/gradient",
-                           "model"], rows, ["---", "---:"] + ["---:"] * 6))
+        L.append(md_table(self.dims.head() + ["sent/gradient", "model", "sent/model", "max sent", "received/gradient",
+                                              "model"], rows, self.dims.align() + ["---:"] * 6))
         return L + [""]
 
     def time_row(self, k):
@@ -236,19 +246,20 @@ class Report:
         busy = [f["ps_busy"] for f in F if f.get("ps_busy") is not None]
         bps = [f["ps_in_bps"] / 1e6 for f in F if f.get("ps_in_bps") is not None]
         out = [f["ps_out_bps"] / 1e6 for f in F if f.get("ps_out_bps") is not None]
-        return [k[0], k[1], ms("compute_pg"), ms("sync_s_pg"), ms("sample_wait_pg"),
+        return self.dims.cols(k) + [
+                ms("compute_pg"), ms("sync_s_pg"), ms("sample_wait_pg"),
                 DASH if not busy else "%.0f%%" % (100 * median(busy)),
                 DASH if not bps else "%.2f / %.2f" % (median(bps), median(out))]
 
     def time_split(self):
         L = ["## Where the time goes", "",
-             "Per learner and per gradient, in milliseconds (`per_worker.learner[]`): computing the gradient (and "
+             "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient (and "
              "in allreduce applying it), syncing it (PS modes: sending GRAD and waiting for PARAMS, which includes "
              "the PS's own work; allreduce: inside the allreduce), and waiting for a batch. Per PS shard: the "
-             "fraction of its time busy, and MB/s in / out (`per_worker.ps[]`).", ""]
+             "fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`).", ""]
         rows = [self.time_row(k) for k in self.keys]
-        L.append(md_table(["mode", "learners", "compute ms", "sync ms", "batch wait ms", "PS busy", "PS MB/s in / out"],
-                          rows, ["---", "---:"] + ["---:"] * 5))
+        L.append(md_table(self.dims.head() + ["compute ms", "sync ms", "batch wait ms", "PS busy", "PS MB/s in / out"],
+                          rows, self.dims.align() + ["---:"] * 5))
         return L + [""]
 
     def cores_warnings(self):
@@ -258,9 +269,8 @@ class Report:
         for k in self.keys:
             ranks = [c.figures["ranks"] for c in self.finished(k) if c.figures.get("ranks")]
             if ranks and max(ranks) > cores:
-                L.append("- **%s, %s learner%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and "
-                         "times there measure the sharing as much as communication." % (
-                             k[0], k[1], "" if k[1] == 1 else "s", max(ranks), cores))
+                L.append("- **%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and times there "
+                         "measure the sharing as much as communication." % (self.dims.text(k), max(ranks), cores))
         return L + [""] if L else []
 
     @staticmethod
@@ -279,9 +289,10 @@ class Report:
         f = c.figures
         rd = os.path.relpath(c.run_dir, self.out) if c.run_dir else DASH
         if f is None:
-            return [c.mode, c.learners, c.seed, c.status()] + [DASH] * 13 + [rd]
+            return self.dims.cols(self.dims.key(c)) + [c.seed, c.status()] + [DASH] * 13 + [rd]
         st_cell = BY_CONSTRUCTION if c.mode == ALLREDUCE else "%s / %s" % staleness_stats(f["staleness_hist"])
-        return [c.mode, c.learners, c.seed, c.status(), "yes" if f["solved"] else "no",
+        return self.dims.cols(self.dims.key(c)) + [
+                c.seed, c.status(), "yes" if f["solved"] else "no",
                 fmt(f["solved_at_env_steps"], ".0f"), fmt(f["solved_at_seconds"], ".2f"),
                 fmt(f["last_eval_mean_return"], ".1f"), fmt(f["best_eval_mean_return"], ".1f"),
                 fmt(f["env_steps"], ".0f"), fmt(f["updates"], ".0f"),
@@ -290,12 +301,14 @@ class Report:
                 fmt(f["bpu_total"], ".0f"), st_cell, rd]
 
     def runs(self):
-        rows = [self.run_row(c) for c in sorted(self.cells, key=lambda c: (group_key(c), c.seed, c.name))]
+        order = sorted(self.cells, key=lambda c: (key_order(self.dims.key(c)), c.seed, c.name))
+        rows = [self.run_row(c) for c in order]
         L = ["## Runs", ""]
-        L.append(md_table(["mode", "learners", "seed", "status", "solved", "solved at env steps", "solved at s",
-                           "final eval", "best eval", "env steps", "updates", "updates/s", "env steps/s", "gradients",
-                           "samples trained", "bytes/update", "staleness mean / p99", "run"], rows,
-                          ["---", "---:", "---:", "---"] + ["---:"] * 13 + ["---"]))
+        L.append(md_table(self.dims.head() + ["seed", "status", "solved", "solved at env steps", "solved at s",
+                                              "final eval", "best eval", "env steps", "updates", "updates/s",
+                                              "env steps/s", "gradients", "samples trained", "bytes/update",
+                                              "staleness mean / p99", "run"], rows,
+                          self.dims.align() + ["---:", "---"] + ["---:"] * 13 + ["---"]))
         return L + [""]
 
     def failed_line(self, c):
@@ -305,8 +318,8 @@ class Report:
                 errs = [ln.rstrip() for ln in fh if re.match(r"^(error:|gorila: error:|launch: )", ln)]
             if errs:
                 tail = ": `%s`" % errs[-1].replace("`", "'")[:300]
-        return "- %s, %d learner%s, seed %d: %s%s%s" % (
-            c.mode, c.learners, "" if c.learners == 1 else "s", c.seed, c.status(),
+        return "- %s, seed %d: %s%s%s" % (
+            self.dims.text(self.dims.key(c)), c.seed, c.status(),
             " (log: %s)" % os.path.relpath(c.log, self.out) if c.log else "", tail)
 
     def failed(self):
@@ -318,7 +331,7 @@ class Report:
 
     def plots(self):
         notes = []
-        plots = make_plots(self.out, self.cells, notes)
+        plots = make_plots(self.out, self.cells, notes, self.dims)
         L = ["## Plots", ""]
         if plots:
             L += ["Evaluation curves: each run's value at a point is its latest evaluation (`eval.csv`) at or "
@@ -327,6 +340,7 @@ class Report:
                   "median over the runs; band: interquartile range. Data and gnuplot scripts are in `plots/`.", ""]
             for fname, caption in plots:
                 L += ["### %s" % caption, "", "![%s](%s)" % (caption, fname), ""]
+                L += [PLOT_NOTES[fname], ""] if fname in PLOT_NOTES else []
         L += ["- " + n for n in notes]
         if notes:
             L.append("")

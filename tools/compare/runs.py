@@ -1,10 +1,12 @@
 """Run directories: one run's figures from its summary.json and eval.csv,
-and Cell, one (mode, learner count, seed) of the matrix."""
+and Cell, one (mode, learner count, [parameter servers or allreduce
+algorithm,] seed) of the matrix."""
 import json
 import os
 
 from . import facts
 from .errors import warn
+from .facts import ALLREDUCE
 from .stats import DASH, num
 
 SUMMARY_NUMBERS = ("solved_at_env_steps", "solved_at_seconds", "last_eval_mean_return", "best_eval_mean_return",
@@ -127,8 +129,8 @@ def _per_worker(f, s):
     and the model's, the time split, and the PS shards' load; None where
     the run does not report them (older builds)."""
     pw = s.get("per_worker") if isinstance(s.get("per_worker"), dict) else {}
-    ls = pw.get("learner") if isinstance(pw.get("learner"), list) else []
-    ps = pw.get("ps") if isinstance(pw.get("ps"), list) else []
+    ls = pw.get("learners") if isinstance(pw.get("learners"), list) else []
+    ps = pw.get("ps_shards") if isinstance(pw.get("ps_shards"), list) else []
     for key, src in (("sync_sent_pg", "sync_bytes_sent_per_gradient"), ("sync_recv_pg", "sync_bytes_recv_per_gradient"),
                      ("model_sent_pg", "model_bytes_sent_per_gradient"),
                      ("model_recv_pg", "model_bytes_recv_per_gradient"),
@@ -137,6 +139,10 @@ def _per_worker(f, s):
         f[key] = _mean([w.get(src) for w in ls])
     vals = [num(w.get("sync_bytes_sent_per_gradient")) for w in ls]
     f["sync_sent_pg_max"] = max(vals) if vals and all(v is not None for v in vals) else None
+    # learner 0: the naive allreduce's driver
+    first = [w for w in ls if w.get("index") == 0]
+    f["sync_sent_pg_driver"] = num(first[0].get("sync_bytes_sent_per_gradient")) if first else None
+    f["model_sent_pg_driver"] = num(first[0].get("model_bytes_sent_per_gradient")) if first else None
     f["ps_busy"] = _mean([p.get("busy_fraction") for p in ps])
     f["ps_in_bps"] = _mean([p.get("bytes_in_per_second") for p in ps])
     f["ps_out_bps"] = _mean([p.get("bytes_out_per_second") for p in ps])
@@ -206,12 +212,45 @@ def finished_run(d):
         return False
 
 
+def _count(x):
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def run_variant(mode, s, config):
+    """(P, allreduce algorithm) of a run of mode with summary.json s: P of a
+    PS mode from per_worker.n_param_servers, else the config's
+    roles.param_servers (0 for allreduce); allreduce's algorithm from
+    allreduce_impl, else the config's sync.allreduce_impl; None where
+    neither says. config: a function returning the run's flat config (as
+    facts.config_check gives it), called only when summary.json does not
+    say."""
+    if mode == ALLREDUCE:
+        impl = s.get("allreduce_impl")
+        if not isinstance(impl, str):
+            impl = config().get("sync.allreduce_impl")
+        return 0, impl if isinstance(impl, str) else None
+    if mode not in facts.ps_modes():
+        return None, None
+    pw = s.get("per_worker") if isinstance(s.get("per_worker"), dict) else {}
+    P = _count(pw.get("n_param_servers"))
+    return (P if P is not None else _count(config().get("roles.param_servers"))), None
+
+
+def cell_name(mode, learners, seed, ps=None, impl=None):
+    """A cell's run directory name: <mode>[-<algorithm>]-L<learners>[-P<ps>]-s<seed>."""
+    return "%s%s-L%d%s-s%d" % (mode, "" if impl is None else "-" + impl, learners,
+                               "" if ps is None else "-P%d" % ps, seed)
+
+
 class Cell:
-    def __init__(self, mode, learners, seed, name=None):
+    def __init__(self, mode, learners, seed, name=None, ps=None, impl=None):
         self.mode = mode
         self.learners = learners
         self.seed = seed
-        self.name = name or "%s-L%d-s%d" % (mode, learners, seed)
+        self.ps = ps          # parameter-server shards (PS modes; 0 for allreduce; None: not known)
+        self.impl = impl      # allreduce's algorithm (None: not allreduce, or not known)
+        self.name = name or cell_name(mode, learners, seed)
+        self.extra = {}       # what compare.json records of it beyond mode, learners and seed
         self.sets = []        # the --set options of its job
         self.run_dir = None
         self.exit = None      # None: not run (or unknown, --from)
@@ -231,9 +270,11 @@ class Cell:
             if p and os.path.abspath(p).startswith(out + os.sep):
                 return os.path.relpath(p, out)
             return p
-        return {"name": self.name, "mode": self.mode, "learners": self.learners, "seed": self.seed,
-                "run_dir": rel(self.run_dir), "exit": self.exit, "seconds": self.seconds,
-                "timed_out": self.timed_out, "interrupted": self.interrupted, "log": rel(self.log)}
+        rec = {"name": self.name, "mode": self.mode, "learners": self.learners, "seed": self.seed}
+        rec.update(self.extra)
+        rec.update({"run_dir": rel(self.run_dir), "exit": self.exit, "seconds": self.seconds,
+                    "timed_out": self.timed_out, "interrupted": self.interrupted, "log": rel(self.log)})
+        return rec
 
     def load(self):
         """Reads the run's summary.json and eval.csv when it has them."""
@@ -278,28 +319,3 @@ class Cell:
         if self.stopped:
             return "stopped by a signal"
         return "ok" if self.exit == 0 else "ok (exit unknown)"
-
-
-def mode_order():
-    return facts.modes() + ["local"]
-
-
-def group_key(c):
-    """Sort key of a cell, or of a (mode, learners) group: gorila's order of
-    the modes, then local runs, then anything else."""
-    order = mode_order()
-    return (order.index(c.mode) if c.mode in order else len(order), c.mode, c.learners)
-
-
-def key_order(k):
-    """group_key of a (mode, learners) pair."""
-    return group_key(Cell(k[0], k[1], 0))
-
-
-def group_cells(cells, only_ok=False):
-    """{(mode, learners): [cell]}, in the order cells come."""
-    groups = {}
-    for c in cells:
-        if c.ok or not only_ok:
-            groups.setdefault((c.mode, c.learners), []).append(c)
-    return groups
