@@ -13,6 +13,7 @@ pkgs=(
     python3                            # scripts/compare (table and plots)
     flake8 shellcheck                  # lint of the scripts (tests/cli/lint.sh)
     procps                             # ps, for CPU-time checks in the MPI tests
+    iproute2 util-linux                # ip, tc, unshare, nsenter: scripts/simcluster's shaped network
 )
 missing=()
 for p in "${pkgs[@]}"; do
