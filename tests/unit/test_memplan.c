@@ -178,7 +178,7 @@ Test(memplan, local_trainer_items_match_their_allocations) {
     optim_free(&opt);
 }
 
-/* The local trainer as a whole: everything trainer_run allocates before it
+/* The local trainer as a whole: everything local_init allocates before it
  * trains, in its order (src/core/trainer.c), against the plan's total less
  * the buffers that exist only while a checkpoint is written. */
 Test(memplan, local_trainer_total_matches_its_allocations) {
@@ -202,8 +202,8 @@ Test(memplan, local_trainer_total_matches_its_allocations) {
     replaystore_init_prioritized(&pr, cfg.replay.capacity, net.spec.obs_dim, cfg.replay.alpha, cfg.replay.priority_eps);
     ActorCore ac;
     cr_assert_eq(actorcore_init(&ac, &cfg, &net, 0, err), 0, "%s", err);
-    void *rows[4];
-    for (int i = 0; i < 4; i++) rows[i] = xmalloc(B * 8);
+    void *rows[3]; /* sampled slots, ids and sampling scratch (local_init) */
+    for (int i = 0; i < 3; i++) rows[i] = xmalloc(B * 8);
     Evaluator ev;
     cr_assert_eq(evaluator_init(&ev, &cfg, &net, 0, err), 0, "%s", err);
     Batch chunk, batch;
@@ -224,7 +224,7 @@ Test(memplan, local_trainer_total_matches_its_allocations) {
     agentcfg_batch_free(&chunk);
     agentcfg_batch_free(&batch);
     evaluator_free(&ev);
-    for (int i = 0; i < 4; i++) free(rows[i]);
+    for (int i = 0; i < 3; i++) free(rows[i]);
     actorcore_free(&ac);
     replaystore_free(&pr);
     dqn_free(&dqn);
