@@ -43,6 +43,15 @@ printf '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\n
 chmod +x "$fake/tc/tc" "$fake/unshare/unshare"
 bad "no tbf" "shaped network" env PATH="$fake/tc:$PATH" "$SC" linktest --link 100mbit
 bad "no namespaces" "shaped network" env PATH="$fake/unshare:$PATH" "$SC" shaped-run -- true
+# scripts/compare --simcluster refuses what shaped-run would (one line, exit 2, no --out made)
+C="$TEST_ROOT/scripts/compare"
+for args in "--simcluster 40" "--simcluster 2 --link fast" "--link 1gbit"; do
+    # shellcheck disable=SC2086 # each case is options and their values
+    run_cmd "$C" configs/cartpole.yaml $args --out "$TEST_TMP/compare-bad"
+    expect_rc "compare $args: exit status 2" 2
+    expect_eq "compare $args: one line" "$(wc -l <<<"$err")" 1
+    check "compare $args: nothing made" [ ! -e "$TEST_TMP/compare-bad" ]
+done
 
 if ! why=$("$SC" check --shaped 2>&1); then
     ok "linktest at 100 Mbit/s # SKIP ${why#simcluster: }"
@@ -100,5 +109,20 @@ for h in 10.77.0.1 10.77.0.2; do
     check "shaped job: $h sent through its shaper (${b:-no} bytes)" [ "${b:-0}" -gt 10000 ]
 done
 expect_eq "shaped job: its namespaces and files are gone" "$(leftovers)" 0
+
+# --- scripts/compare --simcluster: every cell's job across the shaped nodes --
+D="$TEST_TMP/compare-shaped"
+rm -rf "$D"
+TMPDIR=$SCTMP run_cmd timeout --kill-after=5 300 "$C" configs/cartpole.yaml --simcluster 2 --link 1gbit \
+    --modes ps_sync,allreduce --learners 1 --seeds 1 --set run.max_env_steps=2000 --set eval.episodes=2 \
+    --set checkpoint.every_seconds=0 --out "$D"
+expect_rc "compare --simcluster: exit status 0" 0
+expect_contains "compare --simcluster: the report states the network" "$(cat "$D/report.md" 2>/dev/null)" \
+    "- Network: every job across 2 simulated nodes (\`scripts/simcluster shaped-run\`), each NIC shaped to 1gbit"
+for cell in ps_sync-L1-s1 allreduce-L1-s1; do
+    check "compare --simcluster: $cell finished" [ -f "$D/runs/$cell/summary.json" ]
+    check "compare --simcluster: $cell ran through shaped-run" grep -q "shaped network: 2 nodes" "$D/logs/$cell.log"
+done
+expect_eq "compare --simcluster: its namespaces and files are gone" "$(leftovers)" 0
 
 done_testing

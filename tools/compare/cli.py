@@ -10,6 +10,7 @@ USAGE = """\
 scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
                 [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--seeds N] [--first-seed S]
                 [--out DIR] [--set key=value]... [--resume] [--max-ranks N] [--jobs-timeout SEC]
+                [--simcluster NODES [--link RATE]]
 scripts/compare --from RUN_DIR... [--out DIR]
 
 Parameter servers against allreduce: trains CONFIG once per sync mode x
@@ -30,6 +31,10 @@ run directory has a summary.json are kept, the others run again.
 --from builds the report from finished run directories instead (same
 environment; grouped by mode and learner count, and by parameter-server
 count and allreduce algorithm where the runs differ in them).
+--simcluster NODES [--link RATE]: run every job across NODES nodes
+simulated on this machine behind NICs shaped to RATE each way (default
+1gbit; scripts/simcluster shaped-run, docs/MULTIHOST.md), placed by
+scripts/launch; the report states the network.
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).
@@ -58,6 +63,8 @@ def parser():
     p.add_argument("--resume", action="store_true")
     p.add_argument("--max-ranks", type=int, default=32)
     p.add_argument("--jobs-timeout", type=float)
+    p.add_argument("--simcluster", type=int)
+    p.add_argument("--link")
     p.add_argument("--from", dest="from_dirs", nargs="+")
     p.add_argument("-h", "--help", action="store_true")
     return p
@@ -78,6 +85,8 @@ def main(argv):
             if opts.param_servers is not None or opts.allreduce_impls is not None:
                 raise InputError("--from reads each run's parameter servers and allreduce algorithm from the run: "
                                  "--param-servers and --allreduce-impls do not apply")
+            if opts.simcluster is not None or opts.link is not None:
+                raise InputError("--from reads finished runs: --simcluster and --link do not apply")
             return from_dirs(opts, argv)
         if not opts.config:
             print(USAGE, file=sys.stderr)

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GORILA = os.environ.get("GORILA", os.path.join(HERE, "build", "gorila"))
 # The launcher; tests put a stand-in here (it must behave like scripts/launch).
 LAUNCH = os.environ.get("GORILA_LAUNCH", os.path.join(HERE, "scripts", "launch"))
+SIMCLUSTER = os.path.join(HERE, "scripts", "simcluster")
 # The one mode without parameter servers: its learners average their
 # gradients among themselves (roles.param_servers=0).
 ALLREDUCE = "allreduce"

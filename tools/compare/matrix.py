@@ -15,7 +15,8 @@ import time
 from . import facts
 from .dims import Dims, plural
 from .errors import InputError, warn
-from .facts import ALLREDUCE, GORILA, LAUNCH
+from .costmodel import parse_rate
+from .facts import ALLREDUCE, GORILA, LAUNCH, SIMCLUSTER
 from .report import write_report
 from .runs import Cell, cell_name, finished_run, read_json, run_figures, run_variant
 from .stats import fmt, fmt_secs
@@ -85,6 +86,39 @@ def check_numbers(opts):
         raise InputError("--jobs-timeout must be > 0 seconds, got %g" % opts.jobs_timeout)
 
 
+def check_network(opts):
+    """--simcluster NODES [--link RATE]: NODES within what shaped-run
+    hosts, a rate tc understands, and a machine that can shape (scripts/
+    simcluster check --shaped says why not)."""
+    if opts.simcluster is None:
+        if opts.link is not None:
+            raise InputError("--link needs --simcluster NODES")
+        return
+    if not 1 <= opts.simcluster <= 16:
+        raise InputError("--simcluster: expected 1 to 16 simulated nodes, got %d" % opts.simcluster)
+    opts.link = opts.link or "1gbit"
+    try:
+        parse_rate(opts.link)
+    except ValueError as e:
+        raise InputError("--link: %s" % e)
+    p = subprocess.run([SIMCLUSTER, "check", "--shaped"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise InputError("--simcluster: this machine cannot shape a simulated network: %s"
+                         % (p.stdout.strip().splitlines() or ["scripts/simcluster check --shaped failed"])[-1])
+
+
+def launch_args(config, sets, opts):
+    """The command of one job: scripts/launch CONFIG --set ..., and with
+    --simcluster inside scripts/simcluster shaped-run, across its nodes."""
+    args = [LAUNCH, config]
+    for s in sets:
+        args += ["--set", s]
+    if opts.simcluster is None:
+        return args
+    return [SIMCLUSTER, "shaped-run", "--link", opts.link, "--nodes", str(opts.simcluster), "--", "bash", "-c",
+            'exec "$0" "$@" --hostfile "$SIMCLUSTER_HOSTFILE" -- $SIMCLUSTER_MPIRUN_ARGS'] + args
+
+
 def check_sets(user_sets):
     for s in user_sets:
         key = s.split("=", 1)[0].strip()
@@ -128,13 +162,12 @@ def wait_job(c, p, timeout):
         return 130
 
 
-def run_cell(c, config, sets, out, timeout):
+def run_cell(c, config, sets, out, opts):
     """Runs one job through the launcher; fills c.exit, c.seconds, c.run_dir."""
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     c.log = os.path.join(out, "logs", c.name + ".log")
-    args = [LAUNCH, config]
-    for s in sets:
-        args += ["--set", s]
+    args = launch_args(config, sets, opts)
+    timeout = opts.jobs_timeout
     t0 = time.monotonic()
     with open(c.log, "w") as log:
         log.write("$ %s\n" % " ".join(shlex.quote(a) for a in args))
@@ -204,6 +237,7 @@ class Matrix:
         self.ps_opt = parse_param_servers(opts.param_servers) if opts.param_servers is not None else None
         self.impls_opt = parse_impls(opts.allreduce_impls) if opts.allreduce_impls is not None else None
         check_numbers(opts)
+        check_network(opts)
         self.user_sets = opts.set or []
         check_sets(self.user_sets)
         self.seeds = list(range(opts.first_seed, opts.first_seed + opts.seeds))
@@ -394,6 +428,10 @@ class Matrix:
             self.ranks_line(),
             "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ]
+        if self.opts.simcluster is not None:
+            head.append("- Network: every job across %d simulated nodes (`scripts/simcluster shaped-run`), each NIC "
+                        "shaped to %s each way, placed by scripts/launch (docs/MULTIHOST.md)"
+                        % (self.opts.simcluster, self.opts.link))
         if self.state.get("first_command"):
             head.insert(1, "- Resumed (--resume): the matrix was started on %s by `%s`" % (
                 self.state.get("first_started"), self.state["first_command"]))
@@ -428,7 +466,7 @@ class Matrix:
                 i += 1
             os.rename(d, "%s.incomplete-%d" % (d, i))
         try:
-            run_cell(c, self.config, c.sets, self.out, self.opts.jobs_timeout)
+            run_cell(c, self.config, c.sets, self.out, self.opts)
         finally:
             if c.exit is not None:
                 times.append(c.seconds)
