@@ -6,7 +6,7 @@ import shlex
 from . import facts
 from .errors import InputError
 from .report import write_report
-from .runs import Cell, read_json, role_list, run_variant
+from .runs import Cell, read_json_input, role_list, run_variant
 
 
 def cell_of(d, envs):
@@ -15,13 +15,8 @@ def cell_of(d, envs):
     envs[its env]."""
     if not os.path.isdir(d):
         raise InputError("--from %s: no such directory" % d)
-    sp = os.path.join(d, "summary.json")
-    if not os.path.isfile(sp):
-        raise InputError("--from %s has no summary.json (not a finished run directory)" % d)
-    try:
-        s = read_json(sp)
-    except (OSError, ValueError) as e:
-        raise InputError("%s: %s" % (sp, e))
+    s = read_json_input(os.path.join(d, "summary.json"),
+                        "--from %s has no summary.json (not a finished run directory)" % d)
     cp = os.path.join(d, "config.yaml")
     cfg = facts.run_config(cp) if os.path.isfile(cp) else {}
     mode = s.get("mode") or cfg.get("sync.mode") or "?"

@@ -18,7 +18,7 @@ from .errors import InputError, warn
 from .costmodel import parse_rate
 from .facts import ALLREDUCE, GORILA, LAUNCH, SIMCLUSTER
 from .report import write_report
-from .runs import Cell, cell_name, finished_run, read_json, run_figures, run_variant
+from .runs import Cell, cell_name, finished_run, read_json, read_json_input, run_figures, run_variant
 from .stats import fmt, fmt_secs
 
 # keys the matrix sets itself: a --set of one of them would silently break it
@@ -335,13 +335,8 @@ class Matrix:
                              "or choose another --out" % out)
         if not os.path.isdir(out):
             raise InputError("%s exists and is not a directory" % out)
-        sp = os.path.join(out, "compare.json")
-        if not os.path.isfile(sp):
-            raise InputError("%s has no compare.json: not a directory this script made; nothing to resume" % out)
-        try:
-            st = read_json(sp)
-        except (OSError, ValueError) as e:
-            raise InputError("%s: %s" % (sp, e))
+        st = read_json_input(os.path.join(out, "compare.json"),
+                             "%s has no compare.json: not a directory this script made; nothing to resume" % out)
         if st.get("sets", []) != self.user_sets:
             raise InputError("%s was made with %s; --resume needs the same --set options"
                              % (out, " ".join("--set " + x for x in st.get("sets", [])) or "no --set"))

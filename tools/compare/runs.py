@@ -5,7 +5,7 @@ import json
 import os
 
 from . import facts
-from .errors import warn
+from .errors import InputError, warn
 from .facts import ALLREDUCE
 from .stats import DASH, num
 
@@ -17,6 +17,18 @@ SUMMARY_NUMBERS = ("solved_at_env_steps", "solved_at_seconds", "last_eval_mean_r
 def read_json(path):
     with open(path) as f:
         return json.load(f)
+
+
+def read_json_input(path, missing):
+    """The JSON file a command line names (a run's summary.json, a report's
+    compare.json): InputError `missing` when there is no such file, the
+    path and the reason when it does not read as JSON."""
+    if not os.path.isfile(path):
+        raise InputError(missing)
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as e:
+        raise InputError("%s: %s" % (path, e))
 
 
 def read_eval_csv(path):
