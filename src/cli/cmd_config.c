@@ -41,12 +41,15 @@ static const char check_usage[] =
 
 static const char place_usage[] =
     "usage: gorila config place FILE [--set key.path=value]... --hosts HOST:SLOTS[,HOST:SLOTS]...\n"
-    "                           [--oversubscribe]\n"
+    "                           [--oversubscribe] [--spread]\n"
     "\n"
     "Print the host each rank of FILE's job runs on across the hosts, in\n"
     "their order: the learners with the parameter-server shards, each replay\n"
     "shard with its actors, on one host where they fit, spread over the hosts\n"
-    "in proportion to their slots (docs/MULTIHOST.md). Fewer slots than ranks\n"
+    "in proportion to their slots (docs/MULTIHOST.md). --spread: every learner\n"
+    "and every PS shard on a host of its own while hosts last (learners, then\n"
+    "shards, then each replay shard with its actors, dealt round-robin), so\n"
+    "the learners' sync traffic crosses the network. Fewer slots than ranks\n"
     "is an error unless --oversubscribe. Exit status: 0, or 2.\n";
 
 enum { MAX_HOSTS = 4096, HOST_NAME_LEN = 256 };
@@ -57,6 +60,7 @@ typedef struct {
     int n_sets;
     const char *hosts;  /* config place: --hosts */
     bool oversubscribe; /* config place */
+    bool spread;        /* config place: placement_spread instead of placement_nodes */
     bool ranks_elsewhere; /* config check: the ranks run on other hosts (scripts/launch --hostfile): plan,
                              but leave the memory check to each host at start-up (src/mpi/job.c) */
     bool json;          /* config check: the config and the rank count as one JSON object */
@@ -83,6 +87,10 @@ static int parse_args(int argc, char **argv, bool place, ConfigArgs *a, int *sta
         }
         if (place && !strcmp(s, "--oversubscribe")) {
             a->oversubscribe = true;
+            continue;
+        }
+        if (place && !strcmp(s, "--spread")) {
+            a->spread = true;
             continue;
         }
         if (!place && !strcmp(s, "--ranks-elsewhere")) {
@@ -179,7 +187,9 @@ static int config_place(int argc, char **argv) {
     Layout lay;
     layout_init(&lay, &cfg);
     int *node_of = xmalloc((size_t)lay.size * sizeof(int));
-    if (placement_nodes(&lay, slots, n, a.oversubscribe, node_of, err) != 0) {
+    int placed = a.spread ? placement_spread(&lay, slots, n, a.oversubscribe, node_of, err)
+                          : placement_nodes(&lay, slots, n, a.oversubscribe, node_of, err);
+    if (placed != 0) {
         free(node_of);
         return usage_error("%s", err);
     }

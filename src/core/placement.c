@@ -124,3 +124,36 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
     free(room);
     return 0;
 }
+
+int placement_spread(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err) {
+    int N = lay->size;
+    long total = 0;
+    for (int i = 0; i < n_nodes; i++) total += slots[i];
+    if (total < 1) return errf(err, "the hosts have no slots");
+    if (total < N && !oversubscribe)
+        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or "
+                         "--oversubscribe)", total, total == 1 ? "" : "s", N);
+    bool capped = total >= N;
+    int L = lay->count[ROLE_LEARNER], P = lay->count[ROLE_PS], S = lay->count[ROLE_REPLAY];
+    int *free_ = xmalloc((size_t)n_nodes * sizeof(int)), *list = xmalloc((size_t)N * sizeof(int));
+    for (int i = 0; i < n_nodes; i++) free_[i] = slots[i];
+    /* Units in order: each learner, each PS shard, each replay shard with
+     * its actors (node_group's), the coordinator; unit u starts at node
+     * u mod n_nodes, or the next one with a free slot (a node with no slots
+     * never; a full node only when oversubscribed, where nothing is full). */
+    int units = L + P + S + 1, at = 0;
+    for (int u = 0; u < units; u++, at = (at + 1) % n_nodes) {
+        int n;
+        if (u < L) list[0] = layout_rank_of(lay, ROLE_LEARNER, u), n = 1;
+        else if (u < L + P) list[0] = layout_rank_of(lay, ROLE_PS, u - L), n = 1;
+        else n = node_group(lay, 1 + (u - L - P), list); /* replay groups, then the coordinator */
+        for (int k = 0; k < n; k++) {
+            while (slots[at] == 0 || (capped && free_[at] == 0)) at = (at + 1) % n_nodes;
+            node_of[list[k]] = at;
+            free_[at]--;
+        }
+    }
+    free(free_);
+    free(list);
+    return 0;
+}

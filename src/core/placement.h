@@ -52,4 +52,17 @@ void placement_assign(const Layout *lay, const int *node_ranks, int n_node, cons
  * oversubscribe is false (or there are no slots at all). */
 int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err);
 
+/* The other placement across hosts (`gorila config place --spread`,
+ * scripts/launch --spread, scripts/compare on a network): every learner and
+ * every PS shard on a node of its own while nodes last, so that the
+ * learners' sync traffic crosses the network the way the comparison's cost
+ * model assumes (with L + P + 1 nodes or more, each learner and each shard
+ * has a NIC to itself). Dealt round-robin over the nodes in order: learner
+ * 0 .. L-1, PS shard 0 .. P-1, then each replay shard with its actors (kept
+ * together), the coordinator last; a unit starts at the node after the
+ * one the previous unit ended on, skipping nodes with 0 slots and, when the slots
+ * suffice, full nodes (a replay group continues on the next node with a
+ * free slot). The same errors as placement_nodes. */
+int placement_spread(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err);
+
 #endif

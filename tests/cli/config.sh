@@ -287,6 +287,15 @@ run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2,c:2
 expect_rc "config place: exit 0" 0
 expect_eq "config place: one line per rank, learner with its PS on a, replay with its actor on b" \
     "$(awk 'NR > 1 { print $1, $2, $4 }' <<<"$out" | xargs)" "0 coordinator c 1 actor b 2 replay b 3 learner a 4 ps a"
+run_cmd "$GORILA" config place configs/cartpole.yaml --set roles.learners=2 --set roles.param_servers=2 \
+    --hosts a:3,b:3,c:3,d:3,e:3,f:3 --spread
+expect_rc "config place --spread: exit 0" 0
+expect_eq "config place --spread: learners, then PS shards, each on a host of its own, then replay with its actor" \
+    "$(awk 'NR > 1 { printf "%s%s=%s", (n++ ? " " : ""), $2 $3, $4 }' <<<"$out")" \
+    "coordinator0/1=f actor0/1=e replay0/1=e learner0/2=a learner1/2=b ps0/2=c ps1/2=d"
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2 --spread
+expect_rc "config place --spread: too few slots: exit 2" 2
+expect_contains "config place --spread: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"
 run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2
 expect_rc "config place: too few slots: exit 2" 2
 expect_contains "config place: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"

@@ -244,6 +244,22 @@ expect_eq "launch --hostfile: a user's plm_rsh_args is kept alone" "$(grep -c Co
 run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --no-placement --dry-run -- --map-by node
 expect_contains "launch --no-placement: the hostfile goes to mpirun as it is" "$out" "--hostfile $hf"
 expect_eq "launch --no-placement: no sequential mapping" "$(grep -c 'rmaps seq' <<<"$out")" 0
+# --spread: each learner and each PS shard on a host of its own (gorila
+# config place --spread), the replay shard with its actor on the next.
+run_cmd "$L" configs/cartpole.yaml --set roles.learners=2 --set sync.mode=allreduce --set roles.param_servers=0 \
+    --host 127.0.0.2:2,127.0.0.3:2,127.0.0.4:2 --spread --dry-run
+expect_rc "launch --spread: dry run" 0
+expect_contains "launch --spread: says how it places" "$err" "spread: each learner and each PS shard on a host of its own"
+expect_contains "launch --spread: learner 1 alone on the second host" "$err" "launch:   127.0.0.3: learner 1/2"$'\n'
+expect_contains "launch --spread: replay with its actor on the third" "$err" "launch:   127.0.0.4: actor 0/1, replay 0/1"
+expect_contains "launch --spread: the coordinator wraps round to learner 0's host" "$err" \
+    "launch:   127.0.0.2: coordinator 0/1, learner 0/2"
+run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:8 --spread --no-placement --dry-run
+expect_rc "launch --spread --no-placement: refused" 2
+expect_contains "launch --spread --no-placement: says so" "$err" "either --spread or --no-placement"
+run_cmd "$L" configs/cartpole.yaml --spread --dry-run
+expect_rc "launch --spread without hosts: refused" 2
+expect_contains "launch --spread without hosts: says so" "$err" "--spread places ranks across hosts"
 run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:2,127.0.0.3:2 --dry-run
 expect_rc "launch --host: 4 slots for 5 ranks refused" 2
 expect_contains "launch --host: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"

@@ -120,6 +120,43 @@ Test(placement_nodes, zero_slot_host_and_split_group) {
     for (int i = 0; i < 3; i++) cr_assert_leq(count[i], four[i]);
 }
 
+/* placement_spread: 4 learners and 4 PS shards over 9 hosts (what
+ * scripts/compare --simcluster 9 gives a 4-learner sharded cell): each
+ * learner and each shard on a host of its own, the replay shard with its
+ * actors on the ninth, the coordinator wrapping round to the first. */
+Test(placement_spread, one_host_per_learner_and_per_ps_shard) {
+    Layout lay = layout_of(2, 1, 4, 4);
+    int slots[9] = {3, 3, 3, 3, 3, 3, 3, 3, 3}, node[12];
+    char err[ERR_LEN];
+    cr_assert_eq(placement_spread(&lay, slots, 9, false, node, err), 0);
+    int seen[9] = {0};
+    for (int l = 0; l < 4; l++) cr_assert_eq(node[layout_rank_of(&lay, ROLE_LEARNER, l)], l, "learner %d", l);
+    for (int p = 0; p < 4; p++) cr_assert_eq(node[layout_rank_of(&lay, ROLE_PS, p)], 4 + p, "PS shard %d", p);
+    for (int l = 0; l < 4; l++) seen[node[layout_rank_of(&lay, ROLE_LEARNER, l)]]++;
+    for (int p = 0; p < 4; p++) seen[node[layout_rank_of(&lay, ROLE_PS, p)]]++;
+    for (int i = 0; i < 8; i++) cr_assert_eq(seen[i], 1, "host %d holds one learner or shard", i);
+    cr_assert_eq(node[layout_rank_of(&lay, ROLE_REPLAY, 0)], 8, "replay on the ninth host");
+    for (int a = 0; a < 2; a++) cr_assert_eq(node[layout_rank_of(&lay, ROLE_ACTOR, a)], 8, "actor %d with it", a);
+    cr_assert_eq(node[layout_rank_of(&lay, ROLE_COORD, 0)], 0, "the coordinator wraps round");
+}
+
+/* Fewer hosts than units: round-robin; full hosts are skipped when the
+ * slots suffice (a replay group continues on the next host), hosts with 0
+ * slots always; too few slots is placement_nodes' error. */
+Test(placement_spread, round_robin_over_few_hosts) {
+    Layout lay = layout_of(3, 1, 2, 1); /* 0 coord, 1-3 actors, 4 replay, 5-6 learners, 7 ps */
+    int slots[3] = {2, 0, 6}, node[8];
+    char err[ERR_LEN] = "";
+    cr_assert_eq(placement_spread(&lay, slots, 3, false, node, err), 0);
+    const int want[8] = {2, 2, 2, 2, 2, 0, 2, 0};
+    for (int r = 0; r < 8; r++) cr_assert_eq(node[r], want[r], "rank %d on host %d", r, node[r]);
+    int small[3] = {1, 1, 1};
+    cr_assert_eq(placement_spread(&lay, small, 3, false, node, err), -1);
+    cr_assert(strstr(err, "3 slots for the job's 8 ranks"), "%s", err);
+    cr_assert_eq(placement_spread(&lay, small, 3, true, node, err), 0);
+    cr_assert_neq(node[5], node[6], "oversubscribed: the two learners still apart");
+}
+
 /* A perfect packing exists and best fit finds it: 16 actors over 2
  * replay shards (groups of 9), a learner with its PS (2), the coordinator
  * (1) on hosts of 16 slots (room 11 and 10): no group is split. */
