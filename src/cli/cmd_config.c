@@ -15,6 +15,7 @@
  * scripts/launch --hostfile turns into Open MPI's sequential mapping.
  */
 #include "cmd.h"
+#include "agentcfg.h"
 #include "config.h"
 #include "json.h"
 #include "layout.h"
@@ -32,8 +33,9 @@ static const char check_usage[] =
     "Validate FILE with the overrides applied, print the effective config,\n"
     "the memory plan (what each rank allocates), the rank layout and the\n"
     "number of ranks the job needs. --json prints one JSON object instead:\n"
-    "{\"config\": {\"run\": {\"name\": ..., ...}, ...}, \"ranks\": N}, the keys of\n"
-    "the effective config with their values. A job whose ranks would not fit this\n"
+    "{\"config\": {\"run\": {\"name\": ..., ...}, ...}, \"ranks\": N, \"n_params\": K},\n"
+    "the keys of the effective config with their values, the ranks, and the\n"
+    "Q-network's parameter count. A job whose ranks would not fit this\n"
     "machine's memory is refused (docs/CONFIG.md, \"Memory plan\"), unless\n"
     "--ranks-elsewhere says they run on other hosts (scripts/launch --hostfile:\n"
     "each host then checks its own ranks when the job starts).\n"
@@ -141,6 +143,9 @@ static int config_check(int argc, char **argv) {
         json_begin_object(&j, NULL);
         config_write_json(&cfg, &j, "config");
         json_num(&j, "ranks", lay.size);
+        QNet net;
+        if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
+        json_u64(&j, "n_params", (uint64_t)net.n_params);
         json_end_object(&j);
         return 0;
     }

@@ -78,7 +78,8 @@ for line in yaml_text.splitlines():
     elif m := re.fullmatch(r"ranks: ([0-9]+)", line): ranks = int(m.group(1))
     elif line == "": sec = None   # the memory plan and the layout follow
 doc = json.loads(json_text)
-assert list(doc) == ["config", "ranks"], list(doc)
+assert list(doc) == ["config", "ranks", "n_params"], list(doc)
+assert type(doc["n_params"]) is int and doc["n_params"] > 0, doc["n_params"]
 assert doc["ranks"] == ranks and type(doc["ranks"]) is int, (doc["ranks"], ranks)
 cfg = doc["config"]
 assert list(cfg) == list(yaml_cfg), (list(cfg), list(yaml_cfg))
@@ -123,6 +124,14 @@ c = json.load(sys.stdin)["config"]
 print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"]["mode"], c["network"]["hidden"],
       c["replay"]["min_size"], c["optimizer"]["eps"], type(c["agent"]["gamma"]).__name__)' <<<"$out" 2>&1)" \
         "cartpole 1 True ps_sync [64, 64] 2 1e-08 float"
+    # n_params: the Q-network's parameter count, by hand: 4 inputs, hidden
+    # [64, 64], 2 actions: (4*64 + 64) + (64*64 + 64) + (64*2 + 2) = 4610;
+    # hidden [1024, 1024]: 5120 + 1049600 + 2050 = 1056770.
+    expect_eq "--json: n_params of CartPole's 4-64-64-2 network" \
+        "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["n_params"])' <<<"$out" 2>&1)" 4610
+    run_cmd "$GORILA" config check configs/cartpole.yaml --json --set network.hidden=[1024,1024]
+    expect_eq "--json: n_params follows network.hidden" \
+        "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["n_params"])' <<<"$out" 2>&1)" 1056770
     # A run directory's config.yaml (written by train) works the same.
     jruns="$TEST_TMP/config-json-runs"
     rm -rf "$jruns"

@@ -81,7 +81,8 @@ def staleness_bins():
 
 
 def _flatten(obj):
-    """{"config": {"run": {"seed": 1}}, "ranks": N} -> {"run.seed": 1, "ranks": N}."""
+    """{"config": {"run": {"seed": 1}}, "ranks": N, "n_params": K} -> {"run.seed": 1, "ranks": N,
+    "n_params": K}."""
     out = {}
     for section, keys in obj.get("config", {}).items():
         if isinstance(keys, dict):
@@ -90,6 +91,7 @@ def _flatten(obj):
         else:
             out[section] = keys
     out["ranks"] = obj.get("ranks")
+    out["n_params"] = obj.get("n_params")
     return out
 
 
@@ -103,7 +105,8 @@ def _error_text(p):
 def config_check(config, sets=(), extra=()):
     """Runs `gorila config check --json`; returns the effective config as a
     flat dict ({"section.key": value}, values as JSON gives them) with the
-    rank count under "ranks", or raises InputError with gorila's own
+    rank count under "ranks" and the Q-network's parameter count under
+    "n_params", or raises InputError with gorila's own
     message."""
     args = [GORILA, "config", "check", "--json"] + list(extra) + [config]
     for s in sets:
