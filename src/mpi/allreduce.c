@@ -331,8 +331,13 @@ static void naive_driver(Ring *R, float *buf, size_t n, size_t seg) {
 
 /* Every other rank: all its segments out to rank 0 at once; the receive of
  * segment k of the sum goes into buf, so it is posted only when the send
- * of segment k has completed. Requests: [0, nc) the sends, [nc, 2 nc) the
- * receives. */
+ * of segment k has completed, and in segment order: the driver's sums come
+ * in segment order and MPI matches them to receives in the order posted,
+ * while sends may complete out of order (over TCP a short last segment
+ * goes eagerly and completes before the long ones, whose rendezvous waits
+ * for the driver: its receive posted first would take segment 0's sum,
+ * 256 KiB into a shorter slot). Requests: [0, nc) the sends, [nc, 2 nc)
+ * the receives. */
 static void naive_other(Ring *R, float *buf, size_t n, size_t seg) {
     const Ctx *ctx = R->ctx;
     size_t nc = n_segments(n, seg);
@@ -348,7 +353,7 @@ static void naive_other(Ring *R, float *buf, size_t n, size_t seg) {
     R->msgs_recv += nc;
     R->bytes_recv += n * sizeof(float);
 
-    size_t send_left = nc, recv_left = nc;
+    size_t send_left = nc, recv_left = nc, next_recv = 0;
     Waiter w = waiter_start(R->remote_naive);
     while (send_left + recv_left > 0) {
         int outcount = 0;
@@ -358,16 +363,16 @@ static void naive_other(Ring *R, float *buf, size_t n, size_t seg) {
             got = true;
             bool received = false;
             for (int i = 0; i < outcount; i++) {
-                size_t q = (size_t)R->done_idx[i];
-                if (q >= nc) {
+                if ((size_t)R->done_idx[i] >= nc) {
                     recv_left--;
                     received = true;
-                    continue;
+                } else {
+                    send_left--; /* Testsome set its request to MPI_REQUEST_NULL */
                 }
-                send_left--;
-                MPI_CHECK(ctx, MPI_Irecv(buf + q * seg, seg_len(n, q, seg), MPI_FLOAT, 0, TAG_NAIVE, R->comm,
-                                         &R->req[nc + q]));
             }
+            for (; next_recv < nc && R->req[next_recv] == MPI_REQUEST_NULL; next_recv++)
+                MPI_CHECK(ctx, MPI_Irecv(buf + next_recv * seg, seg_len(n, next_recv, seg), MPI_FLOAT, 0, TAG_NAIVE,
+                                         R->comm, &R->req[nc + next_recv]));
             /* The driver's large send completes when we have pulled it. */
             if (received && R->bells) doorbell_ring(R->bells, R->world_of[0]);
         } else if (R->service && R->service(R->service_arg)) {
