@@ -228,7 +228,7 @@ int bench_allreduce(int argc, char **argv) {
     if (ctx.size < 2) {
         if (ctx.rank == 0)
             fprintf(stderr, "gorila: error: bench allreduce needs 2 or more ranks: "
-                            "mpirun --oversubscribe -np 2 %s bench allreduce\n", argv[0]);
+                            "mpirun --oversubscribe -np 2 gorila bench allreduce\n");
         comm_world_free(&ctx, &world);
         MPI_Finalize();
         return EXIT_USAGE;

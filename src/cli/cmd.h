@@ -19,6 +19,7 @@ int bench_env(int argc, char **argv);
 int bench_nn(int argc, char **argv);
 int bench_replay(int argc, char **argv);
 int bench_allreduce(int argc, char **argv); /* under mpirun */
+int bench_pingpong(int argc, char **argv);  /* under mpirun -np 2 */
 
 /* Print "gorila: error: <msg>" to stderr and return EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

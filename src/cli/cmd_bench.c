@@ -12,12 +12,13 @@ static const char bench_usage[] =
     "       gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]\n"
     "       mpirun -np P gorila bench allreduce [--config FILE] [--max-floats N] [--seconds S]\n"
     "                                          [--wait auto|poll|sleep] [--json]\n"
+    "       mpirun -np 2 gorila bench pingpong [--bytes LIST] [--seconds S] [--json]\n"
     "  `gorila bench WHAT --help` lists each benchmark's options.\n";
 
 int cmd_bench(int argc, char **argv) {
     if (argc < 2) {
         fputs(bench_usage, stderr);
-        return usage_error("bench: expected one of: env, nn, replay, allreduce");
+        return usage_error("bench: expected one of: env, nn, replay, allreduce, pingpong");
     }
     const char *what = argv[1];
     if (!strcmp(what, "-h") || !strcmp(what, "--help")) {
@@ -28,5 +29,6 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(what, "nn")) return bench_nn(argc - 1, argv + 1);
     if (!strcmp(what, "replay")) return bench_replay(argc - 1, argv + 1);
     if (!strcmp(what, "allreduce")) return bench_allreduce(argc - 1, argv + 1);
-    return usage_error("bench: unknown benchmark \"%s\" (expected env, nn, replay or allreduce)", what);
+    if (!strcmp(what, "pingpong")) return bench_pingpong(argc - 1, argv + 1);
+    return usage_error("bench: unknown benchmark \"%s\" (expected env, nn, replay, allreduce or pingpong)", what);
 }

@@ -83,7 +83,8 @@ enum {
                             payload: TraceClock, then TraceEvent[count] (trace.h) */
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100,      /* reserved for ring_allreduce_sum */
-    TAG_NAIVE = 101      /* reserved for naive_allreduce (allreduce.h), learners' communicator only */
+    TAG_NAIVE = 101,     /* reserved for naive_allreduce (allreduce.h), learners' communicator only */
+    TAG_PINGPONG = 102   /* gorila bench pingpong (src/cli/bench_pingpong.c): its two ranks only */
 };
 #define TAG_FIRST TAG_EXPERIENCE
 #define TAG_COUNT (TAG_LAST_ - TAG_FIRST)
