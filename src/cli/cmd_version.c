@@ -12,6 +12,7 @@
  * the roles of a distributed job as summary.json names them, and the bins
  * of the parameter servers' staleness histogram (proto.h).
  */
+#include "allreduce.h"
 #include "cmd.h"
 #include "config.h"
 #include "ctx.h"
@@ -31,7 +32,7 @@ static const char version_usage[] =
     "another). --kernels: each OpenBLAS kernel, whether this CPU runs it\n"
     "and the CPU flags it lacks. --json: one JSON object, {\"version\",\n"
     "\"source\", \"build\", \"platform\", \"sync_modes\", \"allreduce_impls\",\n"
-    "\"roles\", \"staleness_bins\"}.\n";
+    "\"roles\", \"staleness_bins\", \"allreduce_segment_floats\"}.\n";
 
 static void list_kernels(void) {
     for (int i = 0; i < platform_kernel_count(); i++) {
@@ -69,6 +70,8 @@ static void print_json(void) {
     json_names(&j, "allreduce_impls", allreduce_name);
     json_names(&j, "roles", job_role_name);
     json_u64(&j, "staleness_bins", PROTO_STALENESS_BINS);
+    /* the naive allreduce's pipeline unit (the comparison's cost model) */
+    json_u64(&j, "allreduce_segment_floats", RING_SEGMENT);
     json_end_object(&j);
     putchar('\n');
 }

@@ -129,7 +129,7 @@ print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"
     # hidden [1024, 1024]: 5120 + 1049600 + 2050 = 1056770.
     expect_eq "--json: n_params of CartPole's 4-64-64-2 network" \
         "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["n_params"])' <<<"$out" 2>&1)" 4610
-    run_cmd "$GORILA" config check configs/cartpole.yaml --json --set network.hidden=[1024,1024]
+    run_cmd "$GORILA" config check configs/cartpole.yaml --json --set 'network.hidden=[1024,1024]'
     expect_eq "--json: n_params follows network.hidden" \
         "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["n_params"])' <<<"$out" 2>&1)" 1056770
     # A run directory's config.yaml (written by train) works the same.

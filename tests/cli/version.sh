@@ -38,6 +38,9 @@ expect_contains "platform: the kernel gorila version names" "$("$GORILA" version
 bins=$(sed -n 's/^#define PROTO_STALENESS_BINS \([0-9][0-9]*\).*/\1/p' src/mpi/proto.h)
 check "PROTO_STALENESS_BINS found in src/mpi/proto.h" [ -n "$bins" ]
 expect_eq "staleness_bins: PROTO_STALENESS_BINS" "$(field staleness_bins)" "$bins"
+seg=$(sed -n 's/^#define RING_SEGMENT \([0-9][0-9]*\).*/\1/p' src/mpi/allreduce.h)
+check "RING_SEGMENT found in src/mpi/allreduce.h" [ -n "$seg" ]
+expect_eq "allreduce_segment_floats: RING_SEGMENT" "$(field allreduce_segment_floats)" "$seg"
 
 # sync.mode and sync.allreduce_impl: the config loader's tables, wherever
 # in src/core they are, and the names the loader lists when it refuses one
