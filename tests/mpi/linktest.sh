@@ -45,7 +45,10 @@ bad "no tbf" "shaped network" env PATH="$fake/tc:$PATH" "$SC" linktest --link 10
 bad "no namespaces" "shaped network" env PATH="$fake/unshare:$PATH" "$SC" shaped-run -- true
 # scripts/compare --simcluster refuses what shaped-run would (one line, exit 2, no --out made)
 C="$TEST_ROOT/scripts/compare"
-for args in "--simcluster 40" "--simcluster 2 --link fast" "--link 1gbit"; do
+printf 'h1 slots=2\n' >"$TEST_TMP/compare-hosts"
+for args in "--simcluster 40" "--simcluster 2 --link fast" "--link 1gbit" "--simcluster 2 --hostfile $TEST_TMP/compare-hosts" \
+    "--placement spread" "--simcluster 2 --placement wide" "--hostfile $TEST_TMP/no-such-hostfile" \
+    "--hostfile $TEST_TMP/compare-hosts --link 1gbit"; do
     # shellcheck disable=SC2086 # each case is options and their values
     run_cmd "$C" configs/cartpole.yaml $args --out "$TEST_TMP/compare-bad"
     expect_rc "compare $args: exit status 2" 2
@@ -111,18 +114,35 @@ done
 expect_eq "shaped job: its namespaces and files are gone" "$(leftovers)" 0
 
 # --- scripts/compare --simcluster: every cell's job across the shaped nodes --
+# Placed --spread (learner, PS, replay each on a node of its own), the
+# network measured first (gorila bench pingpong between two nodes), and the
+# report's cost-model sections.
 D="$TEST_TMP/compare-shaped"
 rm -rf "$D"
-TMPDIR=$SCTMP run_cmd timeout --kill-after=5 300 "$C" configs/cartpole.yaml --simcluster 2 --link 1gbit \
+TMPDIR=$SCTMP run_cmd timeout --kill-after=5 300 "$C" configs/cartpole.yaml --simcluster 3 --link 1gbit \
     --modes ps_sync,allreduce --learners 1 --seeds 1 --set run.max_env_steps=2000 --set eval.episodes=2 \
     --set checkpoint.every_seconds=0 --out "$D"
 expect_rc "compare --simcluster: exit status 0" 0
-expect_contains "compare --simcluster: the report states the network" "$(cat "$D/report.md" 2>/dev/null)" \
-    "- Network: every job across 2 simulated nodes (\`scripts/simcluster shaped-run\`), each NIC shaped to 1gbit"
+R=$(cat "$D/report.md" 2>/dev/null)
+expect_contains "compare --simcluster: the report states the network and the placement" "$R" \
+    "- Network: every job across 3 simulated nodes (\`scripts/simcluster shaped-run\`), each NIC shaped to 1gbit each way, placed by scripts/launch: each learner and each PS shard on a node of its own"
 for cell in ps_sync-L1-s1 allreduce-L1-s1; do
     check "compare --simcluster: $cell finished" [ -f "$D/runs/$cell/summary.json" ]
-    check "compare --simcluster: $cell ran through shaped-run" grep -q "shaped network: 2 nodes" "$D/logs/$cell.log"
+    check "compare --simcluster: $cell ran through shaped-run" grep -q "shaped network: 3 nodes" "$D/logs/$cell.log"
 done
+check "compare --simcluster: the PS on a node of its own (--spread)" grep -q "launch:   10.77.0.2: ps 0/1$" \
+    "$D/logs/ps_sync-L1-s1.log"
+check "compare --simcluster: the network measured (a latency and a bandwidth in compare.json)" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["network"]["measured"]
+print("#", m)
+sys.exit(not (0 < m["latency_s"] < 0.1 and 1e6 < m["bandwidth_bytes_per_s"] < 1e9 and m["same_host"] is False))' \
+    "$D/compare.json"
+expect_contains "compare --simcluster: the report uses the measurement" "$R" "The network, measured before the matrix by"
+expect_contains "compare --simcluster: the model beside the PS cell" "$R" "| ps_sync | 1 | 1 | ps | "
+expect_contains "compare --simcluster: one learner's allreduce moves nothing" "$R" "no communication (one learner)"
+expect_contains "compare --simcluster: the projection" "$R" "## Projection"
+check "compare --simcluster: the projection's data" [ -s "$D/plots/projection.csv" ]
 expect_eq "compare --simcluster: its namespaces and files are gone" "$(leftovers)" 0
 
 done_testing

@@ -10,7 +10,7 @@ USAGE = """\
 scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
                 [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--seeds N] [--first-seed S]
                 [--out DIR] [--set key=value]... [--resume] [--max-ranks N] [--jobs-timeout SEC]
-                [--simcluster NODES [--link RATE]]
+                [--simcluster NODES [--link RATE] | --hostfile FILE] [--placement spread|pack]
 scripts/compare --from RUN_DIR... [--out DIR]
 
 Parameter servers against allreduce: trains CONFIG once per sync mode x
@@ -33,8 +33,14 @@ environment; grouped by mode and learner count, and by parameter-server
 count and allreduce algorithm where the runs differ in them).
 --simcluster NODES [--link RATE]: run every job across NODES nodes
 simulated on this machine behind NICs shaped to RATE each way (default
-1gbit; scripts/simcluster shaped-run, docs/MULTIHOST.md), placed by
-scripts/launch; the report states the network.
+1gbit; scripts/simcluster shaped-run, docs/MULTIHOST.md); --hostfile FILE:
+across real hosts (HOST slots=N lines, scripts/launch --hostfile). Placed
+by scripts/launch --spread (each learner and each PS shard on a node of
+its own while nodes last: every gradient crosses the network, as the cost
+model assumes) unless --placement pack (the launcher's default: learners
+with their PS shards). The report states the network, measures it first
+(gorila bench pingpong between two nodes: latency and bandwidth) and sets
+the cost model's prediction beside each cell's measurement.
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).
@@ -65,6 +71,8 @@ def parser():
     p.add_argument("--jobs-timeout", type=float)
     p.add_argument("--simcluster", type=int)
     p.add_argument("--link")
+    p.add_argument("--hostfile")
+    p.add_argument("--placement")
     p.add_argument("--from", dest="from_dirs", nargs="+")
     p.add_argument("-h", "--help", action="store_true")
     return p
@@ -85,8 +93,9 @@ def main(argv):
             if opts.param_servers is not None or opts.allreduce_impls is not None:
                 raise InputError("--from reads each run's parameter servers and allreduce algorithm from the run: "
                                  "--param-servers and --allreduce-impls do not apply")
-            if opts.simcluster is not None or opts.link is not None:
-                raise InputError("--from reads finished runs: --simcluster and --link do not apply")
+            if opts.simcluster is not None or opts.link is not None or opts.hostfile or opts.placement:
+                raise InputError("--from reads finished runs: --simcluster, --hostfile, --link and --placement do "
+                                 "not apply")
             return from_dirs(opts, argv)
         if not opts.config:
             print(USAGE, file=sys.stderr)

@@ -12,8 +12,13 @@ parameters):
   ps_sync, P shards    each shard takes N K / P and each learner still moves
                        K each way: 2 (a + max(N K / P, K) / B)
   ring                 2 (N - 1) steps of K / N each: 2 (N - 1) (a + K / (N B))
-  naive                the driver takes (N - 1) K in, then sends (N - 1) K
-                       out: 2 (a + (N - 1) K / B)
+  naive                the driver takes (N - 1) K in and sends (N - 1) K out;
+                       it sums and sends on each segment of S bytes as soon
+                       as every rank's copy of it is in, so its NIC's in
+                       and out overlap but for the last segment:
+                       2 a + (N - 1) (K + S) / B, S = min(K, the segment:
+                       gorila version --json allreduce_segment_floats x 4);
+                       one segment (K <= S): 2 (a + (N - 1) K / B)
 
 (ps_async and ps_bounded move the same bytes per gradient as ps_sync but
 apply each gradient alone; their rate is bounded by the PS's NIC at
@@ -37,7 +42,10 @@ def parse_rate(text):
     return float(m.group(1)) * RATE_UNITS[m.group(2)] / 8
 
 
-def comm_seconds(mode, n, k_bytes, bw, lat, shards=None):
+SEGMENT_BYTES = 262144  # the naive allreduce's segment; callers with a binary pass its own (facts.py)
+
+
+def comm_seconds(mode, n, k_bytes, bw, lat, shards=None, segment=SEGMENT_BYTES):
     """Seconds of communication per update for n learners (one per node)."""
     if n < 1 or k_bytes < 0 or bw <= 0 or lat < 0:
         raise ValueError("n >= 1, k_bytes >= 0, bw > 0, lat >= 0")
@@ -49,17 +57,18 @@ def comm_seconds(mode, n, k_bytes, bw, lat, shards=None):
     if mode == "ring":
         return 0.0 if n == 1 else 2 * (n - 1) * (lat + k_bytes / (n * bw))
     if mode == "naive":
-        return 0.0 if n == 1 else 2 * (lat + (n - 1) * k_bytes / bw)
+        return 0.0 if n == 1 else 2 * lat + (n - 1) * (k_bytes + min(k_bytes, segment)) / bw
     raise ValueError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
 
 
-def ring_wins(other, k_bytes, bw, lat, nodes):
+def ring_wins(other, k_bytes, bw, lat, nodes, segment=SEGMENT_BYTES):
     """The node counts of `nodes` at which the ring's communication is
     shorter than `other`'s (a mode of MODES)."""
-    return [n for n in nodes if comm_seconds("ring", n, k_bytes, bw, lat) < comm_seconds(other, n, k_bytes, bw, lat)]
+    return [n for n in nodes if comm_seconds("ring", n, k_bytes, bw, lat)
+            < comm_seconds(other, n, k_bytes, bw, lat, segment=segment)]
 
 
-def projection(params, rates, latencies, nodes, compute_s):
+def projection(params, rates, latencies, nodes, compute_s, segment=SEGMENT_BYTES):
     """Rows (params, rate_bytes_s, latency_s, n, mode, comm_s, update_s,
     updates_per_s) for every combination."""
     rows = []
@@ -69,7 +78,7 @@ def projection(params, rates, latencies, nodes, compute_s):
             for lat in latencies:
                 for n in nodes:
                     for mode in MODES:
-                        c = comm_seconds(mode, n, k, bw, lat)
+                        c = comm_seconds(mode, n, k, bw, lat, segment=segment)
                         t = compute_s + c
                         rows.append((n_params, bw, lat, n, mode, c, t, 1 / t if t > 0 else math.inf))
     return rows

@@ -23,6 +23,8 @@ GORILA = os.environ.get("GORILA", os.path.join(HERE, "build", "gorila"))
 # The launcher; tests put a stand-in here (it must behave like scripts/launch).
 LAUNCH = os.environ.get("GORILA_LAUNCH", os.path.join(HERE, "scripts", "launch"))
 SIMCLUSTER = os.path.join(HERE, "scripts", "simcluster")
+# mpirun for the network's ping-pong across real hosts (tests put a stand-in here).
+MPIRUN = os.environ.get("GORILA_MPIRUN", "mpirun")
 # The one mode without parameter servers: its learners average their
 # gradients among themselves (roles.param_servers=0).
 ALLREDUCE = "allreduce"
@@ -133,3 +135,30 @@ def run_config(path):
     except InputError as e:
         warn("%s: %s; using its summary.json alone" % (path, e))
         return {}
+
+
+def compare_config_params():
+    """The Q-network parameter counts of configs/compare/*.yaml (the sizes
+    the comparison spans), from gorila config check; those it refuses are
+    left out with a warning."""
+    d = os.path.join(HERE, "configs", "compare")
+    out = []
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if name.endswith(".yaml"):
+            try:
+                n = config_check(os.path.join(d, name), extra=["--ranks-elsewhere"]).get("n_params")
+            except InputError as e:
+                warn("%s: %s" % (name, e))
+                continue
+            if isinstance(n, int):
+                out.append(n)
+    return sorted(set(out))
+
+
+def segment_bytes():
+    """The naive allreduce's segment in bytes (`gorila version --json`
+    allreduce_segment_floats; the cost model's default where the binary
+    does not say)."""
+    from .costmodel import SEGMENT_BYTES
+    n = version_facts().get("allreduce_segment_floats")
+    return 4 * n if isinstance(n, int) and n > 0 else SEGMENT_BYTES

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from . import facts
+from . import facts, network
 from .dims import Dims, plural
 from .errors import InputError, warn
 from .costmodel import parse_rate
@@ -86,16 +86,51 @@ def check_numbers(opts):
         raise InputError("--jobs-timeout must be > 0 seconds, got %g" % opts.jobs_timeout)
 
 
+def hostfile_hosts(path):
+    """The hosts of a hostfile (HOST slots=N lines; # comments), in order,
+    a host named twice once."""
+    hosts = []
+    try:
+        with open(path) as f:
+            for line in f:
+                w = line.split("#", 1)[0].split()
+                if w and w[0] not in hosts:
+                    hosts.append(w[0])
+    except OSError as e:
+        raise InputError("--hostfile %s: %s" % (path, e.strerror or e))
+    if not hosts:
+        raise InputError("--hostfile %s names no host" % path)
+    return hosts
+
+
 def check_network(opts):
     """--simcluster NODES [--link RATE]: NODES within what shaped-run
     hosts, a rate tc understands, and a machine that can shape (scripts/
-    simcluster check --shaped says why not)."""
+    simcluster check --shaped says why not); --hostfile FILE: real hosts;
+    --placement: only with one of them. Sets opts.nodes (None: one
+    machine)."""
+    opts.nodes = None
+    if opts.simcluster is not None and opts.hostfile is not None:
+        raise InputError("give either --simcluster NODES or --hostfile FILE, not both")
+    if opts.placement is not None:
+        if opts.placement not in ("spread", "pack"):
+            raise InputError("--placement: expected spread or pack, got %r" % opts.placement)
+        if opts.simcluster is None and opts.hostfile is None:
+            raise InputError("--placement places ranks across nodes: give --simcluster NODES or --hostfile FILE")
+    opts.placement = opts.placement or "spread"
+    if opts.hostfile is not None:
+        if opts.link is not None:
+            raise InputError("--link shapes simulated nodes (--simcluster); real hosts have their own network")
+        opts.hostfile = os.path.abspath(opts.hostfile)
+        opts.nodes = len(hostfile_hosts(opts.hostfile))
+        return
     if opts.simcluster is None:
         if opts.link is not None:
             raise InputError("--link needs --simcluster NODES")
         return
     if not 1 <= opts.simcluster <= 16:
         raise InputError("--simcluster: expected 1 to 16 simulated nodes, got %d" % opts.simcluster)
+    opts.nodes = opts.simcluster
     opts.link = opts.link or "1gbit"
     try:
         parse_rate(opts.link)
@@ -108,15 +143,20 @@ def check_network(opts):
 
 
 def launch_args(config, sets, opts):
-    """The command of one job: scripts/launch CONFIG --set ..., and with
-    --simcluster inside scripts/simcluster shaped-run, across its nodes."""
+    """The command of one job: scripts/launch CONFIG --set ..., with
+    --hostfile across its hosts, with --simcluster inside scripts/simcluster
+    shaped-run across its nodes (placed --spread unless --placement pack)."""
     args = [LAUNCH, config]
     for s in sets:
         args += ["--set", s]
+    spread = ["--spread"] if opts.placement == "spread" else []
+    if opts.hostfile is not None:
+        return args + ["--hostfile", opts.hostfile] + spread
     if opts.simcluster is None:
         return args
     return [SIMCLUSTER, "shaped-run", "--link", opts.link, "--nodes", str(opts.simcluster), "--", "bash", "-c",
-            'exec "$0" "$@" --hostfile "$SIMCLUSTER_HOSTFILE" -- $SIMCLUSTER_MPIRUN_ARGS'] + args
+            'exec "$0" "$@" --hostfile "$SIMCLUSTER_HOSTFILE" %s-- $SIMCLUSTER_MPIRUN_ARGS'
+            % ("--spread " if spread else "")] + args
 
 
 def check_sets(user_sets):
@@ -241,6 +281,13 @@ class Matrix:
         self.user_sets = opts.set or []
         check_sets(self.user_sets)
         self.seeds = list(range(opts.first_seed, opts.first_seed + opts.seeds))
+        self.network = None
+        if opts.nodes is not None:
+            self.network = {"nodes": opts.nodes, "placement": opts.placement}
+            if opts.simcluster is not None:
+                self.network.update({"simcluster": True, "link": opts.link})
+            else:
+                self.network["hostfile"] = opts.hostfile
 
     def check_config(self):
         """The config itself: a distributed one; the PS count of PS cells."""
@@ -346,6 +393,13 @@ class Matrix:
                 if a.read() != b.read():
                     raise InputError("%s differs from the config %s was made with (%s); --resume needs the same "
                                      "config" % (self.config, out, saved))
+        if {k: v for k, v in (st.get("network") or {}).items() if k != "measured"} != (self.network or {}):
+            def said(n):
+                if not n:
+                    return "no network (one machine)"
+                return ", ".join("%s %s" % (k, n[k]) for k in sorted(n))
+            raise InputError("%s was made with %s, this command asks for %s; --resume needs the same --simcluster, "
+                             "--link, --hostfile and --placement" % (out, said(st.get("network")), said(self.network)))
         self.prior_state = st
         for rec in st.get("cells", []):
             self.prior[rec.get("name")] = rec
@@ -380,6 +434,11 @@ class Matrix:
         self.started = datetime.datetime.now().astimezone()
         self.state = {"config": os.path.abspath(self.config), "sets": self.user_sets, "command": self.cmd,
                       "cwd": os.getcwd(), "modes": self.modes, "learners": self.learners, "seeds": self.seeds}
+        if self.network:
+            self.state["network"] = dict(self.network)
+            measured = ((self.prior_state or {}).get("network") or {}).get("measured")
+            if measured and "error" not in measured:
+                self.state["network"]["measured"] = measured
         if self.sweep_ps:
             self.state["param_servers"] = self.ps_counts
         if self.sweep_impl:
@@ -423,10 +482,15 @@ class Matrix:
             self.ranks_line(),
             "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ]
+        how = ("each learner and each PS shard on a node of its own while nodes last (`--spread`)"
+               if self.opts.placement == "spread" else "learners with their PS shards on one node where they fit")
         if self.opts.simcluster is not None:
             head.append("- Network: every job across %d simulated nodes (`scripts/simcluster shaped-run`), each NIC "
-                        "shaped to %s each way, placed by scripts/launch (docs/MULTIHOST.md)"
-                        % (self.opts.simcluster, self.opts.link))
+                        "shaped to %s each way, placed by scripts/launch: %s (docs/MULTIHOST.md)"
+                        % (self.opts.simcluster, self.opts.link, how))
+        elif self.opts.hostfile is not None:
+            head.append("- Network: every job across the %d hosts of `%s`, placed by scripts/launch: %s "
+                        "(docs/MULTIHOST.md)" % (self.opts.nodes, self.opts.hostfile, how))
         if self.state.get("first_command"):
             head.insert(1, "- Resumed (--resume): the matrix was started on %s by `%s`" % (
                 self.state.get("first_started"), self.state["first_command"]))
@@ -494,13 +558,23 @@ class Matrix:
         self.start_state()
         self.head = self.head_lines()
         t_start = time.monotonic()
+        if self.network and "measured" not in self.state["network"]:
+            print("compare: measuring the network (gorila bench pingpong between two nodes) ...", flush=True)
+            m = network.probe(self.opts, hostfile_hosts(self.opts.hostfile) if self.opts.hostfile else None)
+            self.state["network"]["measured"] = m
+            if "error" in m:
+                warn("could not measure the network: %s; the cost model uses the nominal rate" % m["error"])
+            else:
+                print("compare: latency %.1f us, bandwidth %.1f Mbit/s" % (
+                    1e6 * m["latency_s"], 8e-6 * m["bandwidth_bytes_per_s"]), flush=True)
+            self.record()
         done_run, interrupted = self.run_all(t_start)
         self.state["finished"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
         self.record()
         self.head.append("- Jobs run by this command: %d, %s in all%s" % (
             done_run, fmt_secs(time.monotonic() - t_start),
             "; kept from before (--resume): %d" % sum(1 for c in self.cells if c.skipped) if self.opts.resume else ""))
-        write_report(self.out, self.cells, self.head, interrupted)
+        write_report(self.out, self.cells, self.head, interrupted, self.state.get("network"))
         print("report: %s" % os.path.join(self.out, "report.md"))
         return 130 if interrupted else 0
 

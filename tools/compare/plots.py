@@ -331,9 +331,10 @@ class Plotter:
         return made
 
 
-def make_plots(out, cells, notes, dims):
+def make_plots(out, cells, notes, dims, more=None):
     """Writes the data files (DIR/plots/) and PNGs (DIR/*.png); returns
-    [(file, caption)] of the plots made."""
+    [(file, caption)] of the plots made. more(plotter): adds scripts of its
+    own (the cost model's)."""
     if not any(c.ok for c in cells):
         notes.append("No finished runs: no plots.")
         return []
@@ -352,4 +353,6 @@ def make_plots(out, cells, notes, dims):
     p.bytes_plot()
     p.staleness_plot()
     p.bytes_per_worker_plot()
+    if more:
+        more(p)
     return p.run(notes)

@@ -4,7 +4,8 @@ import re
 import subprocess
 
 from . import facts
-from .facts import ALLREDUCE, GORILA, HERE
+from .facts import ALLREDUCE, GORILA, HERE, compare_config_params
+from .modelcheck import ModelCheck, add_plots
 from .plots import make_plots
 from .dims import Dims, key_order
 from .runs import role_list, staleness_stats, sum_hists
@@ -329,9 +330,9 @@ class Report:
         return (["Failed cells (exit statuses: README \"Exit statuses\"):", ""]
                 + [self.failed_line(c) for c in bad] + [""])
 
-    def plots(self):
+    def plots(self, more=None):
         notes = []
-        plots = make_plots(self.out, self.cells, notes, self.dims)
+        plots = make_plots(self.out, self.cells, notes, self.dims, more)
         L = ["## Plots", ""]
         if plots:
             L += ["Evaluation curves: each run's value at a point is its latest evaluation (`eval.csv`) at or "
@@ -364,16 +365,21 @@ class Report:
                 "`ps_async`." % DASH, ""]
 
 
-def write_report(out, cells, head_lines, interrupted=False):
-    """Writes DIR/report.md (through a temporary); returns the plots made."""
+def write_report(out, cells, head_lines, interrupted=False, network=None):
+    """Writes DIR/report.md (through a temporary); returns the plots made.
+    network: compare.json's "network" (a matrix run across nodes), for the
+    cost model's sections."""
     r = Report(out, cells)
+    mc = ModelCheck(out, cells, r.dims, network) if network else None
     L = r.header(head_lines, interrupted)
     L += r.learning()
     L += r.cores_warnings()
     L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
     L += r.communication() + r.time_split()
+    if mc:
+        L += mc.against() + mc.projection(compare_config_params())
     L += r.runs() + r.failed()
-    plot_lines, plots = r.plots()
+    plot_lines, plots = r.plots((lambda p: add_plots(mc, p)) if mc else None)
     L += plot_lines + r.definitions()
     tmp = os.path.join(out, ".report.md.tmp")
     with open(tmp, "w") as f:

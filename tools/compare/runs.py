@@ -149,6 +149,10 @@ def _per_worker(f, s):
                      ("compute_pg", "compute_seconds_per_gradient"), ("sync_s_pg", "sync_seconds_per_gradient"),
                      ("sample_wait_pg", "sample_wait_seconds_per_gradient")):
         f[key] = _mean([w.get(src) for w in ls])
+    # the learner that waits least in a synchronous round arrives last: its
+    # sync time is the closest to the communication alone
+    syncs = [num(w.get("sync_seconds_per_gradient")) for w in ls]
+    f["sync_s_pg_min"] = min(syncs) if syncs and all(v is not None for v in syncs) else None
     vals = [num(w.get("sync_bytes_sent_per_gradient")) for w in ls]
     f["sync_sent_pg_max"] = max(vals) if vals and all(v is not None for v in vals) else None
     # learner 0: the naive allreduce's driver

@@ -1,0 +1,362 @@
+"""The report's "Model against measurement" and "Projection", for a matrix
+run on a network (scripts/compare --simcluster or --hostfile): the cost
+model of tools/compare/costmodel.py, fed with the network's measured
+latency and bandwidth (gorila bench pingpong between two of its nodes),
+set beside each cell's measured sync time per gradient, then projected to
+many nodes."""
+import math
+import os
+
+from . import costmodel, facts
+from .facts import ALLREDUCE
+from .stats import DASH, median
+
+TARGET = 0.25          # the issue's bound on |measured / predicted - 1|
+COMM_SHARE = 0.5       # ... where communication is at least this share of the update
+PROJ_NODES = (2, 4, 8, 16, 32, 64, 128, 256)
+PROJ_RATES = ("1gbit", "10gbit", "100gbit")
+PROJ_LATENCIES = (5e-6, 50e-6)
+MODE_WORDS = {"ps": "single PS: 2(a + N K / B)", "ps_sharded": "P shards: 2(a + max(N K / P, K) / B)",
+              "ring": "ring: 2(N-1)(a + K / (N B))",
+              "naive": "naive: 2a + (N-1)(K + S) / B, the driver's in and out overlapping but for one segment S"}
+SYNCHRONOUS = ("ps_sync", ALLREDUCE)  # a round waits for every learner
+
+
+def model_kind(mode, ps):
+    """The cost model's name for a cell's pattern, or None (mpi: Open MPI
+    picks its own algorithm, not modelled)."""
+    if mode == ALLREDUCE:
+        return None
+    return "ps" if (ps or 1) == 1 else "ps_sharded"
+
+
+def cell_kind(c):
+    if c.mode == ALLREDUCE:
+        return c.impl if c.impl in ("ring", "naive") else None
+    return model_kind(c.mode, c.ps)
+
+
+def groups(cells):
+    """{(mode, learners, P, algorithm): [finished cells]}, from the cells'
+    own P and algorithm (shown in the report's tables or not)."""
+    out = {}
+    for c in cells:
+        if c.ok and c.figures:
+            out.setdefault((c.mode, c.learners, c.ps if c.mode != ALLREDUCE else 0,
+                            c.impl if c.mode == ALLREDUCE else None), []).append(c)
+    return out
+
+
+def _med(cells, key, scale=1.0):
+    v = [scale * c.figures[key] for c in cells if c.figures.get(key) is not None]
+    return median(v) if v else None
+
+
+def _ps_ms_per_update(cells):
+    """The PS shards' busy time per update (ms): their own work, which the
+    model leaves out."""
+    v = [1e3 * c.figures["ps_busy"] * c.figures["wall_seconds"] / c.figures["updates"] for c in cells
+         if c.figures.get("ps_busy") is not None and c.figures.get("wall_seconds") and c.figures.get("updates")]
+    return median(v) if v else None
+
+
+def network_params(network):
+    """(latency s, bandwidth bytes/s, how it was found) of the network, or
+    None when nothing is known of it."""
+    m = (network or {}).get("measured") or {}
+    if m.get("latency_s") is not None and m.get("bandwidth_bytes_per_s"):
+        return m["latency_s"], m["bandwidth_bytes_per_s"], "measured"
+    if (network or {}).get("link"):
+        # TCP's payload of each 1514-byte frame on the wire is 1448 bytes
+        return 0.0, costmodel.parse_rate(network["link"]) * 1448 / 1514, "nominal"
+    return None
+
+
+def reasons(c_list, kind, ratio, cores):
+    """The factors the runs show that the model leaves out, as short clauses."""
+    out = []
+    ranks = max((c.figures.get("ranks") or 0) for c in c_list)
+    if ratio > 1 and ranks > cores:
+        out.append("%d ranks share %d cores: a learner's sync time includes waiting for the cores, and the nodes' TCP "
+                   "stacks run on them too" % (ranks, cores))
+    if ratio > 1 and kind == "ring" and c_list[0].learners == 2:
+        out.append("with 2 learners both ring neighbours are one node: the two send to each other at once, and each "
+                   "direction's TCP acknowledgements wait behind the other direction's data in the same shaper queue")
+    ps_ms = _ps_ms_per_update(c_list)
+    if ratio > 1 and kind in ("ps", "ps_sharded") and ps_ms is not None:
+        out.append("the PS shards were busy (not waiting) %.1f ms per update: summing, the optimizer step and "
+                   "pushing bytes through TCP, on the shared cores; the model has none of it" % ps_ms)
+    if ratio < 1:
+        out.append("the model serializes each transfer; here sends and receives overlap (full duplex) and the "
+                   "shaper passes its 5 ms bucket at line rate after an idle spell")
+    return out or ["no factor found in the runs' figures"]
+
+
+class ModelCheck:
+    """The two sections and their plots, for one report."""
+
+    def __init__(self, out, cells, dims, network):
+        self.out = out
+        self.cells = cells
+        self.dims = dims
+        self.network = network or {}
+        self.params = network_params(network)
+        self.groups = groups(cells)
+        self.cores = os.cpu_count() or 1
+        self.segment = facts.segment_bytes()
+        n = [c.figures.get("n_params") for c in cells if c.ok and c.figures and c.figures.get("n_params")]
+        self.n_params = int(median(n)) if n else None
+
+    def rows(self):
+        """One dict per group with a modelled pattern: the prediction, the
+        measurement and the verdict."""
+        if not self.params or not self.n_params:
+            return []
+        lat, bw, _ = self.params
+        k_bytes = 4.0 * self.n_params
+        nodes = self.network.get("nodes")
+        spread = self.network.get("placement") == "spread"
+        out = []
+        for key in sorted(self.groups, key=lambda k: (k[0], k[3] or "", k[2], k[1])):
+            mode, L, P, impl = key
+            cl = self.groups[key]
+            kind = cell_kind(cl[0])
+            # synchronous: the learner that waited least (it arrived last, so
+            # its time is the communication, not other learners' compute)
+            sync = _med(cl, "sync_s_pg_min" if mode in SYNCHRONOUS else "sync_s_pg")
+            mean_sync = _med(cl, "sync_s_pg")
+            comp = _med(cl, "compute_pg")
+            wait = _med(cl, "sample_wait_pg")
+            r = {"key": key, "kind": kind, "measured": sync, "compute": comp, "runs": len(cl)}
+            if kind is None or sync is None:
+                r["verdict"] = "not modelled (Open MPI's own algorithm)" if kind is None else "no per-worker figures"
+                out.append(r)
+                continue
+            pred = costmodel.comm_seconds(kind, L, k_bytes, bw, lat, shards=P or None, segment=self.segment)
+            r["predicted"] = pred
+            total = mean_sync + (comp or 0) + (wait or 0)
+            r["share"] = mean_sync / total if total > 0 else None
+            units = L + P + 1
+            if pred == 0:
+                r["verdict"] = "no communication (one learner)"
+            elif not spread or nodes is None or nodes < units:
+                why = ("learners and PS shards share nodes (%s nodes for %d learners, %d shards and the rest)"
+                       % (nodes, L, P) if spread else "placed with --placement pack: sync traffic stays within a node")
+                r["verdict"] = "not compared: " + why
+            else:
+                ratio = sync / pred
+                r["ratio"] = ratio
+                target = r["share"] is not None and r["share"] >= COMM_SHARE
+                r["target"] = target
+                r["met"] = abs(ratio - 1) <= TARGET
+                if r["met"]:
+                    r["verdict"] = "within 25%%%s" % ("" if target else " (communication under half the update)")
+                elif not target:
+                    r["verdict"] = "off by %+.0f%%; communication is %.0f%% of the update, under half: not a target" % (
+                        100 * (ratio - 1), 100 * (r["share"] or 0))
+                else:
+                    why = "; ".join(reasons(cl, kind, ratio, self.cores))
+                    r["verdict"] = "**off by %+.0f%%**: %s" % (100 * (ratio - 1), why)
+            out.append(r)
+        return out
+
+    def against(self):
+        L = ["## Model against measurement", ""]
+        if not self.params:
+            err = (self.network.get("measured") or {}).get("error")
+            if err:
+                return L + ["Not available: the network could not be measured (%s), and a real network has no "
+                            "nominal rate to fall back on." % err, ""]
+            return L + ["Not available: the matrix ran on one machine (run it with `--simcluster NODES` or "
+                        "`--hostfile FILE` to set the cost model beside a network).", ""]
+        lat, bw, how = self.params
+        m = self.network.get("measured") or {}
+        if how == "measured":
+            L.append("The network, measured before the matrix by `%s`: latency a = %.1f us (one-way time of an "
+                     "8-byte message), bandwidth B = %.1f Mbit/s of payload (a %s-byte message's one-way time less "
+                     "a)." % (m.get("command", "gorila bench pingpong"), lat * 1e6, bw * 8 / 1e6,
+                              m.get("largest_bytes", "?")))
+        else:
+            L.append("The network was not measured (%s): the model uses the nominal link rate less TCP/IP/Ethernet "
+                     "headers (B = %s x 1448/1514 = %.1f Mbit/s) and a = 0." % (
+                         m.get("error", "no ping-pong"), self.network.get("link"), bw * 8 / 1e6))
+        L += ["", "Prediction: the communication time of one update per learner (tools/compare/costmodel.py: %s; "
+              "K = %s bytes, the parameters as float32), against the measured sync time per gradient "
+              "(`per_worker.learners[].sync_seconds_per_gradient`, median over runs: in `ps_sync` and `allreduce` "
+              "the least over the learners, since a round waits for every learner and the one that arrives last "
+              "waits for no other's compute, so its sync time is the communication; in the asynchronous modes the "
+              "mean). "
+              "*share*: sync / (compute + sync + batch wait). Target: within %d%% wherever communication is at "
+              "least half of the update and each learner and PS shard has a node of its own."
+              % ("; ".join(MODE_WORDS.values()), "{:,}".format(4 * self.n_params) if self.n_params else DASH,
+                 100 * TARGET), ""]
+        rows = self.rows()
+        tab = ["| mode | learners | P | model | predicted ms | measured ms | measured / predicted | share | verdict |",
+               "|---|---:|---:|---|---:|---:|---:|---:|---|"]
+        for r in rows:
+            mode, N, P, impl = r["key"]
+            tab.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                mode if impl is None else "%s (%s)" % (mode, impl), N, P if mode != ALLREDUCE else DASH,
+                r["kind"] or DASH, DASH if r.get("predicted") is None else "%.1f" % (1e3 * r["predicted"]),
+                DASH if r["measured"] is None else "%.1f" % (1e3 * r["measured"]),
+                DASH if r.get("ratio") is None else "%.2f" % r["ratio"],
+                DASH if r.get("share") is None else "%.0f%%" % (100 * r["share"]), r["verdict"]))
+        L += tab + [""]
+        scored = [r for r in rows if r.get("target")]
+        met = [r for r in scored if r.get("met")]
+        if scored:
+            L.append("**%d of %d** cells where communication is at least half of the update are within %d%% of the "
+                     "model%s." % (len(met), len(scored), 100 * TARGET,
+                                   "" if len(met) == len(scored) else "; the others say why above"))
+        else:
+            L.append("No cell has communication at least half of its update with a node per learner and shard: "
+                     "the target has nothing to judge here.")
+        return L + [""]
+
+    def projection_rows(self, compute_s):
+        lat_bw = [(costmodel.parse_rate(r), lat) for r in PROJ_RATES for lat in PROJ_LATENCIES]
+        return [(bw, lat, costmodel.projection([self.n_params], [bw], [lat], PROJ_NODES, compute_s,
+                                               segment=self.segment)) for bw, lat in lat_bw]
+
+    def one_learner_compute(self):
+        """The measured compute per gradient of one learner alone (median
+        over the matrix's one-learner cells), else of any cell."""
+        one = [c for cl in self.groups.values() for c in cl if c.learners == 1]
+        return _med(one, "compute_pg") if one else _med([c for cl in self.groups.values() for c in cl], "compute_pg")
+
+    def projection(self, extra_params=()):
+        L = ["## Projection", ""]
+        if not self.n_params:
+            return L + ["No finished run reports its parameter count: nothing to project.", ""]
+        comp = self.one_learner_compute() or 0.0
+        L += ["The model (above) for N = %s nodes, one learner each (the sharded PS with one shard per node), "
+              "on links of 1, 10 and 100 Gbit/s with 5 and 50 us latency, for this config's %s parameters; time "
+              "per update = the measured compute per gradient of one learner (%.1f ms, this matrix's one-learner "
+              "cells: a constant of this run, not a projection) + the model's communication. Data: "
+              "`plots/projection.csv`; plot: `projection.png`." % (
+                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp), ""]
+        tab = ["| link | latency | N | single PS ms | sharded ms | ring ms | naive ms | updates/s: PS | sharded | "
+               "ring | naive |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        csv = ["params,rate_bytes_per_s,latency_s,nodes,mode,comm_s,update_s,updates_per_s"]
+        for bw, lat, rows in self.projection_rows(comp):
+            by = {}
+            for r in rows:
+                by.setdefault(r[3], {})[r[4]] = r
+                csv.append("%d,%.6g,%.6g,%d,%s,%.6g,%.6g,%.6g" % r)
+            for n in (8, 64, 256):
+                m = by[n]
+                tab.append("| %s | %g us | %d | %s | %s |" % (
+                    _rate_words(bw), lat * 1e6, n, " | ".join("%.2f" % (1e3 * m[k][6]) for k in costmodel.MODES),
+                    " | ".join("%.0f" % m[k][7] for k in costmodel.MODES)))
+        L += tab + [""]
+        L += ["Crossovers (communication only: compute is the same in every mode, so it moves no crossover), "
+              "N = 2 .. 256:", ""]
+        params = sorted({self.n_params} | {p for p in extra_params if p})
+        L += ["| parameters | link | latency | ring faster than a single PS | ring faster than one PS shard per "
+              "node |", "|---:|---|---:|---|---|"]
+        nodes = list(range(2, 257))
+        for p in params:
+            for rate in PROJ_RATES:
+                bw = costmodel.parse_rate(rate)
+                for lat in PROJ_LATENCIES:
+                    L.append("| %s | %s | %g us | %s | %s |" % (
+                        "{:,}".format(p), _rate_words(bw), lat * 1e6,
+                        _ranges(costmodel.ring_wins("ps", 4.0 * p, bw, lat, nodes, self.segment)),
+                        _ranges(costmodel.ring_wins("ps_sharded", 4.0 * p, bw, lat, nodes, self.segment))))
+        os.makedirs(os.path.join(self.out, "plots"), exist_ok=True)
+        with open(os.path.join(self.out, "plots", "projection.csv"), "w") as f:
+            f.write("\n".join(csv) + "\n")
+        return L + [""]
+
+
+def add_plots(mc, p):
+    """Adds the model's two plots to Plotter p (tools/compare/plots.py)."""
+    rows = [r for r in mc.rows() if r["measured"] is not None]
+    if rows:
+        series = sorted({(r["key"][0], r["key"][2], r["key"][3]) for r in rows}, key=lambda s: (s[0], s[2] or "", s[1]))
+        blocks = []
+        for s in series:
+            rs = sorted((r for r in rows if (r["key"][0], r["key"][2], r["key"][3]) == s), key=lambda r: r["key"][1])
+            name = s[0] + (" (%s)" % s[2] if s[2] else "") + (" P=%d" % s[1] if s[0] != ALLREDUCE else "")
+            lines = ["%d %.6g %s\n" % (r["key"][1], 1e3 * r["measured"], "NaN" if r.get("predicted") is None
+                                       else "%.6g" % (1e3 * r["predicted"])) for r in rs]
+            blocks.append((name, s, "".join(lines)))
+        f = p.write_data("sync_vs_learners.dat", "", (
+            "# %s: learners, measured sync ms per gradient (median), model ms\n%s\n\n" % (b[0], b[2])
+            for b in blocks))
+        ns = sorted({r["key"][1] for r in rows})
+        gp = p.terminal(1000, 560) + p.output("sync_vs_learners.png")
+        gp += ("set title 'Sync time per worker per gradient: measured (points) and the model (lines)'\n"
+               "set xlabel 'learners N (one per node)'\nset ylabel 'ms per gradient'\nset xtics (%s)\n"
+               "set xrange [%g:%g]\nset yrange [0:*]\nset grid\nset key outside right top Left reverse\n"
+               % (", ".join(map(str, ns)), min(ns) - 0.5, max(ns) + 0.5))
+        parts = []
+        by_impl = {"mpi": "#9467bd", "naive": "#ff7f0e", "ring": "#2ca02c"}
+        by_ps = ["#d62728", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#7f7f7f"]
+        for i, (name, s, _) in enumerate(blocks):
+            col = by_impl.get(s[2], "#000000") if s[0] == ALLREDUCE else by_ps[min(int(math.log2(max(s[1], 1))), 5)]
+            parts.append("%s index %d using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title %s"
+                         % (_q(f), i, col, _q(name + ": measured")))
+            if s[2] != "mpi":
+                parts.append("%s index %d using 1:3 with lines lw 2 lc rgb '%s' title %s"
+                             % (_q(f), i, col, _q(name + ": model")))
+        gp += "plot " + ", \\\n     ".join(parts) + "\n"
+        p.scripts.append(("sync_vs_learners.png", gp, "Sync time per worker per gradient against the learner count: "
+                          "measured and the model"))
+    if mc.n_params:
+        comp = mc.one_learner_compute() or 0.0
+        data = []
+        for bw, lat, prow in mc.projection_rows(comp):
+            for mode in costmodel.MODES:
+                data.append("# %s %g us %s\n%s\n\n" % (_rate_words(bw), lat * 1e6, mode, "".join(
+                    "%d %.6g\n" % (r[3], r[7]) for r in prow if r[4] == mode)))
+        f = p.write_data("projection.dat", "", data)
+        gp = p.terminal(1500, 520) + p.output("projection.png")
+        gp += ("set multiplot layout 1,%d title 'Projected updates per second, %s parameters (solid 5 us, dashed "
+               "50 us)'\n" % (len(PROJ_RATES), "{:,}".format(mc.n_params)))
+        colors = {"ps": "#1f77b4", "ps_sharded": "#2ca02c", "ring": "#d62728", "naive": "#ff7f0e"}
+        idx = 0
+        for rate in PROJ_RATES:
+            bw = costmodel.parse_rate(rate)
+            gp += ("set title '%s'\nset logscale xy\nset xlabel 'nodes N'\nset ylabel 'updates/s'\nset grid\n"
+                   "set xtics (2, 8, 32, 128, 256)\nset xrange [2:256]\nset key bottom left\nunset arrow\n"
+                   "unset label\n" % _rate_words(bw))
+            # the crossover, at 5 us: the last N at which the ring beats one PS shard per node
+            won = costmodel.ring_wins("ps_sharded", 4.0 * mc.n_params, bw, PROJ_LATENCIES[0], list(range(2, 257)))
+            if won and won[-1] < 256:
+                gp += ("set arrow from %d, graph 0 to %d, graph 1 nohead dt 3 lc rgb '#555555'\n"
+                       "set label 'ring = sharded PS (5 us): N = %d' at %d, graph 0.95 right offset -0.5,0\n"
+                       % (won[-1], won[-1], won[-1], won[-1]))
+            parts = []
+            for j, lat in enumerate(PROJ_LATENCIES):
+                for mode in costmodel.MODES:
+                    parts.append("%s index %d using 1:2 with lines lw 2 lc rgb '%s'%s title %s" % (
+                        _q(f), idx, colors[mode], " dt 2" if j else "", _q(mode) if j == 0 else "''"))
+                    idx += 1
+            gp += "plot " + ", \\\n     ".join(parts) + "\n"
+        gp += "unset multiplot\n"
+        p.scripts.append(("projection.png", gp, "Projection: updates per second against nodes, per link rate"))
+
+
+def _q(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _rate_words(bw):
+    g = bw * 8 / 1e9
+    return "%g Gbit/s" % g if g >= 1 else "%g Mbit/s" % (g * 1e3)
+
+
+def _ranges(ns):
+    """[2, 3, 4, 9] -> "N = 2-4, 9"; [] -> "never"."""
+    if not ns:
+        return "never"
+    parts, start, prev = [], ns[0], ns[0]
+    for n in ns[1:] + [None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(str(start) if start == prev else "%d-%d" % (start, prev))
+        if n is not None:
+            start = prev = n
+    return "N = " + ", ".join(parts)
