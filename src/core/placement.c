@@ -64,15 +64,25 @@ static int node_group(const Layout *lay, int g, int *list) {
     return n;
 }
 
+/* The slots' total (*total) and whether they hold all N ranks (*capped);
+ * -1 with err when there are none, or too few and not oversubscribed. */
+static int count_slots(const int *slots, int n_nodes, int N, bool oversubscribe, long *total, bool *capped,
+                       char *err) {
+    *total = 0;
+    for (int i = 0; i < n_nodes; i++) *total += slots[i];
+    if (*total < 1) return errf(err, "the hosts have no slots");
+    if (*total < N && !oversubscribe)
+        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or "
+                         "--oversubscribe)", *total, *total == 1 ? "" : "s", N);
+    *capped = *total >= N;
+    return 0;
+}
+
 int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err) {
     int N = lay->size;
-    long total = 0;
-    for (int i = 0; i < n_nodes; i++) total += slots[i];
-    if (total < 1) return errf(err, "the hosts have no slots");
-    if (total < N && !oversubscribe)
-        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or "
-                         "--oversubscribe)", total, total == 1 ? "" : "s", N);
-    bool capped = total >= N;
+    long total;
+    bool capped;
+    if (count_slots(slots, n_nodes, N, oversubscribe, &total, &capped, err) != 0) return -1;
     int *room = xcalloc((size_t)n_nodes, sizeof(int));
     int given = 0;
     for (int i = 0; i < n_nodes; i++) given += room[i] = (int)((long)N * slots[i] / total);
@@ -127,13 +137,9 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
 
 int placement_spread(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err) {
     int N = lay->size;
-    long total = 0;
-    for (int i = 0; i < n_nodes; i++) total += slots[i];
-    if (total < 1) return errf(err, "the hosts have no slots");
-    if (total < N && !oversubscribe)
-        return errf(err, "the hosts have %ld slot%s for the job's %d ranks (add slots or hosts, or "
-                         "--oversubscribe)", total, total == 1 ? "" : "s", N);
-    bool capped = total >= N;
+    long total;
+    bool capped;
+    if (count_slots(slots, n_nodes, N, oversubscribe, &total, &capped, err) != 0) return -1;
     int L = lay->count[ROLE_LEARNER], P = lay->count[ROLE_PS], S = lay->count[ROLE_REPLAY];
     int *free_ = xmalloc((size_t)n_nodes * sizeof(int)), *list = xmalloc((size_t)N * sizeof(int));
     for (int i = 0; i < n_nodes; i++) free_[i] = slots[i];
