@@ -18,7 +18,9 @@
 static void evaluate(Local *L, EvalResult *res) {
     double t0 = now_seconds();
     evaluator_run(&L->ev, L->params, res);
-    trace_span(&L->trace, TR_EVAL, t0, now_seconds(), (uint32_t)L->run.updates);
+    double t1 = now_seconds();
+    L->eval_seconds += t1 - t0;
+    trace_span(&L->trace, TR_EVAL, t0, t1, (uint32_t)L->run.updates);
 }
 
 static void metrics_row(Local *L, bool force_progress) {
@@ -114,6 +116,26 @@ static void end_summary(void *self, RunSummary *sum) {
     sum->run_samples_trained = done * (uint64_t)L->cfg->replay.batch_size;
     sum->prioritized = replaystore_prioritized(&L->replay);
     sum->stale_priority_updates = L->replay.stale;
+}
+
+/* summary.json local_time_split: where this process's time went per env
+ * step, and the bound of an actor/learner split on 2 cores: one core acting
+ * (A per env step) beside one learning (U) takes max(A, U) per env step
+ * against A + U here, at most (A + U) / max(A, U) times this rate
+ * (docs/PERFORMANCE.md, "One machine"). */
+static void end_summary_extra(void *self, JsonW *j) {
+    const Local *L = self;
+    double n = (double)L->act_env_steps, a = n > 0 ? L->act_seconds / n : NAN, u = n > 0 ? L->learn_seconds / n : NAN;
+    double hi = a > u ? a : u;
+    json_begin_object(j, "local_time_split");
+    json_num(j, "act_seconds", L->act_seconds);
+    json_num(j, "learn_seconds", L->learn_seconds);
+    json_num(j, "eval_seconds", L->eval_seconds);
+    json_u64(j, "env_steps", L->act_env_steps);
+    json_num(j, "act_us_per_env_step", 1e6 * a);
+    json_num(j, "learn_us_per_env_step", 1e6 * u);
+    json_num(j, "actor_learner_bound", hi > 0 ? (a + u) / hi : NAN);
+    json_end_object(j);
 }
 
 /* logging.trace: <run dir>/trace.json with the one track of this process.
@@ -218,10 +240,17 @@ static int loop(Local *L, char *err) {
         double t0 = now_seconds();
         actorcore_step(&L->ac, L->params, L->epsilon, &L->chunk, L->ended, &n_ended);
         if (insert_chunk(L, err) != 0) return -1;
-        trace_span(&L->trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)L->ac.E);
+        double t1 = now_seconds();
+        L->act_seconds += t1 - t0;
+        L->act_env_steps += (uint64_t)L->ac.E;
+        trace_span(&L->trace, TR_ENV_BATCH, t0, t1, (uint32_t)L->ac.E);
         r->env_steps += (uint64_t)L->ac.E;
         for (int i = 0; i < n_ended; i++) run_episode(r, 0, L->ended[i].ret, L->ended[i].length);
-        if (replaystore_size(&L->replay) >= cfg->replay.min_size && train(L, err) != 0) return -1;
+        if (replaystore_size(&L->replay) >= cfg->replay.min_size) {
+            double evals = L->eval_seconds, t2 = now_seconds();
+            if (train(L, err) != 0) return -1;
+            L->learn_seconds += now_seconds() - t2 - (L->eval_seconds - evals); /* evaluations apart */
+        }
         r->stop = run_stop_due(r, false, false);
         if (runctl_row_due(&r->rc, run_wall(r))) metrics_row(L, false);
         if (!r->stop && runctl_ckpt_due(&r->rc, now_seconds() - run_t0, r->updates, signals_take_checkpoint()))
@@ -294,7 +323,8 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         goto out;
     }
     finish(L);
-    RunEndHooks hooks = {.self = L, .last_row = end_row, .summary = end_summary, .write_trace = end_trace};
+    RunEndHooks hooks = {.self = L, .last_row = end_row, .summary = end_summary, .summary_extra = end_summary_extra,
+                         .write_trace = end_trace};
     rc = run_end(&L->run, &hooks);
 out:
     local_free(L);

@@ -39,6 +39,11 @@ typedef struct {
     char ckpt_dir[PATH_LEN];     /* the last checkpoint committed */
     char ckpt_err[ERR_LEN];      /* why the last one failed */
     Trace trace;                 /* logging.trace: the one track of trace.json */
+    /* this process's time per kind of work (summary.json local_time_split):
+     * acting (env steps, action selection, replay insert), learning
+     * (sampling, gradient, step, priority updates), evaluating */
+    double act_seconds, learn_seconds, eval_seconds;
+    uint64_t act_env_steps;      /* env steps this process took */
 } Local;
 
 /* Save the parameters just evaluated as checkpoints/best (no generators or

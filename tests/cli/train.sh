@@ -39,6 +39,24 @@ else
     not_ok "same seed, same evaluations"
 fi
 
+# local_time_split: the process's acting, learning and evaluating time
+# (docs/OUTPUTS.md). They are disjoint parts of the run, so together within
+# its wall time; every env step of this process is counted; the bound of
+# an actor/learner split, (A + U) / max(A, U), lies in [1, 2] whatever A
+# and U are, and is computed from the reported parts.
+check "local_time_split: parts within the wall time, env steps counted, bound from A and U" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["local_time_split"]
+a, u = t["act_us_per_env_step"], t["learn_us_per_env_step"]
+print("#", t, s["wall_seconds"])
+ok = (t["act_seconds"] > 0 and t["learn_seconds"] > 0 and t["eval_seconds"] >= 0
+      and t["act_seconds"] + t["learn_seconds"] + t["eval_seconds"] <= s["wall_seconds"]
+      and t["env_steps"] == s["env_steps"] == 3000
+      and abs(a - 1e6 * t["act_seconds"] / 3000) < 1e-6 * a and abs(u - 1e6 * t["learn_seconds"] / 3000) < 1e-6 * u
+      and 1 <= t["actor_learner_bound"] <= 2 and abs(t["actor_learner_bound"] - (a + u) / max(a, u)) < 1e-9)
+sys.exit(not ok)' "$R/summary.json"
+
 # Resume: counters continue from the checkpoint. Before it, the last rows
 # of episodes.csv and metrics.csv are torn as a full disk tears them (a
 # prefix of a row, no newline); the resume cuts them back to the last
