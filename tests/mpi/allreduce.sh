@@ -121,4 +121,20 @@ run_cmd timeout 120 "$TEST_ROOT/scripts/bench-layouts" --steps 3000 --only 'allr
 expect_rc "bench-layouts --only: exit status 0" 0
 expect_eq "bench-layouts --only: the local trainer and one layout" "$(grep -c '"bench":"layout"' <<<"$out")" 2
 check "bench-layouts: gradients per second reported" grep -q '"layout":"allreduce 1-1-2-0".*"gradients_per_second":[0-9]' <<<"$out"
+# The bound line: A and U of the local run, and (A + U) / max(A, U) from
+# them (in [1, 2]); each layout's of_bound is its env steps/s over the
+# local rate times the bound, and its learners' busy share is in [0, 1].
+check "bench-layouts: the bound from A and U, each layout against it" python3 -c '
+import json, sys
+rows = [json.loads(x) for x in sys.stdin if x.startswith("{")]
+b = [r for r in rows if r["bench"] == "layout_bound"][0]
+loc = [r for r in rows if r.get("layout") == "local"][0]
+lay = [r for r in rows if r.get("layout") == "allreduce 1-1-2-0"][0]
+a, u = b["act_us_per_env_step"], b["learn_us_per_env_step"]
+rate = loc["env_steps_per_second"] * b["actor_learner_bound"]
+print("#", b, lay["of_bound"], lay["learner_busy"])
+sys.exit(not (abs(b["actor_learner_bound"] - (a + u) / max(a, u)) < 1e-9 and 1 <= b["actor_learner_bound"] <= 2
+              and abs(b["bound_env_steps_per_second"] - rate) <= 1e-5 * rate
+              and abs(lay["of_bound"] - lay["env_steps_per_second"] / b["bound_env_steps_per_second"]) < 0.006
+              and 0 <= lay["learner_busy"] <= 1))' <<<"$out"
 done_testing
