@@ -172,7 +172,7 @@ $(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/ba
 	fi
 
 run: all
-	scripts/launch configs/cartpole.yaml
+	scripts/run-compared configs/cartpole.yaml
 
 deps:
 	scripts/install-deps.sh
