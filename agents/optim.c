@@ -42,6 +42,8 @@ OptimParams optim_defaults(OptimKind kind) {
 
 int optim_check(const OptimParams *p, char *err) {
     if (!(p->lr >= 0.0f) || !isfinite(p->lr)) return errf(err, "optim: lr %g must be finite and >= 0", p->lr);
+    if (p->warmup_steps > 0 && (!(p->lr_from >= 0.0f) || !isfinite(p->lr_from)))
+        return errf(err, "optim: warm-up start rate %g must be finite and >= 0", p->lr_from);
     switch (p->kind) {
     case OPTIM_ADAM:
         if (!(p->beta1 >= 0.0f && p->beta1 < 1.0f)) return errf(err, "optim: beta1 %g not in [0, 1)", p->beta1);
@@ -85,10 +87,17 @@ void optim_free(Optim *o) {
     memset(o, 0, sizeof *o);
 }
 
+/* The rate of update o->step (1-based): lr, or on the warm-up's ramp. */
+static float lr_now(const Optim *o) {
+    if (o->p.warmup_steps == 0 || o->step >= o->p.warmup_steps) return o->p.lr;
+    double f = (double)o->step / (double)o->p.warmup_steps;
+    return (float)((double)o->p.lr_from + ((double)o->p.lr - (double)o->p.lr_from) * f);
+}
+
 AGENTS_HOT
 static void sgd_step(Optim *o, float *restrict p, const float *restrict g) {
     size_t n = o->n;
-    float lr = o->p.lr, mu = o->p.momentum;
+    float lr = lr_now(o), mu = o->p.momentum;
     if (mu == 0.0f) {
         for (size_t i = 0; i < n; i++) p[i] -= lr * g[i];
         return;
@@ -115,7 +124,7 @@ static void adam_step(Optim *o, float *restrict p, const float *restrict g) {
     double bc1 = 1.0 - pow((double)o->p.beta1, t), bc2_sqrt = sqrt(1.0 - pow((double)o->p.beta2, t));
     float b1 = o->p.beta1, b2 = o->p.beta2;
     float c1 = (float)(1.0 - (double)b1), c2 = (float)(1.0 - (double)b2);
-    float a_t = (float)((double)o->p.lr * bc2_sqrt / bc1), eps_t = (float)((double)o->p.eps * bc2_sqrt);
+    float a_t = (float)((double)lr_now(o) * bc2_sqrt / bc1), eps_t = (float)((double)o->p.eps * bc2_sqrt);
     for (size_t i = 0; i < n; i++) {
         float gi = g[i];
         float mi = m[i] * b1 + gi * c1;
@@ -129,7 +138,7 @@ static void adam_step(Optim *o, float *restrict p, const float *restrict g) {
 AGENTS_HOT
 static void rmsprop_step(Optim *o, float *restrict p, const float *restrict g) {
     size_t n = o->n;
-    float a = o->p.alpha, c = (float)(1.0 - (double)a), eps = o->p.eps, lr = o->p.lr, mu = o->p.momentum;
+    float a = o->p.alpha, c = (float)(1.0 - (double)a), eps = o->p.eps, lr = lr_now(o), mu = o->p.momentum;
     float *restrict ms = o->state;
     float *restrict mg = o->p.centered ? o->state + n : NULL;
     float *restrict buf = mu > 0.0f ? o->state + (o->p.centered ? 2 : 1) * n : NULL;

@@ -50,6 +50,10 @@ typedef struct {
     float alpha;           /* RMSProp decay of the squared-gradient average */
     float eps;             /* Adam: outside the sqrt; RMSProp: inside */
     bool centered;         /* RMSProp: subtract the squared mean gradient */
+    /* warm-up (sync.lr_warmup_updates): update t of the first warmup_steps
+     * uses lr_from + (lr - lr_from) t / warmup_steps; 0: lr from the first */
+    float lr_from;
+    uint64_t warmup_steps;
 } OptimParams;
 
 typedef struct {

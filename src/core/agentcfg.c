@@ -27,10 +27,20 @@ void agentcfg_dqn_params(const Config *cfg, DqnParams *p) {
     p->huber_delta = (float)cfg->agent.huber_delta;
 }
 
+double agentcfg_lr_scale(const Config *cfg) {
+    if (cfg->run.mode != RUN_DISTRIBUTED || (cfg->sync.mode != SYNC_PS_SYNC && cfg->sync.mode != SYNC_ALLREDUCE))
+        return 1.0;
+    double L = (double)cfg->roles.learners;
+    return cfg->sync.lr_scaling == LR_SCALING_LINEAR ? L : cfg->sync.lr_scaling == LR_SCALING_SQRT ? sqrt(L) : 1.0;
+}
+
 void agentcfg_optim_params(const Config *cfg, OptimParams *p) {
     OptimKind k = cfg->optimizer.kind == OPT_SGD ? OPTIM_SGD : cfg->optimizer.kind == OPT_RMSPROP ? OPTIM_RMSPROP : OPTIM_ADAM;
     *p = optim_defaults(k);
-    p->lr = (float)cfg->optimizer.lr;
+    double scale = agentcfg_lr_scale(cfg);
+    p->lr = (float)(cfg->optimizer.lr * scale);
+    p->lr_from = (float)cfg->optimizer.lr;
+    p->warmup_steps = scale != 1.0 ? (uint64_t)cfg->sync.lr_warmup_updates : 0;
     p->momentum = (float)cfg->optimizer.momentum;
     p->beta1 = (float)cfg->optimizer.beta1;
     p->beta2 = (float)cfg->optimizer.beta2;

@@ -18,7 +18,15 @@
 int agentcfg_qnet(const Config *cfg, QNet *net, char *err);
 
 void agentcfg_dqn_params(const Config *cfg, DqnParams *p);
+/* The optimizer of an update: optimizer.*, the rate times
+ * agentcfg_lr_scale (reached over sync.lr_warmup_updates from the unscaled
+ * rate). */
 void agentcfg_optim_params(const Config *cfg, OptimParams *p);
+/* sync.lr_scaling's factor: L (linear) or sqrt(L) (sqrt) for L =
+ * roles.learners in a distributed ps_sync or allreduce job, whose update
+ * averages the L learners' gradients; 1 otherwise (none, the asynchronous
+ * modes, a local run). */
+double agentcfg_lr_scale(const Config *cfg);
 
 /* Samples drawn per transition inserted: replay.samples_per_insert, or when
  * that is 0, batch_size * gradient_steps / train_every (what the

@@ -132,6 +132,8 @@ void config_defaults(Config *cfg) {
     cfg->logging.trace = false;
     cfg->logging.trace_events = 200000;
     cfg->sync.allreduce_impl = ALLREDUCE_RING;
+    cfg->sync.lr_scaling = LR_SCALING_NONE;
+    cfg->sync.lr_warmup_updates = 0;
 }
 
 /* ---- the file's structure ------------------------------------------------- */

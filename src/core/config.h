@@ -43,6 +43,7 @@ typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
 typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI } AllreduceImpl;
 typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
+typedef enum { LR_SCALING_NONE = 0, LR_SCALING_LINEAR, LR_SCALING_SQRT } LrScaling;
 
 /* Where a key's value came from: bookkeeping for error messages, so that a
  * check of two keys can point at the one the file set. */
@@ -91,6 +92,8 @@ typedef struct {
         int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
         AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | naive (gorila's,
                                          via learner 0) | mpi (MPI_Allreduce) */
+        LrScaling lr_scaling;      /* sync.lr_scaling: none | linear | sqrt (ps_sync, allreduce) */
+        int lr_warmup_updates;     /* sync.lr_warmup_updates: ramp to the scaled rate over these */
     } sync;
     struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */
@@ -205,6 +208,7 @@ bool config_same(const Config *a, const Config *b);
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
 const char *config_allreduce_impl_name(AllreduceImpl m);
+const char *config_lr_scaling_name(LrScaling s);
 const char *config_wait_name(WaitMode m);
 const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);

@@ -211,6 +211,25 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          "add one or use sync.mode: allreduce",
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
     }
+    int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
+    if (cfg->sync.lr_scaling != LR_SCALING_NONE &&
+        (cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)) {
+        const int ids[] = {k_scaling, k_mode};
+        return fail_rule(&C, ids, 2,
+                         "sync.lr_scaling %s%s scales the rate of an update that averages the learners' gradients "
+                         "(ps_sync, allreduce), but sync.mode %s%s applies each gradient alone; "
+                         "use sync.lr_scaling: none",
+                         config_lr_scaling_name(cfg->sync.lr_scaling), origin_note(&C, k_scaling, true),
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true));
+    }
+    if (cfg->sync.lr_warmup_updates > 0 && cfg->sync.lr_scaling == LR_SCALING_NONE) {
+        const int ids[] = {k_warmup, k_scaling};
+        return fail_rule(&C, ids, 2,
+                         "sync.lr_warmup_updates (%d%s) ramps the rate up to the scaled one, but sync.lr_scaling is "
+                         "none%s; set sync.lr_scaling: linear or sqrt, or sync.lr_warmup_updates: 0",
+                         cfg->sync.lr_warmup_updates, origin_note(&C, k_warmup, false),
+                         origin_note(&C, k_scaling, true));
+    }
     if (cfg->replay.min_size < (uint64_t)cfg->replay.batch_size) {
         const int ids[] = {k_min, k_batch};
         return fail_rule(&C, ids, 2,

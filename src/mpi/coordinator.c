@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "actorstats.h"
+#include "agentcfg.h"
 #include "clock.h"
 #include "exitcode.h"
 #include "jobsummary.h"
@@ -556,6 +557,15 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     }
     log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s", cfg->env.name, config_sync_name(cfg->sync.mode),
              c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s");
+    if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
+        char ramp[96] = "";
+        if (cfg->sync.lr_warmup_updates > 0)
+            snprintf(ramp, sizeof ramp, ", reached over %d updates from %g", cfg->sync.lr_warmup_updates,
+                     cfg->optimizer.lr);
+        log_info(ctx, "learning rate %g x %.4g (sync.lr_scaling %s, %d learners) = %g%s", cfg->optimizer.lr,
+                 agentcfg_lr_scale(cfg), config_lr_scaling_name(cfg->sync.lr_scaling), cfg->roles.learners,
+                 cfg->optimizer.lr * agentcfg_lr_scale(cfg), ramp);
+    }
 }
 
 static void coord_free(Coord *c) {

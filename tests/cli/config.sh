@@ -111,10 +111,10 @@ json_check() {
         "$(json_vs_yaml "$TEST_TMP/config-check.yaml" "$TEST_TMP/config-check.json")" "$want"
 }
 if command -v python3 >/dev/null; then
-    json_check "an uneven job" "75 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
+    json_check "an uneven job" "77 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
         --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
-    json_check "pendulum (torques, a list of numbers)" "76 keys, 1 ranks" configs/local/pendulum.yaml
-    json_check "--set list, strings with escapes" "75 keys, 7 ranks" configs/acrobot.yaml \
+    json_check "pendulum (torques, a list of numbers)" "78 keys, 1 ranks" configs/local/pendulum.yaml
+    json_check "--set list, strings with escapes" "77 keys, 7 ranks" configs/acrobot.yaml \
         --set 'network.hidden=[128,128]' --set sync.mode=allreduce --set roles.param_servers=0 \
         --set roles.learners=4 --set 'run.out_dir="dir \"quoted\" \\ é"' --set run.seed=18446744073709551615
     run_cmd "$GORILA" config check configs/cartpole.yaml --json --set replay.min_size=2 --set replay.batch_size=2
@@ -138,7 +138,7 @@ print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"
     run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$jruns" --set run.name=cj \
         --set run.max_env_steps=200 --set logging.progress=never
     expect_rc "--json: a short run for its config.yaml" 0
-    json_check "a run directory's config.yaml" "75 keys, 1 ranks" "$jruns/cj/config.yaml"
+    json_check "a run directory's config.yaml" "77 keys, 1 ranks" "$jruns/cj/config.yaml"
     rm -rf "$jruns"
 else
     not_ok "config check --json: python3 not found (scripts/install-deps.sh installs it)"
@@ -177,6 +177,24 @@ bad_args "--set without value" "config check: --set needs a key.path=value argum
     config check configs/cartpole.yaml --set
 bad_args "two files" "config check: expected one FILE, got \"configs/cartpole.yaml\" and \"configs/acrobot.yaml\"" \
     config check configs/cartpole.yaml configs/acrobot.yaml
+# sync.lr_scaling and sync.lr_warmup_updates (docs/CONFIG.md): an unknown
+# rule, scaling where each gradient is applied alone, a warm-up with nothing
+# to ramp to, a negative warm-up.
+bad_args "sync.lr_scaling unknown" \
+    "--set sync.lr_scaling=cubic: sync.lr_scaling: expected one of none, linear, sqrt, got \"cubic\"" \
+    config check configs/cartpole.yaml --set sync.lr_scaling=cubic
+bad_args "sync.lr_scaling in ps_async" \
+    "--set sync.lr_scaling=linear: sync.lr_scaling: sync.lr_scaling linear (from --set) scales the rate of an update that averages the learners' gradients (ps_sync, allreduce), but sync.mode ps_async (from --set) applies each gradient alone; use sync.lr_scaling: none" \
+    config check configs/cartpole.yaml --set sync.mode=ps_async --set sync.lr_scaling=linear
+bad_args "sync.lr_warmup_updates without scaling" \
+    "--set sync.lr_warmup_updates=10: sync.lr_warmup_updates: sync.lr_warmup_updates (10, from --set) ramps the rate up to the scaled one, but sync.lr_scaling is none (the default); set sync.lr_scaling: linear or sqrt, or sync.lr_warmup_updates: 0" \
+    config check configs/cartpole.yaml --set sync.lr_warmup_updates=10
+bad_args "sync.lr_warmup_updates negative" \
+    "--set sync.lr_warmup_updates=-1: sync.lr_warmup_updates: expected an integer in [0, 100000000], got -1" \
+    config check configs/cartpole.yaml --set sync.lr_warmup_updates=-1
+run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.learners=2 --set sync.lr_scaling=sqrt \
+    --set sync.lr_warmup_updates=500
+expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
 bad_args "missing file" "nope.yaml: cannot open config: No such file or directory" config check nope.yaml
 bad_args "directory" "configs: expected a YAML file, got a directory" config check configs
 # run.out_dir: up to 767 bytes (PATH_LEN 1024 less 257 for the run name and

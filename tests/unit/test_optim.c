@@ -65,6 +65,29 @@ Test(optim, rmsprop_uncentered_first_step_by_hand) {
     optim_free(&o);
 }
 
+/* Warm-up (sync.lr_warmup_updates): plain SGD from 0.1 to 0.4 over 3
+ * updates, g = 1: update t of the ramp takes 0.1 + 0.3 t / 3, so 0.2, 0.3,
+ * then 0.4 from the third on: x = -0.2, -0.5, -0.9, -1.3. */
+Test(optim, warmup_ramps_the_rate_linearly) {
+    OptimParams p = optim_defaults(OPTIM_SGD);
+    p.momentum = 0.0f;
+    p.lr = 0.4f;
+    p.lr_from = 0.1f;
+    p.warmup_steps = 3;
+    Optim o;
+    optim_init(&o, &p, 1);
+    float x = 0.0f, g = 1.0f;
+    const float want[4] = {-0.2f, -0.5f, -0.9f, -1.3f};
+    for (int t = 0; t < 4; t++) {
+        optim_step(&o, &x, &g);
+        cr_assert_float_eq(x, want[t], 1e-6, "update %d: %.9g", t + 1, x);
+    }
+    optim_free(&o);
+    char err[ERR_LEN];
+    p.lr_from = NAN;
+    cr_assert_eq(optim_check(&p, err), -1, "a NaN start rate is refused");
+}
+
 /* SGD, momentum 0.9, lr 0.1, g = 1: buf 1 then 1.9 then 2.71. */
 Test(optim, sgd_momentum_by_hand) {
     OptimParams p = optim_defaults(OPTIM_SGD);

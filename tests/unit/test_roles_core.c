@@ -212,6 +212,38 @@ Test(placement_nodes, invariants_over_layouts) {
                 }
 }
 
+/* sync.lr_scaling: the rate times L (linear) or sqrt(L) (sqrt) where an
+ * update averages L learners' gradients (ps_sync, allreduce), reached over
+ * sync.lr_warmup_updates from optimizer.lr; 1 in the asynchronous modes and
+ * in a local run. */
+Test(agentcfg, lr_scaling) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.run.mode = RUN_DISTRIBUTED;
+    cfg.optimizer.lr = 1e-3;
+    cfg.roles.learners = 4;
+    cfg.sync.mode = SYNC_PS_SYNC;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "none");
+    cfg.sync.lr_scaling = LR_SCALING_LINEAR;
+    cfg.sync.lr_warmup_updates = 100;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 4.0, 1e-12, "linear, 4 learners");
+    OptimParams op;
+    agentcfg_optim_params(&cfg, &op);
+    cr_assert_float_eq(op.lr, 4e-3f, 1e-9);
+    cr_assert_float_eq(op.lr_from, 1e-3f, 1e-9);
+    cr_assert_eq(op.warmup_steps, 100);
+    cfg.sync.lr_scaling = LR_SCALING_SQRT;
+    cfg.sync.mode = SYNC_ALLREDUCE;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 2.0, 1e-12, "sqrt, 4 learners");
+    cfg.sync.mode = SYNC_PS_ASYNC;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "ps_async applies each gradient alone");
+    cfg.sync.mode = SYNC_PS_SYNC;
+    cfg.run.mode = RUN_LOCAL;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "a local run has one learner");
+    agentcfg_optim_params(&cfg, &op);
+    cr_assert_eq(op.warmup_steps, 0, "no ramp where nothing is scaled");
+}
+
 Test(agentcfg, samples_per_insert_and_pendulum_actions) {
     Config cfg;
     config_defaults(&cfg);
