@@ -83,7 +83,13 @@ static int load(const TrainArgs *a, Config *cfg, char *err) {
         file = path;
     }
     if (config_load(cfg, file, a->sets, a->n_sets, err) != 0) return -1;
-    if (a->local) cfg->run.mode = RUN_LOCAL;
+    if (a->local) {
+        cfg->run.mode = RUN_LOCAL;
+        if (cfg->learner.loss_outlier_sigma > 0)
+            return errf(err, "--local: learner.loss_outlier_sigma (%g) guards the learners of a distributed job, but "
+                             "run.mode is local (one process, no learner role); set learner.loss_outlier_sigma: 0",
+                        cfg->learner.loss_outlier_sigma);
+    }
     return 0;
 }
 

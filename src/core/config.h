@@ -96,6 +96,10 @@ typedef struct {
         int lr_warmup_updates;     /* sync.lr_warmup_updates: ramp to the scaled rate over these */
     } sync;
     struct {
+        double loss_outlier_sigma; /* learner.loss_outlier_sigma: drop a gradient whose loss is this many
+                                      standard deviations above the running mean (0: off; lossguard.h) */
+    } learner;
+    struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */
         int pull_every;            /* actor.pull_every: env steps (per actor) between pulls */
         int chunk;                 /* actor.chunk: transitions per message to replay */

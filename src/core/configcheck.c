@@ -212,6 +212,15 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
     }
     int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
+    int k_sigma = cfg_key_id("learner", "loss_outlier_sigma"), k_run_mode = cfg_key_id("run", "mode");
+    if (cfg->learner.loss_outlier_sigma > 0 && cfg->run.mode == RUN_LOCAL) {
+        const int ids[] = {k_sigma, k_run_mode};
+        return fail_rule(&C, ids, 2,
+                         "learner.loss_outlier_sigma (%g%s) guards the learners of a distributed job, but run.mode is "
+                         "local%s (one process, no learner role); set learner.loss_outlier_sigma: 0",
+                         cfg->learner.loss_outlier_sigma, origin_note(&C, k_sigma, false),
+                         origin_note(&C, k_run_mode, true));
+    }
     if (cfg->sync.lr_scaling != LR_SCALING_NONE &&
         (cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)) {
         const int ids[] = {k_scaling, k_mode};

@@ -31,7 +31,7 @@
 #define SHOW_CHARS 48       /* characters of a value quoted in a message */
 #define SHOW_LEN 256        /* buffer for a quoted value (escapes take 6 bytes) */
 #define KEY_PATH_LEN 400    /* buffer for a key path (a shown key fits) */
-#define CFG_N_SECTIONS 13   /* run, env, ..., logging (checked against the table) */
+#define CFG_N_SECTIONS 14   /* run, env, ..., logging (checked against the table) */
 
 /* ---- the schema (configkeys.c) ------------------------------------------ */
 

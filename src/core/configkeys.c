@@ -97,6 +97,8 @@ const Key cfg_keys[] = {
     ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings),
     INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000),
 
+    F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
+
     INT("actor", "envs", actor.envs, 1, 4096),
     INT("actor", "pull_every", actor.pull_every, 1, 1000000),
     INT("actor", "chunk", actor.chunk, 1, 65536),
@@ -165,9 +167,9 @@ const int cfg_n_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);
 _Static_assert(sizeof cfg_keys / sizeof cfg_keys[0] <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS in config.h");
 
 /* Sections in the order of the table (and of config_write). */
-const char *const cfg_sections[] = {"run",    "env",     "roles", "sync",      "actor",
-                                    "replay", "network", "agent", "optimizer", "explore",
-                                    "eval",   "checkpoint", "logging", NULL};
+const char *const cfg_sections[] = {"run",     "env",   "roles",     "sync",    "learner",
+                                    "actor",   "replay", "network", "agent",   "optimizer",
+                                    "explore", "eval",   "checkpoint", "logging", NULL};
 _Static_assert(sizeof cfg_sections / sizeof cfg_sections[0] == CFG_N_SECTIONS + 1,
                "CFG_N_SECTIONS in configint.h counts the sections");
 

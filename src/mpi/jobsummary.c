@@ -94,6 +94,7 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m) {
         json_u64(j, "samples_trained", m->samples_trained);
         json_num(j, "mean_loss", m->updates ? m->loss_sum / (double)m->updates : NAN);
         json_u64(j, "params_version", m->params_version);
+        json_u64(j, "loss_outliers_dropped", m->loss_outliers);
         if (m->ring_rounds) {
             json_begin_object(j, "ring");
             json_u64(j, "rounds", m->ring_rounds);
@@ -146,13 +147,14 @@ static const Role roles[N_ROLES] = {ROLE_COORD, ROLE_ACTOR, ROLE_REPLAY, ROLE_LE
 /* Traffic: total bytes sent by every rank, by message type (the ring's
  * own messages as "ring"), per update, and per update by role. */
 static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, uint64_t run_updates) {
-    uint64_t total = 0, by[TAG_COUNT] = {0}, ring = 0, drops = 0, by_role[N_ROLES] = {0};
+    uint64_t total = 0, by[TAG_COUNT] = {0}, ring = 0, drops = 0, outliers = 0, by_role[N_ROLES] = {0};
     for (int r = 0; r < lay->size; r++) {
         const RoleMetrics *m = &last[r];
         uint64_t mine = m->ring_bytes_sent;
         for (int k = 0; k < TAG_COUNT; k++) by[k] += m->bytes_sent[k], mine += m->bytes_sent[k];
         ring += m->ring_bytes_sent;
         if (m->role == ROLE_PS) drops += m->drops;
+        if (m->role == ROLE_LEARNER) outliers += m->loss_outliers;
         for (int k = 0; k < N_ROLES; k++)
             if (m->role == (int32_t)roles[k]) by_role[k] += mine;
     }
@@ -171,6 +173,7 @@ static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, u
         if (lay->count[roles[k]] > 0) json_num(j, role_name(roles[k]), (double)by_role[k] * per);
     json_end_object(j);
     json_u64(j, "stale_gradients_dropped", drops);
+    json_u64(j, "loss_outliers_dropped", outliers);
 }
 
 bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,

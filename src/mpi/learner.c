@@ -36,6 +36,7 @@
 #include "agentcfg.h"
 #include "clock.h"
 #include "exitcode.h"
+#include "lossguard.h"
 #include "pacing.h"
 #include "replaystore.h"
 #include "role.h"
@@ -94,6 +95,7 @@ typedef struct {
     PShard sh;                /* this learner's copy of the network; learner 0 serves it */
     Ring ring;                /* the learners' ring (allreduce.h) */
     bool stop;
+    LossGuard guard;             /* learner.loss_outlier_sigma */
 } Learner;
 
 /* Prioritized: the next batch's B rows are drawn as one buffer of all
@@ -525,7 +527,7 @@ static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish
  * sent or applied, so no parameter source ever holds (or checkpoints)
  * parameters it made non-finite. The norm is summed in double over
  * floats, so it is finite exactly when every element is. */
-static void learn(Learner *l) {
+static bool learn(Learner *l) {
     Batch t = l->cur;
     l->cur = l->next;
     l->next = t;
@@ -546,6 +548,15 @@ static void learn(Learner *l) {
     l->rb.m.updates++;
     l->rb.m.samples_trained += (uint64_t)l->cur.n;
     l->rb.m.loss_sum += loss;
+    if (!lossguard_outlier(&l->guard, loss)) return true;
+    /* Dropped (learner.loss_outlier_sigma). A synchronous round waits for
+     * every learner: there a zero gradient takes its place (the round's
+     * average counts it); the asynchronous modes send nothing. */
+    l->rb.m.loss_outliers++;
+    SyncMode mode = l->rb.cfg->sync.mode;
+    if (mode != SYNC_PS_SYNC && mode != SYNC_ALLREDUCE) return false;
+    memset(l->grad, 0, l->n * sizeof(float));
+    return true;
 }
 
 int learner_run(const Ctx *ctx, const JobArgs *args) {
@@ -554,6 +565,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     l->args = args;
     const Config *cfg = args->cfg;
     l->n = l->rb.net.n_params;
+    lossguard_init(&l->guard, cfg->learner.loss_outlier_sigma);
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
     l->grad = xmalloc_for((l->n + 1) * sizeof(float), "gradient", "network.hidden");
     dqn_init(&l->dqn, &l->rb.net, B);
@@ -583,8 +595,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
             trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, t1, 0);
             l->rb.m.sample_wait_seconds += t1 - t0;
         }
-        bool have = l->next_ready;
-        if (have) learn(l);
+        bool have = l->next_ready && learn(l);
         if (!via->step(l, have)) break;
         role_report(&l->rb, false);
     }

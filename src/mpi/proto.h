@@ -241,6 +241,7 @@ typedef struct {
      * sending GRAD and waiting for PARAMS; allreduce: inside the allreduce),
      * and waiting for a batch from the replay shards */
     double compute_seconds, sync_seconds, sample_wait_seconds;
+    uint64_t loss_outliers;             /* learner: gradients dropped by learner.loss_outlier_sigma */
 } RoleMetrics;
 
 /* ---- TRACE: a rank's clocks, then n of its events ------------------------ */
