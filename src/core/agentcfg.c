@@ -96,12 +96,23 @@ void agentcfg_diverge_hint(const Config *cfg, char *out) {
              cfg->optimizer.lr, cfg->optimizer.grad_clip);
 }
 
+int agentcfg_learner_batch(const Config *cfg) {
+    if (cfg->learner.batch != LEARNER_BATCH_GLOBAL || cfg->run.mode != RUN_DISTRIBUTED) return cfg->replay.batch_size;
+    return cfg->replay.batch_size / cfg->roles.learners;
+}
+
 double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
                           const float *target, const Batch *b, float *grad, float *td, char *what) {
+    return agentcfg_loss_grad_clip(cfg, dqn, net, dp, params, target, b, grad, td, cfg->optimizer.grad_clip, what);
+}
+
+double agentcfg_loss_grad_clip(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
+                               const float *target, const Batch *b, float *grad, float *td, double clip, char *what) {
+    (void)cfg;
     double loss = dqn_loss_grad(dqn, net, dp, params, target, b, grad, td);
     /* The norm is summed in double over floats, so it is finite exactly
-     * when every element is. */
-    double norm = optim_clip_norm(grad, net->n_params, cfg->optimizer.grad_clip);
+     * when every element is (clip 0 clips nothing but still measures). */
+    double norm = optim_clip_norm(grad, net->n_params, clip);
     what[0] = '\0';
     if (!isfinite(loss)) snprintf(what, AGENTCFG_WHAT_LEN, "loss is %g", loss);
     else if (!isfinite(norm)) snprintf(what, AGENTCFG_WHAT_LEN, "gradient norm is %g", norm);

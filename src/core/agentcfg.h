@@ -48,6 +48,14 @@ bool agentcfg_target_update(const Config *cfg, uint64_t step, float *target, con
 enum { AGENTCFG_WHAT_LEN = 64 };
 double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
                           const float *target, const Batch *b, float *grad, float *td, char *what);
+/* The same with the gradient clipped to clip (0: not clipped): a learner of
+ * learner.batch global clips only the averaged gradient. */
+double agentcfg_loss_grad_clip(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
+                               const float *target, const Batch *b, float *grad, float *td, double clip, char *what);
+/* The rows one learner samples per gradient: replay.batch_size, or with
+ * learner.batch global in a distributed job its 1/L share (the check makes
+ * sure L divides it). */
+int agentcfg_learner_batch(const Config *cfg);
 
 /* The advice every "training diverged" message ends with, into out:
  * "lower optimizer.lr (now 0.001) or optimizer.grad_clip (now 10, 0 = off)". */

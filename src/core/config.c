@@ -134,6 +134,7 @@ void config_defaults(Config *cfg) {
     cfg->sync.allreduce_impl = ALLREDUCE_RING;
     cfg->sync.lr_scaling = LR_SCALING_NONE;
     cfg->sync.lr_warmup_updates = 0;
+    cfg->learner.batch = LEARNER_BATCH_PER_LEARNER;
     cfg->learner.loss_outlier_sigma = 0;
 }
 

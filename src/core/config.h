@@ -44,6 +44,7 @@ typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode
 typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI } AllreduceImpl;
 typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
 typedef enum { LR_SCALING_NONE = 0, LR_SCALING_LINEAR, LR_SCALING_SQRT } LrScaling;
+typedef enum { LEARNER_BATCH_PER_LEARNER = 0, LEARNER_BATCH_GLOBAL } LearnerBatch;
 
 /* Where a key's value came from: bookkeeping for error messages, so that a
  * check of two keys can point at the one the file set. */
@@ -96,6 +97,8 @@ typedef struct {
         int lr_warmup_updates;     /* sync.lr_warmup_updates: ramp to the scaled rate over these */
     } sync;
     struct {
+        LearnerBatch batch;        /* learner.batch: per_learner (each learner its own replay.batch_size) |
+                                      global (L learners split one replay.batch_size: the 1-learner update) */
         double loss_outlier_sigma; /* learner.loss_outlier_sigma: drop a gradient whose loss is this many
                                       standard deviations above the running mean (0: off; lossguard.h) */
     } learner;
@@ -213,6 +216,7 @@ bool config_same(const Config *a, const Config *b);
 const char *config_sync_name(SyncMode m);
 const char *config_allreduce_impl_name(AllreduceImpl m);
 const char *config_lr_scaling_name(LrScaling s);
+const char *config_learner_batch_name(LearnerBatch b);
 const char *config_wait_name(WaitMode m);
 const char *config_optim_name(CfgOptim k);
 const char *config_replay_name(ReplayKind k);

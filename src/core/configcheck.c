@@ -213,6 +213,36 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
     }
     int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
     int k_sigma = cfg_key_id("learner", "loss_outlier_sigma"), k_run_mode = cfg_key_id("run", "mode");
+    int k_lbatch = cfg_key_id("learner", "batch"), k_learners = cfg_key_id("roles", "learners");
+    int k_rkind = cfg_key_id("replay", "kind");
+    if (cfg->learner.batch == LEARNER_BATCH_GLOBAL && cfg->run.mode == RUN_DISTRIBUTED) {
+        if (cfg->sync.mode != SYNC_ALLREDUCE) {
+            const int ids[] = {k_lbatch, k_mode};
+            return fail_rule(&C, ids, 2,
+                             "learner.batch global%s is built for sync.mode allreduce, where every learner averages "
+                             "and clips the whole gradient; sync.mode is %s%s (the parameter servers would have to "
+                             "clip the averaged gradient across their shards: not built); use sync.mode: allreduce "
+                             "or learner.batch: per_learner",
+                             origin_note(&C, k_lbatch, true), config_sync_name(cfg->sync.mode),
+                             origin_note(&C, k_mode, true));
+        }
+        if (cfg->replay.kind == REPLAY_PRIORITIZED) {
+            const int ids[] = {k_lbatch, k_rkind};
+            return fail_rule(&C, ids, 2,
+                             "learner.batch global%s splits one batch among the learners, but prioritized replay%s "
+                             "normalizes importance weights per batch, so the parts would not make the one-learner "
+                             "update; use replay.kind: uniform or learner.batch: per_learner",
+                             origin_note(&C, k_lbatch, true), origin_note(&C, k_rkind, true));
+        }
+        if (cfg->replay.batch_size % cfg->roles.learners != 0) {
+            const int ids[] = {k_lbatch, k_batch, k_learners};
+            return fail_rule(&C, ids, 3,
+                             "learner.batch global%s splits replay.batch_size (%d%s) among roles.learners (%d%s), "
+                             "which does not divide it; use a batch size that is a multiple of the learner count",
+                             origin_note(&C, k_lbatch, true), cfg->replay.batch_size, origin_note(&C, k_batch, false),
+                             cfg->roles.learners, origin_note(&C, k_learners, false));
+        }
+    }
     if (cfg->learner.loss_outlier_sigma > 0 && cfg->run.mode == RUN_LOCAL) {
         const int ids[] = {k_sigma, k_run_mode};
         return fail_rule(&C, ids, 2,

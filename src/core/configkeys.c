@@ -37,6 +37,7 @@ static const char *const progress_modes[] = {"auto", "always", "never", NULL};
 static const char *const allreduce_impls[] = {"ring", "naive", "mpi", NULL};
 static const char *const wait_modes[] = {"auto", "poll", "sleep", NULL};
 static const char *const lr_scalings[] = {"none", "linear", "sqrt", NULL};
+static const char *const learner_batches[] = {"per_learner", "global", NULL};
 
 /* Enums are stored through an int-sized copy. */
 _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int) &&
@@ -97,6 +98,7 @@ const Key cfg_keys[] = {
     ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings),
     INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000),
 
+    ENUM("learner", "batch", learner.batch, learner_batches),
     F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
 
     INT("actor", "envs", actor.envs, 1, 4096),
@@ -190,6 +192,7 @@ const char *cfg_enum_name(const char *const *names, int v) {
 const char *config_sync_name(SyncMode m) { return cfg_enum_name(sync_modes, (int)m); }
 const char *config_allreduce_impl_name(AllreduceImpl m) { return cfg_enum_name(allreduce_impls, (int)m); }
 const char *config_lr_scaling_name(LrScaling s) { return cfg_enum_name(lr_scalings, (int)s); }
+const char *config_learner_batch_name(LearnerBatch b) { return cfg_enum_name(learner_batches, (int)b); }
 const char *config_wait_name(WaitMode m) { return cfg_enum_name(wait_modes, (int)m); }
 const char *config_optim_name(CfgOptim k) { return cfg_enum_name(optim_kinds, (int)k); }
 const char *config_replay_name(ReplayKind k) { return cfg_enum_name(replay_kinds, (int)k); }

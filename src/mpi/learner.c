@@ -96,6 +96,8 @@ typedef struct {
     Ring ring;                /* the learners' ring (allreduce.h) */
     bool stop;
     LossGuard guard;             /* learner.loss_outlier_sigma */
+    int batch;                   /* rows per gradient (agentcfg_learner_batch) */
+    bool global;                 /* learner.batch global: clip the averaged gradient, not the part */
 } Learner;
 
 /* Prioritized: the next batch's B rows are drawn as one buffer of all
@@ -149,7 +151,7 @@ static void request_sample(Learner *l) {
     }
     int shard = pacing_rr_next(&l->rr);
     MsgHeader h = {0};
-    h.count = (uint64_t)l->rb.cfg->replay.batch_size;
+    h.count = (uint64_t)l->batch;
     h.sample_req.charged = h.count;
     h.version = ++l->req_seq;
     comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
@@ -180,7 +182,7 @@ static void on_sample(Learner *l, const Msg *m) {
         off = l->pnext.off[s];
         if ((int)B != l->pnext.cnt[s])
             DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d, asked for %d", B, m->source, l->pnext.cnt[s]);
-    } else if ((int)B != l->rb.cfg->replay.batch_size) {
+    } else if ((int)B != l->batch) {
         DIE(l->rb.ctx, "SAMPLE of %zu rows from rank %d", B, m->source);
     }
     SampleLayout lay = proto_sample_layout(B, O, l->prio);
@@ -500,6 +502,7 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
+    if (l->global) optim_clip_norm(l->grad, l->n, l->rb.cfg->optimizer.grad_clip);
     /* Each learner's gradient was finite, but their sum can overflow, and a
      * finite step can overflow the parameters. */
     if (!floats_finite(l->grad, l->n)) diverged(l, "the learners' summed gradient is not finite");
@@ -538,8 +541,11 @@ static bool learn(Learner *l) {
     request_sample(l);
     double t0 = now_seconds();
     char what[AGENTCFG_WHAT_LEN];
-    double loss = agentcfg_loss_grad(l->rb.cfg, &l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
-                                     l->prio ? l->td : NULL, what);
+    /* learner.batch global: the part is not clipped; the averaged whole is
+     * (step_allreduce), as the one learner's gradient would be. */
+    double clip = l->global ? 0.0 : l->rb.cfg->optimizer.grad_clip;
+    double loss = agentcfg_loss_grad_clip(l->rb.cfg, &l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur,
+                                          l->grad, l->prio ? l->td : NULL, clip, what);
     double t1 = now_seconds();
     trace_span(&l->rb.trace, TR_GRAD, t0, t1, (uint32_t)l->cur.n);
     l->rb.m.compute_seconds += t1 - t0;
@@ -566,6 +572,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     l->n = l->rb.net.n_params;
     lossguard_init(&l->guard, cfg->learner.loss_outlier_sigma);
+    l->batch = agentcfg_learner_batch(cfg);
+    l->global = cfg->learner.batch == LEARNER_BATCH_GLOBAL;
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
     l->grad = xmalloc_for((l->n + 1) * sizeof(float), "gradient", "network.hidden");
     dqn_init(&l->dqn, &l->rb.net, B);

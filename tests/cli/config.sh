@@ -111,10 +111,10 @@ json_check() {
         "$(json_vs_yaml "$TEST_TMP/config-check.yaml" "$TEST_TMP/config-check.json")" "$want"
 }
 if command -v python3 >/dev/null; then
-    json_check "an uneven job" "78 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
+    json_check "an uneven job" "79 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
         --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
-    json_check "pendulum (torques, a list of numbers)" "79 keys, 1 ranks" configs/local/pendulum.yaml
-    json_check "--set list, strings with escapes" "78 keys, 7 ranks" configs/acrobot.yaml \
+    json_check "pendulum (torques, a list of numbers)" "80 keys, 1 ranks" configs/local/pendulum.yaml
+    json_check "--set list, strings with escapes" "79 keys, 7 ranks" configs/acrobot.yaml \
         --set 'network.hidden=[128,128]' --set sync.mode=allreduce --set roles.param_servers=0 \
         --set roles.learners=4 --set 'run.out_dir="dir \"quoted\" \\ é"' --set run.seed=18446744073709551615
     run_cmd "$GORILA" config check configs/cartpole.yaml --json --set replay.min_size=2 --set replay.batch_size=2
@@ -138,7 +138,7 @@ print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"
     run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$jruns" --set run.name=cj \
         --set run.max_env_steps=200 --set logging.progress=never
     expect_rc "--json: a short run for its config.yaml" 0
-    json_check "a run directory's config.yaml" "78 keys, 1 ranks" "$jruns/cj/config.yaml"
+    json_check "a run directory's config.yaml" "79 keys, 1 ranks" "$jruns/cj/config.yaml"
     rm -rf "$jruns"
 else
     not_ok "config check --json: python3 not found (scripts/install-deps.sh installs it)"
@@ -195,6 +195,22 @@ bad_args "sync.lr_warmup_updates negative" \
 run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.learners=2 --set sync.lr_scaling=sqrt \
     --set sync.lr_warmup_updates=500
 expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
+# learner.batch global: built for allreduce with uniform replay and a batch
+# the learners divide; anything else is one line and exit 2.
+for case in "sync.mode ps_sync|is built for sync.mode allreduce|--set learner.batch=global --set roles.learners=2" \
+    "3 learners, batch 64|which does not divide it|--set learner.batch=global --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=3" \
+    "prioritized replay|normalizes importance weights per batch|--set learner.batch=global --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2 --set replay.kind=prioritized" \
+    "unknown value|expected one of per_learner, global, got \"everyone\"|--set learner.batch=everyone"; do
+    IFS='|' read -r what want args <<<"$case"
+    # shellcheck disable=SC2086 # the options, split on purpose
+    run_cmd "$GORILA" config check configs/cartpole.yaml $args
+    expect_rc "learner.batch global refused ($what): exit status 2" 2
+    expect_contains "learner.batch global refused ($what): says why" "$err" "$want"
+    expect_eq "learner.batch global refused ($what): one line" "$(wc -l <<<"$err")" 1
+done
+run_cmd "$GORILA" config check configs/cartpole.yaml --set learner.batch=global --set sync.mode=allreduce \
+    --set roles.param_servers=0 --set roles.learners=2
+expect_rc "learner.batch global, allreduce, 2 learners, batch 64: valid" 0
 bad_args "missing file" "nope.yaml: cannot open config: No such file or directory" config check nope.yaml
 bad_args "directory" "configs: expected a YAML file, got a directory" config check configs
 # run.out_dir: up to 767 bytes (PATH_LEN 1024 less 257 for the run name and

@@ -12,6 +12,7 @@
 #include "evaluator.h"
 #include "agentcfg.h"
 #include "placement.h"
+#include "rng.h"
 #include "util.h"
 
 static Layout layout_of(int A, int S, int L, int P) {
@@ -242,6 +243,90 @@ Test(agentcfg, lr_scaling) {
     cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "a local run has one learner");
     agentcfg_optim_params(&cfg, &op);
     cr_assert_eq(op.warmup_steps, 0, "no ramp where nothing is scaled");
+}
+
+/* learner.batch global (Horovod's rule): L learners each take 1/L of one
+ * batch, their unclipped gradients are averaged and the average clipped;
+ * that is the one-learner gradient of the whole batch (each part's loss is
+ * a mean over its rows, so the mean of L equal parts' gradients is the
+ * whole's), up to summation order. Clipping each part before averaging, as
+ * a per_learner learner does, is not: the test shows the difference, so it
+ * would fail if the order were wrong. CartPole's 4-64-64-2 network, 8 rows
+ * split in 2 and in 4, a clip norm small enough to act. */
+static void random_rows(Rng *r, int B, float *obs, float *nobs, int32_t *a, float *rew, float *disc, float *w) {
+    for (int i = 0; i < 4 * B; i++) {
+        obs[i] = (float)rng_uniform_range(r, -1, 1);
+        nobs[i] = (float)rng_uniform_range(r, -1, 1);
+    }
+    for (int i = 0; i < B; i++) {
+        a[i] = (int32_t)(rng_next(r) % 2);
+        rew[i] = (float)rng_uniform_range(r, -1, 1);
+        disc[i] = i % 3 ? 0.99f : 0.0f;
+        w[i] = 1.0f;
+    }
+}
+
+Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.optimizer.grad_clip = 0.05;
+    char err[ERR_LEN], what[AGENTCFG_WHAT_LEN];
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
+    size_t n = net.n_params;
+    enum { B = 8 };
+    Rng r;
+    rng_seed(&r, 7, 0);
+    float *params = malloc(n * sizeof(float)), *target = malloc(n * sizeof(float));
+    qnet_init_params(&net, params, &r);
+    qnet_init_params(&net, target, &r);
+    float obs[4 * B], nobs[4 * B], rew[B], disc[B], w[B];
+    int32_t act[B];
+    random_rows(&r, B, obs, nobs, act, rew, disc, w);
+    DqnParams dp;
+    agentcfg_dqn_params(&cfg, &dp);
+    Dqn dqn;
+    dqn_init(&dqn, &net, B);
+    float *whole = malloc(n * sizeof(float)), *part = malloc(n * sizeof(float));
+    float *avg = malloc(n * sizeof(float)), *wrong = malloc(n * sizeof(float));
+    Batch all = {.n = B, .obs_dim = 4, .obs = obs, .action = act, .reward = rew, .next_obs = nobs, .discount = disc,
+                 .weight = w};
+    agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
+    double norm = 0;
+    for (size_t i = 0; i < n; i++) norm += (double)whole[i] * whole[i];
+    cr_assert_gt(sqrt(norm), 2 * cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
+    agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
+    for (int L = 2; L <= 4; L += 2) {
+        memset(avg, 0, n * sizeof(float));
+        memset(wrong, 0, n * sizeof(float));
+        int m = B / L;
+        for (int k = 0; k < L; k++) {
+            Batch b = {.n = m, .obs_dim = 4, .obs = obs + 4 * m * k, .action = act + m * k, .reward = rew + m * k,
+                       .next_obs = nobs + 4 * m * k, .discount = disc + m * k, .weight = w + m * k};
+            agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
+            cr_assert_str_empty(what);
+            for (size_t i = 0; i < n; i++) avg[i] += part[i] / (float)L;
+            optim_clip_norm(part, n, cfg.optimizer.grad_clip); /* what a per_learner learner sends */
+            for (size_t i = 0; i < n; i++) wrong[i] += part[i] / (float)L;
+        }
+        optim_clip_norm(avg, n, cfg.optimizer.grad_clip);
+        double scale = 0, err_ok = 0, err_wrong = 0;
+        for (size_t i = 0; i < n; i++) {
+            scale = fmax(scale, fabs(whole[i]));
+            err_ok = fmax(err_ok, fabs(avg[i] - whole[i]));
+            err_wrong = fmax(err_wrong, fabs(wrong[i] - whole[i]));
+        }
+        /* float sums of 8 rows in another grouping: a few ulps of the largest element */
+        cr_assert_leq(err_ok, 1e-5 * scale, "L = %d: %g against %g", L, err_ok, scale);
+        cr_assert_gt(err_wrong, 1e-3 * scale, "L = %d: clipping the parts differs (%g)", L, err_wrong);
+    }
+    dqn_free(&dqn);
+    free(params);
+    free(target);
+    free(whole);
+    free(part);
+    free(avg);
+    free(wrong);
 }
 
 Test(agentcfg, samples_per_insert_and_pendulum_actions) {
