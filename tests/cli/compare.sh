@@ -448,5 +448,18 @@ run_cmd env GORILA_LAUNCH="$W/bin/nohosts" "$C" "${small[@]}" --modes ps_sync --
 expect_rc "--resume with another --placement: refused" 2
 expect_contains "--resume with another --placement: says so" "$err" "--resume needs the same --simcluster"
 expect_eq "--resume with another --placement: no job launched" "$(launches)" 0
+# A --set that only some modes accept (learner.batch=global: allreduce) is
+# checked per cell: an allreduce matrix runs, a ps_sync one is refused with
+# gorila's reason before anything starts.
+rm -f "$W/launches"
+run_cmd env GORILA_LAUNCH="$W/bin/nohosts" "$C" "${small[@]}" --modes allreduce --learners 2 --seeds 1 \
+    --set learner.batch=global --out "$W/global"
+expect_rc "--set learner.batch=global, allreduce: accepted (the stand-in's cell fails)" 0
+expect_contains "--set learner.batch=global, allreduce: the job gets it" "$(cat "$W/launches" 2>/dev/null)" \
+    "--set learner.batch=global"
+run_cmd "$C" "${small[@]}" --modes ps_sync --learners 2 --seeds 1 --set learner.batch=global --out "$W/global-ps"
+expect_rc "--set learner.batch=global, ps_sync: refused" 2
+expect_contains "--set learner.batch=global, ps_sync: gorila's reason" "$err" "is built for sync.mode allreduce"
+check "--set learner.batch=global, ps_sync: nothing made" [ ! -e "$W/global-ps" ]
 echo "# compare.sh: $((SECONDS - t0)) s"
 done_testing

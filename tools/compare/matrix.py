@@ -291,7 +291,14 @@ class Matrix:
 
     def check_config(self):
         """The config itself: a distributed one; the PS count of PS cells."""
-        base = facts.config_check(self.config, self.user_sets)
+        try:
+            base = facts.config_check(self.config, self.user_sets)
+        except InputError:
+            # a --set valid only in some modes (learner.batch=global: allreduce): the config as the first mode's
+            # cells run it; the cells are checked one by one below
+            m = self.modes[0]
+            base = facts.config_check(self.config, self.user_sets + ["sync.mode=%s" % m] +
+                                      (["roles.param_servers=0"] if m == ALLREDUCE else []))
         if base.get("run.mode", "distributed") != "distributed":
             raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
                              "configs/cartpole.yaml)" % (self.config, base.get("run.mode")))
