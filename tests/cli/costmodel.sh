@@ -75,6 +75,10 @@ if not (bad["verdict"].startswith("**off by +56%**") and "11 ranks share 2 cores
 if abs(ring["predicted"] - 6.006) > 1e-9 or ring["verdict"] != "within 25% (communication under half the update)":
     fails.append(("ring", ring))
 if not mpi["verdict"].startswith("not modelled (Open MPI"): fails.append(("mpi", mpi))
+m.cores = None  # real hosts (--hostfile): their cores are their own
+if "ranks share" in {(r["key"][0], r["key"][3]): r for r in m.rows()}[("ps_async", None)]["verdict"]:
+    fails.append("a cores reason for real hosts")
+m.cores = 2
 net["nodes"] = 5
 r5 = {(r["key"][0], r["key"][3]): r for r in m.rows()}[("ps_sync", None)]
 if not r5["verdict"].startswith("not compared: learners and PS shards share nodes"): fails.append(("5 nodes", r5))

@@ -73,10 +73,11 @@ def network_params(network):
 
 
 def reasons(c_list, kind, ratio, cores):
-    """The factors the runs show that the model leaves out, as short clauses."""
+    """The factors the runs show that the model leaves out, as short clauses;
+    cores: of the machine every node runs on (simulated nodes), else None."""
     out = []
     ranks = max((c.figures.get("ranks") or 0) for c in c_list)
-    if ratio > 1 and ranks > cores:
+    if ratio > 1 and cores and ranks > cores:
         out.append("%d ranks share %d cores: a learner's sync time includes waiting for the cores, and the nodes' TCP "
                    "stacks run on them too" % (ranks, cores))
     if ratio > 1 and kind == "ring" and c_list[0].learners == 2:
@@ -102,7 +103,8 @@ class ModelCheck:
         self.network = network or {}
         self.params = network_params(network)
         self.groups = groups(cells)
-        self.cores = os.cpu_count() or 1
+        # simulated nodes share this machine's cores; real hosts have their own
+        self.cores = (os.cpu_count() or 1) if self.network.get("simcluster") else None
         self.segment = facts.segment_bytes()
         n = [c.figures.get("n_params") for c in cells if c.ok and c.figures and c.figures.get("n_params")]
         self.n_params = int(median(n)) if n else None
