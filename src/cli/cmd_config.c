@@ -6,12 +6,14 @@
  * each rank allocates, all ranks against this machine's memory), the rank
  * layout (layout_print) and a last line "ranks: N", the number of MPI ranks
  * the job needs; with --json, one JSON object instead,
- * {"config": {...}, "ranks": N} (config_write_json). Exit status: 0 valid, 2 invalid config, a job whose ranks
+ * {"config": {...}, "ranks": N, "n_params": K} (config_write_json; K the
+ * Q-network's parameter count). Exit status: 0 valid, 2 invalid config, a job whose ranks
  * do not fit this machine's memory (memplan_check, the check gorila train
  * runs too) or bad arguments (one error line on stderr, nothing on stdout).
  *
  * `config place` prints the rank layout with the host each rank runs on
- * across the given hosts (placement_nodes), one line per rank: what
+ * across the given hosts (placement_nodes, or placement_spread with
+ * --spread), one line per rank: what
  * scripts/launch --hostfile turns into Open MPI's sequential mapping.
  */
 #include "cmd.h"
@@ -138,13 +140,13 @@ static int config_check(int argc, char **argv) {
         (!a.ranks_elsewhere && memplan_check(&cfg, &plan, &machine, err) != 0))
         return usage_error("%s", err);
     if (a.json) {
+        QNet net; /* before the object: an error must leave nothing on stdout */
+        if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
         JsonW j;
         json_init(&j, stdout, true);
         json_begin_object(&j, NULL);
         config_write_json(&cfg, &j, "config");
         json_num(&j, "ranks", lay.size);
-        QNet net;
-        if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
         json_u64(&j, "n_params", (uint64_t)net.n_params);
         json_end_object(&j);
         return 0;

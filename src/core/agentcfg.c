@@ -103,12 +103,11 @@ int agentcfg_learner_batch(const Config *cfg) {
 
 double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
                           const float *target, const Batch *b, float *grad, float *td, char *what) {
-    return agentcfg_loss_grad_clip(cfg, dqn, net, dp, params, target, b, grad, td, cfg->optimizer.grad_clip, what);
+    return agentcfg_loss_grad_clip(dqn, net, dp, params, target, b, grad, td, cfg->optimizer.grad_clip, what);
 }
 
-double agentcfg_loss_grad_clip(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
-                               const float *target, const Batch *b, float *grad, float *td, double clip, char *what) {
-    (void)cfg;
+double agentcfg_loss_grad_clip(Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params, const float *target,
+                               const Batch *b, float *grad, float *td, double clip, char *what) {
     double loss = dqn_loss_grad(dqn, net, dp, params, target, b, grad, td);
     /* The norm is summed in double over floats, so it is finite exactly
      * when every element is (clip 0 clips nothing but still measures). */

@@ -50,8 +50,8 @@ double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const Dq
                           const float *target, const Batch *b, float *grad, float *td, char *what);
 /* The same with the gradient clipped to clip (0: not clipped): a learner of
  * learner.batch global clips only the averaged gradient. */
-double agentcfg_loss_grad_clip(const Config *cfg, Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params,
-                               const float *target, const Batch *b, float *grad, float *td, double clip, char *what);
+double agentcfg_loss_grad_clip(Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params, const float *target,
+                               const Batch *b, float *grad, float *td, double clip, char *what);
 /* The rows one learner samples per gradient: replay.batch_size, or with
  * learner.batch global in a distributed job its 1/L share (the check makes
  * sure L divides it). */

@@ -211,8 +211,8 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          "add one or use sync.mode: allreduce",
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
     }
-    int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
     int k_sigma = cfg_key_id("learner", "loss_outlier_sigma"), k_run_mode = cfg_key_id("run", "mode");
+    int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
     int k_lbatch = cfg_key_id("learner", "batch"), k_learners = cfg_key_id("roles", "learners");
     int k_rkind = cfg_key_id("replay", "kind");
     if (cfg->learner.batch == LEARNER_BATCH_GLOBAL && cfg->run.mode == RUN_DISTRIBUTED) {
@@ -233,6 +233,15 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                              "normalizes importance weights per batch, so the parts would not make the one-learner "
                              "update; use replay.kind: uniform or learner.batch: per_learner",
                              origin_note(&C, k_lbatch, true), origin_note(&C, k_rkind, true));
+        }
+        if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
+            const int ids[] = {k_lbatch, k_scaling};
+            return fail_rule(&C, ids, 2,
+                             "learner.batch global%s makes each update the one-learner update of one batch, but "
+                             "sync.lr_scaling %s%s scales the rate for a batch that grows with the learners; "
+                             "use one of the two (sync.lr_scaling: none with the global batch)",
+                             origin_note(&C, k_lbatch, true), config_lr_scaling_name(cfg->sync.lr_scaling),
+                             origin_note(&C, k_scaling, true));
         }
         if (cfg->replay.batch_size % cfg->roles.learners != 0) {
             const int ids[] = {k_lbatch, k_batch, k_learners};

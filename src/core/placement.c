@@ -144,9 +144,10 @@ int placement_spread(const Layout *lay, const int *slots, int n_nodes, bool over
     int *free_ = xmalloc((size_t)n_nodes * sizeof(int)), *list = xmalloc((size_t)N * sizeof(int));
     for (int i = 0; i < n_nodes; i++) free_[i] = slots[i];
     /* Units in order: each learner, each PS shard, each replay shard with
-     * its actors (node_group's), the coordinator; unit u starts at node
-     * u mod n_nodes, or the next one with a free slot (a node with no slots
-     * never; a full node only when oversubscribed, where nothing is full). */
+     * its actors (node_group's), the coordinator; a unit starts at the node
+     * after the one the previous unit ended on, or the next with a free
+     * slot (a node with no slots never; a full node only when the slots
+     * suffice: oversubscribed, nothing is full and slots do not weigh). */
     int units = L + P + S + 1, at = 0;
     for (int u = 0; u < units; u++, at = (at + 1) % n_nodes) {
         int n;

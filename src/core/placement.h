@@ -62,7 +62,13 @@ int placement_nodes(const Layout *lay, const int *slots, int n_nodes, bool overs
  * together), the coordinator last; a unit starts at the node after the
  * one the previous unit ended on, skipping nodes with 0 slots and, when the slots
  * suffice, full nodes (a replay group continues on the next node with a
- * free slot). The same errors as placement_nodes. */
+ * free slot). Oversubscribed (fewer slots than ranks), the slot counts do
+ * not weigh: units are dealt round-robin over the nodes with slots, unlike
+ * placement_nodes' proportional shares. With L + P + 1 nodes or more each
+ * learner and each shard has a node to itself as long as the replay groups
+ * fit where they start (more replay shards, or a group larger than a node's
+ * slots, wrap onto the learners' nodes). The same errors as
+ * placement_nodes. */
 int placement_spread(const Layout *lay, const int *slots, int n_nodes, bool oversubscribe, int *node_of, char *err);
 
 #endif

@@ -559,7 +559,7 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
              c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s");
     if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
         char ramp[96] = "";
-        if (cfg->sync.lr_warmup_updates > 0)
+        if (cfg->sync.lr_warmup_updates > 0 && agentcfg_lr_scale(cfg) != 1.0)
             snprintf(ramp, sizeof ramp, ", reached over %d updates from %g", cfg->sync.lr_warmup_updates,
                      cfg->optimizer.lr);
         log_info(ctx, "learning rate %g x %.4g (sync.lr_scaling %s, %d learners) = %g%s", cfg->optimizer.lr,

@@ -98,6 +98,7 @@ typedef struct {
     LossGuard guard;             /* learner.loss_outlier_sigma */
     int batch;                   /* rows per gradient (agentcfg_learner_batch) */
     bool global;                 /* learner.batch global: clip the averaged gradient, not the part */
+    uint64_t pushed;             /* gradients sent (the pull schedule counts these, not dropped ones) */
 } Learner;
 
 /* Prioritized: the next batch's B rows are drawn as one buffer of all
@@ -395,7 +396,8 @@ static _Noreturn void diverged(const Learner *l, const char *what) {
 
 /* ---- the two ways of syncing ---------------------------------------------
  * learner_run calls init once, step after every update (have_grad false
- * when STOP came before the next batch), and finish after STOP: the last
+ * when STOP came before the next batch, or when the loss guard dropped the
+ * gradient in an asynchronous mode), and finish after STOP: the last
  * messages, then the shutdown drain of the strategy's own send buffers. */
 typedef struct {
     void (*init)(Learner *l);
@@ -426,7 +428,7 @@ static void init_ps(Learner *l) {
 static bool step_ps(Learner *l, bool have_grad) {
     if (!have_grad) return !l->stop;
     double t0 = now_seconds();
-    push_grad(l, l->rb.m.updates % l->pull_every == 0);
+    push_grad(l, ++l->pushed % l->pull_every == 0);
     double t1 = now_seconds();
     trace_span(&l->rb.trace, TR_SEND_GRAD, t0, t1, (uint32_t)l->rb.n_sources);
     if (l->pulling) {
@@ -525,7 +527,9 @@ static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
 static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
 
 /* The batch that arrived becomes current, the next is requested
- * (prefetch), and its clipped gradient is computed into l->grad. A
+ * (prefetch), and its gradient is computed into l->grad, clipped (with
+ * learner.batch global not: the average is, in step_allreduce). Returns
+ * false when the loss guard drops it and nothing is to be sent. A
  * non-finite loss or gradient ends the job here, before the gradient is
  * sent or applied, so no parameter source ever holds (or checkpoints)
  * parameters it made non-finite. The norm is summed in double over
@@ -544,8 +548,8 @@ static bool learn(Learner *l) {
     /* learner.batch global: the part is not clipped; the averaged whole is
      * (step_allreduce), as the one learner's gradient would be. */
     double clip = l->global ? 0.0 : l->rb.cfg->optimizer.grad_clip;
-    double loss = agentcfg_loss_grad_clip(l->rb.cfg, &l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur,
-                                          l->grad, l->prio ? l->td : NULL, clip, what);
+    double loss = agentcfg_loss_grad_clip(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
+                                          l->prio ? l->td : NULL, clip, what);
     double t1 = now_seconds();
     trace_span(&l->rb.trace, TR_GRAD, t0, t1, (uint32_t)l->cur.n);
     l->rb.m.compute_seconds += t1 - t0;

@@ -200,6 +200,7 @@ expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
 for case in "sync.mode ps_sync|is built for sync.mode allreduce|--set learner.batch=global --set roles.learners=2" \
     "3 learners, batch 64|which does not divide it|--set learner.batch=global --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=3" \
     "prioritized replay|normalizes importance weights per batch|--set learner.batch=global --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2 --set replay.kind=prioritized" \
+    "with rate scaling|use one of the two|--set learner.batch=global --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2 --set sync.lr_scaling=linear" \
     "unknown value|expected one of per_learner, global, got \"everyone\"|--set learner.batch=everyone"; do
     IFS='|' read -r what want args <<<"$case"
     # shellcheck disable=SC2086 # the options, split on purpose

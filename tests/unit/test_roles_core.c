@@ -291,11 +291,11 @@ Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
     float *avg = malloc(n * sizeof(float)), *wrong = malloc(n * sizeof(float));
     Batch all = {.n = B, .obs_dim = 4, .obs = obs, .action = act, .reward = rew, .next_obs = nobs, .discount = disc,
                  .weight = w};
-    agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
+    agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
     double norm = 0;
     for (size_t i = 0; i < n; i++) norm += (double)whole[i] * whole[i];
     cr_assert_gt(sqrt(norm), 2 * cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
-    agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
+    agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
     for (int L = 2; L <= 4; L += 2) {
         memset(avg, 0, n * sizeof(float));
         memset(wrong, 0, n * sizeof(float));
@@ -303,7 +303,7 @@ Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
         for (int k = 0; k < L; k++) {
             Batch b = {.n = m, .obs_dim = 4, .obs = obs + 4 * m * k, .action = act + m * k, .reward = rew + m * k,
                        .next_obs = nobs + 4 * m * k, .discount = disc + m * k, .weight = w + m * k};
-            agentcfg_loss_grad_clip(&cfg, &dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
+            agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
             cr_assert_str_empty(what);
             for (size_t i = 0; i < n; i++) avg[i] += part[i] / (float)L;
             optim_clip_norm(part, n, cfg.optimizer.grad_clip); /* what a per_learner learner sends */
