@@ -22,18 +22,12 @@ MODE_WORDS = {"ps": "single PS: 2(a + N K / B)", "ps_sharded": "P shards: 2(a + 
 SYNCHRONOUS = ("ps_sync", ALLREDUCE)  # a round waits for every learner
 
 
-def model_kind(mode, ps):
+def cell_kind(c):
     """The cost model's name for a cell's pattern, or None (mpi: Open MPI
     picks its own algorithm, not modelled)."""
-    if mode == ALLREDUCE:
-        return None
-    return "ps" if (ps or 1) == 1 else "ps_sharded"
-
-
-def cell_kind(c):
     if c.mode == ALLREDUCE:
         return c.impl if c.impl in ("ring", "naive") else None
-    return model_kind(c.mode, c.ps)
+    return "ps" if (c.ps or 1) == 1 else "ps_sharded"
 
 
 def groups(cells):
@@ -47,8 +41,8 @@ def groups(cells):
     return out
 
 
-def _med(cells, key, scale=1.0):
-    v = [scale * c.figures[key] for c in cells if c.figures.get(key) is not None]
+def _med(cells, key):
+    v = [c.figures[key] for c in cells if c.figures.get(key) is not None]
     return median(v) if v else None
 
 
