@@ -33,7 +33,7 @@ sys.exit(not ok)' \
 rm -rf "$RUNS/rcs"
 # The distributed job is asynchronous, so its solve step varies from run to
 # run (6k to 35k env steps in 12 runs here; the config stops at 50k, and one
-# run in about twenty does not solve by then). This check is about the line,
+# of 16 runs here did not solve by then). This check is about the line,
 # not about learning: a higher step limit lets both runs solve.
 run_cmd timeout --kill-after=5 180 "$RC" configs/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=rcs \
     --set logging.progress=never --set run.max_env_steps=200000
