@@ -204,12 +204,30 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          "set roles.param_servers: 0",
                          origin_note(&C, k_mode, true), cfg->roles.param_servers, origin_note(&C, k_ps, true));
     }
-    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->roles.param_servers == 0) {
-        const int ids[] = {k_ps, k_mode};
+    /* A PS mode with roles.param_servers 0: the one learner holds the
+     * parameters (layout_params_in_learner). With more learners someone
+     * else would have to hold them; with a pull period above 1 the learner
+     * would compute at parameters older than its own, which it no longer
+     * has. */
+    int k_learners0 = cfg_key_id("roles", "learners"), k_pull = cfg_key_id("sync", "learner_pull_every");
+    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->roles.param_servers == 0 && cfg->roles.learners != 1) {
+        const int ids[] = {k_ps, k_learners0};
         return fail_rule(&C, ids, 2,
-                         "sync.mode %s%s needs parameter servers, but roles.param_servers is 0%s; "
-                         "add one or use sync.mode: allreduce",
-                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true));
+                         "sync.mode %s%s with roles.param_servers 0%s keeps the parameters inside the learner, which "
+                         "needs exactly one learner, but roles.learners is %d%s; add a parameter server or use "
+                         "roles.learners: 1",
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true),
+                         cfg->roles.learners, origin_note(&C, k_learners0, true));
+    }
+    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->sync.mode != SYNC_PS_SYNC && cfg->roles.param_servers == 0 &&
+        cfg->sync.learner_pull_every != 1) {
+        const int ids[] = {k_ps, k_pull};
+        return fail_rule(&C, ids, 2,
+                         "sync.mode %s%s with roles.param_servers 0%s keeps the parameters inside the learner, which "
+                         "always computes at the current ones, but sync.learner_pull_every is %d%s; set it to 1 or "
+                         "add a parameter server",
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true),
+                         cfg->sync.learner_pull_every, origin_note(&C, k_pull, true));
     }
     int k_sigma = cfg_key_id("learner", "loss_outlier_sigma"), k_run_mode = cfg_key_id("run", "mode");
     int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");

@@ -30,6 +30,10 @@ void layout_init(Layout *lay, const Config *cfg) {
     lay->size = next;
 }
 
+bool layout_params_in_learner(const Config *cfg) {
+    return cfg->sync.mode == SYNC_ALLREDUCE || cfg->roles.param_servers == 0;
+}
+
 void layout_role_of(const Layout *lay, int rank, Role *role, int *index) {
     assert(rank >= 0 && rank < lay->size);
     for (int r = 0; r < ROLE_COUNT; r++) {

@@ -32,6 +32,12 @@ void layout_role_of(const Layout *lay, int rank, Role *role, int *index);
 /* Rank of (role, index); index must be in [0, lay->count[role]). */
 int layout_rank_of(const Layout *lay, Role role, int index);
 
+/* Does learner 0 hold the parameters (the job's only parameter source)?
+ * In sync.mode allreduce, and in a parameter-server mode with
+ * roles.param_servers 0 (one learner, its parameters in its own process:
+ * Ape-X's layout, no round trip per update). A distributed cfg. */
+bool layout_params_in_learner(const Config *cfg);
+
 /* Print "rank role index" rows, one per rank, to f. */
 void layout_print(const Layout *lay, FILE *f);
 

@@ -141,7 +141,7 @@ typedef struct {
 /* Does a rank of this role write files into the run directory? */
 static bool writes_run_dir(const Config *cfg, Role role, int index) {
     if (role == ROLE_PS) return true;
-    if (role == ROLE_LEARNER) return cfg->sync.mode == SYNC_ALLREDUCE && index == 0;
+    if (role == ROLE_LEARNER) return layout_params_in_learner(cfg) && index == 0;
     if (role == ROLE_REPLAY) return cfg->checkpoint.save_replay;
     return false;
 }

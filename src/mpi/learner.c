@@ -523,8 +523,33 @@ static void finish_allreduce(Learner *l) {
     role_shutdown(&l->rb, l->sh.bufs, l->sh.n_bufs);
 }
 
+/* A parameter-server mode without parameter servers (roles.param_servers
+ * 0, one learner): the learner holds the whole network as the job's
+ * parameter source and applies its own gradient, the step the one PS would
+ * have applied (the same optimizer, clip and finite checks), so the next
+ * gradient is computed at the parameters a PS would have sent back, with
+ * no round trip. */
+static void init_local(Learner *l) {
+    pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, true);
+    l->params = l->sh.params;
+    l->target = l->sh.target;
+}
+
+static bool step_local(Learner *l, bool have_grad) {
+    if (!have_grad) return !l->stop;
+    double t1 = now_seconds();
+    pshard_apply(&l->sh, l->grad);
+    double t2 = now_seconds();
+    trace_span(&l->rb.trace, TR_APPLY, t1, t2, (uint32_t)l->sh.version);
+    l->rb.m.compute_seconds += t2 - t1;
+    if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
+    pshard_report_if_due(&l->sh);
+    return !l->stop;
+}
+
 static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
 static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
+static const LearnerSync via_local = {init_local, step_local, finish_allreduce};
 
 /* The batch that arrived becomes current, the next is requested
  * (prefetch), and its gradient is computed into l->grad, clipped (with
@@ -590,8 +615,9 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     for (int s = 0; s < l->S; s++) l->replay_ranks[s] = l->first_replay + s;
     pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
     if (cfg->replay.kind == REPLAY_PRIORITIZED) prio_init(l);
-    bool allreduce = cfg->sync.mode == SYNC_ALLREDUCE;
-    const LearnerSync *via = allreduce ? &via_allreduce : &via_ps;
+    const LearnerSync *via = cfg->sync.mode == SYNC_ALLREDUCE ? &via_allreduce
+                             : layout_params_in_learner(cfg)  ? &via_local
+                                                              : &via_ps;
     via->init(l);
     if (!l->stop) request_sample(l);
     /* The strategy's step decides when to leave: in allreduce mode a STOP

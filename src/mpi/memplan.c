@@ -153,7 +153,7 @@ static void plan_pshard(MemRank *r, const Config *cfg, const Layout *lay, uint64
     add(r, "initialisation scratch", "network.hidden", al64(n * sizeof(float)), true);
     if (serves) {
         uint64_t askers = 1 + (uint64_t)lay->count[ROLE_ACTOR] +
-                          (cfg->sync.mode != SYNC_ALLREDUCE ? (uint64_t)lay->count[ROLE_LEARNER] : 0);
+                          (!layout_params_in_learner(cfg) ? (uint64_t)lay->count[ROLE_LEARNER] : 0);
         add(r, "parameter replies", "network.hidden", askers * sendbuf(2 * len * sizeof(float)), false);
         add(r, "evaluation snapshot", "network.hidden", 2 * al64(len * sizeof(float)) + al64(st * sizeof(float)),
             false);
@@ -257,7 +257,9 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
                      S * (sendbuf(proto_sample_req_bytes(B, 1)) + sendbuf(proto_priority_layout(B).bytes));
         add(r, "prioritized sampling", "replay.batch_size", b, false);
     }
-    if (cfg->sync.mode == SYNC_ALLREDUCE) {
+    if (layout_params_in_learner(cfg) && cfg->sync.mode != SYNC_ALLREDUCE) {
+        plan_pshard(r, cfg, lay, n, n, true);
+    } else if (cfg->sync.mode == SYNC_ALLREDUCE) {
         plan_pshard(r, cfg, lay, n, n, l == 0);
         uint64_t scratch = RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT;
         add(r, "allreduce scratch", NULL, al64(scratch * sizeof(float)), false);

@@ -12,11 +12,12 @@
 #include <string.h>
 
 /* Ranks that may ask a source for PARAMS: the coordinator (evaluation),
- * the actors, and the learners unless they sync by allreduce (then each
- * holds its own copy and learner 0 is the source). */
+ * the actors, and the learners unless they hold the parameters themselves
+ * (allreduce: each holds its own copy and learner 0 is the source; a
+ * parameter-server mode without parameter servers: the one learner). */
 static void init_replies(PShard *s) {
     const Layout *lay = s->rb->lay;
-    bool learners = s->rb->cfg->sync.mode != SYNC_ALLREDUCE;
+    bool learners = !layout_params_in_learner(s->rb->cfg);
     int n = 1 + lay->count[ROLE_ACTOR] + (learners ? lay->count[ROLE_LEARNER] : 0);
     s->reply = xcalloc((size_t)lay->size, sizeof *s->reply);
     s->bufs = xcalloc((size_t)n, sizeof *s->bufs);

@@ -37,7 +37,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     trace_init(&rb->trace, lim.max_trace);
     if (lim.max_trace && ctx->role != ROLE_COORD) sendbuf_init(&rb->trace_out, proto_trace_bytes(PROTO_TRACE_PER_MSG));
     const Layout *lay = rb->lay;
-    if (rb->cfg->sync.mode == SYNC_ALLREDUCE) {
+    if (layout_params_in_learner(rb->cfg)) {
         rb->n_sources = 1;
         rb->source_rank[0] = layout_rank_of(lay, ROLE_LEARNER, 0);
         rb->source_off[0] = 0;

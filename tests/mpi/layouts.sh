@@ -68,6 +68,35 @@ job allreduce --set sync.mode=allreduce --set roles.param_servers=0 --set roles.
 check_job allreduce allreduce 0 3
 expect_eq "allreduce: manifest lists 1 shard (learner 0)" "$(manifest shards)" 1
 
+# A parameter-server mode without parameter servers: the one learner holds
+# the parameters, applies every gradient it computes (updates = gradients,
+# the loss guard being off) and serves the actors and the evaluations; its
+# checkpoint is one shard, and no gradient crosses a process boundary.
+for mode in ps_sync ps_async ps_bounded; do
+    job "inlearner-$mode" --set sync.mode=$mode --set roles.param_servers=0
+    check_job "inlearner-$mode" $mode 0 1
+    s="$RUN/summary.json"
+    expect_eq "inlearner-$mode: every gradient applied (updates = gradients)" "$(jget "$s" updates)" \
+        "$(jsum "$s" learner gradients)"
+    expect_eq "inlearner-$mode: manifest lists 1 shard (the learner)" "$(manifest shards)" 1
+    check "inlearner-$mode: no parameter servers, no gradient or parameter messages to or from the learner" \
+        python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+w, l = d["per_worker"], d["roles"]["learner"][0]
+sys.exit(not (w["n_param_servers"] == 0 and "ps" not in d["roles"]
+              and "grad" not in l["bytes_sent"] and "params" not in l["bytes_recv"]
+              and w["learners"][0]["sync_bytes_sent_per_gradient"] == 0
+              and w["learners"][0]["model_bytes_sent_per_gradient"] == 0))' "$s"
+    expect_contains "inlearner-$mode: 4 ranks in the layout" "$out" "4 ranks"
+done
+run_cmd timeout 30 "$TEST_ROOT/scripts/launch" "$SMALL" --set roles.param_servers=0 --set roles.learners=2
+expect_rc "inlearner with 2 learners: refused, exit 2" 2
+expect_contains "inlearner with 2 learners: says why" "$err" "needs exactly one learner, but roles.learners is 2"
+run_cmd timeout 30 "$TEST_ROOT/scripts/launch" "$SMALL" --set roles.param_servers=0 --set sync.mode=ps_async \
+    --set sync.learner_pull_every=4
+expect_rc "inlearner ps_async pulling every 4: refused, exit 2" 2
+expect_contains "inlearner ps_async pulling every 4: says why" "$err" "sync.learner_pull_every is 4"
+
 # Regressions from review:
 # - three actors on one shard whose shares end exactly on a chunk boundary
 #   all flag their last chunk at once; the flag must ride on the last full

@@ -148,6 +148,30 @@ if [ "$C1" != "$C2" ] && same_shard "$C1/ps-0.ckpt" "$C2/ps-0.ckpt"; then
     ok "equal-ar: learner 0's shard identical after resume, bit for bit"
 else not_ok "equal-ar: learner 0's shard identical after resume ($C1, $C2)"; fi
 
+# The parameters inside the learner (ps_sync, roles.param_servers 0): the
+# learner saves the whole network as one shard and restores it; the same
+# checkpoint resumes with a parameter server rank (re-sharded), since where
+# the parameters live is a layout choice, not part of the state.
+job equal-pil --set roles.param_servers=0
+expect_rc "equal-pil: first run (ps_sync, parameters in the learner)" 0
+notrain_resume
+expect_rc "equal-pil: resume with no update to apply" 0
+check "equal-pil: the resume applied no update" [ "$NOTRAIN_OK" = 1 ]
+if [ "$C1" != "$C2" ] && same_shard "$C1/ps-0.ckpt" "$C2/ps-0.ckpt"; then
+    ok "equal-pil: the learner's shard identical after resume, bit for bit"
+else not_ok "equal-pil: the learner's shard identical after resume ($C1, $C2)"; fi
+notrain_resume --set roles.param_servers=2
+expect_rc "equal-pil: resume onto 2 parameter servers" 0
+check "equal-pil: that resume applied no update" [ "$NOTRAIN_OK" = 1 ]
+"$GORILA" eval "$C1" --episodes 1 --export "$TEST_TMP/pil-1.bin" >/dev/null 2>&1
+"$GORILA" eval "$C2" --episodes 1 --export "$TEST_TMP/pil-2.bin" >/dev/null 2>&1
+if [ -s "$TEST_TMP/pil-1.bin" ] && cmp -s "$TEST_TMP/pil-1.bin" "$TEST_TMP/pil-2.bin"; then
+    ok "equal-pil: the parameter servers hold the learner's parameters"
+else
+    not_ok "equal-pil: the parameter servers hold the learner's parameters"
+fi
+RUN="$RUNS/equal-ar"
+
 # --- a checkpoint copied in from another run ------------------------------------
 # Every run directory records its run id (<run>/run_id). A checkpoint of
 # another run of the same env and network (equal's), copied into equal-ar's

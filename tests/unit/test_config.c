@@ -99,8 +99,9 @@ static const BadCase bad_cases[] = {
                                 "roles.param_servers is 2; set roles.param_servers: 0"},
     {"combo_allreduce_default_ps.yaml", ":2:3: sync.mode: sync.mode allreduce uses no parameter servers, but "
                                         "roles.param_servers is 1 (the default); set roles.param_servers: 0"},
-    {"combo_ps_no_servers.yaml", ":2:3: roles.param_servers: sync.mode ps_async needs parameter servers, but "
-                                 "roles.param_servers is 0; add one or use sync.mode: allreduce"},
+    {"combo_ps_no_servers.yaml", ":2:3: roles.param_servers: sync.mode ps_async with roles.param_servers 0 keeps "
+                                 "the parameters inside the learner, which needs exactly one learner, but "
+                                 "roles.learners is 2; add a parameter server or use roles.learners: 1"},
     {"combo_min_size_batch.yaml", ":3:3: replay.min_size: replay.min_size (100) must be at least "
                                   "replay.batch_size (256): learning cannot start before a batch can be sampled"},
     {"combo_min_size_capacity.yaml",
