@@ -136,6 +136,7 @@ void config_defaults(Config *cfg) {
     cfg->sync.lr_warmup_updates = 0;
     cfg->learner.batch = LEARNER_BATCH_PER_LEARNER;
     cfg->learner.loss_outlier_sigma = 0;
+    cfg->learner.prefetch = 1;
 }
 
 /* ---- the file's structure ------------------------------------------------- */

@@ -28,6 +28,7 @@
 #define CFG_MAX_LAYERS 8          /* hidden layers */
 #define CFG_MAX_HIDDEN 4096       /* units per hidden layer */
 #define CFG_MAX_TORQUES 32        /* Pendulum discrete torque set */
+#define LEARNER_MAX_PREFETCH 8    /* learner.prefetch: sample requests in flight per learner */
 #define CFG_MAX_FILE_BYTES (1 << 20)
 #define CFG_MAX_DEPTH 16          /* YAML nesting depth */
 #define CFG_MAX_SETS 64           /* --set arguments */
@@ -101,6 +102,8 @@ typedef struct {
                                       global (L learners split one replay.batch_size: the 1-learner update) */
         double loss_outlier_sigma; /* learner.loss_outlier_sigma: drop a gradient whose loss is this many
                                       standard deviations above the running mean (0: off; lossguard.h) */
+        int prefetch;              /* learner.prefetch: sample requests a learner keeps in flight (1 to
+                                      LEARNER_MAX_PREFETCH; above 1 uniform replay only) */
     } learner;
     struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */

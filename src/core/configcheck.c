@@ -233,6 +233,15 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
     int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
     int k_lbatch = cfg_key_id("learner", "batch"), k_learners = cfg_key_id("roles", "learners");
     int k_rkind = cfg_key_id("replay", "kind");
+    int k_prefetch = cfg_key_id("learner", "prefetch");
+    if (cfg->learner.prefetch > 1 && cfg->replay.kind == REPLAY_PRIORITIZED) {
+        const int ids[] = {k_prefetch, k_rkind};
+        return fail_rule(&C, ids, 2,
+                         "learner.prefetch %d%s keeps several batches in flight, but prioritized replay%s draws each "
+                         "batch from the shards' latest total priorities and updates them after it; use "
+                         "learner.prefetch: 1 or replay.kind: uniform",
+                         cfg->learner.prefetch, origin_note(&C, k_prefetch, true), origin_note(&C, k_rkind, true));
+    }
     if (cfg->learner.batch == LEARNER_BATCH_GLOBAL && cfg->run.mode == RUN_DISTRIBUTED) {
         if (cfg->sync.mode != SYNC_ALLREDUCE) {
             const int ids[] = {k_lbatch, k_mode};

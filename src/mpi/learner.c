@@ -23,9 +23,14 @@
  *   ring it keeps answering its main communicator (service below): learner
  *   0 serves the actors' parameter requests, batches keep arriving.
  *
- * Prefetch: as soon as a batch arrives the request for the next one goes
- * out, so sampling overlaps the gradient computation. One request is in
- * flight at a time. Shards are visited in smooth weighted round-robin, each
+ * Prefetch: as soon as a batch is taken the request for the next one goes
+ * out, so sampling overlaps the gradient computation. learner.prefetch
+ * requests are in flight at a time (1 by default; above 1 with uniform
+ * replay only): a batch is then sampled that many updates before it is
+ * used, and a replay shard that is slow to wake has that many gradients'
+ * time to answer. Replies carry their request's sequence number and land
+ * in its slot of a ring of batches, so shards may answer out of order.
+ * Shards are visited in smooth weighted round-robin, each
  * weighted by the number of actors feeding it (actor a feeds shard a mod S),
  * so that every shard is sampled in proportion to what it receives and the
  * shards' samples-per-insert limiters (replay.c) hold all actors to the
@@ -58,9 +63,14 @@ typedef struct {
     float *grad;              /* (n + 1) the gradient; allreduce: + the stop flag */
     Dqn dqn;
     DqnParams dp;
-    Batch cur, next;
+    Batch cur, next;          /* next: prioritized replay's one batch in flight */
     bool next_ready, req_out;
-    uint64_t req_seq;
+    uint64_t req_seq;         /* the last request sent */
+    /* uniform replay: a ring of D batches, slot seq % D for request seq */
+    int D;                    /* learner.prefetch */
+    Batch *bq;                /* (D) */
+    bool *bq_ready;           /* (D) */
+    uint64_t taken;           /* the last request whose batch became cur */
     int S, first_replay;
     int *replay_ranks; /* (S) the replay shards' ranks (comm_expect) */
     PacingRR rr;              /* which shard to sample next (prioritized: to charge) */
@@ -145,17 +155,20 @@ static void request_prioritized(Learner *l) {
     l->req_out = true;
 }
 
+/* Requests until D are in flight (prioritized: one). */
 static void request_sample(Learner *l) {
     if (l->prio) {
         request_prioritized(l);
         return;
     }
-    int shard = pacing_rr_next(&l->rr);
-    MsgHeader h = {0};
-    h.count = (uint64_t)l->batch;
-    h.sample_req.charged = h.count;
-    h.version = ++l->req_seq;
-    comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
+    while (l->req_seq - l->taken < (uint64_t)l->D) {
+        int shard = pacing_rr_next(&l->rr);
+        MsgHeader h = {0};
+        h.count = (uint64_t)l->batch;
+        h.sample_req.charged = h.count;
+        h.version = ++l->req_seq;
+        comm_send_ctl(&l->rb.comm, l->first_replay + shard, TAG_SAMPLE_REQ, h, NULL, 0);
+    }
     l->req_out = true;
 }
 
@@ -173,9 +186,12 @@ static void finish_prioritized(Learner *l) {
 }
 
 static void on_sample(Learner *l, const Msg *m) {
-    if (!l->req_out || m->h.version != l->req_seq)
-        DIE(l->rb.ctx, "SAMPLE %" PRIu64 " from rank %d, expected request %" PRIu64, m->h.version, m->source,
-            l->req_seq);
+    uint64_t seq = m->h.version;
+    bool expected = l->prio ? l->req_out && seq == l->req_seq
+                            : seq > l->taken && seq <= l->req_seq && !l->bq_ready[seq % (uint64_t)l->D];
+    if (!expected)
+        DIE(l->rb.ctx, "SAMPLE %" PRIu64 " from rank %d, expected a request in (%" PRIu64 ", %" PRIu64 "]", seq,
+            m->source, l->prio ? l->req_seq - 1 : l->taken, l->req_seq);
     int s = m->source - l->first_replay, off = 0;
     size_t B = m->h.count, O = (size_t)l->next.obs_dim;
     if (s < 0 || s >= l->S) DIE(l->rb.ctx, "SAMPLE from rank %d, which is not a replay shard", m->source);
@@ -188,7 +204,7 @@ static void on_sample(Learner *l, const Msg *m) {
     }
     SampleLayout lay = proto_sample_layout(B, O, l->prio);
     const uint8_t *p = m->payload;
-    Batch *nx = &l->next;
+    Batch *nx = l->prio ? &l->next : &l->bq[seq % (uint64_t)l->D];
     memcpy(nx->obs + (size_t)off * O, p + lay.obs, B * O * sizeof(float));
     memcpy(nx->next_obs + (size_t)off * O, p + lay.next_obs, B * O * sizeof(float));
     memcpy(nx->action + off, p + lay.action, B * sizeof(int32_t));
@@ -213,11 +229,13 @@ static void on_sample(Learner *l, const Msg *m) {
         if (--l->waiting > 0) return;
         nx->n = l->rb.cfg->replay.batch_size;
         finish_prioritized(l);
+        l->next_ready = true;
+        l->req_out = false;
     } else {
         nx->n = (int)B;
+        l->bq_ready[seq % (uint64_t)l->D] = true;
+        l->next_ready = l->bq_ready[(l->taken + 1) % (uint64_t)l->D];
     }
-    l->next_ready = true;
-    l->req_out = false;
 }
 
 /* After an update on cur: its rows' new |td| to the shards they came from. */
@@ -560,13 +578,19 @@ static const LearnerSync via_local = {init_local, step_local, finish_allreduce};
  * parameters it made non-finite. The norm is summed in double over
  * floats, so it is finite exactly when every element is. */
 static bool learn(Learner *l) {
+    Batch *ready = &l->next;
+    if (!l->prio) {
+        size_t k = (size_t)(++l->taken % (uint64_t)l->D);
+        ready = &l->bq[k];
+        l->bq_ready[k] = false;
+    }
     Batch t = l->cur;
-    l->cur = l->next;
-    l->next = t;
+    l->cur = *ready;
+    *ready = t;
     struct PrioRows pt = l->pcur;
     l->pcur = l->pnext;
     l->pnext = pt;
-    l->next_ready = false;
+    l->next_ready = !l->prio && l->bq_ready[(l->taken + 1) % (uint64_t)l->D];
     request_sample(l);
     double t0 = now_seconds();
     char what[AGENTCFG_WHAT_LEN];
@@ -609,6 +633,10 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     agentcfg_dqn_params(cfg, &l->dp);
     agentcfg_batch_init(&l->cur, B, O);
     agentcfg_batch_init(&l->next, B, O);
+    l->D = cfg->learner.prefetch;
+    l->bq = xcalloc((size_t)l->D, sizeof *l->bq);
+    l->bq_ready = xcalloc((size_t)l->D, sizeof *l->bq_ready);
+    for (int k = 0; k < l->D; k++) agentcfg_batch_init(&l->bq[k], B, O);
     l->S = args->lay->count[ROLE_REPLAY];
     l->first_replay = layout_rank_of(args->lay, ROLE_REPLAY, 0);
     l->replay_ranks = xmalloc((size_t)l->S * sizeof(int));
@@ -662,6 +690,9 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     dqn_free(&l->dqn);
     agentcfg_batch_free(&l->cur);
     agentcfg_batch_free(&l->next);
+    for (int k = 0; k < l->D; k++) agentcfg_batch_free(&l->bq[k]);
+    free(l->bq);
+    free(l->bq_ready);
     role_free(&l->rb);
     free(l);
     return 0;

@@ -234,7 +234,9 @@ static void plan_replay(MemRank *r, const Config *cfg, const Layout *lay, const 
     add(r, "replay storage", "replay.capacity", replay_storage(cap, O), false);
     if (prio) add(r, "sum tree", "replay.capacity", sum_tree(cap), false);
     add(r, "sample replies", "replay.batch_size",
-        L * sendbuf(proto_sample_layout(B, O, prio).bytes) + L * B * sizeof(double) + B * sizeof(size_t), false);
+        L * (uint64_t)cfg->learner.prefetch * sendbuf(proto_sample_layout(B, O, prio).bytes) + L * B * sizeof(double) +
+            B * sizeof(size_t),
+        false);
     uint64_t my_actors = pacing_split((uint64_t)lay->count[ROLE_ACTOR], S, s, NULL);
     uint64_t max_n = role_limits(cfg, lay, net).max_chunk;
     add(r, "held experience chunks", "actor.chunk", (2 * my_actors + 2) * al64(proto_exp_layout(max_n, O, 1).bytes),

@@ -57,13 +57,15 @@ typedef struct {
     ReplayStore store;      /* uniform or prioritized (replay.kind) */
     Rng rng;
     PacingLimiter lim;      /* counts every insert and sample */
-    SendBuf *out;           /* (L) one per learner */
+    SendBuf *out;           /* (L, D) D per learner, used in turn */
     int L, first_learner;
-    bool *req_on;           /* (L) a request is pending */
-    int *req_batch;         /* (L) its rows */
-    int *req_charge;        /* (L) rows charged to the limiter */
-    uint64_t *req_seq;      /* (L) its sequence number */
-    double *req_frac;       /* (L, batch) prioritized: the rows' positions */
+    int D;                  /* learner.prefetch: requests a learner may have pending */
+    int *req_n, *req_head;  /* (L) pending requests of each learner, a FIFO of D */
+    int *out_next;          /* (L) the learner's next send buffer */
+    int *req_batch;         /* (L, D) a request's rows */
+    int *req_charge;        /* (L, D) rows charged to the limiter */
+    uint64_t *req_seq;      /* (L, D) its sequence number */
+    double *req_frac;       /* (L, batch) prioritized (D is 1): the rows' positions */
     size_t *slots;          /* (batch) scratch */
     PendingChunk *pend;     /* FIFO of blocked chunks */
     int n_pend, cap_pend;
@@ -102,10 +104,19 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
     trace_span(&r->rb.trace, TR_INSERT, t0, now_seconds(), (uint32_t)n);
 }
 
+/* The oldest pending request of learner l, as an index into the (L, D)
+ * arrays. */
+static int head(const Replay *r, int l) { return l * r->D + r->req_head[l]; }
+
+/* Serve learner l's oldest request. Each of its D requests in flight has a
+ * send buffer of its own, so a reply never waits for the learner to take
+ * the one before. */
 static void serve(Replay *r, int l) {
     double t0 = now_seconds();
-    int B = r->req_batch[l];
-    SendBuf *s = &r->out[l];
+    int q = head(r, l);
+    int B = r->req_batch[q];
+    SendBuf *s = &r->out[l * r->D + r->out_next[l]];
+    r->out_next[l] = (r->out_next[l] + 1) % r->D;
     comm_wait_send(&r->rb.comm, s);
     bool prio = replaystore_prioritized(&r->store);
     SampleLayout lay = proto_sample_layout((size_t)B, (size_t)r->store.buf.obs_dim, prio);
@@ -136,20 +147,23 @@ static void serve(Replay *r, int l) {
         h.flags = MSG_PRIORITIZED;
     }
     h.count = (uint64_t)B;
-    h.version = r->req_seq[l];
+    h.version = r->req_seq[q];
     h.sample.shard_size = replaystore_size(&r->store);
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
-    pacing_limiter_sampled(&r->lim, r->req_charge[l]);
+    pacing_limiter_sampled(&r->lim, r->req_charge[q]);
     r->rb.m.sampled = r->lim.sampled;
-    r->req_on[l] = false;
+    r->req_head[l] = (r->req_head[l] + 1) % r->D;
+    r->req_n[l]--;
     trace_span(&r->rb.trace, TR_SAMPLE, t0, now_seconds(), (uint32_t)l);
 }
 
-/* A request can be served when the limiter allows its charge and, if it
- * asks for rows, there is something to sample. */
+/* A learner's oldest request can be served when the limiter allows its
+ * charge and, if it asks for rows, there is something to sample. */
 static bool can_serve(const Replay *r, int l) {
-    return r->req_on[l] && pacing_limiter_can_sample(&r->lim, r->req_charge[l]) &&
-           (r->req_batch[l] == 0 || replaybuf_size(&r->store.buf) > 0);
+    if (r->req_n[l] == 0) return false;
+    int q = head(r, l);
+    return pacing_limiter_can_sample(&r->lim, r->req_charge[q]) &&
+           (r->req_batch[q] == 0 || replaybuf_size(&r->store.buf) > 0);
 }
 
 /* Retry what the limiter held back; returns true if anything moved. */
@@ -167,7 +181,7 @@ static bool retry(Replay *r) {
             moved = again = true;
         }
         for (int l = 0; l < r->L; l++) {
-            if (can_serve(r, l)) {
+            while (can_serve(r, l)) {
                 serve(r, l);
                 moved = again = true;
             }
@@ -192,11 +206,14 @@ static void on_experience(Replay *r, const Msg *m) {
 static void on_sample_req(Replay *r, const Msg *m) {
     int l = m->source - r->first_learner;
     if (l < 0 || l >= r->L) DIE(r->rb.ctx, "SAMPLE_REQ from rank %d, which is not a learner", m->source);
-    if (r->req_on[l]) DIE(r->rb.ctx, "learner rank %d has two sample requests in flight", m->source);
-    r->req_on[l] = true;
-    r->req_batch[l] = (int)m->h.count;
-    r->req_charge[l] = (int)m->h.sample_req.charged;
-    r->req_seq[l] = m->h.version;
+    if (r->req_n[l] == r->D)
+        DIE(r->rb.ctx, "learner rank %d has more than %d sample requests in flight (learner.prefetch)", m->source,
+            r->D);
+    int q = l * r->D + (r->req_head[l] + r->req_n[l]) % r->D;
+    r->req_n[l]++;
+    r->req_batch[q] = (int)m->h.count;
+    r->req_charge[q] = (int)m->h.sample_req.charged;
+    r->req_seq[q] = m->h.version;
     /* Prioritized: the rows' positions (proto_sample_req_bytes); uniform: none. */
     memcpy(r->req_frac + (size_t)l * r->lim.batch, m->payload, m->bytes);
 }
@@ -291,15 +308,19 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
         comm_expect(&r->rb.comm, peers, n);
         free(peers);
     }
-    r->out = xcalloc((size_t)r->L, sizeof *r->out);
-    for (int l = 0; l < r->L; l++)
-        sendbuf_init(&r->out[l],
+    r->D = cfg->learner.prefetch;
+    int n_out = r->L * r->D;
+    r->out = xcalloc((size_t)n_out, sizeof *r->out);
+    for (int i = 0; i < n_out; i++)
+        sendbuf_init(&r->out[i],
                      proto_sample_layout((size_t)cfg->replay.batch_size, (size_t)r->store.buf.obs_dim,
                                          replaystore_prioritized(&r->store)).bytes);
-    r->req_on = xcalloc((size_t)r->L, sizeof(bool));
-    r->req_batch = xcalloc((size_t)r->L, sizeof(int));
-    r->req_charge = xcalloc((size_t)r->L, sizeof(int));
-    r->req_seq = xcalloc((size_t)r->L, sizeof(uint64_t));
+    r->req_n = xcalloc((size_t)r->L, sizeof(int));
+    r->req_head = xcalloc((size_t)r->L, sizeof(int));
+    r->out_next = xcalloc((size_t)r->L, sizeof(int));
+    r->req_batch = xcalloc((size_t)n_out, sizeof(int));
+    r->req_charge = xcalloc((size_t)n_out, sizeof(int));
+    r->req_seq = xcalloc((size_t)n_out, sizeof(uint64_t));
     r->req_frac = xcalloc((size_t)r->L * (size_t)cfg->replay.batch_size, sizeof(double));
     r->slots = xcalloc((size_t)cfg->replay.batch_size, sizeof(size_t));
     r->cap_pend = 2 * my_actors + 2;
@@ -337,14 +358,16 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
         if (worked) comm_busy(&r->rb.comm);
         else comm_idle(&r->rb.comm);
     }
-    SendBuf **bufs = xcalloc((size_t)r->L, sizeof *bufs);
-    for (int l = 0; l < r->L; l++) bufs[l] = &r->out[l];
-    role_shutdown(&r->rb, bufs, r->L);
-    for (int l = 0; l < r->L; l++) sendbuf_free(&r->out[l]);
+    SendBuf **bufs = xcalloc((size_t)n_out, sizeof *bufs);
+    for (int i = 0; i < n_out; i++) bufs[i] = &r->out[i];
+    role_shutdown(&r->rb, bufs, n_out);
+    for (int i = 0; i < n_out; i++) sendbuf_free(&r->out[i]);
     for (int i = 0; i < r->cap_pend; i++) free(r->pend[i].payload);
     free(bufs);
     free(r->out);
-    free(r->req_on);
+    free(r->req_n);
+    free(r->req_head);
+    free(r->out_next);
     free(r->req_batch);
     free(r->req_charge);
     free(r->req_seq);

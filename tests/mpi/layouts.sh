@@ -97,6 +97,25 @@ run_cmd timeout 30 "$TEST_ROOT/scripts/launch" "$SMALL" --set roles.param_server
 expect_rc "inlearner ps_async pulling every 4: refused, exit 2" 2
 expect_contains "inlearner ps_async pulling every 4: says why" "$err" "sync.learner_pull_every is 4"
 
+# learner.prefetch 3 with 2 learners and 2 shards: each learner keeps 3
+# requests in flight (the shards would end the job if one sent a fourth),
+# replies from two shards land in their own slots whatever their order, and
+# every batch is used once: the shards served every gradient's rows and at
+# most the 3 batches per learner still in flight at the stop.
+job prefetch --set learner.prefetch=3 --set roles.learners=2 --set roles.replay_shards=2 --set roles.actors=2
+check_job prefetch ps_sync 1 2
+s="$RUN/summary.json"
+g=$(jsum "$s" learner gradients)
+served=$(jsum "$s" replay sampled)
+B=$(awk '/batch_size:/ { print $2; exit }' "$RUN/config.yaml")
+check "prefetch: rows served ($served) within [gradients, gradients + 3 x 2 learners] x batch ($g x $B)" \
+    [ "$served" -ge $((g * B)) -a "$served" -le $(((g + 6) * B)) ]
+run_cmd timeout 30 "$TEST_ROOT/scripts/launch" "$SMALL" --set learner.prefetch=2 --set replay.kind=prioritized
+expect_rc "prefetch 2 with prioritized replay: refused, exit 2" 2
+expect_contains "prefetch 2 with prioritized replay: says why" "$err" "use learner.prefetch: 1 or replay.kind: uniform"
+run_cmd timeout 30 "$TEST_ROOT/scripts/launch" "$SMALL" --set learner.prefetch=9
+expect_rc "prefetch 9: out of range, exit 2" 2
+
 # Regressions from review:
 # - three actors on one shard whose shares end exactly on a chunk boundary
 #   all flag their last chunk at once; the flag must ride on the last full
