@@ -1,5 +1,7 @@
 /* cmd_eval.c: `gorila eval RUN|CHECKPOINT [--checkpoint latest|final|best|PATH]
- * [--episodes N] [--seed S] [--json] [--export FILE] [--actions OBSFILE]`.
+ * [--episodes N] [--seed S] [--json] [--export FILE] [--actions OBSFILE]`,
+ * and the loading of a checkpoint's network it shares with `gorila export`
+ * (clickpt_load, cmd.h).
  *
  * The target is a run directory or one checkpoint directory
  * (runs/x/checkpoints/ckpt-000003, runs/x/checkpoints/best). In a run
@@ -10,16 +12,17 @@
  * checkpoint was loaded and what its manifest records. The network and
  * environment come from the run's config.yaml and are checked against the
  * checkpoint files; the parameters are assembled from every shard file.
- * Prints the mean and standard deviation of the greedy return. --export
- * also writes the network to FILE as a NumPy .npz (src/cli/npz.h), or, when
- * FILE ends in .bin, the assembled flat parameters (n_params float32 in
- * this machine's byte order, agents/qnet.h layout) for bit-for-bit
- * comparisons of checkpoints, through a temporary renamed onto FILE (only
- * a missing FILE or a regular file; npz_out_open), saying "wrote FILE" or
- * "replaced FILE" on stderr. --actions prints the greedy action for each
- * observation in OBSFILE instead of evaluating (the check of an export),
- * reading at most NPZ_ACTIONS_MAX_LINE bytes a line and
- * NPZ_ACTIONS_MAX_BYTES in all. */
+ * Prints the mean and standard deviation of the greedy return.
+ *
+ * --export FILE writes the network as `gorila export` does (cli_export in
+ * cmd_export.c: an .npz, or raw float32 for FILE.bin, through a temporary
+ * renamed onto FILE) and says so on stderr, stdout being the evaluation's.
+ * With --export, eval evaluates only when asked: when --episodes, --seed or
+ * --json is given (an option that only an evaluation uses); otherwise it
+ * exports and stops, like `gorila export`. A failed export stops before
+ * any evaluation. --actions prints the greedy action for each observation
+ * in OBSFILE instead of evaluating (the check of an export), reading at
+ * most NPZ_ACTIONS_MAX_LINE bytes a line and NPZ_ACTIONS_MAX_BYTES in all. */
 #include "cmd.h"
 #include "config.h"
 #include "evaluator.h"
@@ -32,7 +35,6 @@
 #include <inttypes.h>
 #include <cblas.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,21 +45,6 @@ static bool is_file(const char *dir, const char *name) {
     snprintf(p, sizeof p, "%s/%s", dir, name);
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* --export: the .npz, or the raw parameters for FILE.bin, written as
- * npz_out_open says (a temporary renamed onto FILE; only a missing FILE or
- * a regular file is written). Says on stderr what it did. 0 or -1 with err. */
-static int export_params(const char *path, const Config *cfg, const QNet *net, const float *params, char *err) {
-    /* A file-size limit (ulimit -f) would kill the process with SIGXFSZ and
-     * leave the temporary behind; ignored, the write fails with EFBIG and
-     * the temporary is removed like after any other write error. */
-    signal(SIGXFSZ, SIG_IGN);
-    bool replaced = false;
-    int rc = npz_wants_raw(path) ? npz_export_raw(path, params, net->n_params, &replaced, err)
-                                 : npz_export_qnet(path, cfg, net, params, &replaced, err);
-    if (rc == 0) fprintf(stderr, "%s %s\n", replaced ? "replaced" : "wrote", path);
-    return rc;
 }
 
 /* Whether dir/name exists at all (whatever it is: a MANIFEST that is not a
@@ -118,14 +105,48 @@ static int resolve(const char *target, const char *which, RunCkptManifest *man, 
     return 0;
 }
 
-/* What the manifest says about the parameters, for the "loaded" line. */
-static void describe(const RunCkptManifest *m, char *out, size_t size) {
+void clickpt_describe(const RunCkptManifest *m, char *out, size_t size) {
     int n = snprintf(out, size, "%s checkpoint, parameters after %" PRIu64 " updates, %" PRIu64 " env steps",
                      m->kind[0] ? m->kind : "periodic", m->params_version,
                      m->env_steps);
     if (n > 0 && (size_t)n < size && m->eval_episodes > 0)
         snprintf(out + n, size - (size_t)n, "; logged eval %.2f over %d episodes, seed %" PRIu64, m->eval_mean,
                  m->eval_episodes, m->eval_seed);
+}
+
+int clickpt_load(CliCkpt *c, const char *cmd, const char *target, const char *which) {
+    char err[ERR_LEN];
+    int chosen;
+    memset(c, 0, sizeof *c);
+    int rc = resolve(target, which, &c->man, c->run_dir, &chosen, err);
+    if (rc) {
+        fprintf(stderr, "gorila: error: %s: %s\n", cmd, err);
+        return rc;
+    }
+    char cfg_path[PATH_LEN + 16];
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", c->run_dir);
+    c->cfg = xmalloc(sizeof *c->cfg);
+    if (config_load(c->cfg, cfg_path, NULL, 0, err) || agentcfg_qnet(c->cfg, &c->net, err)) {
+        clickpt_free(c);
+        return usage_error("%s: %s", cmd, err);
+    }
+    c->params = xmalloc_aligned(c->net.n_params * sizeof(float));
+    c->target = xmalloc_aligned(c->net.n_params * sizeof(float));
+    RunCkptShard sh = {.off = 0, .len = c->net.n_params, .params = c->params, .target = c->target};
+    if (chosen < 0 ? runckpt_read_slice(c->cfg, &c->net, c->man.dir, &sh, err)
+                   : runckpt_read_chosen(c->cfg, &c->net, c->run_dir, (RunCkptWhich)chosen, &c->man, &sh, NULL, err)) {
+        fprintf(stderr, "gorila: error: %s: %s\n", cmd, err);
+        clickpt_free(c);
+        return GORILA_EXIT_CKPT_READ;
+    }
+    return 0;
+}
+
+void clickpt_free(CliCkpt *c) {
+    free(c->params);
+    free(c->target);
+    free(c->cfg);
+    memset(c, 0, sizeof *c);
 }
 
 static const char eval_usage[] =
@@ -136,11 +157,10 @@ static const char eval_usage[] =
     "  --episodes  greedy episodes (default: the run's eval.episodes)\n"
     "  --seed      evaluation seed (default: the run's eval.seed)\n"
     "  --json      one JSON object instead of the text line\n"
-    "  --export    write the network to FILE as a NumPy .npz (PyTorch (out, in) weights,\n"
-    "              env and sizes; docs/CHECKPOINT.md), or its raw float32 parameters\n"
-    "              when FILE ends in .bin; FILE must be missing or a regular file\n"
-    "              (replaced whole, through a temporary; links, devices, FIFOs and\n"
-    "              directories are refused)\n"
+    "  --export    write the network to FILE first, as `gorila export` does: a\n"
+    "              NumPy .npz, or raw float32 parameters when FILE ends in .bin;\n"
+    "              says what it wrote on stderr. With --export, eval evaluates\n"
+    "              only when --episodes, --seed or --json is given\n"
     "  --actions   print the greedy action for each observation in OBSFILE (one per\n"
     "              line, numbers separated by blanks or commas; - for stdin) instead\n"
     "              of evaluating; lines up to 64 KiB, input up to 64 MiB\n";
@@ -187,77 +207,58 @@ int cmd_eval(int argc, char **argv) {
         }
     }
     if (!target) return usage_error("eval: missing RUN or CHECKPOINT (a run directory or a checkpoint directory)");
-    RunCkptManifest man;
-    char run_dir[PATH_LEN];
-    int chosen;
-    int rc = resolve(target, which, &man, run_dir, &chosen, err);
-    if (rc) {
-        fprintf(stderr, "gorila: error: eval: %s\n", err);
-        return rc;
-    }
-    char cfg_path[PATH_LEN + 16];
-    snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", run_dir);
-    Config *cfg = xmalloc(sizeof *cfg);
-    if (config_load(cfg, cfg_path, NULL, 0, err)) {
-        free(cfg);
-        return usage_error("eval: %s", err);
-    }
+    /* Whether to evaluate: always without --export (that is what eval is
+     * for); with it, only when an option only an evaluation uses asks. */
+    bool evaluate = !actions_path && (!export_path || episodes > 0 || have_seed || json);
+    CliCkpt c;
+    int rc = clickpt_load(&c, "eval", target, which);
+    if (rc) return rc;
+    Config *cfg = c.cfg;
     if (have_seed) cfg->eval.seed = seed;
     openblas_set_num_threads(1);
-    QNet net;
-    if (agentcfg_qnet(cfg, &net, err)) {
-        free(cfg);
-        return usage_error("eval: %s", err);
-    }
-    float *params = xmalloc_aligned(net.n_params * sizeof(float));
-    float *target_p = xmalloc_aligned(net.n_params * sizeof(float));
-    RunCkptShard sh = {.off = 0, .len = net.n_params, .params = params, .target = target_p};
     Evaluator ev;
     memset(&ev, 0, sizeof ev);
-    if (chosen < 0 ? runckpt_read_slice(cfg, &net, man.dir, &sh, err)
-                   : runckpt_read_chosen(cfg, &net, run_dir, (RunCkptWhich)chosen, &man, &sh, NULL, err)) {
-        fprintf(stderr, "gorila: error: eval: %s\n", err);
-        rc = GORILA_EXIT_CKPT_READ;
-    } else if (evaluator_init(&ev, cfg, &net, (int)episodes, err)) {
-        rc = usage_error("eval: %s", err);
-    } else if (export_path && export_params(export_path, cfg, &net, params, err) != 0) {
+    if (export_path && cli_export(&c, export_path, stderr, false, err) != 0) {
         rc = usage_error("eval: --export: %s", err);
     } else if (actions_path) {
         FILE *in = strcmp(actions_path, "-") ? fopen(actions_path, "r") : stdin;
         if (!in)
             rc = usage_error("eval: --actions: cannot read %s: %s", actions_path, strerror(errno));
-        else if (npz_print_actions(&net, params, in, stdout, err))
+        else if (npz_print_actions(&c.net, c.params, in, stdout, err))
             rc = usage_error("eval: --actions %s: %s", actions_path, err);
         if (in && in != stdin) fclose(in);
+    } else if (!evaluate) {
+        /* exported, nothing asked of the evaluator */
+    } else if (evaluator_init(&ev, cfg, &c.net, (int)episodes, err)) {
+        rc = usage_error("eval: %s", err);
     } else {
+        const RunCkptManifest *man = &c.man;
         EvalResult r;
-        evaluator_run(&ev, params, &r);
+        evaluator_run(&ev, c.params, &r);
         double thr = env_find(cfg->env.name)->reward_threshold;
         char what[256];
-        describe(&man, what, sizeof what);
+        clickpt_describe(man, what, sizeof what);
         if (json) {
             printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %" PRIu64 ", "
                    "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %" PRIu64 ", "
                    "\"params_version\": %" PRIu64 ", \"env_steps\": %" PRIu64 ", \"solved\": %s",
-                   man.dir, man.kind[0] ? man.kind : "periodic", cfg->env.name, r.episodes,
-                   cfg->eval.seed, r.mean, r.std, r.min, r.max, man.updates,
-                   man.params_version, man.env_steps,
+                   man->dir, man->kind[0] ? man->kind : "periodic", cfg->env.name, r.episodes,
+                   cfg->eval.seed, r.mean, r.std, r.min, r.max, man->updates,
+                   man->params_version, man->env_steps,
                    r.mean >= thr ? "true" : "false");
-            if (man.eval_episodes > 0)
+            if (man->eval_episodes > 0)
                 printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %" PRIu64,
-                       man.eval_mean, man.eval_episodes, man.eval_seed);
+                       man->eval_mean, man->eval_episodes, man->eval_seed);
             printf("}\n");
         } else {
-            printf("loaded %s (%s)\n", man.dir, what);
+            printf("loaded %s (%s)\n", man->dir, what);
             printf("%s: %s, %d greedy episodes (eval seed %" PRIu64 "): mean %.2f, std %.2f, min %.1f, max %.1f "
                    "(threshold %.0f: %s)\n",
-                   man.dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max,
+                   man->dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max,
                    thr, r.mean >= thr ? "solved" : "not solved");
         }
     }
     evaluator_free(&ev);
-    free(params);
-    free(target_p);
-    free(cfg);
+    clickpt_free(&c);
     return rc;
 }

@@ -19,8 +19,12 @@ static const char usage[] =
     "  train --resume RUN_DIR [--set key.path=value]...\n"
     "                        train: one process, or the distributed roles under mpirun\n"
     "                        (scripts/launch CONFIG computes -np and starts mpirun)\n"
-    "  eval CHECKPOINT [--episodes N] [--seed S] [--json] [--export FILE]\n"
+    "  eval RUN|CHECKPOINT [--checkpoint WHICH] [--episodes N] [--seed S] [--json]\n"
+    "       [--export FILE] [--actions OBSFILE]\n"
     "                        greedy evaluation of a run or checkpoint directory\n"
+    "  export RUN|CHECKPOINT FILE.npz|FILE.bin [--checkpoint WHICH] [--json]\n"
+    "                        write the network (NumPy .npz, or raw float32) without\n"
+    "                        evaluating it; says what it wrote\n"
     "  env list              the bundled environments\n"
     "  env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "                        random-policy episodes\n"
@@ -81,6 +85,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export")) return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "env")) return cmd_env(argc - 1, argv + 1);
     if (!strcmp(cmd, "config")) return cmd_config(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);

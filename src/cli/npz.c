@@ -450,7 +450,7 @@ static int add_layers(NpzWriter *w, const QNet *net, const float *params, float 
     return 0;
 }
 
-int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, char *err) {
+int npz_export_raw(const char *path, const float *p, size_t n, NpzWritten *done, char *err) {
     NpzOut o;
     if (npz_out_open(&o, path, err)) return -1;
     errno = 0;
@@ -460,11 +460,12 @@ int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, c
         return -1;
     }
     if (npz_out_commit(&o, err)) return -1;
-    *replaced = o.replace;
+    done->replaced = o.replace;
+    done->bytes = (uint64_t)n * sizeof *p;
     return 0;
 }
 
-int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, bool *replaced,
+int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, NpzWritten *done,
                     char *err) {
     size_t widest = 1;
     for (int l = 0; l < net->n_linear; l++) {
@@ -476,7 +477,8 @@ int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const 
     float *tmp = xmalloc(widest * sizeof *tmp);
     int rc = add_meta(&w, cfg, net, err) || add_layers(&w, net, params, tmp, err) || npz_finish(&w, err) ? -1 : 0;
     free(tmp);
-    *replaced = w.out.replace;
+    done->replaced = w.out.replace;
+    done->bytes = w.off; /* after npz_finish: the end of the central directory, the file's size */
     npz_free(&w); /* removes the temporary after an error; nothing after npz_finish */
     return rc;
 }

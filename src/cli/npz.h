@@ -117,10 +117,16 @@ void npz_free(NpzWriter *w);
  * n_params float32 in this machine's byte order, agents/qnet.h layout). */
 bool npz_wants_raw(const char *path);
 
+/* What an export wrote, for the line that says so. */
+typedef struct {
+    bool replaced;                     /* a regular file was replaced (else created) */
+    uint64_t bytes;                    /* the file's size */
+} NpzWritten;
+
 /* Write the n floats of p to path as raw bytes, through npz_out_open and
- * npz_out_commit (*replaced: whether a file was replaced). Returns 0, or -1
- * with err; the target is then as it was. */
-int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, char *err);
+ * npz_out_commit (*done: what was written). Returns 0, or -1 with err; the
+ * target is then as it was. */
+int npz_export_raw(const char *path, const float *p, size_t n, NpzWritten *done, char *err);
 
 /* Write net with parameters params (net->n_params floats, qnet.h layout)
  * to path as an .npz: per layer the weight in PyTorch nn.Linear orientation
@@ -131,9 +137,9 @@ int npz_export_raw(const char *path, const float *p, size_t n, bool *replaced, c
  * num_actions, hidden, activation, dueling, format_version, and for
  * Pendulum-v1 torques (the float64 torque of each action index). The env
  * name and torques come from cfg. The file is written as npz_out_open
- * says (*replaced: whether a file was replaced). Returns 0, or -1 with err
- * (the target is then as it was). */
-int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, bool *replaced,
+ * says (*done: what was written). Returns 0, or -1 with err (the target
+ * is then as it was). */
+int npz_export_qnet(const char *path, const Config *cfg, const QNet *net, const float *params, NpzWritten *done,
                     char *err);
 
 /* What npz_print_actions reads at most. An observation is obs_dim numbers

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# tests/cli/export.sh: `gorila eval --export FILE.npz` and scripts/npz_policy.py.
+# tests/cli/export.sh: `gorila export RUN FILE.npz`, `gorila eval --export
+# FILE` and scripts/npz_policy.py.
 # Short local runs are exported; the file must be a valid zip of .npy arrays
 # (checked with Python's own zipfile and zlib, not with gorila's code), its
-# weights must be the raw parameters transposed to PyTorch's (out, in), and
-# the script's greedy actions on a set of observations must equal gorila's
-# own (`gorila eval RUN --actions OBSFILE`). numpy and torch are optional:
-# the script's standard-library reader always runs; the numpy and torch
+# weights must be the checkpoint file's parameters (read from ps-0.ckpt by
+# Python, not by gorila) transposed to PyTorch's (out, in), and the script's
+# greedy actions on a set of observations must equal gorila's own (`gorila
+# eval RUN --actions OBSFILE`). `gorila export` must not evaluate and must
+# say in one line what it wrote; `gorila eval --export` evaluates only when
+# --episodes, --seed or --json asks. numpy and torch are optional: the
+# script's standard-library reader always runs; the numpy and torch
 # backends run too where those packages are installed.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
@@ -68,11 +72,13 @@ print("\n".join(sorted(rows)))
 EOF
 }
 
-# same_actions NAME NPZ RUN OBS: the script (each backend there is) and
-# gorila pick the same greedy actions, and not all the same action.
+# same_actions NAME NPZ RUN OBS [EVAL_ARGS...]: the script (each backend
+# there is) and gorila (eval RUN --actions OBS EVAL_ARGS..., e.g.
+# --checkpoint best) pick the same greedy actions, and not all the same action.
 same_actions() {
     local name=$1 npz=$2 run=$3 obs=$4
-    run_cmd "$GORILA" eval "$run" --actions "$obs"
+    shift 4
+    run_cmd "$GORILA" eval "$run" --actions "$obs" "$@"
     expect_rc "$name: eval --actions exits 0" 0
     local want=$out n
     n=$(grep -vc '^\(#.*\)\?$' "$obs")
@@ -115,9 +121,8 @@ same_actions() {
 
 # ---- CartPole, one hidden layer of 16
 train c configs/local/cartpole.yaml run.max_env_steps=2000 network.hidden=[16]
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$X/c.npz"
-expect_rc "eval --export c.npz: exit 0" 0
-expect_contains "eval --export still evaluates" "$out" "1 greedy episodes"
+run_cmd "$GORILA" export "$RUNS/c" "$X/c.npz"
+expect_rc "export c.npz: exit 0" 0
 run_cmd python3 -m zipfile -t "$X/c.npz"
 expect_rc "c.npz: python3 -m zipfile -t finds no error" 0
 if command -v unzip >/dev/null; then
@@ -147,7 +152,7 @@ expect_eq "c.npz: metadata as the config says" "$(sed -n '2,8p' <<<"$out")" \
 
 # The weights are the raw parameters, transposed: the .bin export is the flat
 # agents/qnet.h array, W (in, out) row-major then b, layer after layer.
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$X/c.bin"
+run_cmd "$GORILA" export "$RUNS/c" "$X/c.bin"
 expect_eq "the .bin export keeps the raw blob (114 float32)" "$(stat -c %s "$X/c.bin")" $((114 * 4))
 run_cmd python3 - "$X/c.npz" "$X/c.bin" <<'EOF'
 import array, sys
@@ -171,14 +176,18 @@ EOF
 expect_eq "c.npz: every weight is the raw (in, out) parameter transposed, bit for bit" "$out" \
     "114 of 114 floats placed, 0 differ"
 same_actions "c" "$X/c.npz" "$RUNS/c" "$X/cartpole.obs"
-"$GORILA" eval "$RUNS/c" --episodes 1 --export "$X/c2.npz" >/dev/null 2>&1
+"$GORILA" export "$RUNS/c" "$X/c2.npz" >/dev/null 2>&1
 check "the same checkpoint exports the same bytes" cmp -s "$X/c.npz" "$X/c2.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$X/c3.npz"
+expect_contains "eval --export --episodes 1 exports and evaluates" "$out" "1 greedy episodes"
+check "eval --export writes what export writes" cmp -s "$X/c.npz" "$X/c3.npz"
 
 # ---- dueling, two square hidden layers (a missing transpose of an 8x8
 # layer would keep every shape right and change the actions)
 train d configs/local/cartpole.yaml run.max_env_steps=2000 network.hidden="[8,8]" network.dueling=true run.seed=3
-run_cmd "$GORILA" eval "$RUNS/d" --episodes 1 --export "$X/d.npz"
-expect_rc "eval --export d.npz: exit 0" 0
+run_cmd "$GORILA" export "$RUNS/d" "$X/d.npz"
+expect_rc "export d.npz: exit 0" 0
+expect_contains "export d.npz: the line names the dueling network" "$out" "CartPole-v1 network 4-8-8-2 dueling,"
 run_cmd zip_check "$X/d.npz"
 expect_rc "d.npz: a valid zip of .npy files" 0
 expect_eq "d.npz: dueling heads named advantage and value, weights (out, in)" \
@@ -191,14 +200,196 @@ same_actions "d" "$X/d.npz" "$RUNS/d" "$X/cartpole.obs"
 
 # ---- Pendulum with four torques: the torque of each action index is in the file
 train p configs/local/pendulum.yaml run.max_env_steps=1000 network.hidden=[5] env.torques="[-2,0,1,2]"
-run_cmd "$GORILA" eval "$RUNS/p" --episodes 1 --export "$X/p.npz"
-expect_rc "eval --export p.npz: exit 0" 0
+run_cmd "$GORILA" export "$RUNS/p" "$X/p.npz"
+expect_rc "export p.npz: exit 0" 0
 run_cmd zip_check "$X/p.npz"
 expect_contains "p.npz: torques, float64, one per action" "$out" "torques 4 <f8"
 expect_contains "p.npz: head (4 actions, 5 hidden)" "$out" "layers.1.weight 4x5 <f4"
 run_cmd python3 "$POLICY" "$X/p.npz" --info --backend stdlib
 expect_contains "p.npz: the torques as configured" "$out" "torques: [-2.0, 0.0, 1.0, 2.0]"
 same_actions "p" "$X/p.npz" "$RUNS/p" "$X/pendulum.obs"
+
+# ---- gorila export: best and final of one run, without evaluating
+# ckpt_check NPZ CKPT_DIR [BIN]: read CKPT_DIR/ps-0.ckpt with Python (the
+# header and section table of docs/CHECKPOINT.md, not gorila's reader; the
+# local trainer writes one shard holding every parameter) and compare the
+# npz's layers (a plain network) with its params section, bit for bit, and
+# BIN's bytes with the section's. Prints "version V, N of N floats placed,
+# D differ[, bin equal|bin differs]".
+ckpt_check() {
+    python3 - "$@" <<'PY'
+import array, struct, sys
+sys.path.insert(0, "scripts")
+import npz_policy
+with open(sys.argv[2] + "/ps-0.ckpt", "rb") as f:
+    d = f.read()
+assert d[:8] == b"GORILACK", d[:8]
+(n_sections,) = struct.unpack_from("<I", d, 20)
+obs, acts, n_hidden = struct.unpack_from("<3I", d, 28)
+hidden = list(struct.unpack_from("<8I", d, 40)[:n_hidden])
+assert struct.unpack_from("<I", d, 72)[0] == 0, "dueling: not handled here"
+n_params, first, count = struct.unpack_from("<3Q", d, 88)
+(version,) = struct.unpack_from("<Q", d, 168)
+assert (first, count) == (0, n_params), (first, count, n_params)
+pos, section = 256 + 16 * n_sections, None
+for i in range(n_sections):
+    sid, _, nbytes = struct.unpack_from("<IIQ", d, 256 + 16 * i)
+    if sid == 1:
+        section = d[pos:pos + nbytes]
+    pos += nbytes
+raw = array.array("f")
+raw.frombytes(section)
+arrays = npz_policy.load_stdlib(sys.argv[1])
+widths = [obs] + hidden + [acts]
+off, bad = 0, 0
+for l in range(len(widths) - 1):
+    inp, out = widths[l], widths[l + 1]
+    shape, w = arrays["layers.%d.weight" % l]
+    assert list(shape) == [out, inp], shape
+    for i in range(inp):
+        for o in range(out):
+            bad += w[o * inp + i] != raw[off + i * out + o]
+    off += inp * out
+    bad += arrays["layers.%d.bias" % l][1] != list(raw[off:off + out])
+    off += out
+line = "version %d, %d of %d floats placed, %d differ" % (version, off, n_params, bad)
+if len(sys.argv) > 3:
+    with open(sys.argv[3], "rb") as f:
+        line += ", bin equal" if f.read() == section else ", bin differs"
+print(line)
+PY
+}
+# Evaluations every 100 updates keep checkpoints/best apart from the final one
+# whenever a later evaluation is worse; either way each export must be the
+# parameters of the checkpoint it names.
+train x configs/local/cartpole.yaml run.max_env_steps=3000 network.hidden=[16] eval.every_updates=100
+XR="$RUNS/x"
+final_dir=$XR/checkpoints/$(cat "$XR/checkpoints/latest")
+for which in best final; do
+    dir=$XR/checkpoints/best
+    [ "$which" = final ] && dir=$final_dir
+    run_cmd "$GORILA" export "$XR" "$X/x-$which.npz" --checkpoint "$which"
+    expect_rc "export --checkpoint $which: exit 0" 0
+    expect_eq "export --checkpoint $which: nothing on stderr" "$err" ""
+    line=$out
+    v=$(ckpt_check "$X/x-$which.npz" "$dir" | sed -n 's/^version \([0-9]*\),.*/\1/p')
+    bytes=$(stat -c %s "$X/x-$which.npz")
+    expect_eq "export --checkpoint $which: one line: file, format, size, network, parameters, checkpoint, updates" \
+        "$(sed -E 's/ env steps.*//' <<<"$line")" \
+        "wrote $X/x-$which.npz (npz, $bytes bytes): CartPole-v1 network 4-16-2, 114 parameters, from $dir ($which checkpoint, parameters after $v updates, $(sed -n 's/^env_steps //p' "$dir/MANIFEST")"
+    # No evaluation: its lines ("loaded ...", "N greedy episodes ...") are absent
+    # and the one line is all there is.
+    expect_eq "export --checkpoint $which: no evaluation, only the wrote line" "$(wc -l <<<"$line")" 1
+    check "export --checkpoint $which: no evaluation output" \
+        bash -c '! grep -qE "greedy episodes|^loaded |mean [0-9]" <<<"$1"' _ "$line"
+    run_cmd "$GORILA" export "$XR" "$X/x-$which.bin" --checkpoint "$which"
+    expect_rc "export --checkpoint $which .bin: exit 0" 0
+    expect_contains "export --checkpoint $which .bin: says raw float32, 456 bytes" "$out" \
+        "wrote $X/x-$which.bin (raw float32, 456 bytes): CartPole-v1 network 4-16-2, 114 parameters, from $dir"
+    run_cmd ckpt_check "$X/x-$which.npz" "$dir" "$X/x-$which.bin"
+    expect_eq "export --checkpoint $which: the npz's arrays and the .bin are the checkpoint file's parameters" \
+        "$out" "version $v, 114 of 114 floats placed, 0 differ, bin equal"
+    j=$("$GORILA" eval "$XR" --checkpoint "$which" --json)
+    expect_eq "export --checkpoint $which: the update count is the one eval reports" "$(jnum "$j" params_version)" "$v"
+    run_cmd python3 "$POLICY" "$X/x-$which.npz" --info --backend stdlib
+    expect_rc "npz_policy.py --info reads the $which export" 0
+    same_actions "x-$which" "$X/x-$which.npz" "$XR" "$X/cartpole.obs" --checkpoint "$which"
+done
+run_cmd "$GORILA" export "$XR" "$X/x-latest.npz"
+check "export without --checkpoint takes latest, the final one of a finished run" \
+    cmp -s "$X/x-latest.npz" "$X/x-final.npz"
+expect_contains "export without --checkpoint: names the final checkpoint" "$out" "from $final_dir (final checkpoint,"
+run_cmd "$GORILA" export "$XR/checkpoints/best" "$X/x-bestdir.npz"
+expect_rc "export of a checkpoint directory: exit 0" 0
+check "export of a checkpoint directory: the same bytes as --checkpoint best" \
+    cmp -s "$X/x-bestdir.npz" "$X/x-best.npz"
+run_cmd "$GORILA" export "$XR" "$X/x-final.npz" --checkpoint final
+expect_contains "export over its own earlier file: says replaced" "$out" "replaced $X/x-final.npz (npz,"
+run_cmd "$GORILA" export "$XR" "$X/x.json.npz" --checkpoint best --json
+expect_rc "export --json: exit 0" 0
+run_cmd python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+print(o["path"], o["format"], o["bytes"], o["n_params"], o["env"], o["hidden"], o["checkpoint"], o["kind"],
+      o["params_version"], o["replaced"])' "$out"
+expect_eq "export --json: one object of the same facts" "$out" \
+    "$X/x.json.npz npz $(stat -c %s "$X/x.json.npz") 114 CartPole-v1 [16] $XR/checkpoints/best best $(
+        jnum "$("$GORILA" eval "$XR" --checkpoint best --json)" params_version) False"
+
+# eval --export evaluates only when asked (--episodes, --seed or --json)
+run_cmd "$GORILA" eval "$XR" --export "$X/x-eval.npz"
+expect_rc "eval --export alone: exit 0" 0
+expect_eq "eval --export alone: does not evaluate (nothing on stdout)" "$out" ""
+expect_eq "eval --export alone: the wrote line on stderr, as export prints it" "$err" \
+    "$("$GORILA" export "$XR" "$X/x-eval2.npz" | sed "s|x-eval2.npz|x-eval.npz|")"
+check "eval --export alone: the same bytes as export" cmp -s "$X/x-eval.npz" "$X/x-final.npz"
+run_cmd "$GORILA" eval "$XR" --export "$X/x-eval.npz" --seed 3
+expect_contains "eval --export --seed: evaluates" "$out" "greedy episodes (eval seed 3)"
+expect_contains "eval --export --seed: says it replaced the file" "$err" "replaced $X/x-eval.npz (npz,"
+run_cmd "$GORILA" eval "$XR" --export "$X/x-eval.npz" --json --episodes 2
+expect_rc "eval --export --json: exit 0" 0
+expect_eq "eval --export --json: evaluates, stdout is the evaluation's JSON" "$(jnum "$out" episodes)" 2
+expect_contains "eval --export --json: the wrote line on stderr" "$err" "replaced $X/x-eval.npz (npz,"
+
+# export's bad input: one line on stderr, exit 2, nothing written
+bad_export() {
+    local name=$1 want=$2 dest=$3
+    shift 3
+    run_cmd "$GORILA" export "$@"
+    expect_rc "export, $name: exit 2" 2
+    expect_eq "export, $name: one line on stderr" "$(grep -c . <<<"$err")" 1
+    expect_contains "export, $name: says why" "$err" "$want"
+    expect_eq "export, $name: nothing on stdout" "$out" ""
+    check "export, $name: nothing written at $dest" [ ! -e "$dest" ]
+}
+B="$X/bad"
+mkdir -p "$B"
+echo "a file" >"$B/afile"
+bad_export "no arguments" "export: missing RUN|CHECKPOINT and FILE" "$B/none"
+bad_export "no FILE" "export: missing FILE" "$B/none" "$XR"
+bad_export "a missing run" "$B/no-run is not a directory" "$B/o1.npz" "$B/no-run" "$B/o1.npz"
+bad_export "a directory that is no run" "is neither a run directory (no config.yaml) nor a checkpoint" "$B/o2.npz" \
+    "$B" "$B/o2.npz"
+bad_export "a missing checkpoint directory" "$XR/checkpoints/ckpt-999999 is not a directory" "$B/o3.npz" \
+    "$XR/checkpoints/ckpt-999999" "$B/o3.npz"
+bad_export "--checkpoint of no kind" "--checkpoint nowhere: not latest, final, best, or a checkpoint directory" \
+    "$B/o4.npz" "$XR" "$B/o4.npz" --checkpoint nowhere
+bad_export "a wrong extension" "export: $B/o5.pt: FILE must end in .npz (NumPy archive) or .bin" "$B/o5.pt" \
+    "$XR" "$B/o5.pt"
+bad_export "swapped arguments" "FILE must end in .npz" "$B/none" "$X/x-final.npz" "$XR"
+bad_export "a missing output directory" "cannot write $B/no-dir/o6.npz" "$B/no-dir/o6.npz" "$XR" "$B/no-dir/o6.npz"
+bad_export "an output path under a file" "cannot write $B/afile/o7.npz" "$B/afile/o7.npz" "$XR" "$B/afile/o7.npz"
+bad_export "--episodes (export does not evaluate)" "export does not evaluate" "$B/o8.npz" \
+    "$XR" "$B/o8.npz" --episodes 5
+bad_export "three arguments" 'more than RUN|CHECKPOINT and FILE given ("extra")' "$B/o9.npz" "$XR" "$B/o9.npz" extra
+mkdir -p "$B/ro"
+chmod 555 "$B/ro"
+if [ "$(id -u)" -ne 0 ]; then
+    bad_export "a read-only directory" "cannot write $B/ro/o10.npz" "$B/ro/o10.npz" "$XR" "$B/ro/o10.npz"
+else
+    ok "export into a read-only directory # SKIP root writes there anyway"
+fi
+chmod 755 "$B/ro"
+# A run with no best checkpoint (a copy without it): exit 4, as eval and a
+# resume without a checkpoint (GORILA_EXIT_CKPT_READ).
+cp -r "$XR" "$B/nobest"
+rm -rf "$B/nobest/checkpoints/best"
+run_cmd "$GORILA" export "$B/nobest" "$B/o11.npz" --checkpoint best
+expect_rc "export --checkpoint best of a run without one: exit 4 (GORILA_EXIT_CKPT_READ)" 4
+expect_contains "export --checkpoint best of a run without one: says so" "$err" "no best checkpoint in $B/nobest"
+check "export --checkpoint best of a run without one: nothing written" [ ! -e "$B/o11.npz" ]
+# A write that fails half-way (ulimit -f 1, as below for eval --export)
+echo "keep me" >"$B/keep.npz"
+run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" export "$XR" "$B/keep.npz"
+expect_rc "export, write fails half-way: exit 2" 2
+expect_contains "export, write fails half-way: says why" "$err" "cannot write $B/keep.npz: File too large"
+expect_eq "export, write fails half-way: the old file untouched" "$(cat "$B/keep.npz")" "keep me"
+expect_eq "export: no temporary left behind" "$(find "$B" -name '*.tmp-*')" ""
+run_cmd "$GORILA" export --help
+expect_rc "export --help: exit 0" 0
+expect_contains "export --help: usage on stdout" "$out" "usage: gorila export RUN|CHECKPOINT FILE"
+run_cmd "$GORILA" --help
+expect_contains "gorila --help lists export" "$out" "  export RUN|CHECKPOINT FILE.npz|FILE.bin"
 
 # ---- errors
 run_cmd bash -c 'printf "0 0 0 0\n\n1 2 3\n" | "$1" eval "$2" --actions -' _ "$GORILA" "$RUNS/c"
@@ -248,21 +439,22 @@ expect_contains "--actions: a NUL byte: names the line" "$err" "line 2: a NUL by
 # ---- --export writes a temporary beside FILE and renames it onto FILE, and
 # only when FILE is missing or a regular file: anything else is refused
 # with exit 2 and left as it was; a failed write removes only the temporary.
+# (eval --export, here without evaluating, and export share the writer.)
 E="$X/targets"
 mkdir -p "$E"
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/new.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --export "$E/new.npz"
 expect_rc "--export to a new file: exit 0" 0
 expect_contains "--export to a new file: says so" "$err" "wrote $E/new.npz"
 check "--export to a new file: the export's bytes" cmp -s "$E/new.npz" "$X/c.npz"
 echo "an older file" >"$E/old.npz"
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/old.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --export "$E/old.npz"
 expect_rc "--export over a regular file: exit 0" 0
 expect_contains "--export over a regular file: says it replaced it" "$err" "replaced $E/old.npz"
 check "--export over a regular file: now the whole export" cmp -s "$E/old.npz" "$X/c.npz"
 if mknod "$E/fulldev" c 1 7 2>/dev/null; then
     # the same device numbers as /dev/full: every write fails with ENOSPC,
     # after which the old code removed the node
-    run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/fulldev"
+    run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --export "$E/fulldev"
     expect_rc "--export to a character device: exit 2" 2
     expect_contains "--export to a character device: refused" "$err" "$E/fulldev is a character device, not a regular file: refused"
     check "--export to a character device: the node is still there, a character device" [ -c "$E/fulldev" ]
@@ -271,30 +463,38 @@ else
     ok "--export to a character device # SKIP mknod needs root"
 fi
 mkfifo "$E/fifo"
-run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/fifo"
+run_cmd timeout 60 "$GORILA" eval "$RUNS/c" --export "$E/fifo"
 expect_rc "--export to a FIFO: exit 2 at once (not blocked opening it)" 2
 expect_contains "--export to a FIFO: refused" "$err" "$E/fifo is a FIFO, not a regular file: refused"
 check "--export to a FIFO: still a FIFO" [ -p "$E/fifo" ]
 mkdir -p "$E/dir.npz"
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/dir.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --export "$E/dir.npz"
 expect_rc "--export to a directory: exit 2" 2
 expect_contains "--export to a directory: refused" "$err" "$E/dir.npz is a directory, not a regular file: refused"
 check "--export to a directory: still a directory" [ -d "$E/dir.npz" ]
 echo "the link's target" >"$E/victim"
 ln -sfn "$E/victim" "$E/link.npz"
-run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/link.npz"
+run_cmd "$GORILA" eval "$RUNS/c" --export "$E/link.npz"
 expect_rc "--export to a symbolic link: exit 2" 2
 expect_contains "--export to a symbolic link: refused, not followed" "$err" "$E/link.npz is a symbolic link: refused, not followed"
 expect_eq "--export to a symbolic link: its target untouched" "$(cat "$E/victim")" "the link's target"
 check "--export to a symbolic link: still a link" [ -L "$E/link.npz" ]
+run_cmd "$GORILA" export "$RUNS/c" "$E/link.npz"
+expect_rc "export to a symbolic link: exit 2" 2
+expect_contains "export to a symbolic link: refused, not followed" "$err" "$E/link.npz is a symbolic link: refused, not followed"
+expect_eq "export to a symbolic link: its target untouched" "$(cat "$E/victim")" "the link's target"
+mkfifo "$E/fifo.npz"
+run_cmd timeout 60 "$GORILA" export "$RUNS/c" "$E/fifo.npz"
+expect_rc "export to a FIFO: exit 2 at once" 2
+expect_contains "export to a FIFO: refused" "$err" "$E/fifo.npz is a FIFO, not a regular file: refused"
 # A write that fails half-way: a 1 KiB file-size limit (ulimit -f 1) makes
 # the ~2 KiB export fail with EFBIG (gorila ignores SIGXFSZ while exporting).
 echo "keep me" >"$E/keep.npz"
-run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/keep.npz"
+run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --export "$E/keep.npz"
 expect_rc "--export, write fails half-way: exit 2" 2
 expect_contains "--export, write fails half-way: says why" "$err" "cannot write $E/keep.npz: File too large"
 expect_eq "--export, write fails half-way: the old file untouched" "$(cat "$E/keep.npz")" "keep me"
-run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --episodes 1 --export "$E/gone.npz"
+run_cmd bash -c 'ulimit -f 1; exec "$@"' _ "$GORILA" eval "$RUNS/c" --export "$E/gone.npz"
 expect_rc "--export, write fails half-way, new file: exit 2" 2
 check "--export, write fails half-way, new file: nothing left at the path" [ ! -e "$E/gone.npz" ]
 expect_eq "--export: no temporary left behind" "$(find "$X" -name '*.tmp-*')" ""
