@@ -1,5 +1,5 @@
 # scripts/summary.sh: read summary.json from shell scripts (sourced by
-# scripts/seeds, scripts/bench-layouts and the MPI tests).
+# scripts/bench-layouts, scripts/run-compared and the tests).
 #
 # jget FILE KEY: a top-level scalar of a summary.json (written pretty, one
 # key per line), without quotes; empty if absent.
