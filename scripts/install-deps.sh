@@ -12,8 +12,11 @@ pkgs=(
     gnuplot-nox                        # plots of run metrics
     python3                            # scripts/compare (table and plots)
     flake8 shellcheck                  # lint of the scripts (tests/cli/lint.sh)
+    protobuf-compiler python3-protobuf # the TensorBoard event-file reader of the tests (tests/tb)
     procps                             # ps, for CPU-time checks in the MPI tests
     iproute2 util-linux                # ip, tc, unshare, nsenter: scripts/simcluster's shaped network
+    munge slurm-client                 # Slurm: munged, sbatch, scontrol (scripts/slurm/, tests/mpi/slurm.sh)
+    slurmctld slurmd                   # its daemons, which tests/mpi/slurm.sh starts in a temporary directory
 )
 missing=()
 for p in "${pkgs[@]}"; do
