@@ -7,9 +7,11 @@ Modules, from the bottom up:
           allreduce algorithms, roles, staleness bins) and `gorila config
           check --json` (the effective config and the rank count)
   dims    the dimensions beyond mode and learners (parameter servers,
-          allreduce algorithm): group keys, their order and labels
+          allreduce algorithm, learner.batch): group keys, their order
+          and labels
   runs    one run's figures from its summary.json and eval.csv; Cell, one
-          (mode, learners, [P or algorithm,] seed) of the matrix
+          (mode, learners, [P or algorithm and batch rule,] seed) of the
+          matrix
   plots   the gnuplot plots beside the report
   report  report.md
   matrix  running the cells one job at a time (and --resume)

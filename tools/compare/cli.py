@@ -8,7 +8,8 @@ from .matrix import matrix
 
 USAGE = """\
 scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
-                [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--seeds N] [--first-seed S]
+                [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--learner-batch per_learner,global]
+                [--seeds N] [--first-seed S]
                 [--out DIR] [--set key=value]... [--resume] [--max-ranks N] [--jobs-timeout SEC]
                 [--simcluster NODES [--link RATE] | --hostfile FILE] [--placement spread|pack]
 scripts/compare --from RUN_DIR... [--out DIR]
@@ -21,16 +22,24 @@ allreduce cells get roles.param_servers=0; PS cells keep the config's
 parameter servers (1 when the config has none), or run once per count of
 --param-servers (roles.param_servers). allreduce cells run with the
 config's sync.allreduce_impl, or once per algorithm of --allreduce-impls
-(names: `gorila version --json` allreduce_impls). Run directories:
-DIR/runs/<mode>[-<algorithm>]-L<learners>[-P<param servers>]-s<seed>, the
-algorithm and P only when more than one is swept (then the report's tables
-have them too); launcher logs: DIR/logs/.
+(names: `gorila version --json` allreduce_impls), and with the config's
+learner.batch, or once per rule of --learner-batch: per_learner (Gorila's
+weak scaling: each learner samples replay.batch_size rows, L batches
+averaged) or global (Horovod's strong scaling: the L learners split one
+replay.batch_size, the averaged gradient is the one-learner update; uniform
+replay, a batch the learner counts divide, no sync.lr_scaling). PS cells
+run per_learner; with 1 learner the rules are one update, so a 1-learner
+global cell is not run beside its per_learner cell (the report shows that
+as the global series' 1-learner reference). Run directories:
+DIR/runs/<mode>[-<algorithm>][-global]-L<learners>[-P<param servers>]-s<seed>,
+the algorithm, P and the global batch only when more than one is swept
+(then the report's tables have them too); launcher logs: DIR/logs/.
 A failed job (non-zero exit) is reported as failed with its exit status
 and the matrix goes on. DIR must not exist, unless --resume: cells whose
 run directory has a summary.json are kept, the others run again.
 --from builds the report from finished run directories instead (same
 environment; grouped by mode and learner count, and by parameter-server
-count and allreduce algorithm where the runs differ in them).
+count, allreduce algorithm and learner.batch where the runs differ in them).
 --simcluster NODES [--link RATE]: run every job across NODES nodes
 simulated on this machine behind NICs shaped to RATE each way (default
 1gbit; scripts/simcluster shaped-run, docs/MULTIHOST.md); --hostfile FILE:
@@ -62,6 +71,7 @@ def parser():
     p.add_argument("--learners", default="1,2,4")
     p.add_argument("--param-servers")  # default: the config's roles.param_servers
     p.add_argument("--allreduce-impls")  # default: the config's sync.allreduce_impl
+    p.add_argument("--learner-batch")  # default: the config's learner.batch
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--out")
@@ -90,9 +100,9 @@ def main(argv):
                 raise InputError("give either CONFIG or --from RUN_DIR..., not both")
             if opts.resume or opts.set:
                 raise InputError("--from builds a report from finished runs: --resume and --set do not apply")
-            if opts.param_servers is not None or opts.allreduce_impls is not None:
-                raise InputError("--from reads each run's parameter servers and allreduce algorithm from the run: "
-                                 "--param-servers and --allreduce-impls do not apply")
+            if opts.param_servers is not None or opts.allreduce_impls is not None or opts.learner_batch is not None:
+                raise InputError("--from reads each run's parameter servers, allreduce algorithm and learner.batch "
+                                 "from the run: --param-servers, --allreduce-impls and --learner-batch do not apply")
             if opts.simcluster is not None or opts.link is not None or opts.hostfile or opts.placement:
                 raise InputError("--from reads finished runs: --simcluster, --hostfile, --link and --placement do "
                                  "not apply")

@@ -28,6 +28,13 @@ MPIRUN = os.environ.get("GORILA_MPIRUN", "mpirun")
 # The one mode without parameter servers: its learners average their
 # gradients among themselves (roles.param_servers=0).
 ALLREDUCE = "allreduce"
+# learner.batch, the scaling rule of a synchronous update (docs/CONFIG.md):
+# per_learner (Gorila's, weak scaling: each of L learners samples
+# replay.batch_size rows) and global (Horovod's, strong scaling: the L
+# learners split one replay.batch_size). PER_LEARNER is also the rule of a
+# run whose config has no learner.batch (a build before the key).
+PER_LEARNER = "per_learner"
+GLOBAL_BATCH = "global"
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,6 +76,14 @@ def allreduce_impls():
     if not isinstance(v, list):
         raise InputError("`%s version --json` has no allreduce_impls (a build without sync.allreduce_impl)" % GORILA)
     return list(v)
+
+
+def learner_batches():
+    """Every learner.batch, in gorila's order: `gorila version --json`
+    learner_batches where the binary lists them, else the two rules of
+    configkeys.c (per_learner, global)."""
+    v = version_facts().get("learner_batches")
+    return list(v) if isinstance(v, list) and v else [PER_LEARNER, GLOBAL_BATCH]
 
 
 def roles():
@@ -135,6 +150,26 @@ def run_config(path):
     except InputError as e:
         warn("%s: %s; using its summary.json alone" % (path, e))
         return {}
+
+
+def yaml_key(path, section, key):
+    """The value of `key:` in top-level `section:` of a config.yaml as
+    gorila writes it (two-space indents; quotes and comments dropped), or
+    None: for a run's config that this build's config check refuses."""
+    on = False
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                text = line.split("#", 1)[0].rstrip()
+                if not text:
+                    continue
+                if not text[0].isspace():
+                    on = text == section + ":"
+                elif on and text.strip().startswith(key + ":"):
+                    return text.strip()[len(key) + 1:].strip().strip('"') or None
+    except OSError:
+        return None
+    return None
 
 
 def compare_config_params():

@@ -5,14 +5,15 @@ import shlex
 
 from . import facts
 from .errors import InputError
+from .facts import ALLREDUCE, PER_LEARNER
 from .report import write_report
-from .runs import Cell, read_json_input, role_list, run_variant
+from .runs import Cell, read_json_input, role_list, run_batch, run_variant
 
 
 def cell_of(d, envs):
-    """The cell of run directory d (its mode, learner count, seed, P and
-    allreduce algorithm from summary.json, else its config.yaml); adds d to
-    envs[its env]."""
+    """The cell of run directory d (its mode, learner count, seed, P,
+    allreduce algorithm and learner.batch from summary.json, else its
+    config.yaml); adds d to envs[its env]."""
     if not os.path.isdir(d):
         raise InputError("--from %s: no such directory" % d)
     s = read_json_input(os.path.join(d, "summary.json"),
@@ -31,10 +32,21 @@ def cell_of(d, envs):
         except (TypeError, ValueError):
             seed = 0
     P, impl = run_variant(mode, s, lambda: cfg)
-    c = Cell(mode, L, seed, name=os.path.basename(os.path.normpath(d)), ps=P, impl=impl)
+    batch = run_batch(s, lambda: cfg, cp if os.path.isfile(cp) else None)
+    c = Cell(mode, L, seed, name=os.path.basename(os.path.normpath(d)), ps=P, impl=impl, batch=batch)
     c.run_dir = os.path.abspath(d)
     envs.setdefault(s.get("env") or cfg.get("env.name") or "?", []).append(d)
     return c
+
+
+def batch_line(cells):
+    """The runs' learner.batch, where an allreduce run has the global batch."""
+    known = facts.learner_batches()
+    ar = sorted({c.batch for c in cells if c.mode == ALLREDUCE and c.batch}, key=lambda b: (known + [b]).index(b))
+    if ar in ([], [PER_LEARNER]):
+        return []
+    return ["- learner.batch (each run's `config.yaml`): %s for allreduce; the PS modes run per_learner"
+            % ", ".join(ar)]
 
 
 def head_lines(cells, argv):
@@ -46,6 +58,7 @@ def head_lines(cells, argv):
         "here, so every run with a summary.json counts as finished" % (
             len(cells), ", ".join("`%s`" % p for p in cfgs[:8]) + (" ..." if len(cfgs) > 8 else "")),
         "- Seeds: %s" % ", ".join(str(s) for s in sorted({c.seed for c in cells})),
+    ] + batch_line(cells) + [
         "- Date: %s" % datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z"),
     ]
 

@@ -1,6 +1,7 @@
 """Running the matrix: every sync mode x learner count x seed (the PS modes
-also x parameter-server count, allreduce x algorithm), one job at a time
-through the launcher, recorded in DIR/compare.json after each job."""
+also x parameter-server count, allreduce x algorithm x batch rule), one job
+at a time through the launcher, recorded in DIR/compare.json after each
+job."""
 import datetime
 import json
 import os
@@ -16,9 +17,9 @@ from . import facts, network
 from .dims import Dims, plural
 from .errors import InputError, warn
 from .costmodel import parse_rate
-from .facts import ALLREDUCE, GORILA, LAUNCH, SIMCLUSTER
+from .facts import ALLREDUCE, GLOBAL_BATCH, GORILA, LAUNCH, PER_LEARNER, SIMCLUSTER
 from .report import write_report
-from .runs import Cell, cell_name, finished_run, read_json, read_json_input, run_figures, run_variant
+from .runs import Cell, cell_name, finished_run, read_json, read_json_input, run_batch, run_figures, run_variant
 from .stats import fmt, fmt_secs
 
 # keys the matrix sets itself: a --set of one of them would silently break it
@@ -73,6 +74,45 @@ def parse_impls(text):
     if len(set(impls)) != len(impls):
         raise InputError("--allreduce-impls lists an algorithm twice: %s" % text)
     return impls
+
+
+def parse_batches(text):
+    batches = parse_list(text, "--learner-batch")
+    known = facts.learner_batches()
+    for b in batches:
+        if b not in known:
+            raise InputError("unknown learner.batch %r in --learner-batch (learner.batch: %s)" % (b, ", ".join(known)))
+    if len(set(batches)) != len(batches):
+        raise InputError("--learner-batch lists a rule twice: %s" % text)
+    return batches
+
+
+def check_global_batch(base, modes, learners):
+    """--learner-batch global: what gorila would refuse in every global
+    cell (or what leaves it none), said once before anything runs. base:
+    the effective config of the command line."""
+    if ALLREDUCE not in modes:
+        raise InputError("--learner-batch global applies to allreduce cells only (the PS modes run per_learner), "
+                         "and --modes has no allreduce")
+    kind = base.get("replay.kind") or "uniform"
+    if kind != "uniform":
+        raise InputError("--learner-batch global needs uniform replay, and the config has replay.kind %s "
+                         "(prioritized replay normalizes its importance weights per batch, so the learners' parts "
+                         "would not make the one-learner update)" % kind)
+    scaling = base.get("sync.lr_scaling") or "none"
+    if scaling != "none":
+        raise InputError("--learner-batch global keeps the one-learner batch, and the config has sync.lr_scaling %s "
+                         "(a rate scaled for a batch that grows with the learners); use sync.lr_scaling none"
+                         % scaling)
+    try:
+        batch = int(base.get("replay.batch_size"))
+    except (TypeError, ValueError):
+        return
+    bad = [L for L in learners if batch % L]
+    if bad:
+        raise InputError("--learner-batch global splits replay.batch_size (%d) among the learners, and %s "
+                         "(--learners) %s not divide it"
+                         % (batch, ", ".join(map(str, bad)), "does" if len(bad) == 1 else "do"))
 
 
 def check_numbers(opts):
@@ -159,13 +199,28 @@ def launch_args(config, sets, opts):
             % ("--spread " if spread else "")] + args
 
 
-def check_sets(user_sets):
+def check_sets(user_sets, batch_swept):
+    """batch_swept: --learner-batch given, so the matrix sets learner.batch
+    itself (without it a --set learner.batch is the config's, as any key)."""
+    owned = dict(MATRIX_KEYS, **({"learner.batch": "--learner-batch"} if batch_swept else {}))
     for s in user_sets:
         key = s.split("=", 1)[0].strip()
         if "=" not in s:
             raise InputError("--set expects key=value, got %r" % s)
-        if key in MATRIX_KEYS:
-            raise InputError("--set %s: the matrix sets %s itself (use %s)" % (s, key, MATRIX_KEYS[key]))
+        if key in owned:
+            raise InputError("--set %s: the matrix sets %s itself (use %s)" % (s, key, owned[key]))
+
+
+def lazy_config(path):
+    """A function returning the flat config of a run's config.yaml at path
+    ({} without one), read once and only when called."""
+    got = []
+
+    def config():
+        if not got:
+            got.append(facts.run_config(path) if os.path.isfile(path) else {})
+        return got[0]
+    return config
 
 
 def save_state(out, state):
@@ -258,7 +313,7 @@ class Matrix:
         self.argv = argv
         self.config = opts.config
         self.cells = []
-        self.checked = {}     # (mode, learners, P, algorithm) -> its effective config
+        self.checked = {}     # (mode, learners, P, algorithm, batch rule) -> its effective config
         self.prior = {}       # --resume: name -> the cell as compare.json recorded it
         self.prior_state = None
         self.state = None
@@ -276,10 +331,11 @@ class Matrix:
         self.learners = parse_learners(opts.learners)
         self.ps_opt = parse_param_servers(opts.param_servers) if opts.param_servers is not None else None
         self.impls_opt = parse_impls(opts.allreduce_impls) if opts.allreduce_impls is not None else None
+        self.batches_opt = parse_batches(opts.learner_batch) if opts.learner_batch is not None else None
         check_numbers(opts)
         check_network(opts)
         self.user_sets = opts.set or []
-        check_sets(self.user_sets)
+        check_sets(self.user_sets, self.batches_opt is not None)
         self.seeds = list(range(opts.first_seed, opts.first_seed + opts.seeds))
         self.network = None
         if opts.nodes is not None:
@@ -291,13 +347,16 @@ class Matrix:
 
     def check_config(self):
         """The config itself: a distributed one; the PS count of PS cells."""
+        # with --learner-batch every cell sets learner.batch itself: the config's own (global: allreduce only) is
+        # checked as per_learner here
+        sets = self.user_sets + (["learner.batch=%s" % PER_LEARNER] if self.batches_opt else [])
         try:
-            base = facts.config_check(self.config, self.user_sets)
+            base = facts.config_check(self.config, sets)
         except InputError:
             # a --set valid only in some modes (learner.batch=global: allreduce): the config as the first mode's
             # cells run it; the cells are checked one by one below
             m = self.modes[0]
-            base = facts.config_check(self.config, self.user_sets + ["sync.mode=%s" % m] +
+            base = facts.config_check(self.config, sets + ["sync.mode=%s" % m] +
                                       (["roles.param_servers=0"] if m == ALLREDUCE else []))
         if base.get("run.mode", "distributed") != "distributed":
             raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
@@ -308,36 +367,61 @@ class Matrix:
             base_ps = 1
         self.ps_counts = self.ps_opt or [base_ps if base_ps > 0 else 1]
         self.impls = self.impls_opt or [base.get("sync.allreduce_impl") or "ring"]
+        # allreduce's batch rules; without --learner-batch the config's (learner.batch missing: a build before
+        # the key, whose only rule was per_learner)
+        self.batches = self.batches_opt or [base.get("learner.batch") or PER_LEARNER]
         has_ps = any(m != ALLREDUCE for m in self.modes)
         if self.ps_opt and not has_ps:
             warn("--param-servers: no PS mode in --modes, so it changes nothing")
         if self.impls_opt and ALLREDUCE not in self.modes:
             warn("--allreduce-impls: allreduce is not in --modes, so it changes nothing")
+        if self.batches_opt and GLOBAL_BATCH in self.batches_opt:
+            check_global_batch(base, self.modes, self.learners)
+        elif self.batches_opt and ALLREDUCE not in self.modes:
+            warn("--learner-batch: allreduce is not in --modes, so it changes nothing (the PS modes run per_learner)")
         # a dimension is in the cells' names (and the report) only where it has more than one value
         self.sweep_ps = has_ps and len(self.ps_counts) > 1
         self.sweep_impl = ALLREDUCE in self.modes and len(self.impls) > 1
+        self.sweep_batch = ALLREDUCE in self.modes and len(self.batches) > 1
         out = self.opts.out or os.path.join("runs", "compare-%s-%s" % (
             os.path.splitext(os.path.basename(self.config))[0], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
         self.out = os.path.abspath(out)
         self.runs = os.path.join(self.out, "runs")
 
-    def variants(self, m):
-        """[(P, algorithm)] of mode m's cells."""
+    def variants(self, m, L):
+        """[(P, algorithm, batch rule)] of mode m's cells with L learners.
+        The PS modes run per_learner (gorila refuses global there: the
+        parameter servers would have to clip the average across their
+        shards). With one learner both rules are one update (the learner
+        takes the whole batch and the average of one gradient is itself),
+        so where the matrix has both, a 1-learner global cell would repeat
+        its per_learner cell's job: it is not run, and the report shows the
+        per_learner runs as the global series' 1-learner reference
+        (Dims.groups)."""
         if m == ALLREDUCE:
-            return [(0, a) for a in self.impls]
-        return [(P, None) for P in self.ps_counts]
+            batches = [b for b in self.batches if not (L == 1 and b == GLOBAL_BATCH and PER_LEARNER in self.batches)]
+            return [(0, a, b) for a in self.impls for b in batches]
+        return [(P, None, PER_LEARNER if self.batches_opt else self.batches[0]) for P in self.ps_counts]
 
-    def make_cell(self, m, L, seed, P, impl):
+    def make_cell(self, m, L, seed, P, impl, batch):
         named_ps = P if self.sweep_ps and m != ALLREDUCE else None
         named_impl = impl if self.sweep_impl and m == ALLREDUCE else None
-        c = Cell(m, L, seed, name=cell_name(m, L, seed, named_ps, named_impl), ps=P, impl=impl)
+        # only the global cells are named: a per_learner run directory keeps the name it has in a matrix without
+        # the sweep, so --resume with --learner-batch added keeps those runs (check_kept checks what they ran)
+        named_batch = batch if self.sweep_batch and m == ALLREDUCE and batch != PER_LEARNER else None
+        c = Cell(m, L, seed, name=cell_name(m, L, seed, named_ps, named_impl, named_batch), ps=P, impl=impl,
+                 batch=batch)
         if named_ps is not None:
             c.extra["param_servers"] = P
         if named_impl is not None:
             c.extra["allreduce_impl"] = impl
+        if self.sweep_batch and m == ALLREDUCE:
+            c.extra["learner_batch"] = batch
         c.sets = list(self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L, "roles.param_servers=%d" % P]
         if m == ALLREDUCE and self.impls_opt:
             c.sets.append("sync.allreduce_impl=%s" % impl)
+        if self.batches_opt:
+            c.sets.append("learner.batch=%s" % batch)
         c.sets += ["run.seed=%d" % seed, "run.out_dir=%s" % self.runs, "run.name=%s" % c.name,
                    "logging.progress=never"]
         return c
@@ -346,8 +430,8 @@ class Matrix:
         for seed in self.seeds:  # seed-major: an interrupted matrix has every (mode, learners) it reached
             for L in self.learners:
                 for m in self.modes:
-                    for P, impl in self.variants(m):
-                        self.cells.append(self.make_cell(m, L, seed, P, impl))
+                    for P, impl, batch in self.variants(m, L):
+                        self.cells.append(self.make_cell(m, L, seed, P, impl, batch))
         self.dims = Dims(self.cells)
 
     def label(self, c, with_=False):
@@ -361,7 +445,7 @@ class Matrix:
     def check_layouts(self):
         """Every cell's layout, checked by gorila itself before anything runs."""
         for c in self.cells:
-            k = (c.mode, c.learners, c.ps, c.impl)
+            k = (c.mode, c.learners, c.ps, c.impl, c.batch)
             if k in self.checked:
                 continue
             what = self.label(c, with_=True)
@@ -413,24 +497,29 @@ class Matrix:
         self.check_kept()
 
     def check_kept(self):
-        """--resume: the finished run of a cell, kept, must have the cell's P
-        and allreduce algorithm (a matrix of one P or one algorithm does not
-        name it in its run directories)."""
+        """--resume: the finished run of a cell, kept, must have the cell's P,
+        allreduce algorithm and learner.batch (a matrix of one P, one
+        algorithm or one batch rule does not name it in its run directories,
+        and a per_learner cell never names its rule)."""
         for c in self.cells:
             d = os.path.join(self.runs, c.name)
             if not finished_run(d):
                 continue
             cp = os.path.join(d, "config.yaml")
-            P, impl = run_variant(c.mode, read_json(os.path.join(d, "summary.json")),
-                                  lambda: facts.run_config(cp) if os.path.isfile(cp) else {})
+            config = lazy_config(cp)
+            s = read_json(os.path.join(d, "summary.json"))
+            P, impl = run_variant(c.mode, s, config)
+            batch = run_batch(s, config, cp if os.path.isfile(cp) else None)
             if c.mode == ALLREDUCE and impl is not None and impl != c.impl:
                 got, want = "sync.allreduce_impl %s" % impl, c.impl
             elif c.mode != ALLREDUCE and P is not None and P != c.ps:
                 got, want = plural(P, "parameter server"), "%d" % c.ps
+            elif c.batch is not None and batch != c.batch:
+                got, want = "learner.batch %s" % batch, "learner.batch %s" % c.batch
             else:
                 continue
-            raise InputError("%s ran with %s, this matrix's cell with %s; --resume needs the same --param-servers "
-                             "and --allreduce-impls (or choose another --out)" % (d, got, want))
+            raise InputError("%s ran with %s, this matrix's cell with %s; --resume needs the same --param-servers, "
+                             "--allreduce-impls and --learner-batch (or choose another --out)" % (d, got, want))
 
     def start_state(self):
         """DIR made, the config copied, compare.json's first state."""
@@ -450,6 +539,8 @@ class Matrix:
             self.state["param_servers"] = self.ps_counts
         if self.sweep_impl:
             self.state["allreduce_impls"] = self.impls
+        if self.sweep_batch:
+            self.state["learner_batch"] = self.batches
         self.state.update({"started": self.started.isoformat(timespec="seconds"), "cells": []})
         if self.prior_state:
             ps = self.prior_state
@@ -469,7 +560,8 @@ class Matrix:
     def ranks_line(self):
         parts = []
         for k, v in self.checked.items():
-            dk = (k[0], k[1], k[2] if self.dims.ps else None, k[3] if self.dims.impl else None)
+            dk = (k[0], k[1], k[2] if self.dims.ps else None, k[3] if self.dims.impl else None,
+                  k[4] if self.dims.batch and k[0] == ALLREDUCE else None)
             P = self.dims.ps_of(dk)
             parts.append("%s L%d%s: %s" % (self.dims.label(dk), k[1], "" if P is None else " P=%d" % P, v["ranks"]))
         return "- Ranks per job: %s" % ", ".join(parts)
@@ -481,11 +573,11 @@ class Matrix:
             "- Command: `%s` (in `%s`)" % (self.cmd, os.getcwd()),
             "- Config: `%s` (copied to `config.yaml`; each run's effective config is its `config.yaml`)%s" % (
                 self.config, (", with `--set " + "` `--set ".join(sets) + "`") if sets else ""),
-            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %s for the PS modes, 0 for allreduce%s; "
+            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %s for the PS modes, 0 for allreduce%s%s; "
             "one job at a time through scripts/launch" % (
                 ", ".join(self.modes), ", ".join(map(str, self.learners)),
                 "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0], ", ".join(map(str, self.ps_counts)),
-                "; sync.allreduce_impl %s" % ", ".join(self.impls) if self.impls_opt else ""),
+                "; sync.allreduce_impl %s" % ", ".join(self.impls) if self.impls_opt else "", self.batch_words()),
             self.ranks_line(),
             "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ]
@@ -504,6 +596,17 @@ class Matrix:
         if self.opts.jobs_timeout:
             head.append("- Job time limit: %g s (--jobs-timeout)" % self.opts.jobs_timeout)
         return head
+
+    def batch_words(self):
+        """The matrix line's part on learner.batch (--learner-batch only)."""
+        if ALLREDUCE not in self.modes or (not self.batches_opt and self.batches == [PER_LEARNER]):
+            return ""
+        words = "; learner.batch %s for allreduce (%s" % (
+            ", ".join(self.batches), "the PS modes run per_learner" if self.batches_opt else "the config's")
+        if self.sweep_batch and 1 in self.learners:
+            words += ("; with 1 learner the rules are one update, so the 1-learner allreduce cells run once, "
+                      "per_learner, and are the global series' 1-learner reference")
+        return words + ")"
 
     def keep_finished(self):
         """--resume: the cells whose run finished are kept; returns how many

@@ -8,7 +8,8 @@ import math
 import os
 
 from . import costmodel, facts
-from .facts import ALLREDUCE
+from .dims import batch_words
+from .facts import ALLREDUCE, GLOBAL_BATCH
 from .stats import DASH, median
 
 TARGET = 0.25          # the issue's bound on |measured / predicted - 1|
@@ -31,14 +32,27 @@ def cell_kind(c):
 
 
 def groups(cells):
-    """{(mode, learners, P, algorithm): [finished cells]}, from the cells'
-    own P and algorithm (shown in the report's tables or not)."""
+    """{(mode, learners, P, algorithm, batch rule): [finished cells]}, from
+    the cells' own P, algorithm and learner.batch (shown in the report's
+    tables or not; the batch rule of allreduce only, the PS modes run
+    per_learner). The two batch rules move the same bytes per round (one
+    gradient of the parameters per learner), so the model predicts the
+    same communication for both; what differs is the compute per
+    gradient, 1/L of the batch with the global one, which the model
+    leaves out."""
     out = {}
     for c in cells:
         if c.ok and c.figures:
             out.setdefault((c.mode, c.learners, c.ps if c.mode != ALLREDUCE else 0,
-                            c.impl if c.mode == ALLREDUCE else None), []).append(c)
+                            c.impl if c.mode == ALLREDUCE else None,
+                            c.batch if c.mode == ALLREDUCE else None), []).append(c)
     return out
+
+
+def mode_words(mode, impl, batch):
+    """"ps_sync", "allreduce (ring)", "allreduce (ring, global batch)"."""
+    parts = [x for x in (impl, batch_words(batch)) if x]
+    return mode if not parts else "%s (%s)" % (mode, ", ".join(parts))
 
 
 def _med(cells, key):
@@ -113,8 +127,8 @@ class ModelCheck:
         nodes = self.network.get("nodes")
         spread = self.network.get("placement") == "spread"
         out = []
-        for key in sorted(self.groups, key=lambda k: (k[0], k[3] or "", k[2], k[1])):
-            mode, L, P, impl = key
+        for key in sorted(self.groups, key=lambda k: (k[0], k[3] or "", k[4] == GLOBAL_BATCH, k[2], k[1])):
+            mode, L, P, impl, _ = key
             cl = self.groups[key]
             kind = cell_kind(cl[0])
             # synchronous: the learner that waited least (it arrived last, so
@@ -190,14 +204,18 @@ class ModelCheck:
         tab = ["| mode | learners | P | model | predicted ms | measured ms | measured / predicted | share | verdict |",
                "|---|---:|---:|---|---:|---:|---:|---:|---|"]
         for r in rows:
-            mode, N, P, impl = r["key"]
+            mode, N, P, impl, batch = r["key"]
             tab.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-                mode if impl is None else "%s (%s)" % (mode, impl), N, P if mode != ALLREDUCE else DASH,
+                mode_words(mode, impl, batch), N, P if mode != ALLREDUCE else DASH,
                 r["kind"] or DASH, DASH if r.get("predicted") is None else "%.1f" % (1e3 * r["predicted"]),
                 DASH if r["measured"] is None else "%.1f" % (1e3 * r["measured"]),
                 DASH if r.get("ratio") is None else "%.2f" % r["ratio"],
                 DASH if r.get("share") is None else "%.0f%%" % (100 * r["share"]), r["verdict"]))
         L += tab + [""]
+        if any(r["key"][4] == GLOBAL_BATCH for r in rows):
+            L += ["*global batch* rows (`learner.batch: global`): the same bytes per round as per_learner (each "
+                  "learner still syncs a gradient of all the parameters), so the same prediction; each learner "
+                  "computes 1/L of the batch, so communication is a larger share of its update.", ""]
         scored = [r for r in rows if r.get("target")]
         met = [r for r in scored if r.get("met")]
         if scored:
@@ -229,8 +247,12 @@ class ModelCheck:
               "on links of 1, 10 and 100 Gbit/s with 5 and 50 us latency, for this config's %s parameters; time "
               "per update = the measured compute per gradient of one learner (%.1f ms, this matrix's one-learner "
               "cells: a constant of this run, not a projection) + the model's communication. Data: "
-              "`plots/projection.csv`; plot: `projection.png`." % (
-                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp), ""]
+              "`plots/projection.csv`; plot: `projection.png`.%s" % (
+                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp,
+                  " The projection is per_learner's (weak scaling: each node computes a whole batch); with the "
+                  "global batch (`learner.batch: global`, strong scaling) each of N nodes computes 1/N of it, so "
+                  "its time per update is about compute / N + the same communication, and communication "
+                  "dominates sooner." if any(k[4] == GLOBAL_BATCH for k in self.groups) else ""), ""]
         tab = ["| link | latency | N | single PS ms | sharded ms | ring ms | naive ms | updates/s: PS | sharded | "
                "ring | naive |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         csv = ["params,rate_bytes_per_s,latency_s,nodes,mode,comm_s,update_s,updates_per_s"]
@@ -269,11 +291,13 @@ def add_plots(mc, p):
     """Adds the model's two plots to Plotter p (tools/compare/plots.py)."""
     rows = [r for r in mc.rows() if r["measured"] is not None]
     if rows:
-        series = sorted({(r["key"][0], r["key"][2], r["key"][3]) for r in rows}, key=lambda s: (s[0], s[2] or "", s[1]))
+        def series_of(r):
+            return r["key"][:1] + r["key"][2:]
+        series = sorted({series_of(r) for r in rows}, key=lambda s: (s[0], s[2] or "", s[3] == GLOBAL_BATCH, s[1]))
         blocks = []
         for s in series:
-            rs = sorted((r for r in rows if (r["key"][0], r["key"][2], r["key"][3]) == s), key=lambda r: r["key"][1])
-            name = s[0] + (" (%s)" % s[2] if s[2] else "") + (" P=%d" % s[1] if s[0] != ALLREDUCE else "")
+            rs = sorted((r for r in rows if series_of(r) == s), key=lambda r: r["key"][1])
+            name = mode_words(s[0], s[2], s[3]) + (" P=%d" % s[1] if s[0] != ALLREDUCE else "")
             lines = ["%d %.6g %s\n" % (r["key"][1], 1e3 * r["measured"], "NaN" if r.get("predicted") is None
                                        else "%.6g" % (1e3 * r["predicted"])) for r in rs]
             blocks.append((name, s, "".join(lines)))
@@ -291,11 +315,12 @@ def add_plots(mc, p):
         by_ps = ["#d62728", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#7f7f7f"]
         for i, (name, s, _) in enumerate(blocks):
             col = by_impl.get(s[2], "#000000") if s[0] == ALLREDUCE else by_ps[min(int(math.log2(max(s[1], 1))), 5)]
-            parts.append("%s index %d using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title %s"
-                         % (_q(f), i, col, _q(name + ": measured")))
+            glob = s[3] == GLOBAL_BATCH  # the global batch: open points, dashed line
+            parts.append("%s index %d using 1:2 with points pt %d ps 1.5 lc rgb '%s' title %s"
+                         % (_q(f), i, 6 if glob else 7, col, _q(name + ": measured")))
             if s[2] != "mpi":
-                parts.append("%s index %d using 1:3 with lines lw 2 lc rgb '%s' title %s"
-                             % (_q(f), i, col, _q(name + ": model")))
+                parts.append("%s index %d using 1:3 with lines lw 2 lc rgb '%s'%s title %s"
+                             % (_q(f), i, col, " dt 2" if glob else "", _q(name + ": model")))
         gp += "plot " + ", \\\n     ".join(parts) + "\n"
         p.scripts.append(("sync_vs_learners.png", gp, "Sync time per worker per gradient against the learner count: "
                           "measured and the model"))

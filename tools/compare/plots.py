@@ -68,8 +68,9 @@ def gp_quote(s):
 class Plotter:
     """The plots of one report: each method adds (file, gnuplot script,
     caption) to self.scripts for the groups it has data for. A series is a
-    mode, or (with the report's Dims) a (mode, P, algorithm): its colour
-    is its mode's, the second and later series of a mode dashed."""
+    mode, or (with the report's Dims) a (mode, P, algorithm, batch rule):
+    its colour is its mode's, the second and later series of a mode
+    dashed."""
 
     def __init__(self, out, cells, term, dims):
         self.out = out
@@ -79,13 +80,13 @@ class Plotter:
         self.groups = dims.groups(cells, only_ok=True)
         self.keys = sorted(self.groups, key=key_order)
         self.learner_counts = sorted({k[1] for k in self.keys})
-        self.series = sorted({(k[0], k[2], k[3]) for k in self.keys}, key=series_order)
+        self.series = sorted({k[:1] + k[2:] for k in self.keys}, key=series_order)
         self.scripts = []
 
     @staticmethod
     def key(s, L):
         """The group key of series s at L learners."""
-        return (s[0], L, s[1], s[2])
+        return (s[0], L) + tuple(s[1:])
 
     def variant(self, s):
         """0 for the first series of its mode, 1 for the second, ..."""
@@ -200,7 +201,7 @@ class Plotter:
             for role in roles:
                 v = [c.figures["bpu_role"][role] for c in self.groups[k] if c.figures["bpu_role"][role] is not None]
                 vals.append(median(v) if v else 0)
-            rows.append(("%s L%d" % (self.dims.series_label((k[0], k[2], k[3])), k[1]), vals))
+            rows.append(("%s L%d" % (self.dims.series_label(k[:1] + k[2:]), k[1]), vals))
         if not rows or not any(sum(v) > 0 for _, v in rows):
             return
         bfile = self.write_data("bytes_per_update.dat", "cell " + " ".join(roles) + "\n",
@@ -278,10 +279,10 @@ class Plotter:
         driver; allreduce with mpi left out (its traffic is not visible)."""
         blocks = []
         for s in self.series:
-            impls = sorted({c.impl for k, cs in self.groups.items() if (k[0], k[2], k[3]) == s for c in cs} - {None})
+            impls = sorted({c.impl for k, cs in self.groups.items() if k[:1] + k[2:] == s for c in cs} - {None})
             title = self.dims.series_label(s)
             if s[0] == ALLREDUCE and s[2] is None and len(impls) == 1:
-                title += " (%s)" % impls[0]
+                title = self.dims.series_label((s[0], s[1], impls[0], s[3]))
             pt = (7, 5, 9, 11, 13)[self.variant(s) % 5]
             blocks.append((title, s, pt, "the mean over learners",
                            self.worker_rows(s, "sync_sent_pg", "model_sent_pg")))

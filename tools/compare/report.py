@@ -124,7 +124,7 @@ class Report:
             len(cells), sum(1 for c in cells if c.ok), n_failed, ", %d not run" % n_notrun if n_notrun else ""))
         if interrupted:
             L.append("- **Interrupted**: the cells not run are listed as such; `--resume` runs them.")
-        return L + [""]
+        return L + [""] + self.dims.batch_note()
 
     def learning(self):
         L = ["## Learning", "",
@@ -158,10 +158,12 @@ class Report:
         else:
             smean, sp99 = staleness_stats(sum_hists(f["staleness_hist"] for f in F))
             drop = fmt_median([f["stale_gradients_dropped"] for f in F], ".0f")
+        # rows per gradient, where the batch rules are shown: replay.batch_size per_learner, 1/L of it global
+        per_gradient = [fmt_median([f["samples_per_gradient"] for f in F], ".1f")] if self.dims.batch else []
         return self.dims.cols(k) + [
                 fmt_median([f["updates_per_second"] for f in F], ".0f"),
                 fmt_median([f["env_steps_per_second"] for f in F], ".0f"),
-                fmt_median([f["gradients_per_update"] for f in F], ".2f"),
+                fmt_median([f["gradients_per_update"] for f in F], ".2f")] + per_gradient + [
                 fmt_median([f["samples_per_second"] for f in F], ".0f"),
                 fmt_median([f["bpu_total"] for f in F], ".0f"),
                 smean, sp99, drop]
@@ -169,11 +171,16 @@ class Report:
     def throughput(self):
         L = ["## Throughput, staleness, waiting", "",
              "Medians over the finished runs of each %s, except staleness, which pools the "
-             "histograms of all its runs and PS shards." % self.dims.per(), ""]
+             "histograms of all its runs and PS shards.%s" % (self.dims.per(), (
+                 " *samples/gradient*: `samples_trained` / `gradients`, the rows of one gradient "
+                 "(`replay.batch_size` per_learner, 1/L of it with the global batch).") if self.dims.batch else ""),
+             ""]
         rows = [self.throughput_row(k) for k in self.keys]
-        L.append(md_table(self.dims.head() + ["updates/s", "env steps/s", "gradients/update", "samples trained/s",
-                                              "bytes/update", "staleness mean", "staleness p99", "dropped gradients"],
-                          rows, self.dims.align() + ["---:"] * 8))
+        L.append(md_table(self.dims.head() + ["updates/s", "env steps/s", "gradients/update"]
+                          + (["samples/gradient"] if self.dims.batch else [])
+                          + ["samples trained/s", "bytes/update", "staleness mean", "staleness p99",
+                             "dropped gradients"],
+                          rows, self.dims.align() + ["---:"] * (9 if self.dims.batch else 8)))
         return L + [""]
 
     def bytes_by_role(self):
@@ -268,6 +275,8 @@ class Report:
         cores = os.cpu_count() or 1
         L = []
         for k in self.keys:
+            if k in self.dims.aliased:  # another group's runs, warned about there
+                continue
             ranks = [c.figures["ranks"] for c in self.finished(k) if c.figures.get("ranks")]
             if ranks and max(ranks) > cores:
                 L.append("- **%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and times there "
@@ -347,8 +356,7 @@ class Report:
             L.append("")
         return L, plots
 
-    @staticmethod
-    def definitions():
+    def definitions(self):
         return ["## Where the figures come from", "",
                 "Every figure is read from the runs' `summary.json` and `eval.csv` (docs/OUTPUTS.md): "
                 "*final eval* is `last_eval_mean_return` (the evaluation of `final_checkpoint`), *best eval* "
@@ -362,7 +370,8 @@ class Report:
                 "their sum; dropped gradients is `stale_gradients_dropped`. An update is one optimizer step of "
                 "parameter source 0 (in `ps_sync` one per round of all learners, in `allreduce` one per ring "
                 "round), so gradients/update is about the learner count in `ps_sync` and `allreduce` and 1 in "
-                "`ps_async`." % DASH, ""]
+                "`ps_async`%s." % (DASH, self.dims.batch and " (with `learner.batch: global` each of those L "
+                                   "gradients is 1/L of the batch)" or ""), ""]
 
 
 def write_report(out, cells, head_lines, interrupted=False, network=None):

@@ -1,12 +1,12 @@
 """Run directories: one run's figures from its summary.json and eval.csv,
 and Cell, one (mode, learner count, [parameter servers or allreduce
-algorithm,] seed) of the matrix."""
+algorithm and batch rule,] seed) of the matrix."""
 import json
 import os
 
 from . import facts
 from .errors import InputError, warn
-from .facts import ALLREDUCE
+from .facts import ALLREDUCE, PER_LEARNER
 from .stats import DASH, num
 
 SUMMARY_NUMBERS = ("solved_at_env_steps", "solved_at_seconds", "last_eval_mean_return", "best_eval_mean_return",
@@ -176,6 +176,8 @@ def run_figures(s):
     g = f["gradients"] = _learner_total(s, "gradients")
     st = f["samples_trained"] = _learner_total(s, "samples_trained")
     f["gradients_per_update"] = g / updates if g is not None and updates else None
+    # rows per gradient: replay.batch_size, or 1/L of it with learner.batch global
+    f["samples_per_gradient"] = st / g if st is not None and g else None
     f["samples_per_second"] = st / wall if st is not None and wall else None
     f["bpu_from_summary"] = isinstance(s.get("bytes_per_update_by_role"), dict)
     bpu = f["bpu_role"] = _bytes_per_update(s, updates)
@@ -252,19 +254,35 @@ def run_variant(mode, s, config):
     return (P if P is not None else _count(config().get("roles.param_servers"))), None
 
 
-def cell_name(mode, learners, seed, ps=None, impl=None):
-    """A cell's run directory name: <mode>[-<algorithm>]-L<learners>[-P<ps>]-s<seed>."""
-    return "%s%s-L%d%s-s%d" % (mode, "" if impl is None else "-" + impl, learners,
-                               "" if ps is None else "-P%d" % ps, seed)
+def run_batch(s, config, config_path=None):
+    """learner.batch of a run with summary.json s: summary.json's
+    learner_batch where it says, else the run's config (config: a function
+    returning its flat config, as for run_variant), else the `batch:` line
+    of config.yaml's `learner:` section (config_path; a config this build
+    refuses), else per_learner (a build before the key, whose only rule
+    it was)."""
+    b = s.get("learner_batch")
+    if not isinstance(b, str):
+        b = config().get("learner.batch")
+    if not isinstance(b, str) and config_path:
+        b = facts.yaml_key(config_path, "learner", "batch")
+    return b if isinstance(b, str) and b else PER_LEARNER
+
+
+def cell_name(mode, learners, seed, ps=None, impl=None, batch=None):
+    """A cell's run directory name: <mode>[-<algorithm>][-<batch rule>]-L<learners>[-P<ps>]-s<seed>."""
+    return "%s%s%s-L%d%s-s%d" % (mode, "" if impl is None else "-" + impl, "" if batch is None else "-" + batch,
+                                 learners, "" if ps is None else "-P%d" % ps, seed)
 
 
 class Cell:
-    def __init__(self, mode, learners, seed, name=None, ps=None, impl=None):
+    def __init__(self, mode, learners, seed, name=None, ps=None, impl=None, batch=None):
         self.mode = mode
         self.learners = learners
         self.seed = seed
         self.ps = ps          # parameter-server shards (PS modes; 0 for allreduce; None: not known)
         self.impl = impl      # allreduce's algorithm (None: not allreduce, or not known)
+        self.batch = batch    # learner.batch: per_learner or global (None: not known)
         self.name = name or cell_name(mode, learners, seed)
         self.extra = {}       # what compare.json records of it beyond mode, learners and seed
         self.sets = []        # the --set options of its job
