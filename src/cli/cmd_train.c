@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "memplan.h"
 #include "platform.h"
+#include "tbevents.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -90,6 +91,11 @@ static int load(const TrainArgs *a, Config *cfg, char *err) {
                              "run.mode is local (one process, no learner role); set learner.loss_outlier_sigma: 0",
                         cfg->learner.loss_outlier_sigma);
     }
+    /* A resume adds an events file to the run's tb/: refuse one that could
+     * not be made now, before any rank starts its work (a fresh run makes
+     * tb/ in the directory it creates). */
+    if (a->resume && cfg->logging.tensorboard && tbevents_check(a->resume, err) != 0)
+        return err_prefix(err, "logging.tensorboard");
     return 0;
 }
 

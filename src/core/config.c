@@ -121,6 +121,8 @@ void config_defaults(Config *cfg) {
     cfg->eval.every_updates = 1000;
     cfg->eval.episodes = 100;
     cfg->eval.seed = 12345;
+    cfg->eval.test_episodes = 100;
+    cfg->eval.test_seed = 54321;
 
     cfg->checkpoint.every_seconds = 60;
     cfg->checkpoint.every_updates = 0;
@@ -128,9 +130,12 @@ void config_defaults(Config *cfg) {
     cfg->checkpoint.save_replay = false;
 
     cfg->logging.interval_seconds = 2;
+    cfg->logging.metrics_every_env_steps = 100;
+    cfg->logging.metrics_every_updates = 0;
     cfg->logging.progress = PROGRESS_AUTO;
     cfg->logging.trace = false;
     cfg->logging.trace_events = 200000;
+    cfg->logging.tensorboard = false;
     cfg->sync.allreduce_impl = ALLREDUCE_RING;
     cfg->sync.lr_scaling = LR_SCALING_NONE;
     cfg->sync.lr_warmup_updates = 0;

@@ -162,6 +162,8 @@ typedef struct {
         uint64_t every_updates;    /* eval.every_updates: 0 = only at the end */
         int episodes;              /* eval.episodes */
         uint64_t seed;             /* eval.seed: seeds the separate eval environments */
+        int test_episodes;         /* eval.test_episodes: held-out test episodes at the end (0: none) */
+        uint64_t test_seed;        /* eval.test_seed: seeds them; never eval.seed (testeval.h) */
     } eval;
     struct {
         double every_seconds;      /* checkpoint.every_seconds: 0 = off */
@@ -170,10 +172,13 @@ typedef struct {
         bool save_replay;          /* checkpoint.save_replay */
     } checkpoint;
     struct {
-        double interval_seconds;   /* logging.interval_seconds: metrics row period */
+        double interval_seconds;   /* logging.interval_seconds: longest time between metrics rows */
+        uint64_t metrics_every_env_steps; /* logging.metrics_every_env_steps: a row at each multiple; 0 = off */
+        uint64_t metrics_every_updates;   /* logging.metrics_every_updates: a row at each multiple; 0 = off */
         ProgressMode progress;     /* logging.progress: auto | always | never */
         bool trace;                /* logging.trace: write trace.json (Chrome trace format) */
         int trace_events;          /* logging.trace_events: events kept per rank (the newest) */
+        bool tensorboard;          /* logging.tensorboard: TensorBoard event files in <run>/tb/ */
     } logging;
     char source[PATH_LEN];     /* file the config came from (not a key) */
     /* Private to the loader, not settings: origin[i] tells where the value

@@ -233,6 +233,15 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
     int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
     int k_lbatch = cfg_key_id("learner", "batch"), k_learners = cfg_key_id("roles", "learners");
     int k_rkind = cfg_key_id("replay", "kind");
+    int k_tseed = cfg_key_id("eval", "test_seed"), k_eseed = cfg_key_id("eval", "seed");
+    if (cfg->eval.test_episodes > 0 && cfg->eval.test_seed == cfg->eval.seed) {
+        const int ids[] = {k_tseed, k_eseed};
+        return fail_rule(&C, ids, 2,
+                         "eval.test_seed %" PRIu64 "%s equals eval.seed%s: the test episodes would be the ones "
+                         "checkpoints/best was selected on; pick another eval.test_seed or set "
+                         "eval.test_episodes: 0",
+                         cfg->eval.test_seed, origin_note(&C, k_tseed, true), origin_note(&C, k_eseed, true));
+    }
     int k_prefetch = cfg_key_id("learner", "prefetch");
     if (cfg->learner.prefetch > 1 && cfg->replay.kind == REPLAY_PRIORITIZED) {
         const int ids[] = {k_prefetch, k_rkind};

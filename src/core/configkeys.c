@@ -154,6 +154,8 @@ const Key cfg_keys[] = {
     U64("eval", "every_updates", eval.every_updates, 0, E12),
     INT("eval", "episodes", eval.episodes, 1, 10000),
     U64("eval", "seed", eval.seed, 0, UINT64_MAX),
+    INT("eval", "test_episodes", eval.test_episodes, 0, 10000),
+    U64("eval", "test_seed", eval.test_seed, 0, UINT64_MAX),
 
     F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7),
     U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12),
@@ -161,9 +163,12 @@ const Key cfg_keys[] = {
     BOOL("checkpoint", "save_replay", checkpoint.save_replay),
 
     F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
+    U64("logging", "metrics_every_env_steps", logging.metrics_every_env_steps, 0, E12),
+    U64("logging", "metrics_every_updates", logging.metrics_every_updates, 0, E12),
     ENUM("logging", "progress", logging.progress, progress_modes),
     BOOL("logging", "trace", logging.trace),
     INT("logging", "trace_events", logging.trace_events, 16, 10000000),
+    BOOL("logging", "tensorboard", logging.tensorboard),
 };
 
 const int cfg_n_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);

@@ -1,6 +1,7 @@
 /* run.c: see run.h. */
 #include "run.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,13 @@ void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace
 int run_open(Run *r, const char *const *extra_names, int n_extra, char *err) {
     int rc = runlog_init(&r->log, r->cfg, r->run_dir, extra_names, n_extra, err);
     if (rc != 0) return rc;
+    if (r->cfg->logging.tensorboard) {
+        rc = runlog_tensorboard(&r->log, r->resumed, r->env_steps, err);
+        if (rc != 0) {
+            runlog_free(&r->log);
+            return rc;
+        }
+    }
     printf("run directory: %s\n", r->log.dir);
     fflush(stdout);
     if (r->resumed) {
@@ -47,6 +55,9 @@ int run_open(Run *r, const char *const *extra_names, int n_extra, char *err) {
         r->best_saved = runckpt_best(r->log.dir, &best, berr) == 0;
     }
     runctl_init(&r->rc, r->cfg, run_wall(r), r->env_steps, r->updates);
+    r->progress_t = r->rc.row_t;
+    r->progress_env_steps = r->env_steps;
+    r->progress_updates = r->updates;
     return 0;
 }
 
@@ -54,6 +65,9 @@ double run_wall(const Run *r) { return r->wall_offset + now_seconds() - r->t0; }
 
 void run_episode(Run *r, int actor, double ret, int length) {
     runlog_episode(&r->log, run_wall(r), r->env_steps, actor, ret, length);
+    /* Flushed with the next row, like episodes.csv. */
+    TbScalar v = {"train/episode_return", ret};
+    runlog_scalars(&r->log, r->env_steps, &v, 1, false);
     recent_add(&r->recent, ret);
     r->episodes++;
 }
@@ -64,6 +78,8 @@ bool run_eval_record(Run *r, const EvalResult *res, uint64_t version, bool of_fi
     bool solved_now = evaltrack_record(&r->eval, res->mean, r->env_steps, version, t);
     EvalRow row = {t, r->env_steps, version, res->episodes, res->mean, res->std, res->min, res->max, solved_now};
     runlog_eval(&r->log, &row);
+    TbScalar v = {"eval/mean_return", res->mean};
+    runlog_scalars(&r->log, r->env_steps, &v, 1, true);
     r->eval_res = *res;
     r->eval_version = version;
     r->eval_env_steps = r->env_steps;
@@ -81,7 +97,7 @@ StopReason run_stop_due(Run *r, bool by_actors, bool actors_done) {
     return why;
 }
 
-void run_metrics_row(Run *r, double epsilon, double loss, const double *extra, bool force) {
+void run_metrics_row(Run *r, const RunRowFigures *f, bool force) {
     double t = run_wall(r), steps_ps, updates_ps;
     runctl_rates(&r->rc, t, r->env_steps, r->updates, &steps_ps, &updates_ps);
     MetricsRow row = {
@@ -92,10 +108,28 @@ void run_metrics_row(Run *r, double epsilon, double loss, const double *extra, b
         .updates_per_second = updates_ps,
         .mean_train_return = recent_mean(&r->recent),
         .last_eval_return = r->eval.last,
-        .epsilon = epsilon,
-        .loss = loss,
+        .epsilon = f->epsilon,
+        .loss = f->loss,
     };
-    runlog_metrics(&r->log, &row, extra);
+    runlog_metrics(&r->log, &row, f->extra);
+    TbScalar v[] = {
+        {"train/mean_return", row.mean_train_return},
+        {"train/loss", f->loss},
+        {"train/mean_q", f->mean_q},
+        {"train/epsilon", f->epsilon},
+        {"rate/env_steps_per_second", steps_ps},
+        {"rate/updates_per_second", updates_ps},
+        {"dist/staleness_mean", f->staleness_mean},
+        {"dist/bytes_per_update", f->bytes_per_update},
+    };
+    runlog_scalars(&r->log, r->env_steps, v, (int)(sizeof v / sizeof v[0]), true);
+    if (!runlog_progress_due(&r->log, t, force)) return;
+    double dt = t - r->progress_t;
+    row.env_steps_per_second = dt > 0 ? (double)(r->env_steps - r->progress_env_steps) / dt : NAN;
+    row.updates_per_second = dt > 0 ? (double)(r->updates - r->progress_updates) / dt : NAN;
+    r->progress_t = t;
+    r->progress_env_steps = r->env_steps;
+    r->progress_updates = r->updates;
     char line[RUNCTL_LINE_LEN];
     runctl_progress_line(line, sizeof line, &row, r->eval.best);
     runlog_progress(&r->log, t, force, "%s", line);
@@ -187,6 +221,7 @@ static int write_summary(Run *r, const RunEndHooks *h) {
         .run_env_steps = r->env_steps - r->start_env_steps, .run_updates = r->updates - r->start_updates,
         .resumed = r->resumed, .final_checkpoint = r->final_ok ? r->final_name : NULL,
         .final_evaluated = r->final_evaluated, .best_checkpoint = r->best_saved ? "checkpoints/best" : NULL,
+        .test = &r->test,
     };
     h->summary(h->self, &sum);
     JsonW j;
@@ -202,9 +237,24 @@ static int write_summary(Run *r, const RunEndHooks *h) {
     return 0;
 }
 
+/* The held-out test evaluation of the saved networks (testeval.h), none
+ * after a signal (the user wants out now). Its time is left out of the
+ * run's wall time, so the rates are those of training. */
+static void test_eval(Run *r) {
+    memset(&r->test, 0, sizeof r->test);
+    r->test.seed = r->cfg->eval.test_seed;
+    r->test.episodes = r->cfg->eval.test_episodes;
+    if (r->stop == STOP_SIGNAL) return;
+    char err[ERR_LEN];
+    if (testeval_run(r->cfg, r->log.dir, r->best_saved, r->final_ok ? r->final_dir : NULL, &r->test, err) != 0)
+        run_warn(r, "test evaluation: %s", err);
+    r->t0 += r->test.seconds;
+}
+
 int run_end(Run *r, const RunEndHooks *h) {
     h->last_row(h->self);
     runlog_progress_done(&r->log);
+    test_eval(r);
     int rc = write_summary(r, h) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
     char err[ERR_LEN];
     if (h->write_trace(h->self, err) != 0) {
@@ -216,6 +266,14 @@ int run_end(Run *r, const RunEndHooks *h) {
     runctl_final_line(line, sizeof line, r->cfg->env.name, &r->eval, r->env_steps, r->updates, run_wall(r), r->stop,
                       r->final_ok ? r->final_name : NULL, r->final_evaluated,
                       r->best_saved ? "checkpoints/best" : NULL);
+    if (r->test.ran) {
+        char best[32] = "none", fin[32] = "none";
+        if (r->test.has_best) snprintf(best, sizeof best, "%.1f", r->test.best.mean);
+        if (r->test.has_final) snprintf(fin, sizeof fin, "%.1f", r->test.final.mean);
+        size_t len = strlen(line);
+        snprintf(line + len, sizeof line - len, "; held-out test (%d episodes, seed %" PRIu64 "): best %s, final %s, %s",
+                 r->test.episodes, r->test.seed, best, fin, r->test.solved ? "solved" : "not solved");
+    }
     printf("%s\n", line);
     printf("run directory: %s\n", r->log.dir);
     fflush(stdout);

@@ -36,6 +36,7 @@
 #include "runckpt.h"
 #include "runctl.h"
 #include "runlog.h"
+#include "testeval.h"
 #include "trace.h"
 #include "util.h"
 
@@ -63,6 +64,10 @@ typedef struct {
     RunCtl rc;                  /* eval, checkpoint and metrics-row schedules */
     EvalTrack eval;             /* the evaluation history, across resumes */
     RecentReturns recent;       /* training returns for the progress line */
+    /* the progress line's rates: since the last line printed (rows come
+     * every 100 env steps; a rate over one row's interval would jump) */
+    double progress_t;
+    uint64_t progress_env_steps, progress_updates;
     /* counters: job-wide, across resumes; the callers keep them current */
     uint64_t env_steps, updates, episodes;
     uint64_t start_env_steps, start_updates, start_episodes;
@@ -82,6 +87,7 @@ typedef struct {
     char final_dir[PATH_LEN];   /* its directory */
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
     char final_err[RUN_ERR_LEN]; /* why it was not written */
+    TestEval test;              /* the held-out test evaluation (run_end) */
 } Run;
 
 /* Counters, clock and evaluation history from s; nothing is written. mode
@@ -89,9 +95,11 @@ typedef struct {
 void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace *trace, const RunStart *s);
 
 /* Create the run directory (or reopen s->run_dir when resumed: runlog_init,
- * with extra metrics columns), print "run directory: DIR", note whether a
- * best checkpoint exists already, and start the schedules. Returns 0, or
- * runlog_init's exit status with err. */
+ * with extra metrics columns), open a TensorBoard events file in its tb/
+ * with logging.tensorboard (runlog_tensorboard), print "run directory:
+ * DIR", note whether a best checkpoint exists already, and start the
+ * schedules. Returns 0, or runlog_init's or runlog_tensorboard's exit
+ * status with err (nothing is then held open). */
 int run_open(Run *r, const char *const *extra_names, int n_extra, char *err);
 
 /* Seconds since the run began, across resumes. */
@@ -112,11 +120,25 @@ bool run_eval_record(Run *r, const EvalResult *res, uint64_t version, bool of_fi
  * longer be written (its record would be lost). */
 StopReason run_stop_due(Run *r, bool by_actors, bool actors_done);
 
+/* The caller's figures of a metrics row. NaN: not defined yet, or not
+ * measured by this kind of run (an empty CSV cell; no TensorBoard value). */
+typedef struct {
+    double epsilon;               /* actor 0's exploration rate */
+    double loss;                  /* mean loss over the row's interval */
+    double mean_q;                /* TensorBoard only: mean Q(s, a) of the rows trained on over the
+                                     interval (the local trainer; the learners do not report it) */
+    double staleness_mean;        /* TensorBoard: metrics.csv's staleness_mean (distributed) */
+    double bytes_per_update;      /* TensorBoard: bytes sent by all ranks / updates, this segment */
+    const double *extra;          /* the values of the extra columns run_open named (NULL: none) */
+} RunRowFigures;
+
 /* Append a metrics row (the counters now, rates, training return, the
- * last evaluation, and the caller's epsilon, loss and extra columns) and
- * update the progress line (force: print it even if one was printed less
- * than a second ago). */
-void run_metrics_row(Run *r, double epsilon, double loss, const double *extra, bool force);
+ * last evaluation, and the caller's figures f), the same figures as one
+ * TensorBoard event at the row's env steps (logging.tensorboard), and
+ * update the progress line, its rates over the time since the last line
+ * printed (force: print it even if one was printed less than a second
+ * ago). */
+void run_metrics_row(Run *r, const RunRowFigures *f, bool force);
 
 /* Where a checkpoint of this run stands: its number, the counters and time
  * it holds, its parameter shards and replay files. */

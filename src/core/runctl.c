@@ -42,6 +42,10 @@ void runctl_init(RunCtl *rc, const Config *cfg, double wall, uint64_t env_steps,
     rc->next_ckpt_updates = next_multiple(updates, rc->ckpt_every_updates);
     rc->row_every = cfg->logging.interval_seconds;
     rc->next_row = wall + rc->row_every;
+    rc->row_every_env_steps = cfg->logging.metrics_every_env_steps;
+    rc->next_row_env_steps = next_multiple(env_steps, rc->row_every_env_steps);
+    rc->row_every_updates = cfg->logging.metrics_every_updates;
+    rc->next_row_updates = next_multiple(updates, rc->row_every_updates);
     rc->row_t = wall;
     rc->row_env_steps = env_steps;
     rc->row_updates = updates;
@@ -74,8 +78,12 @@ bool runctl_ckpt_due(RunCtl *rc, double run_seconds, uint64_t updates, bool requ
     return requested || by_time || by_updates;
 }
 
-bool runctl_row_due(RunCtl *rc, double wall) {
-    if (wall < rc->next_row) return false;
+bool runctl_row_due(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates) {
+    bool by_steps = env_steps >= rc->next_row_env_steps;
+    bool by_updates = updates >= rc->next_row_updates;
+    if (!by_steps && !by_updates && wall < rc->next_row) return false;
+    if (by_steps) rc->next_row_env_steps = next_multiple(env_steps, rc->row_every_env_steps);
+    if (by_updates) rc->next_row_updates = next_multiple(updates, rc->row_every_updates);
     rc->next_row = wall + rc->row_every;
     return true;
 }

@@ -7,8 +7,9 @@
  *     whether the final parameters still need one;
  *   - when a checkpoint is due (checkpoint.every_seconds, every_updates, or
  *     a request from SIGUSR1);
- *   - when a metrics row is due (logging.interval_seconds), the env-step and
- *     update rates over the row's interval, and the text of the progress line.
+ *   - when a metrics row is due (logging.metrics_every_env_steps,
+ *     metrics_every_updates, interval_seconds), the env-step and update
+ *     rates over the row's interval, and the text of the progress line.
  * Bookkeeping on numbers the caller passes in: no MPI, no clock (every time
  * is an argument), no signals, no I/O, no allocation. RunCtl keeps no
  * pointer to the config; it copies the periods it needs at init.
@@ -79,6 +80,10 @@ typedef struct {
     /* metrics rows */
     double row_every;             /* logging.interval_seconds */
     double next_row;              /* wall clock */
+    uint64_t row_every_env_steps; /* logging.metrics_every_env_steps; 0 = off */
+    uint64_t next_row_env_steps;  /* UINT64_MAX when off */
+    uint64_t row_every_updates;   /* logging.metrics_every_updates; 0 = off */
+    uint64_t next_row_updates;    /* UINT64_MAX when off */
     double row_t;                 /* wall clock at the start of the rate window */
     uint64_t row_env_steps, row_updates;  /* counters at the start of the window */
 } RunCtl;
@@ -87,8 +92,10 @@ typedef struct {
  * restored counters): the next evaluation and update-based checkpoint at the
  * first multiple of their period above `updates`, the first time-based
  * checkpoint at run time checkpoint.every_seconds, the first metrics row at
- * wall + logging.interval_seconds, the rate window at (wall, env_steps,
- * updates). Allocates nothing. */
+ * wall + logging.interval_seconds or at the first multiple of
+ * metrics_every_env_steps above env_steps or of metrics_every_updates above
+ * updates, the rate window at (wall, env_steps, updates). Allocates
+ * nothing. */
 void runctl_init(RunCtl *rc, const Config *cfg, double wall, uint64_t env_steps, uint64_t updates);
 /* Nothing to release; here so RunCtl has the lifecycle of every module.
  * Safe on a zeroed struct. */
@@ -115,9 +122,16 @@ bool runctl_final_eval_due(const RunCtl *rc, StopReason stop, uint64_t updates);
  * stopping) should not ask, and should not consume the request either. */
 bool runctl_ckpt_due(RunCtl *rc, double run_seconds, uint64_t updates, bool requested);
 
-/* True when a metrics row is due at wall clock `wall`; the next is then due
- * logging.interval_seconds after `wall`. */
-bool runctl_row_due(RunCtl *rc, double wall);
+/* True when a metrics row is due at wall clock `wall` with the counters at
+ * env_steps and updates: env_steps reached the next multiple of
+ * logging.metrics_every_env_steps, updates the next multiple of
+ * metrics_every_updates, or logging.interval_seconds passed since the last
+ * row. Then each counter schedule that fired moves to the first multiple
+ * above its counter (a jump over several multiples, as distributed counters
+ * arrive, gives one row), and the time schedule to `wall` +
+ * interval_seconds whatever fired: interval_seconds is the longest gap
+ * between rows, and rows at training cadence stay on the multiples. */
+bool runctl_row_due(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates);
 /* Env steps and updates per second between the start of the rate window and
  * (wall, env_steps, updates); NaN both when no time passed. The window then
  * starts again at (wall, env_steps, updates). */

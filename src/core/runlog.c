@@ -330,17 +330,44 @@ static void close_csv(RunLog *rl, FILE **f, const char *name) {
     *f = NULL;
 }
 
+/* Record a write failure of the events file (the first failure is kept).
+ * Its name is long (host, pid), so the message gives its whole path. */
+static int tb_fail(RunLog *rl, int e) {
+    if (!rl->failed) {
+        errf(rl->fail_err, "cannot write %s: %s", rl->tb.path, strerror(e ? e : EIO));
+        rl->failed = true;
+    }
+    return -1;
+}
+
 void runlog_free(RunLog *rl) {
     runlog_progress_done(rl);
     close_csv(rl, &rl->metrics, "metrics.csv");
     close_csv(rl, &rl->episodes, "episodes.csv");
     close_csv(rl, &rl->eval, "eval.csv");
+    if (rl->tb_on && tbevents_free(&rl->tb) != 0) tb_fail(rl, errno);
+    rl->tb_on = false;
     if (rl->locked) close(rl->lock_fd); /* releases the flock */
     rl->locked = false;
     rl->lock_fd = -1;
 }
 
 bool runlog_failed(const RunLog *rl) { return rl->failed; }
+
+int runlog_tensorboard(RunLog *rl, bool resumed, uint64_t step, char *err) {
+    if (tbevents_init(&rl->tb, rl->dir, resumed, step, err) != 0) {
+        err_prefix(err, "logging.tensorboard");
+        return GORILA_EXIT_USAGE;
+    }
+    rl->tb_on = true;
+    return 0;
+}
+
+int runlog_scalars(RunLog *rl, uint64_t step, const TbScalar *v, int n, bool flush) {
+    if (!rl->tb_on) return rl->failed ? -1 : 0;
+    if (tbevents_scalars(&rl->tb, step, v, n, flush) != 0) tb_fail(rl, errno);
+    return rl->failed ? -1 : 0;
+}
 
 /* A cell: empty for NaN; an integral value (a counter: bytes, transitions)
  * in full as an integer, never 5.22218e+06; anything else to 6 digits. */
@@ -440,9 +467,12 @@ int runlog_summary_commit(RunLog *rl, FILE *f, char *err) {
     return 0;
 }
 
+bool runlog_progress_due(const RunLog *rl, double wall, bool force) {
+    return force || (rl->progress_on && wall - rl->progress_last >= rl->progress_every);
+}
+
 void runlog_progress(RunLog *rl, double wall, bool force, const char *fmt, ...) {
-    if (!rl->progress_on && !force) return;
-    if (!force && wall - rl->progress_last < rl->progress_every) return;
+    if (!runlog_progress_due(rl, wall, force)) return;
     rl->progress_last = wall;
     char line[512];
     va_list ap;
@@ -550,6 +580,23 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     }
     json_num(j, "reward_threshold", e->threshold);
     json_u64(j, "evaluations", (uint64_t)e->evaluations);
+    /* The held-out test evaluation (testeval.h): the saved best and final
+     * networks on eval.test_seed, which nothing selected on; null where a
+     * network was not scored (none saved, a signal stop, test episodes 0). */
+    const TestEval *te = s->test;
+    bool ran = te && te->ran;
+    if (te && te->episodes > 0) {
+        json_u64(j, "test_eval_seed", te->seed);
+        json_u64(j, "test_eval_episodes", (uint64_t)te->episodes);
+    } else {
+        json_null(j, "test_eval_seed");
+        json_null(j, "test_eval_episodes");
+    }
+    json_num(j, "test_best_return", ran && te->has_best ? te->best.mean : NAN);
+    json_num(j, "test_final_return", ran && te->has_final ? te->final.mean : NAN);
+    if (ran) json_bool(j, "solved_test", te->solved);
+    else json_null(j, "solved_test");
+    json_num(j, "test_eval_seconds", ran ? te->seconds : NAN);
     double t = s->run_seconds;
     json_num(j, "env_steps_per_second", t > 0 ? (double)s->run_env_steps / t : 0);
     json_num(j, "updates_per_second", t > 0 ? (double)s->run_updates / t : 0);

@@ -5,6 +5,8 @@
  *   episodes.csv  one row per finished training episode
  *   eval.csv      one row per greedy evaluation
  *   summary.json  the final figures (written at the end, atomically)
+ *   tb/           TensorBoard event files, with logging.tensorboard
+ *                 (tbevents.h; runlog_tensorboard, runlog_scalars)
  *   checkpoints/  see src/core/runckpt.h, src/core/ckptfile.h and docs/CHECKPOINT.md
  *   lock          "PID HOST" of the process that holds the run (below)
  * plus the progress line on stderr. Used by the local trainer and by the
@@ -33,6 +35,8 @@
 
 #include "config.h"
 #include "json.h"
+#include "tbevents.h"
+#include "testeval.h"
 
 #define RUNLOG_MAX_EXTRA 48
 
@@ -65,6 +69,8 @@ typedef struct {
     bool failed;                  /* a CSV or summary write failed (sticky) */
     char fail_err[ERR_LEN];       /* the first such failure */
     FILE *metrics, *episodes, *eval;
+    bool tb_on;                   /* logging.tensorboard: tb is open */
+    TbEvents tb;
     int n_extra;
     char extra[RUNLOG_MAX_EXTRA][48];
     uint64_t n_episodes;          /* episodes logged so far (ids) */
@@ -127,6 +133,8 @@ typedef struct {
      * written as null with uniform replay */
     bool prioritized;
     uint64_t stale_priority_updates;
+    /* the held-out test evaluation (testeval.h); NULL: not configured */
+    const TestEval *test;
 } RunSummary;
 /* Write the keys of s as members of the JSON object open in j. */
 void runlog_summary_fields(JsonW *j, const RunSummary *s);
@@ -152,9 +160,9 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * On failure nothing is held (rl is as after runlog_free). */
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
                 int n_extra, char *err);
-/* Close the CSVs (a failing close is recorded as a write failure: check
- * runlog_failed afterwards when it matters) and release the lock. Safe on
- * a zeroed or already freed RunLog. */
+/* Close the CSVs and the events file (a failing close is recorded as a
+ * write failure: check runlog_failed afterwards when it matters) and
+ * release the lock. Safe on a zeroed or already freed RunLog. */
 void runlog_free(RunLog *rl);
 
 /* Append rows. metrics and eval rows are flushed at once, episode rows at
@@ -165,6 +173,19 @@ void runlog_free(RunLog *rl);
 int runlog_metrics(RunLog *rl, const MetricsRow *row, const double *extra);
 int runlog_episode(RunLog *rl, double wall_seconds, uint64_t env_steps, int actor, double ret, int length);
 int runlog_eval(RunLog *rl, const EvalRow *row);
+
+/* logging.tensorboard: open a new events file in <dir>/tb/ (tbevents_init;
+ * resumed: it starts with a SessionLog START at env step `step`). Returns
+ * 0, or GORILA_EXIT_USAGE with err ("logging.tensorboard: cannot use
+ * runs/x/tb: it exists and is not a directory") when
+ * the directory or file cannot be made or written: a set-up fault found
+ * before training starts. */
+int runlog_tensorboard(RunLog *rl, bool resumed, uint64_t step, char *err);
+/* One TensorBoard event at env step `step` with the values of v[0 .. n)
+ * that are not NaN (tbevents_scalars); flush as there. Nothing without
+ * logging.tensorboard. Returns 0, or -1 when this write or an earlier one
+ * of the run's files failed (the first failure kept as for the CSVs). */
+int runlog_scalars(RunLog *rl, uint64_t step, const TbScalar *v, int n, bool flush);
 
 /* Whether any CSV or summary write has failed (message in rl->fail_err). */
 bool runlog_failed(const RunLog *rl);
@@ -185,6 +206,8 @@ int runlog_summary_commit(RunLog *rl, FILE *f, char *err);
  * prints regardless of timing (final line). */
 void runlog_progress(RunLog *rl, double wall, bool force, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Whether runlog_progress at `wall` (and force) would print. */
+bool runlog_progress_due(const RunLog *rl, double wall, bool force);
 /* End an in-place progress line (newline) before other output. */
 void runlog_progress_done(RunLog *rl);
 

@@ -24,9 +24,24 @@ static void evaluate(Local *L, EvalResult *res) {
 }
 
 static void metrics_row(Local *L, bool force_progress) {
-    run_metrics_row(&L->run, L->epsilon, L->loss_n ? L->loss_sum / (double)L->loss_n : NAN, NULL, force_progress);
+    double n = (double)L->loss_n;
+    RunRowFigures f = {.epsilon = L->epsilon, .loss = n > 0 ? L->loss_sum / n : NAN,
+                       .mean_q = n > 0 ? L->q_sum / n : NAN, .staleness_mean = NAN, .bytes_per_update = NAN};
+    run_metrics_row(&L->run, &f, force_progress);
     L->loss_sum = 0;
+    L->q_sum = 0;
     L->loss_n = 0;
+}
+
+/* The mean online Q(s, a) of the batch just trained on: the rows of
+ * dqn->q2 (the online forward dqn_loss_grad ran on the batch's obs) at the
+ * actions taken. For TensorBoard's train/mean_q. */
+static double batch_mean_q(const Local *L) {
+    const Batch *b = &L->batch;
+    size_t A = (size_t)L->net.spec.n_actions;
+    double s = 0;
+    for (int i = 0; i < b->n; i++) s += L->dqn.q2[(size_t)i * A + (size_t)b->action[i]];
+    return b->n > 0 ? s / b->n : NAN;
 }
 
 /* The first non-finite value of x[0 .. n), for the message (NAN if none). */
@@ -101,6 +116,7 @@ static int update(Local *L, char *err) {
     agentcfg_target_update(cfg, *updates, L->target, L->params, L->net.n_params);
     trace_span(&L->trace, TR_APPLY, t2, now_seconds(), (uint32_t)*updates);
     L->loss_sum += loss;
+    L->q_sum += batch_mean_q(L);
     L->loss_n++;
     return 0;
 }
@@ -252,7 +268,7 @@ static int loop(Local *L, char *err) {
             L->learn_seconds += now_seconds() - t2 - (L->eval_seconds - evals); /* evaluations apart */
         }
         r->stop = run_stop_due(r, false, false);
-        if (runctl_row_due(&r->rc, run_wall(r))) metrics_row(L, false);
+        if (runctl_row_due(&r->rc, run_wall(r), r->env_steps, r->updates)) metrics_row(L, false);
         if (!r->stop && runctl_ckpt_due(&r->rc, now_seconds() - run_t0, r->updates, signals_take_checkpoint()))
             trainer_checkpoint(L, false);
     }

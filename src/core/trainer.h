@@ -14,7 +14,9 @@
  *   3. every eval.every_updates updates a greedy evaluation; reaching the
  *      env's reward threshold marks the run solved (and stops it when
  *      run.stop_when_solved);
- *   4. a metrics row every logging.interval_seconds, checkpoints on their
+ *   4. a metrics row every logging.metrics_every_env_steps env steps (or
+ *      metrics_every_updates updates, and at least every interval_seconds;
+ *      with logging.tensorboard also an event in tb/), checkpoints on their
  *      schedule or on SIGUSR1; stop on budget, time limit or SIGINT/SIGTERM.
  * The schedules, the stop decision, the rates and the progress line are
  * runctl.h's, shared with the coordinator of a distributed job.

@@ -30,8 +30,8 @@ typedef struct {
     Batch chunk, batch;
     EpisodeEnd *ended;
     uint64_t pending_train;      /* env steps not yet trained on (agent.train_every) */
-    /* loss over the metrics interval */
-    double loss_sum;
+    /* loss and mean Q(s, a) of each batch, summed over the metrics interval */
+    double loss_sum, q_sum;
     uint64_t loss_n;
     double epsilon;
     /* checkpoints */

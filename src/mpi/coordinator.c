@@ -268,12 +268,30 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
     }
 }
 
+/* Bytes sent by every rank so far in this segment, all message types and
+ * the allreduce's own traffic: the total summary.json's bytes_per_update
+ * divides (jobsummary.c), as last reported. */
+static uint64_t bytes_sent(const Coord *c) {
+    uint64_t total = 0;
+    for (int r = 0; r < c->lay->size; r++) {
+        const RoleMetrics *m = &c->last[r];
+        total += m->ring_bytes_sent;
+        for (int k = 0; k < TAG_COUNT; k++) total += m->bytes_sent[k];
+    }
+    return total;
+}
+
 static void metrics_row(Coord *c, bool force_progress) {
     double extra[JOBSUM_EXTRA], loss_sum, eps;
     uint64_t loss_n;
     jobsum_row(c->lay, c->last, extra, &loss_sum, &loss_n, &eps);
     double loss = loss_n > c->last_loss_n ? (loss_sum - c->last_loss_sum) / (double)(loss_n - c->last_loss_n) : NAN;
-    run_metrics_row(&c->run, eps, loss, extra, force_progress);
+    uint64_t updates = c->run.updates - c->run.start_updates;
+    RunRowFigures f = {.epsilon = eps, .loss = loss, .mean_q = NAN,
+                       .staleness_mean = extra[TAG_COUNT], /* the staleness_mean column (jobsum_columns) */
+                       .bytes_per_update = updates ? (double)bytes_sent(c) / (double)updates : NAN,
+                       .extra = extra};
+    run_metrics_row(&c->run, &f, force_progress);
     c->last_loss_sum = loss_sum;
     c->last_loss_n = loss_n;
 }
@@ -596,7 +614,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
             run_step(c);
         }
         check_stop_deadline(c);
-        if (runctl_row_due(&c->run.rc, run_wall(&c->run))) metrics_row(c, false);
+        if (runctl_row_due(&c->run.rc, run_wall(&c->run), c->run.env_steps, c->run.updates)) metrics_row(c, false);
         if (worked) comm_busy(&c->rb.comm);
         else comm_idle(&c->rb.comm);
     }

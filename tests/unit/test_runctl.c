@@ -24,6 +24,8 @@ static Config limits(void) {
     cfg.checkpoint.every_seconds = 0;
     cfg.checkpoint.every_updates = 0;
     cfg.logging.interval_seconds = 2;
+    cfg.logging.metrics_every_env_steps = 0;
+    cfg.logging.metrics_every_updates = 0;
     return cfg;
 }
 
@@ -242,13 +244,46 @@ Test(runctl, rows_every_interval_from_the_last_row) {
     Config cfg = limits(); /* interval 2 s */
     RunCtl rc;
     runctl_init(&rc, &cfg, 10, 0, 0);
-    cr_assert(!runctl_row_due(&rc, 11.5));
-    cr_assert(runctl_row_due(&rc, 12));
-    cr_assert(!runctl_row_due(&rc, 12), "no second row at 12 (next 14)");
-    cr_assert(!runctl_row_due(&rc, 13.5));
-    cr_assert(runctl_row_due(&rc, 14.5)); /* late: next is 16.5 */
-    cr_assert(!runctl_row_due(&rc, 16.25));
-    cr_assert(runctl_row_due(&rc, 16.5));
+    cr_assert(!runctl_row_due(&rc, 11.5, 0, 0));
+    cr_assert(runctl_row_due(&rc, 12, 0, 0));
+    cr_assert(!runctl_row_due(&rc, 12, 0, 0), "no second row at 12 (next 14)");
+    cr_assert(!runctl_row_due(&rc, 13.5, 0, 0));
+    cr_assert(runctl_row_due(&rc, 14.5, 0, 0)); /* late: next is 16.5 */
+    cr_assert(!runctl_row_due(&rc, 16.25, 0, 0));
+    cr_assert(runctl_row_due(&rc, 16.5, 0, 0));
+}
+
+Test(runctl, rows_at_multiples_of_env_steps_and_updates) {
+    Config cfg = limits(); /* interval 2 s */
+    cfg.logging.metrics_every_env_steps = 100;
+    cfg.logging.metrics_every_updates = 30;
+    RunCtl rc;
+    /* a resume at 250 env steps, 40 updates: next rows at 300 and 60 */
+    runctl_init(&rc, &cfg, 10, 250, 40);
+    cr_assert(!runctl_row_due(&rc, 10.1, 299, 59));
+    cr_assert(runctl_row_due(&rc, 10.2, 300, 59), "300 env steps");
+    cr_assert(!runctl_row_due(&rc, 10.3, 300, 59), "the step schedule moved to 400");
+    cr_assert(runctl_row_due(&rc, 10.4, 310, 60), "60 updates");
+    cr_assert(!runctl_row_due(&rc, 10.5, 399, 89));
+    /* a jump over 400, 500 and 600 (distributed counters): one row, next 700 */
+    cr_assert(runctl_row_due(&rc, 10.6, 650, 89));
+    cr_assert(!runctl_row_due(&rc, 10.7, 699, 89));
+    cr_assert(runctl_row_due(&rc, 10.8, 700, 90), "both at once: one row");
+    cr_assert(!runctl_row_due(&rc, 10.9, 799, 119));
+    /* no counter row for 2 s: the time schedule, 2 s after the last row
+     * (10.8 -> 12.8), not after the start */
+    cr_assert(!runctl_row_due(&rc, 12.7, 799, 119));
+    cr_assert(runctl_row_due(&rc, 12.8, 799, 119));
+    /* ... and the counters stay on their multiples: 800 is still due */
+    cr_assert(runctl_row_due(&rc, 12.9, 800, 119));
+}
+
+Test(runctl, counter_rows_off_at_zero) {
+    Config cfg = limits(); /* both 0: seconds only */
+    RunCtl rc;
+    runctl_init(&rc, &cfg, 0, 0, 0);
+    cr_assert(!runctl_row_due(&rc, 1.9, UINT64_MAX - 1, UINT64_MAX - 1));
+    cr_assert(runctl_row_due(&rc, 2, 0, 0));
 }
 
 Test(runctl, rates_over_the_window_since_the_last_row) {

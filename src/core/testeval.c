@@ -1,0 +1,65 @@
+/* testeval.c: see testeval.h. */
+#include "testeval.h"
+
+#include "agentcfg.h"
+#include "clock.h"
+#include "env.h"
+#include "runckpt.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Score the checkpoint in dir with ev; 0, or -1 with err. */
+static int score(const Config *cfg, const QNet *net, Evaluator *ev, const char *dir, float *params, float *target,
+                 EvalResult *res, char *err) {
+    RunCkptShard sh = {.off = 0, .len = net->n_params, .params = params, .target = target};
+    if (runckpt_read_slice(cfg, net, dir, &sh, err) != 0) return -1;
+    evaluator_run(ev, params, res);
+    return 0;
+}
+
+int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir, TestEval *t,
+                 char *err) {
+    memset(t, 0, sizeof *t);
+    t->seed = cfg->eval.test_seed;
+    t->episodes = cfg->eval.test_episodes;
+    err[0] = '\0';
+    if (t->episodes <= 0 || (!best_saved && !final_dir)) return 0;
+    double t0 = now_seconds();
+    /* The evaluator seeds its episodes from eval.seed: a copy with the test
+     * seed in its place. */
+    Config *tc = xmalloc(sizeof *tc);
+    *tc = *cfg;
+    tc->eval.seed = cfg->eval.test_seed;
+    QNet net;
+    Evaluator ev;
+    int rc = -1;
+    if (agentcfg_qnet(tc, &net, err) != 0) goto out;
+    if (evaluator_init(&ev, tc, &net, t->episodes, err) != 0) goto out;
+    float *params = xmalloc_aligned(net.n_params * sizeof(float));
+    float *target = xmalloc_aligned(net.n_params * sizeof(float));
+    rc = 0;
+    char why[ERR_LEN];
+    if (best_saved) {
+        char dir[PATH_LEN + 32];
+        snprintf(dir, sizeof dir, "%s/checkpoints/best", run_dir);
+        if (score(tc, &net, &ev, dir, params, target, &t->best, why) == 0) t->has_best = true;
+        else rc = -1, snprintf(err, ERR_LEN, "best checkpoint not scored: %.440s", why);
+    }
+    if (final_dir) {
+        if (score(tc, &net, &ev, final_dir, params, target, &t->final, why) == 0) t->has_final = true;
+        else if (rc == 0) rc = -1, snprintf(err, ERR_LEN, "final checkpoint not scored: %.440s", why);
+    }
+    free(params);
+    free(target);
+    evaluator_free(&ev);
+    t->ran = t->has_best || t->has_final;
+    const EvalResult *judged = t->has_best ? &t->best : t->has_final ? &t->final : NULL;
+    t->solved = judged && judged->mean >= env_find(cfg->env.name)->reward_threshold;
+out:
+    free(tc);
+    t->seconds = now_seconds() - t0;
+    return rc;
+}
