@@ -146,14 +146,19 @@ expect_eq "--resume of the matrix: every cell kept, no job" "$(grep -c 'already 
 # a matrix of the global batch alone names no rule: allreduce-L2-s1 ran global, so --resume with both rules,
 # whose allreduce-L2-s1 is per_learner, must not keep it
 G="$W/g"
-run_cmd "$C" "${small[@]}" --modes allreduce --learners 2 --learner-batch global --seeds 1 --out "$G"
+run_cmd "$C" "${small[@]}" --modes allreduce --learners 2 --learner-batch global --seeds 1 --out "$G" \
+    --set logging.tensorboard=true
 expect_rc "--learner-batch global alone: exit 0" 0
+# --set logging.tensorboard=true reaches every cell: one TensorBoard run per
+# cell under DIR/runs (tensorboard --logdir DIR/runs)
+check "--set logging.tensorboard=true: the cell's run has its event file" \
+    compgen -G "$G/runs/allreduce-L2-s1/tb/events.out.tfevents.*"
 expect_eq "--learner-batch global alone: its run is named without the rule, and ran global" \
     "$(find "$G/runs" -mindepth 1 -maxdepth 1 -printf '%f') $(yaml_batch "$G/runs/allreduce-L2-s1/config.yaml")" "allreduce-L2-s1 global"
 before=$(cd "$G" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)
 rm -f "$W/launches"
 run_cmd env GORILA_LAUNCH="$W/bin/count" "$C" "${small[@]}" --modes allreduce --learners 2 \
-    --learner-batch per_learner,global --seeds 1 --out "$G" --resume
+    --learner-batch per_learner,global --seeds 1 --out "$G" --resume --set logging.tensorboard=true
 expect_rc "--resume with a kept run of the other rule: exit 2" 2
 expect_eq "--resume with a kept run of the other rule: one line" "$(wc -l <<<"$err")" 1
 expect_contains "--resume with a kept run of the other rule: says so" "$err" \
