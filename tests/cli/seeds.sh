@@ -99,13 +99,20 @@ for seed in 6 7 8; do
     vals+=("$(steps "$d" "$sv")")
     at=$(jget "$d/summary.json" solved_at_env_steps)
     [ "$at" = null ] && at=$NONE
-    want="$seed $sv $NONE $at"
-    expect_eq "plain: seed $seed: solved, no solved_test, at env steps as summary.json has them" \
+    # the held-out test evaluation of the run's end (eval.test_episodes):
+    # as summary.json has it, the none marker where it has null
+    st=$(jget "$d/summary.json" solved_test)
+    [ "$st" = null ] && st=$NONE
+    want="$seed $sv $st $at"
+    expect_eq "plain: seed $seed: solved, solved_test, at env steps as summary.json has them" \
         "$(rows "$out" | awk -v s="$seed" '$1 == s { print $1, $2, $3, $4 }')" "$want"
     expect_eq "plain: seed $seed: env steps as summary.json" \
         "$(rows "$out" | awk -v s="$seed" '$1 == s { print $6 }')" "$(jget "$d/summary.json" env_steps)"
-    expect_eq "plain: seed $seed: no test columns: the none marker" \
-        "$(rows "$out" | awk -v s="$seed" '$1 == s { print $12, $13 }')" "$NONE $NONE"
+    tb=$(jget "$d/summary.json" test_best_return) tf=$(jget "$d/summary.json" test_final_return)
+    tb=$([ "$tb" = null ] && echo "$NONE" || printf '%.1f' "$tb")
+    tf=$([ "$tf" = null ] && echo "$NONE" || printf '%.1f' "$tf")
+    expect_eq "plain: seed $seed: test columns as summary.json has them ($tb $tf)" \
+        "$(rows "$out" | awk -v s="$seed" '$1 == s { print $12, $13 }')" "$tb $tf"
 done
 echo "# plain: $k of 3 solved; env steps to solve ${vals[*]}"
 # Wilson: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z = 1.959964
