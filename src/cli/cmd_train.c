@@ -90,6 +90,11 @@ static int load(const TrainArgs *a, Config *cfg, char *err) {
             return errf(err, "--local: learner.loss_outlier_sigma (%g) guards the learners of a distributed job, but "
                              "run.mode is local (one process, no learner role); set learner.loss_outlier_sigma: 0",
                         cfg->learner.loss_outlier_sigma);
+        if (cfg->learner.accumulate > 1)
+            return errf(err, "--local: learner.accumulate (%d) sums the gradients of a distributed job's learners "
+                             "between syncs, but run.mode is local (one process, no learner role); set "
+                             "learner.accumulate: 1",
+                        cfg->learner.accumulate);
     }
     /* A resume adds an events file to the run's tb/: refuse one that could
      * not be made now, before any rank starts its work (a fresh run makes

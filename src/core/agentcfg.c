@@ -96,6 +96,22 @@ void agentcfg_diverge_hint(const Config *cfg, char *out) {
              cfg->optimizer.lr, cfg->optimizer.grad_clip);
 }
 
+void agentcfg_grad_accumulate(float *sum, const float *part, size_t n, int k) {
+    if (k == 0) {
+        memcpy(sum, part, n * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) sum[i] += part[i];
+}
+
+double agentcfg_grad_mean_clip(float *out, const float *sum, size_t n, int k, double clip) {
+    /* times 1/k, as step_allreduce averages the learners: exact for k a
+     * power of two, within an ulp otherwise */
+    float s = 1.0f / (float)k;
+    for (size_t i = 0; i < n; i++) out[i] = sum[i] * s;
+    return optim_clip_norm(out, n, clip);
+}
+
 int agentcfg_learner_batch(const Config *cfg) {
     if (cfg->learner.batch != LEARNER_BATCH_GLOBAL || cfg->run.mode != RUN_DISTRIBUTED) return cfg->replay.batch_size;
     return cfg->replay.batch_size / cfg->roles.learners;

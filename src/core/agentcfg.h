@@ -52,6 +52,18 @@ double agentcfg_loss_grad(const Config *cfg, Dqn *dqn, const QNet *net, const Dq
  * learner.batch global clips only the averaged gradient. */
 double agentcfg_loss_grad_clip(Dqn *dqn, const QNet *net, const DqnParams *dp, const float *params, const float *target,
                                const Batch *b, float *grad, float *td, double clip, char *what);
+/* Gradient accumulation (learner.accumulate K): a learner computes K
+ * mini-batch gradients unclipped at the same parameters and syncs their
+ * mean, clipped, once. agentcfg_grad_accumulate adds part (n) into sum (n);
+ * k is the number of parts already in sum (0: sum is overwritten with
+ * part). agentcfg_grad_mean_clip writes into out (n) the mean of the k
+ * parts, sum * (1/k), clipped to clip by its global norm (0: not clipped;
+ * out may be sum); returns that norm before clipping (finite exactly when
+ * every element is). Each part's loss is a mean over its rows, so for K
+ * equal batches this is the gradient of the K*B-row batch, clipped, up to
+ * summation order. */
+void agentcfg_grad_accumulate(float *sum, const float *part, size_t n, int k);
+double agentcfg_grad_mean_clip(float *out, const float *sum, size_t n, int k, double clip);
 /* The rows one learner samples per gradient: replay.batch_size, or with
  * learner.batch global in a distributed job its 1/L share (the check makes
  * sure L divides it). */

@@ -142,6 +142,7 @@ void config_defaults(Config *cfg) {
     cfg->learner.batch = LEARNER_BATCH_PER_LEARNER;
     cfg->learner.loss_outlier_sigma = 0;
     cfg->learner.prefetch = 1;
+    cfg->learner.accumulate = 1;
 }
 
 /* ---- the file's structure ------------------------------------------------- */

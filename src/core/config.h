@@ -29,6 +29,7 @@
 #define CFG_MAX_HIDDEN 4096       /* units per hidden layer */
 #define CFG_MAX_TORQUES 32        /* Pendulum discrete torque set */
 #define LEARNER_MAX_PREFETCH 8    /* learner.prefetch: sample requests in flight per learner */
+#define LEARNER_MAX_ACCUMULATE 1024 /* learner.accumulate: mini-batch gradients per sync */
 #define CFG_MAX_FILE_BYTES (1 << 20)
 #define CFG_MAX_DEPTH 16          /* YAML nesting depth */
 #define CFG_MAX_SETS 64           /* --set arguments */
@@ -104,6 +105,8 @@ typedef struct {
                                       standard deviations above the running mean (0: off; lossguard.h) */
         int prefetch;              /* learner.prefetch: sample requests a learner keeps in flight (1 to
                                       LEARNER_MAX_PREFETCH; above 1 uniform replay only) */
+        int accumulate;            /* learner.accumulate: mini-batch gradients per sync; their mean is clipped
+                                      and sent (1 to LEARNER_MAX_ACCUMULATE; 1: every batch syncs) */
     } learner;
     struct {
         int envs;                  /* actor.envs: environments stepped in lockstep per actor */

@@ -296,6 +296,22 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          cfg->learner.loss_outlier_sigma, origin_note(&C, k_sigma, false),
                          origin_note(&C, k_run_mode, true));
     }
+    int k_accum = cfg_key_id("learner", "accumulate");
+    if (cfg->learner.accumulate > 1 && cfg->run.mode == RUN_LOCAL) {
+        const int ids[] = {k_accum, k_run_mode};
+        return fail_rule(&C, ids, 2,
+                         "learner.accumulate %d%s sums the gradients of a distributed job's learners between syncs, "
+                         "but run.mode is local%s (one process, no learner role); set learner.accumulate: 1",
+                         cfg->learner.accumulate, origin_note(&C, k_accum, true), origin_note(&C, k_run_mode, true));
+    }
+    if (cfg->learner.accumulate > 1 && cfg->replay.kind == REPLAY_PRIORITIZED) {
+        const int ids[] = {k_accum, k_rkind};
+        return fail_rule(&C, ids, 2,
+                         "learner.accumulate %d%s averages several batches into one update, but prioritized "
+                         "replay%s normalizes importance weights per batch, so the mean would not be the update of "
+                         "the larger batch; use replay.kind: uniform or learner.accumulate: 1",
+                         cfg->learner.accumulate, origin_note(&C, k_accum, true), origin_note(&C, k_rkind, true));
+    }
     if (cfg->sync.lr_scaling != LR_SCALING_NONE &&
         (cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)) {
         const int ids[] = {k_scaling, k_mode};

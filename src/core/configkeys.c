@@ -101,6 +101,7 @@ const Key cfg_keys[] = {
     ENUM("learner", "batch", learner.batch, learner_batches),
     F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
     INT("learner", "prefetch", learner.prefetch, 1, LEARNER_MAX_PREFETCH),
+    INT("learner", "accumulate", learner.accumulate, 1, LEARNER_MAX_ACCUMULATE),
 
     INT("actor", "envs", actor.envs, 1, 4096),
     INT("actor", "pull_every", actor.pull_every, 1, 1000000),

@@ -179,8 +179,11 @@ static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, u
 bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
                         double *sent, double *recv) {
     double N = lay->count[ROLE_LEARNER], K = 4.0 * (double)n, hdr = (double)sizeof(MsgHeader);
+    /* learner.accumulate: one sync per A gradients, so 1/A of a sync's
+     * bytes per gradient. */
+    double A = cfg->learner.accumulate;
     if (cfg->sync.mode == SYNC_ALLREDUCE) {
-        double round = 4.0 * (double)(n + 1);
+        double round = 4.0 * (double)(n + 1) / A;
         switch (cfg->sync.allreduce_impl) {
         case ALLREDUCE_RING: *sent = *recv = N > 1 ? 2.0 * (N - 1) / N * round : 0; return true;
         case ALLREDUCE_NAIVE: *sent = *recv = learner == 0 ? (N - 1) * round : N > 1 ? round : 0; return true;
@@ -197,12 +200,15 @@ bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int lear
      * updates every PS update; with hard ones every target_every PS
      * updates, which are one per round of N gradients in ps_sync and one
      * per gradient (of any learner) otherwise; a learner slower than the
-     * others sees more of them per pull (updates_per_gradient). */
-    if (updates_per_gradient <= 0) updates_per_gradient = cfg->sync.mode == SYNC_PS_SYNC ? 1 : N;
-    double updates_per_pull = updates_per_gradient * pull;
+     * others sees more of them per pull (updates_per_gradient). A pull
+     * follows every pull-th push, a push every A gradients. */
+    double updates_per_push = updates_per_gradient > 0 ? updates_per_gradient * A
+                              : cfg->sync.mode == SYNC_PS_SYNC ? 1
+                                                               : N;
+    double updates_per_pull = updates_per_push * pull;
     double target = cfg->agent.target_update == TARGET_SOFT ? 1 : fmin(1, updates_per_pull / cfg->agent.target_every);
-    *sent = P * hdr + K;
-    *recv = (P * hdr + K + target * K) / pull;
+    *sent = (P * hdr + K) / A;
+    *recv = (P * hdr + K + target * K) / (pull * A);
     return true;
 }
 

@@ -53,6 +53,9 @@ void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *las
  *              4(n+1) each way;
  *   mpi        not modelled (MPI_Allreduce's traffic is not visible):
  *              returns false.
+ * With learner.accumulate A each figure is divided by A: one push, pull or
+ * round per A gradients (updates_per_gradient is still per gradient; its
+ * <= 0 default above is per push).
  * Returns true with *sent and *recv set. */
 bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
                         double *sent, double *recv);

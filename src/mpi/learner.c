@@ -23,6 +23,11 @@
  *   ring it keeps answering its main communicator (service below): learner
  *   0 serves the actors' parameter requests, batches keep arriving.
  *
+ * Accumulation (learner.accumulate K > 1): K batches' gradients, computed
+ * unclipped at the same parameters (nothing syncs in between), are summed
+ * and their mean, clipped as one gradient, is what syncs: one push (or one
+ * ring round) per K batches, the update of one K*B-row batch.
+ *
  * Prefetch: as soon as a batch is taken the request for the next one goes
  * out, so sampling overlaps the gradient computation. learner.prefetch
  * requests are in flight at a time (1 by default; above 1 with uniform
@@ -109,6 +114,10 @@ typedef struct {
     int batch;                   /* rows per gradient (agentcfg_learner_batch) */
     bool global;                 /* learner.batch global: clip the averaged gradient, not the part */
     uint64_t pushed;             /* gradients sent (the pull schedule counts these, not dropped ones) */
+    /* learner.accumulate K > 1: K mini-batch gradients per sync (accumulate) */
+    int K;
+    float *acc;                  /* (n) the sum of the parts kept so far */
+    int parts, kept;             /* batches taken since the last sync; of those, gradients in acc */
 } Learner;
 
 /* Prioritized: the next batch's B rows are drawn as one buffer of all
@@ -413,9 +422,10 @@ static _Noreturn void diverged(const Learner *l, const char *what) {
 }
 
 /* ---- the two ways of syncing ---------------------------------------------
- * learner_run calls init once, step after every update (have_grad false
- * when STOP came before the next batch, or when the loss guard dropped the
- * gradient in an asynchronous mode), and finish after STOP: the last
+ * learner_run calls init once, step after every update (with
+ * learner.accumulate K, every K batches; have_grad false when STOP came
+ * before the next batch or the K-th, or when the loss guard dropped the
+ * gradient, or all K, in an asynchronous mode), and finish after STOP: the last
  * messages, then the shutdown drain of the strategy's own send buffers. */
 typedef struct {
     void (*init)(Learner *l);
@@ -571,7 +581,8 @@ static const LearnerSync via_local = {init_local, step_local, finish_allreduce};
 
 /* The batch that arrived becomes current, the next is requested
  * (prefetch), and its gradient is computed into l->grad, clipped (with
- * learner.batch global not: the average is, in step_allreduce). Returns
+ * learner.batch global not: the average is, in step_allreduce; with
+ * learner.accumulate above 1 not: the mean of the K is, in accumulate). Returns
  * false when the loss guard drops it and nothing is to be sent. A
  * non-finite loss or gradient ends the job here, before the gradient is
  * sent or applied, so no parameter source ever holds (or checkpoints)
@@ -595,8 +606,9 @@ static bool learn(Learner *l) {
     double t0 = now_seconds();
     char what[AGENTCFG_WHAT_LEN];
     /* learner.batch global: the part is not clipped; the averaged whole is
-     * (step_allreduce), as the one learner's gradient would be. */
-    double clip = l->global ? 0.0 : l->rb.cfg->optimizer.grad_clip;
+     * (step_allreduce), as the one learner's gradient would be. Likewise
+     * one of K accumulated parts (accumulate). */
+    double clip = l->global || l->K > 1 ? 0.0 : l->rb.cfg->optimizer.grad_clip;
     double loss = agentcfg_loss_grad_clip(&l->dqn, &l->rb.net, &l->dp, l->params, l->target, &l->cur, l->grad,
                                           l->prio ? l->td : NULL, clip, what);
     double t1 = now_seconds();
@@ -618,6 +630,34 @@ static bool learn(Learner *l) {
     return true;
 }
 
+/* learner.accumulate K > 1, after each pass of the loop: took, whether a
+ * batch was taken (learn ran); *have, whether its gradient is in l->grad
+ * (false: the loss guard dropped it in an asynchronous mode; in the
+ * synchronous ones it is a zero and counts). A dropped part adds nothing
+ * but still counts among the K, so it weighs as a zero in the mean.
+ * Returns true when a sync is due: K batches taken, with *have telling
+ * whether l->grad holds their mean, clipped (false when every part was
+ * dropped); or STOP seen, when the parts of an unfinished sum are dropped
+ * (*have false: in allreduce the round that carries the stop flag applies
+ * nothing anyway). */
+static bool accumulate(Learner *l, bool took, bool *have) {
+    if (took) {
+        if (*have) agentcfg_grad_accumulate(l->acc, l->grad, l->n, l->kept++);
+        l->parts++;
+    }
+    if (l->parts < l->K && !l->stop) return false;
+    *have = l->parts == l->K && l->kept > 0;
+    if (*have) {
+        /* learner.batch global: the allreduce average is clipped instead */
+        double clip = l->global ? 0.0 : l->rb.cfg->optimizer.grad_clip;
+        double norm = agentcfg_grad_mean_clip(l->grad, l->acc, l->n, l->K, clip);
+        /* Each part was finite, but their sum can overflow. */
+        if (!isfinite(norm)) diverged(l, "the accumulated gradient is not finite");
+    }
+    l->parts = l->kept = 0;
+    return true;
+}
+
 int learner_run(const Ctx *ctx, const JobArgs *args) {
     Learner *l = xcalloc(1, sizeof *l);
     role_init(&l->rb, ctx, args);
@@ -629,6 +669,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     l->global = cfg->learner.batch == LEARNER_BATCH_GLOBAL;
     int B = cfg->replay.batch_size, O = l->rb.net.spec.obs_dim;
     l->grad = xmalloc_for((l->n + 1) * sizeof(float), "gradient", "network.hidden");
+    l->K = cfg->learner.accumulate;
+    if (l->K > 1) l->acc = xmalloc_for(l->n * sizeof(float), "accumulated gradient", "network.hidden");
     dqn_init(&l->dqn, &l->rb.net, B);
     agentcfg_dqn_params(cfg, &l->dp);
     agentcfg_batch_init(&l->cur, B, O);
@@ -661,7 +703,12 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
             trace_span(&l->rb.trace, TR_WAIT_SAMPLE, t0, t1, 0);
             l->rb.m.sample_wait_seconds += t1 - t0;
         }
-        bool have = l->next_ready && learn(l);
+        bool took = l->next_ready;
+        bool have = took && learn(l);
+        if (l->K > 1 && !accumulate(l, took, &have)) {
+            role_report(&l->rb, false);
+            continue;
+        }
         if (!via->step(l, have)) break;
         role_report(&l->rb, false);
     }
@@ -685,6 +732,7 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     free(l->copy_params);
     free(l->copy_target);
     free(l->grad);
+    free(l->acc);
     ring_free(&l->ring);
     pshard_free(&l->sh);
     dqn_free(&l->dqn);

@@ -250,8 +250,10 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
     uint64_t n = net->n_params, B = (uint64_t)cfg->replay.batch_size, O = (uint64_t)net->spec.obs_dim;
     uint64_t S = (uint64_t)lay->count[ROLE_REPLAY];
     add(r, "gradient", "network.hidden", al64((n + 1) * sizeof(float)), false);
+    if (cfg->learner.accumulate > 1) add(r, "accumulated gradient", "network.hidden", al64(n * sizeof(float)), false);
     add(r, "learning workspace", "replay.batch_size", dqn_bytes(net, B), false);
-    add(r, "batches", "replay.batch_size", 2 * batch_bytes(B, O), false);
+    /* cur and next, and learner.prefetch batches in flight (uniform replay) */
+    add(r, "batches", "replay.batch_size", (2 + (uint64_t)cfg->learner.prefetch) * batch_bytes(B, O), false);
     if (cfg->replay.kind == REPLAY_PRIORITIZED) {
         uint64_t rows = S * (2 * sizeof(int) + sizeof(double)) + B * (2 * sizeof(uint64_t) + sizeof(double));
         uint64_t b = 2 * rows + S * (sizeof(double) + sizeof(uint64_t) + sizeof(int)) +

@@ -329,6 +329,90 @@ Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
     free(wrong);
 }
 
+/* learner.accumulate K: one learner's K unclipped mini-batch gradients at
+ * the same parameters, summed (agentcfg_grad_accumulate), averaged and then
+ * clipped (agentcfg_grad_mean_clip), are the clipped gradient of the K*B
+ * rows as one batch (each batch's loss is a mean over its rows), up to
+ * summation order: the same tolerance as the global batch above, since
+ * the float sums over 8 rows are only grouped differently. K = 2, 4 and
+ * 8, and K = 3 over 9 rows (1/3 is not exact in float: still a few ulps).
+ * The reference is the whole batch's gradient, computed independently;
+ * clipping each part before the mean differs (so the test would see the
+ * wrong order), and K = 1 is the part itself, bit for bit, clipped. */
+Test(agentcfg, accumulated_parts_make_the_gradient_of_their_union) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.optimizer.grad_clip = 0.05;
+    char err[ERR_LEN], what[AGENTCFG_WHAT_LEN];
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
+    size_t n = net.n_params;
+    enum { R = 9 };
+    Rng r;
+    rng_seed(&r, 11, 0);
+    float *params = malloc(n * sizeof(float)), *target = malloc(n * sizeof(float));
+    qnet_init_params(&net, params, &r);
+    qnet_init_params(&net, target, &r);
+    float obs[4 * R], nobs[4 * R], rew[R], disc[R], w[R];
+    int32_t act[R];
+    random_rows(&r, R, obs, nobs, act, rew, disc, w);
+    DqnParams dp;
+    agentcfg_dqn_params(&cfg, &dp);
+    Dqn dqn;
+    dqn_init(&dqn, &net, R);
+    float *whole = malloc(n * sizeof(float)), *part = malloc(n * sizeof(float));
+    float *sum = malloc(n * sizeof(float)), *mean = malloc(n * sizeof(float)), *wrong = malloc(n * sizeof(float));
+    const int Ks[] = {1, 2, 4, 8, 3};
+    for (size_t t = 0; t < sizeof Ks / sizeof Ks[0]; t++) {
+        int K = Ks[t], rows = K == 3 ? 9 : 8, m = rows / K;
+        Batch all = {.n = rows, .obs_dim = 4, .obs = obs, .action = act, .reward = rew, .next_obs = nobs,
+                     .discount = disc, .weight = w};
+        agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
+        double norm = 0;
+        for (size_t i = 0; i < n; i++) norm += (double)whole[i] * whole[i];
+        cr_assert_gt(sqrt(norm), 2 * cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
+        agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
+        memset(wrong, 0, n * sizeof(float));
+        for (int k = 0; k < K; k++) {
+            Batch b = {.n = m, .obs_dim = 4, .obs = obs + 4 * m * k, .action = act + m * k, .reward = rew + m * k,
+                       .next_obs = nobs + 4 * m * k, .discount = disc + m * k, .weight = w + m * k};
+            agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
+            cr_assert_str_empty(what);
+            agentcfg_grad_accumulate(sum, part, n, k);
+            optim_clip_norm(part, n, cfg.optimizer.grad_clip);
+            for (size_t i = 0; i < n; i++) wrong[i] += part[i] / (float)K;
+        }
+        double before = agentcfg_grad_mean_clip(mean, sum, n, K, cfg.optimizer.grad_clip);
+        cr_assert_float_eq(before, sqrt(norm), 1e-5 * sqrt(norm), "K = %d: the norm before clipping", K);
+        double scale = 0, err_ok = 0, err_wrong = 0;
+        for (size_t i = 0; i < n; i++) {
+            scale = fmax(scale, fabs(whole[i]));
+            err_ok = fmax(err_ok, fabs(mean[i] - whole[i]));
+            err_wrong = fmax(err_wrong, fabs(wrong[i] - whole[i]));
+        }
+        if (K == 1) {
+            cr_assert_eq(memcmp(mean, whole, n * sizeof(float)), 0, "K = 1: the batch's own clipped gradient");
+            continue;
+        }
+        cr_assert_leq(err_ok, 1e-5 * scale, "K = %d: %g against %g", K, err_ok, scale);
+        cr_assert_gt(err_wrong, 1e-3 * scale, "K = %d: clipping the parts differs (%g)", K, err_wrong);
+    }
+    /* in place (out = sum), and no clip: the plain mean */
+    float a[3] = {1, 2, 3}, b2[3] = {3, 6, 9};
+    agentcfg_grad_accumulate(a, b2, 3, 1);
+    double nrm = agentcfg_grad_mean_clip(a, a, 3, 2, 0.0);
+    cr_assert(a[0] == 2 && a[1] == 4 && a[2] == 6, "mean of two parts in place: %g %g %g", a[0], a[1], a[2]);
+    cr_assert_float_eq(nrm, sqrt(56.0), 1e-12);
+    dqn_free(&dqn);
+    free(params);
+    free(target);
+    free(whole);
+    free(part);
+    free(sum);
+    free(mean);
+    free(wrong);
+}
+
 Test(agentcfg, samples_per_insert_and_pendulum_actions) {
     Config cfg;
     config_defaults(&cfg);
