@@ -483,6 +483,20 @@ static void finish_ps(Learner *l) {
     role_shutdown(&l->rb, bufs, l->rb.n_sources);
 }
 
+/* Apply l->grad to the learner's own PShard (allreduce, or the parameters
+ * inside the learner): the step, timed and traced, then the finite check (a
+ * finite step can overflow the parameters) and the report a version mark
+ * may owe. */
+static void apply_own(Learner *l) {
+    double t1 = now_seconds();
+    pshard_apply(&l->sh, l->grad);
+    double t2 = now_seconds();
+    trace_span(&l->rb.trace, TR_APPLY, t1, t2, (uint32_t)l->sh.version);
+    l->rb.m.compute_seconds += t2 - t1;
+    if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
+    pshard_report_if_due(&l->sh);
+}
+
 /* Allreduce: every learner holds the whole network as a PShard (restored
  * from the checkpoint on resume, so the copies start equal); learner 0's
  * serves it. */
@@ -536,13 +550,7 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     /* Each learner's gradient was finite, but their sum can overflow, and a
      * finite step can overflow the parameters. */
     if (!floats_finite(l->grad, l->n)) diverged(l, "the learners' summed gradient is not finite");
-    double t1 = now_seconds();
-    pshard_apply(&l->sh, l->grad);
-    double t2 = now_seconds();
-    trace_span(&l->rb.trace, TR_APPLY, t1, t2, (uint32_t)l->sh.version);
-    l->rb.m.compute_seconds += t2 - t1;
-    if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
-    pshard_report_if_due(&l->sh);
+    apply_own(l);
     return true;
 }
 
@@ -564,14 +572,7 @@ static void init_local(Learner *l) {
 }
 
 static bool step_local(Learner *l, bool have_grad) {
-    if (!have_grad) return !l->stop;
-    double t1 = now_seconds();
-    pshard_apply(&l->sh, l->grad);
-    double t2 = now_seconds();
-    trace_span(&l->rb.trace, TR_APPLY, t1, t2, (uint32_t)l->sh.version);
-    l->rb.m.compute_seconds += t2 - t1;
-    if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after the step");
-    pshard_report_if_due(&l->sh);
+    if (have_grad) apply_own(l);
     return !l->stop;
 }
 
