@@ -266,50 +266,86 @@ static void random_rows(Rng *r, int B, float *obs, float *nobs, int32_t *a, floa
     }
 }
 
-Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
+/* The two tests below: CartPole's 4-64-64-2 network (parameters and
+ * target drawn from seed), a clip norm of 0.05 and `rows` random rows. */
+enum { GC_MAX_ROWS = 16 };
+typedef struct {
     Config cfg;
-    config_defaults(&cfg);
-    cfg.optimizer.grad_clip = 0.05;
-    char err[ERR_LEN], what[AGENTCFG_WHAT_LEN];
     QNet net;
-    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
-    size_t n = net.n_params;
-    enum { B = 8 };
-    Rng r;
-    rng_seed(&r, 7, 0);
-    float *params = malloc(n * sizeof(float)), *target = malloc(n * sizeof(float));
-    qnet_init_params(&net, params, &r);
-    qnet_init_params(&net, target, &r);
-    float obs[4 * B], nobs[4 * B], rew[B], disc[B], w[B];
-    int32_t act[B];
-    random_rows(&r, B, obs, nobs, act, rew, disc, w);
     DqnParams dp;
-    agentcfg_dqn_params(&cfg, &dp);
     Dqn dqn;
-    dqn_init(&dqn, &net, B);
+    size_t n;
+    float *params, *target;
+    float obs[4 * GC_MAX_ROWS], nobs[4 * GC_MAX_ROWS], rew[GC_MAX_ROWS], disc[GC_MAX_ROWS], w[GC_MAX_ROWS];
+    int32_t act[GC_MAX_ROWS];
+} GradCase;
+
+static void gradcase_init(GradCase *g, int rows, uint64_t seed) {
+    cr_assert_leq(rows, GC_MAX_ROWS);
+    config_defaults(&g->cfg);
+    g->cfg.optimizer.grad_clip = 0.05;
+    char err[ERR_LEN];
+    cr_assert_eq(agentcfg_qnet(&g->cfg, &g->net, err), 0, "%s", err);
+    g->n = g->net.n_params;
+    Rng r;
+    rng_seed(&r, seed, 0);
+    g->params = malloc(g->n * sizeof(float));
+    g->target = malloc(g->n * sizeof(float));
+    qnet_init_params(&g->net, g->params, &r);
+    qnet_init_params(&g->net, g->target, &r);
+    random_rows(&r, rows, g->obs, g->nobs, g->act, g->rew, g->disc, g->w);
+    agentcfg_dqn_params(&g->cfg, &g->dp);
+    dqn_init(&g->dqn, &g->net, rows);
+}
+
+static void gradcase_free(GradCase *g) {
+    dqn_free(&g->dqn);
+    free(g->params);
+    free(g->target);
+}
+
+/* The gradient of rows [first, first + m), clipped at clip (0: not). */
+static void gradcase_grad(GradCase *g, int first, int m, double clip, float *out) {
+    Batch b = {.n = m, .obs_dim = 4, .obs = g->obs + 4 * first, .action = g->act + first, .reward = g->rew + first,
+               .next_obs = g->nobs + 4 * first, .discount = g->disc + first, .weight = g->w + first};
+    char what[AGENTCFG_WHAT_LEN];
+    agentcfg_loss_grad_clip(&g->dqn, &g->net, &g->dp, g->params, g->target, &b, out, NULL, clip, what);
+    cr_assert_str_empty(what);
+}
+
+/* The clipped gradient of the first `rows` rows into out, the reference;
+ * returns its norm before clipping, which must be large enough for the
+ * clip to act (else the tests would mean nothing). */
+static double gradcase_whole(GradCase *g, int rows, float *out) {
+    gradcase_grad(g, 0, rows, 0.0, out);
+    double norm = 0;
+    for (size_t i = 0; i < g->n; i++) norm += (double)out[i] * out[i];
+    norm = sqrt(norm);
+    cr_assert_gt(norm, 2 * g->cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
+    gradcase_grad(g, 0, rows, g->cfg.optimizer.grad_clip, out);
+    return norm;
+}
+
+Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
+    enum { B = 8 };
+    GradCase g;
+    gradcase_init(&g, B, 7);
+    size_t n = g.n;
+    double clip = g.cfg.optimizer.grad_clip;
     float *whole = malloc(n * sizeof(float)), *part = malloc(n * sizeof(float));
     float *avg = malloc(n * sizeof(float)), *wrong = malloc(n * sizeof(float));
-    Batch all = {.n = B, .obs_dim = 4, .obs = obs, .action = act, .reward = rew, .next_obs = nobs, .discount = disc,
-                 .weight = w};
-    agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
-    double norm = 0;
-    for (size_t i = 0; i < n; i++) norm += (double)whole[i] * whole[i];
-    cr_assert_gt(sqrt(norm), 2 * cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
-    agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
+    gradcase_whole(&g, B, whole);
     for (int L = 2; L <= 4; L += 2) {
         memset(avg, 0, n * sizeof(float));
         memset(wrong, 0, n * sizeof(float));
         int m = B / L;
         for (int k = 0; k < L; k++) {
-            Batch b = {.n = m, .obs_dim = 4, .obs = obs + 4 * m * k, .action = act + m * k, .reward = rew + m * k,
-                       .next_obs = nobs + 4 * m * k, .discount = disc + m * k, .weight = w + m * k};
-            agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
-            cr_assert_str_empty(what);
+            gradcase_grad(&g, m * k, m, 0.0, part);
             for (size_t i = 0; i < n; i++) avg[i] += part[i] / (float)L;
-            optim_clip_norm(part, n, cfg.optimizer.grad_clip); /* what a per_learner learner sends */
+            optim_clip_norm(part, n, clip); /* what a per_learner learner sends */
             for (size_t i = 0; i < n; i++) wrong[i] += part[i] / (float)L;
         }
-        optim_clip_norm(avg, n, cfg.optimizer.grad_clip);
+        optim_clip_norm(avg, n, clip);
         double scale = 0, err_ok = 0, err_wrong = 0;
         for (size_t i = 0; i < n; i++) {
             scale = fmax(scale, fabs(whole[i]));
@@ -320,9 +356,7 @@ Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
         cr_assert_leq(err_ok, 1e-5 * scale, "L = %d: %g against %g", L, err_ok, scale);
         cr_assert_gt(err_wrong, 1e-3 * scale, "L = %d: clipping the parts differs (%g)", L, err_wrong);
     }
-    dqn_free(&dqn);
-    free(params);
-    free(target);
+    gradcase_free(&g);
     free(whole);
     free(part);
     free(avg);
@@ -340,50 +374,25 @@ Test(agentcfg, global_batch_parts_make_the_one_learner_gradient) {
  * clipping each part before the mean differs (so the test would see the
  * wrong order), and K = 1 is the part itself, bit for bit, clipped. */
 Test(agentcfg, accumulated_parts_make_the_gradient_of_their_union) {
-    Config cfg;
-    config_defaults(&cfg);
-    cfg.optimizer.grad_clip = 0.05;
-    char err[ERR_LEN], what[AGENTCFG_WHAT_LEN];
-    QNet net;
-    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
-    size_t n = net.n_params;
-    enum { R = 9 };
-    Rng r;
-    rng_seed(&r, 11, 0);
-    float *params = malloc(n * sizeof(float)), *target = malloc(n * sizeof(float));
-    qnet_init_params(&net, params, &r);
-    qnet_init_params(&net, target, &r);
-    float obs[4 * R], nobs[4 * R], rew[R], disc[R], w[R];
-    int32_t act[R];
-    random_rows(&r, R, obs, nobs, act, rew, disc, w);
-    DqnParams dp;
-    agentcfg_dqn_params(&cfg, &dp);
-    Dqn dqn;
-    dqn_init(&dqn, &net, R);
+    GradCase g;
+    gradcase_init(&g, 9, 11);
+    size_t n = g.n;
+    double clip = g.cfg.optimizer.grad_clip;
     float *whole = malloc(n * sizeof(float)), *part = malloc(n * sizeof(float));
     float *sum = malloc(n * sizeof(float)), *mean = malloc(n * sizeof(float)), *wrong = malloc(n * sizeof(float));
     const int Ks[] = {1, 2, 4, 8, 3};
     for (size_t t = 0; t < sizeof Ks / sizeof Ks[0]; t++) {
         int K = Ks[t], rows = K == 3 ? 9 : 8, m = rows / K;
-        Batch all = {.n = rows, .obs_dim = 4, .obs = obs, .action = act, .reward = rew, .next_obs = nobs,
-                     .discount = disc, .weight = w};
-        agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, 0.0, what);
-        double norm = 0;
-        for (size_t i = 0; i < n; i++) norm += (double)whole[i] * whole[i];
-        cr_assert_gt(sqrt(norm), 2 * cfg.optimizer.grad_clip, "the clip must act for the test to mean anything");
-        agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &all, whole, NULL, cfg.optimizer.grad_clip, what);
+        double norm = gradcase_whole(&g, rows, whole);
         memset(wrong, 0, n * sizeof(float));
         for (int k = 0; k < K; k++) {
-            Batch b = {.n = m, .obs_dim = 4, .obs = obs + 4 * m * k, .action = act + m * k, .reward = rew + m * k,
-                       .next_obs = nobs + 4 * m * k, .discount = disc + m * k, .weight = w + m * k};
-            agentcfg_loss_grad_clip(&dqn, &net, &dp, params, target, &b, part, NULL, 0.0, what);
-            cr_assert_str_empty(what);
+            gradcase_grad(&g, m * k, m, 0.0, part);
             agentcfg_grad_accumulate(sum, part, n, k);
-            optim_clip_norm(part, n, cfg.optimizer.grad_clip);
+            optim_clip_norm(part, n, clip);
             for (size_t i = 0; i < n; i++) wrong[i] += part[i] / (float)K;
         }
-        double before = agentcfg_grad_mean_clip(mean, sum, n, K, cfg.optimizer.grad_clip);
-        cr_assert_float_eq(before, sqrt(norm), 1e-5 * sqrt(norm), "K = %d: the norm before clipping", K);
+        double before = agentcfg_grad_mean_clip(mean, sum, n, K, clip);
+        cr_assert_float_eq(before, norm, 1e-5 * norm, "K = %d: the norm before clipping", K);
         double scale = 0, err_ok = 0, err_wrong = 0;
         for (size_t i = 0; i < n; i++) {
             scale = fmax(scale, fabs(whole[i]));
@@ -403,9 +412,7 @@ Test(agentcfg, accumulated_parts_make_the_gradient_of_their_union) {
     double nrm = agentcfg_grad_mean_clip(a, a, 3, 2, 0.0);
     cr_assert(a[0] == 2 && a[1] == 4 && a[2] == 6, "mean of two parts in place: %g %g %g", a[0], a[1], a[2]);
     cr_assert_float_eq(nrm, sqrt(56.0), 1e-12);
-    dqn_free(&dqn);
-    free(params);
-    free(target);
+    gradcase_free(&g);
     free(whole);
     free(part);
     free(sum);
