@@ -73,23 +73,23 @@ static bool room(Put *p, size_t k) {
 static void put_varint(Put *p, uint64_t v) {
     if (room(p, varint_len(v))) p->n += tbevents_varint(p->out + p->n, v);
 }
+/* A fixed-width field: its key, then bytes (4 or 8) little-endian. */
+static void put_fixed(Put *p, int field, int wire, uint64_t bits, int bytes) {
+    put_varint(p, KEY(field, wire));
+    if (room(p, (size_t)bytes)) {
+        put_le(p->out + p->n, bits, bytes);
+        p->n += (size_t)bytes;
+    }
+}
 static void put_double(Put *p, int field, double v) {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    put_varint(p, KEY(field, WIRE_FIXED64));
-    if (room(p, 8)) {
-        put_le(p->out + p->n, bits, 8);
-        p->n += 8;
-    }
+    put_fixed(p, field, WIRE_FIXED64, bits, 8);
 }
 static void put_float(Put *p, int field, float v) {
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
-    put_varint(p, KEY(field, WIRE_FIXED32));
-    if (room(p, 4)) {
-        put_le(p->out + p->n, bits, 4);
-        p->n += 4;
-    }
+    put_fixed(p, field, WIRE_FIXED32, bits, 4);
 }
 static void put_bytes(Put *p, int field, const void *s, size_t len) {
     put_varint(p, KEY(field, WIRE_LEN));
