@@ -116,3 +116,52 @@ where_ranks() {
 nodes_used() { where_ranks | awk '{ print $2 }' | sort -u | xargs; }
 # elapsed SINCE: seconds since the date +%s.%N value SINCE, one decimal.
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# same_shard A B: two shard files hold the same state, bit for bit: the whole
+# file but the header's wall time (bytes 176..183), checkpoint number
+# (seq, 200..207) and CRC (252..255), so the versions and the run id
+# in the header count too (docs/CHECKPOINT.md).
+same_shard() {
+    cmp -s <(head -c 176 "$1") <(head -c 176 "$2") &&
+        cmp -s <(head -c 200 "$1" | tail -c +185) <(head -c 200 "$2" | tail -c +185) &&
+        cmp -s <(head -c 252 "$1" | tail -c +209) <(head -c 252 "$2" | tail -c +209) &&
+        cmp -s <(tail -c +257 "$1") <(tail -c +257 "$2")
+}
+
+# notrain_resume [--set ...]: resume $RUN so that it loads, applies no update
+# and saves again: no env-step budget (actors never finish, so the learners
+# never drain replay), a time limit one microsecond past the checkpoint's
+# wall time (the coordinator's first look at the clock stops the job), and
+# replay.min_size out of reach (replay is not saved here: the shards start
+# empty). C1 is the checkpoint it loaded, C2 the one it saved; NOTRAIN_OK=1
+# when a try applied no update.
+#
+# What is guaranteed is only that a resume which applies no update saves
+# exactly what it loaded. That no update is applied is not: the actors start
+# stepping as soon as their parameters arrive, while the coordinator may look
+# at the clock much later (its lock, the checkpoint it verifies, a busy CPU).
+# A stalled coordinator let the actors insert the 5,000 rows min_size asked
+# for, the learners applied real updates, and the shard legitimately differed
+# (seen once in three runs on an AMD machine; reproduced by delaying rank 0's
+# flock by 2 s). So min_size is 1,000,000 (the actors would need seconds of
+# such a stall), whether an update was applied is checked in the MANIFESTs
+# (params_version and updates), and a try that applied one is retried from
+# what it saved rather than compared.
+notrain_resume() {
+    local try w before
+    NOTRAIN_OK=0
+    for try in 1 2 3; do
+        C1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
+        before="$(manifest params_version) $(manifest updates)"
+        w=$(awk -v w="$(manifest wall_seconds)" 'BEGIN { printf "%.9f", w + 1e-6 }')
+        run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=0 \
+            --set run.max_seconds="$w" --set replay.capacity=1000000 --set replay.min_size=1000000 "$@"
+        C2="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
+        [ "$rc" -eq 0 ] || return 0 # expect_rc reports it
+        if [ "$(manifest params_version) $(manifest updates)" = "$before" ]; then
+            NOTRAIN_OK=1
+            return 0
+        fi
+        echo "# try $try applied updates (params_version, updates: $before -> $(manifest params_version) $(manifest updates)); again"
+    done
+}

@@ -30,7 +30,8 @@ enum {
     RNG_STREAM_ENV = 0x1000000,        /* + global env index: resets */
     RNG_STREAM_EVAL_ENV = 0x2000000,   /* + eval env index (eval seed) */
     RNG_STREAM_TOOL = 0x4000000,       /* CLI tools (rollout, bench) */
-    RNG_STREAM_LEARNER = 0x8000000     /* + learner index: prioritized sampling over shards */
+    RNG_STREAM_LEARNER = 0x8000000,    /* + learner index: prioritized sampling over shards */
+    RNG_STREAM_GOSSIP = 0x10000000     /* gossip's random pairing (the run seed mixed with the round) */
 };
 
 static inline uint64_t rng_splitmix64(uint64_t *x) {

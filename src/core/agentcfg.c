@@ -28,7 +28,7 @@ void agentcfg_dqn_params(const Config *cfg, DqnParams *p) {
 }
 
 double agentcfg_lr_scale(const Config *cfg) {
-    if (cfg->run.mode != RUN_DISTRIBUTED || (cfg->sync.mode != SYNC_PS_SYNC && cfg->sync.mode != SYNC_ALLREDUCE))
+    if (cfg->run.mode != RUN_DISTRIBUTED || cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)
         return 1.0;
     double L = (double)cfg->roles.learners;
     return cfg->sync.lr_scaling == LR_SCALING_LINEAR ? L : cfg->sync.lr_scaling == LR_SCALING_SQRT ? sqrt(L) : 1.0;

@@ -148,8 +148,9 @@ static void history_text(const RunCkptManifest *m, char *out, size_t cap) {
 }
 
 /* The MANIFEST text for m and its shards' sums (caller frees). */
-static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums) {
-    size_t cap = 2048 + 64 * (size_t)m->n_shards + 96 * (size_t)m->n_replay, n = 0;
+static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums,
+                           const ShardSum *csums) {
+    size_t cap = 2048 + 64 * (size_t)m->n_shards + 96 * (size_t)m->n_replay + 64 * (size_t)m->n_copies, n = 0;
     char *out = xmalloc(cap);
     char eval[128];
     if (m->eval_episodes > 0)
@@ -174,6 +175,12 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const
     for (int s = 0; s < m->n_replay; s++)
         n += (size_t)snprintf(out + n, cap - n, "replay %d bytes %" PRIu64 " crc32c %08x transitions %" PRIu64 "\n", s,
                               rsums[s].bytes, rsums[s].crc, rsums[s].rows);
+    /* Likewise only with learner copies (the decentralized sync modes). */
+    if (m->n_copies > 0)
+        n += (size_t)snprintf(out + n, cap - n, "learner_copies %d first %d\n", m->n_copies, m->first_copy);
+    for (int k = m->first_copy; k < m->n_copies; k++)
+        n += (size_t)snprintf(out + n, cap - n, "learner %d bytes %" PRIu64 " crc32c %08x\n", k, csums[k].bytes,
+                              csums[k].crc);
     uint32_t crc = crc32c(out, n);
     snprintf(out + n, cap - n, "crc32c %08x\n", crc);
     return out;
@@ -185,6 +192,9 @@ int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->n_replay < 0 || m->n_replay > MANIFEST_MAX_SHARDS)
         return errf(err, "cannot commit checkpoint %s: %d replay files (0 .. %d)", dir, m->n_replay,
                     MANIFEST_MAX_SHARDS);
+    if (m->n_copies < 0 || m->n_copies > MANIFEST_MAX_SHARDS || m->first_copy < 0 ||
+        (m->n_copies > 0 && m->first_copy >= m->n_copies))
+        return errf(err, "cannot commit checkpoint %s: learner copies %d .. %d", dir, m->first_copy, m->n_copies - 1);
     if (!kind_known(kind_of(m)))
         return errf(err, "cannot commit checkpoint %s: kind \"%s\" (periodic, final or best)", dir, m->kind);
     if (!memchr(m->mode, '\0', sizeof m->mode) || !is_word(m->mode))
@@ -194,18 +204,17 @@ int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
                     m->eval_episodes, m->eval_mean);
     ShardSum *sums = xcalloc((size_t)m->n_shards, sizeof *sums);
     ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
+    ShardSum *csums = xcalloc((size_t)m->n_copies + 1, sizeof *csums);
     int rc = rck_sum_shards(dir, m, sums, err);
     if (rc == 0) rc = rck_sum_replays(dir, m, rsums, err);
-    if (rc != 0) {
-        free(sums);
-        free(rsums);
-        return err_prefix(err, "cannot commit checkpoint %s", dir);
-    }
-    char *text = manifest_text(m, sums, rsums);
-    rc = rck_write_atomic(dir, "MANIFEST", text, err);
-    free(text);
+    if (rc == 0) rc = rck_sum_copies(dir, m, csums, err);
+    char *text = rc == 0 ? manifest_text(m, sums, rsums, csums) : NULL;
     free(sums);
     free(rsums);
+    free(csums);
+    if (rc != 0) return err_prefix(err, "cannot commit checkpoint %s", dir);
+    rc = rck_write_atomic(dir, "MANIFEST", text, err);
+    free(text);
     return rc;
 }
 
@@ -459,17 +468,47 @@ static int parse_replays(Lines *L, RunCkptManifest *m, ShardSum *rs, char *err) 
     return 0;
 }
 
-int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, char *err) {
+/* The optional learner copy lines into cs (allocated: n_copies entries, at
+ * least one). */
+static int parse_copies(Lines *L, RunCkptManifest *m, ShardSum **cs, char *err) {
+    if (strncmp(L->p, "learner_copies ", 15) == 0) {
+        char *v;
+        int used = 0;
+        if (field(L, "learner_copies", &v, err)) return -1;
+        if (sscanf(v, "%d first %d%n", &m->n_copies, &m->first_copy, &used) != 2 || v[used] != '\0' ||
+            m->n_copies < 1 || m->n_copies > MANIFEST_MAX_SHARDS || m->first_copy < 0 ||
+            m->first_copy >= m->n_copies)
+            return errf(err, "%s: line %d: expected \"learner_copies L first F\" (0 <= F < L <= %d), found "
+                        "\"learner_copies %.40s\"", L->path, L->line, MANIFEST_MAX_SHARDS, v);
+    }
+    *cs = xcalloc((size_t)m->n_copies + 1, sizeof **cs);
+    for (int k = m->first_copy; k < m->n_copies; k++) {
+        char *v;
+        int idx = -1, used = 0;
+        unsigned long long bytes = 0;
+        unsigned c = 0;
+        if (field(L, "learner", &v, err)) return -1;
+        if (sscanf(v, "%d bytes %llu crc32c %8x%n", &idx, &bytes, &c, &used) != 3 || v[used] != '\0' || idx != k)
+            return errf(err, "%s: line %d: expected \"learner %d bytes N crc32c X\", found \"learner %.60s\"",
+                        L->path, L->line, k, v);
+        (*cs)[k] = (ShardSum){bytes, c, 0};
+    }
+    return 0;
+}
+
+int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
+                      char *err) {
     memset(m, 0, sizeof *m);
     if (sums) *sums = NULL;
     if (rsums) *rsums = NULL;
+    if (csums) *csums = NULL;
     char path[PATH_LEN];
     if (rck_join(path, dir, "MANIFEST", err)) return -1;
     char *text, *body = NULL;
     size_t len = 0;
     if (load_manifest(path, &text, &len, err)) return -1;
     int rc = -1;
-    ShardSum *s = NULL, *rs = NULL;
+    ShardSum *s = NULL, *rs = NULL, *cs = NULL;
     Lines L = {NULL, path, 1};
     if (check_manifest_text(path, text, len, &body, err)) goto out;
     L.p = body;
@@ -482,9 +521,10 @@ int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, Shar
         goto out;
     rs = xcalloc((size_t)m->n_replay + 1, sizeof *rs);
     if (parse_replays(&L, m, rs, err)) goto out;
+    if (parse_copies(&L, m, &cs, err)) goto out;
     if (*L.p != '\0') {
         errf(err, "%s: line %d: unexpected \"%.40s\" after the %s list", path, L.line + 1, L.p,
-             m->n_replay ? "replay file" : "shard");
+             m->n_copies ? "learner copy" : m->n_replay ? "replay file" : "shard");
         goto out;
     }
     snprintf(m->dir, sizeof m->dir, "%s", dir);
@@ -495,11 +535,13 @@ out:
     else free(s);
     if (rc == 0 && rsums) *rsums = rs;
     else free(rs);
+    if (rc == 0 && csums) *csums = cs;
+    else free(cs);
     return rc;
 }
 
 int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
-    return rck_read_manifest(dir, m, NULL, NULL, err);
+    return rck_read_manifest(dir, m, NULL, NULL, NULL, err);
 }
 
 /* ---- the run id of a run directory ------------------------------------------ */

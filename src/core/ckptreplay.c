@@ -355,7 +355,7 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
     memset(info, 0, sizeof *info);
     RunCkptManifest man;
     ShardSum *rsums;
-    if (rck_read_manifest(dir, &man, NULL, &rsums, err)) return -1;
+    if (rck_read_manifest(dir, &man, NULL, &rsums, NULL, err)) return -1;
     info->files = man.n_replay;
     int rc = 0;
     if (man.n_replay > 0) rc = restore_replay(cfg, net, dir, &man, rsums, index, n_shards, replay, info, err);

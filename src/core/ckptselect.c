@@ -27,12 +27,14 @@
 /* ---- verifying one ----------------------------------------------------------------- */
 
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err) {
-    ShardSum *sums, *rsums;
-    if (rck_read_manifest(dir, m, &sums, &rsums, err)) return -1;
+    ShardSum *sums, *rsums, *csums;
+    if (rck_read_manifest(dir, m, &sums, &rsums, &csums, err)) return -1;
     int rc = rck_verify_shards(dir, m, sums, err);
     if (rc == 0) rc = rck_verify_replays(dir, m, rsums, err);
+    if (rc == 0) rc = rck_verify_copies(dir, m, csums, err);
     free(sums);
     free(rsums);
+    free(csums);
     return rc;
 }
 

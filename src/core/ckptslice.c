@@ -1,7 +1,9 @@
 /* ckptslice.c: the parameter shard files of a checkpoint (ps-<p>.ckpt):
  * writing one (runckpt_write_shard), checking a set of them, and reading
  * any slice of the parameters back from however many there are
- * (runckpt_read_slice). Part of runckpt (runckptint.h).
+ * (runckpt_read_slice); and the learner copies (learner-<k>.ckpt), one
+ * learner's whole network in the same format. Part of runckpt
+ * (runckptint.h).
  *
  * Tiling. Shard q's slice must start exactly where shard q-1's ends (shard
  * 0 at 0) and the last must end at n_params. Checked in index order, file
@@ -65,6 +67,10 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
     if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
         return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
                     sh->index, sh->n_shards);
+    return rck_write_params(cfg, net, path, sh, RCK_KIND_PARAMS, err);
+}
+
+int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err) {
     const float *vals = sh->params;
     const char *what = "the network";
     size_t bad = first_non_finite(vals, sh->len);
@@ -78,6 +84,7 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
                     path, sh->off + bad, what, (double)vals[bad]);
     CkptMeta m;
     shard_meta(cfg, net, sh, &m);
+    m.kind = (uint32_t)kind;
     CkptSection sec[5];
     size_t n = 0;
     sec[n++] = (CkptSection){CKPT_SEC_PARAMS, sh->params, sh->len * sizeof(float)};
@@ -327,7 +334,7 @@ static int read_shard_file(const char *dir, int q, const RunCkptManifest *man, c
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err) {
     RunCkptManifest man;
     ShardSum *sums;
-    if (rck_read_manifest(dir, &man, &sums, NULL, err)) return -1;
+    if (rck_read_manifest(dir, &man, &sums, NULL, NULL, err)) return -1;
     /* Pass 1: the whole set is bound, intact and tiles the parameters. */
     if (rck_verify_shards(dir, &man, sums, err)) {
         free(sums);
@@ -345,5 +352,98 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
     free(sums);
     free(sr.buf);
     free(sr.obuf);
+    return rc;
+}
+
+/* ---- learner copies (learner-<k>.ckpt) ------------------------------------------ */
+
+static void copy_name(char *name, size_t cap, int k) { snprintf(name, cap, "learner-%d.ckpt", k); }
+
+int runckpt_write_copy(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
+    char path[PATH_LEN], name[40];
+    copy_name(name, sizeof name, sh->index);
+    if (rck_join(path, dir, name, err)) return -1;
+    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards || sh->off != 0 || sh->len != net->n_params)
+        return errf(err, "cannot write checkpoint %s: learner %d of %d, slice [%zu, %zu) of %zu parameters", path,
+                    sh->index, sh->n_shards, sh->off, sh->off + sh->len, net->n_params);
+    return rck_write_params(cfg, net, path, sh, RCK_KIND_COPY, err);
+}
+
+/* Open learner k's copy in dir into r: a learner copy of this run and
+ * checkpoint, one of m->n_copies, index k, the whole network, of the size
+ * and CRC the manifest records (want; NULL: computed into got). On error r
+ * is closed. */
+static int open_copy(const char *dir, int k, const RunCkptManifest *m, const ShardSum *want, ShardSum *got,
+                     CkptReader *r, char *err) {
+    char path[PATH_LEN], name[40];
+    copy_name(name, sizeof name, k);
+    if (rck_join(path, dir, name, err)) return -1;
+    if (ckpt_open(r, path, err) != 0) return -1;
+    const CkptMeta *h = &r->meta;
+    uint32_t crc;
+    if (h->kind != RCK_KIND_COPY)
+        errf(err, "%s is not a learner copy (kind %" PRIu64 ")", path, (uint64_t)h->kind);
+    else if (h->run_id != m->run_id || h->seq != m->seq)
+        errf(err, "%s belongs to run %016" PRIx64 " checkpoint %" PRIu64 ", but the manifest is of run %016" PRIx64
+             " checkpoint %" PRIu64, path, h->run_id, h->seq, m->run_id, m->seq);
+    else if (h->n_shards != (uint64_t)m->n_copies || h->shard_index != (uint64_t)k)
+        errf(err, "%s was written as learner %" PRIu64 " of %" PRIu64 ", not learner %d of %d", path, h->shard_index,
+             h->n_shards, k, m->n_copies);
+    else if (h->slice_offset != 0 || h->slice_count != h->net.n_params)
+        errf(err, "%s holds parameters [%" PRIu64 ", %" PRIu64 ") of %" PRIu64 ", not the whole network", path,
+             h->slice_offset, h->slice_offset + h->slice_count, h->net.n_params);
+    else if (want && r->file_bytes != want->bytes)
+        errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
+             path, r->file_bytes, want->bytes);
+    else if (rck_file_crc(r, want, &crc, err) == 0 && (!want || check_optim_step(r, err) == 0)) {
+        if (got) *got = (ShardSum){r->file_bytes, crc, 0};
+        return 0;
+    }
+    ckpt_close(r);
+    return -1;
+}
+
+int rck_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err) {
+    for (int k = m->first_copy; k < m->n_copies; k++) {
+        CkptReader r;
+        if (open_copy(dir, k, m, NULL, &csums[k], &r, err)) return -1;
+        ckpt_close(&r);
+    }
+    return 0;
+}
+
+int rck_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err) {
+    for (int k = m->first_copy; k < m->n_copies; k++) {
+        CkptReader r;
+        if (open_copy(dir, k, m, &csums[k], NULL, &r, err)) return -1;
+        ckpt_close(&r);
+    }
+    return 0;
+}
+
+int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int learner, int n_learners,
+                      RunCkptShard *sh, bool *found, char *err) {
+    *found = false;
+    RunCkptManifest man;
+    ShardSum *csums;
+    if (rck_read_manifest(dir, &man, NULL, NULL, &csums, err)) return -1;
+    int rc = 0;
+    if (man.n_copies == n_learners && learner >= man.first_copy && learner < man.n_copies) {
+        CkptReader r;
+        rc = open_copy(dir, learner, &man, &csums[learner], NULL, &r, err);
+        if (rc == 0) {
+            SliceRead sr = {.sh = sh, .lo = 0, .hi = sh->len};
+            rck_fill_net(cfg, net, &sr.want);
+            rc = read_open_shard(&r, 0, &sr, err);
+            if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
+            if (rc == 0 && sr.covered != sh->len)
+                rc = errf(err, "%s covers %zu of the %zu parameters", r.path, sr.covered, sh->len);
+            ckpt_close(&r);
+            free(sr.buf);
+            free(sr.obuf);
+            *found = rc == 0;
+        }
+    }
+    free(csums);
     return rc;
 }

@@ -139,6 +139,11 @@ void config_defaults(Config *cfg) {
     cfg->sync.allreduce_impl = ALLREDUCE_RING;
     cfg->sync.lr_scaling = LR_SCALING_NONE;
     cfg->sync.lr_warmup_updates = 0;
+    cfg->sync.gossip_every = 4;
+    cfg->sync.gossip_topology = GOSSIP_RANDOM;
+    cfg->sync.easgd_every = 4;
+    cfg->sync.easgd_alpha = 0.5;
+    cfg->sync.average_every = 8;
     cfg->learner.batch = LEARNER_BATCH_PER_LEARNER;
     cfg->learner.loss_outlier_sigma = 0;
     cfg->learner.prefetch = 1;

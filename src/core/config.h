@@ -36,7 +36,11 @@
 #define CFG_MAX_KEYS 96           /* room in Config.origin for every schema key */
 
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
-typedef enum { SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE } SyncMode;
+typedef enum {
+    SYNC_PS_SYNC = 0, SYNC_PS_ASYNC, SYNC_PS_BOUNDED, SYNC_ALLREDUCE,
+    SYNC_GOSSIP, SYNC_EASGD, SYNC_LOCAL_SGD /* decentralized: each learner steps its own copy */
+} SyncMode;
+typedef enum { GOSSIP_RANDOM = 0, GOSSIP_RING, GOSSIP_HYPERCUBE } GossipTopology;
 typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
 typedef enum { PRIORITY_ACTOR = 0, PRIORITY_MAX } InitialPriority;
 typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
@@ -90,13 +94,19 @@ typedef struct {
         int param_servers;         /* roles.param_servers (0 with sync.mode allreduce) */
     } roles;
     struct {
-        SyncMode mode;             /* sync.mode: ps_sync | ps_async | ps_bounded | allreduce */
+        SyncMode mode;             /* sync.mode: ps_sync | ps_async | ps_bounded | allreduce |
+                                      gossip | easgd | local_sgd */
         int staleness;             /* sync.staleness: ps_bounded drop bound, in versions */
         int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
         AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | naive (gorila's,
                                          via learner 0) | mpi (MPI_Allreduce) */
         LrScaling lr_scaling;      /* sync.lr_scaling: none | linear | sqrt (ps_sync, allreduce) */
         int lr_warmup_updates;     /* sync.lr_warmup_updates: ramp to the scaled rate over these */
+        int gossip_every;          /* sync.gossip_every: gossip, updates between exchanges with a peer */
+        GossipTopology gossip_topology; /* sync.gossip_topology: random | ring | hypercube */
+        int easgd_every;           /* sync.easgd_every: easgd, updates between exchanges with the center */
+        double easgd_alpha;        /* sync.easgd_alpha: easgd's elastic force, in (0, 1) */
+        int average_every;         /* sync.average_every: local_sgd, updates between model averages */
     } sync;
     struct {
         LearnerBatch batch;        /* learner.batch: per_learner (each learner its own replay.batch_size) |
@@ -226,6 +236,20 @@ bool config_same(const Config *a, const Config *b);
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);
 const char *config_allreduce_impl_name(AllreduceImpl m);
+const char *config_gossip_topology_name(GossipTopology t);
+
+/* Every learner holds the whole network and no parameter server is used:
+ * allreduce, gossip, local_sgd. */
+static inline bool config_sync_no_ps(SyncMode m) {
+    return m == SYNC_ALLREDUCE || m == SYNC_GOSSIP || m == SYNC_LOCAL_SGD;
+}
+
+/* Decentralized: every learner applies its own gradients to its own copy
+ * and its optimizer state, and the copies meet now and then (gossip,
+ * easgd, local_sgd). */
+static inline bool config_sync_decentral(SyncMode m) {
+    return m == SYNC_GOSSIP || m == SYNC_EASGD || m == SYNC_LOCAL_SGD;
+}
 const char *config_lr_scaling_name(LrScaling s);
 const char *config_learner_batch_name(LearnerBatch b);
 const char *config_wait_name(WaitMode m);

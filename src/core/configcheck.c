@@ -175,6 +175,43 @@ __attribute__((format(printf, 4, 5))) static int fail_rule(const Check *C, const
     return fail_key(C, id, path, "%s", msg);
 }
 
+/* The decentralized modes' rules (gossip, easgd, local_sgd): EASGD's
+ * center lives on the parameter servers; gossip and local SGD average
+ * learners with each other, so they need two; a hypercube pairs learners
+ * that differ in one bit of their index, so their count is a power of 2.
+ * 0, or -1 with the error set. */
+static int check_decentral(const Check *C, int k_ps, int k_mode) {
+    const Config *cfg = C->cfg;
+    SyncMode mode = cfg->sync.mode;
+    int k_learners = cfg_key_id("roles", "learners"), k_topo = cfg_key_id("sync", "gossip_topology");
+    if (mode == SYNC_EASGD && cfg->roles.param_servers == 0) {
+        const int ids[] = {k_ps, k_mode};
+        return fail_rule(C, ids, 2,
+                         "sync.mode easgd%s keeps its center variable on the parameter servers, but "
+                         "roles.param_servers is 0%s; set roles.param_servers: 1 or more",
+                         origin_note(C, k_mode, true), origin_note(C, k_ps, true));
+    }
+    if ((mode == SYNC_GOSSIP || mode == SYNC_LOCAL_SGD) && cfg->run.mode == RUN_DISTRIBUTED &&
+        cfg->roles.learners < 2) {
+        const int ids[] = {k_learners, k_mode};
+        return fail_rule(C, ids, 2,
+                         "sync.mode %s%s averages the parameters of several learners, but roles.learners is %d%s; "
+                         "set roles.learners: 2 or more",
+                         config_sync_name(mode), origin_note(C, k_mode, true), cfg->roles.learners,
+                         origin_note(C, k_learners, true));
+    }
+    int L = cfg->roles.learners;
+    if (mode == SYNC_GOSSIP && cfg->sync.gossip_topology == GOSSIP_HYPERCUBE && (L & (L - 1)) != 0) {
+        const int ids[] = {k_topo, k_learners};
+        return fail_rule(C, ids, 2,
+                         "sync.gossip_topology hypercube%s pairs learners whose indices differ in one bit, which "
+                         "needs a power-of-2 learner count, but roles.learners is %d%s; use 2, 4, 8, ... learners "
+                         "or sync.gossip_topology: random or ring",
+                         origin_note(C, k_topo, true), L, origin_note(C, k_learners, true));
+    }
+    return 0;
+}
+
 /* Every key's range, then the rules that tie keys together. */
 int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
     Check C = {.cfg = cfg, .sets = sets, .n_sets = n_sets, .err = err};
@@ -197,20 +234,22 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
         return fail_rule(&C, ids, 2, "only Pendulum-v1 takes env.torques, but env.name is %s%s", cfg->env.name,
                          origin_note(&C, k_env, true));
     }
-    if (cfg->sync.mode == SYNC_ALLREDUCE && cfg->roles.param_servers > 0) {
+    if (config_sync_no_ps(cfg->sync.mode) && cfg->roles.param_servers > 0) {
         const int ids[] = {k_ps, k_mode};
         return fail_rule(&C, ids, 2,
-                         "sync.mode allreduce%s uses no parameter servers, but roles.param_servers is %d%s; "
+                         "sync.mode %s%s uses no parameter servers, but roles.param_servers is %d%s; "
                          "set roles.param_servers: 0",
-                         origin_note(&C, k_mode, true), cfg->roles.param_servers, origin_note(&C, k_ps, true));
+                         config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), cfg->roles.param_servers,
+                         origin_note(&C, k_ps, true));
     }
+    if (check_decentral(&C, k_ps, k_mode)) return -1;
     /* A PS mode with roles.param_servers 0: the one learner holds the
      * parameters (layout_params_in_learner). With more learners someone
      * else would have to hold them; with a pull period above 1 the learner
      * would compute at parameters older than its own, which it no longer
      * has. */
     int k_learners0 = cfg_key_id("roles", "learners"), k_pull = cfg_key_id("sync", "learner_pull_every");
-    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->roles.param_servers == 0 && cfg->roles.learners != 1) {
+    if (!config_sync_no_ps(cfg->sync.mode) && cfg->roles.param_servers == 0 && cfg->roles.learners != 1) {
         const int ids[] = {k_ps, k_learners0};
         return fail_rule(&C, ids, 2,
                          "sync.mode %s%s with roles.param_servers 0%s keeps the parameters inside the learner, which "
@@ -219,7 +258,7 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), origin_note(&C, k_ps, true),
                          cfg->roles.learners, origin_note(&C, k_learners0, true));
     }
-    if (cfg->sync.mode != SYNC_ALLREDUCE && cfg->sync.mode != SYNC_PS_SYNC && cfg->roles.param_servers == 0 &&
+    if (!config_sync_no_ps(cfg->sync.mode) && cfg->sync.mode != SYNC_PS_SYNC && cfg->roles.param_servers == 0 &&
         cfg->sync.learner_pull_every != 1) {
         const int ids[] = {k_ps, k_pull};
         return fail_rule(&C, ids, 2,
@@ -316,8 +355,9 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
         (cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)) {
         const int ids[] = {k_scaling, k_mode};
         return fail_rule(&C, ids, 2,
-                         "sync.lr_scaling %s%s scales the rate of an update that averages the learners' gradients "
-                         "(ps_sync, allreduce), but sync.mode %s%s applies each gradient alone; "
+                         "sync.lr_scaling %s%s scales the rate where the learners' gradients or parameters are "
+                         "averaged (ps_sync, allreduce, gossip, easgd, local_sgd), but sync.mode %s%s applies each "
+                         "gradient alone; "
                          "use sync.lr_scaling: none",
                          config_lr_scaling_name(cfg->sync.lr_scaling), origin_note(&C, k_scaling, true),
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true));

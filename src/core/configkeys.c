@@ -27,7 +27,9 @@
 /* ---- the schema ------------------------------------------------------- */
 
 static const char *const run_modes[] = {"distributed", "local", NULL};
-static const char *const sync_modes[] = {"ps_sync", "ps_async", "ps_bounded", "allreduce", NULL};
+static const char *const sync_modes[] = {"ps_sync", "ps_async",  "ps_bounded", "allreduce",
+                                         "gossip",  "easgd",     "local_sgd",  NULL};
+static const char *const gossip_topologies[] = {"random", "ring", "hypercube", NULL};
 static const char *const replay_kinds[] = {"uniform", "prioritized", NULL};
 static const char *const initial_priorities[] = {"actor", "max", NULL};
 static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
@@ -44,7 +46,7 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int)
                    sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
                    sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
                    sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int) && sizeof(InitialPriority) == sizeof(int) &&
-                   sizeof(WaitMode) == sizeof(int),
+                   sizeof(WaitMode) == sizeof(int) && sizeof(GossipTopology) == sizeof(int),
                "enums are copied as int");
 
 static int rule_out_dir(const char *s, size_t len, char *msg);
@@ -97,6 +99,11 @@ const Key cfg_keys[] = {
     ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls),
     ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings),
     INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000),
+    INT("sync", "gossip_every", sync.gossip_every, 1, 1000000),
+    ENUM("sync", "gossip_topology", sync.gossip_topology, gossip_topologies),
+    INT("sync", "easgd_every", sync.easgd_every, 1, 1000000),
+    F64("sync", "easgd_alpha", sync.easgd_alpha, 0, 1, true, true),
+    INT("sync", "average_every", sync.average_every, 1, 1000000),
 
     ENUM("learner", "batch", learner.batch, learner_batches),
     F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
@@ -198,6 +205,7 @@ const char *cfg_enum_name(const char *const *names, int v) {
 }
 const char *config_sync_name(SyncMode m) { return cfg_enum_name(sync_modes, (int)m); }
 const char *config_allreduce_impl_name(AllreduceImpl m) { return cfg_enum_name(allreduce_impls, (int)m); }
+const char *config_gossip_topology_name(GossipTopology t) { return cfg_enum_name(gossip_topologies, (int)t); }
 const char *config_lr_scaling_name(LrScaling s) { return cfg_enum_name(lr_scalings, (int)s); }
 const char *config_learner_batch_name(LearnerBatch b) { return cfg_enum_name(learner_batches, (int)b); }
 const char *config_wait_name(WaitMode m) { return cfg_enum_name(wait_modes, (int)m); }

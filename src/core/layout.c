@@ -31,7 +31,12 @@ void layout_init(Layout *lay, const Config *cfg) {
 }
 
 bool layout_params_in_learner(const Config *cfg) {
-    return cfg->sync.mode == SYNC_ALLREDUCE || cfg->roles.param_servers == 0;
+    return config_sync_no_ps(cfg->sync.mode) || cfg->roles.param_servers == 0;
+}
+
+int layout_first_copy(const Config *cfg) {
+    if (!config_sync_decentral(cfg->sync.mode)) return -1;
+    return cfg->sync.mode == SYNC_EASGD ? 0 : 1;
 }
 
 void layout_role_of(const Layout *lay, int rank, Role *role, int *index) {

@@ -33,10 +33,17 @@ void layout_role_of(const Layout *lay, int rank, Role *role, int *index);
 int layout_rank_of(const Layout *lay, Role role, int index);
 
 /* Does learner 0 hold the parameters (the job's only parameter source)?
- * In sync.mode allreduce, and in a parameter-server mode with
+ * In sync.mode allreduce, gossip and local_sgd, and in a parameter-server mode with
  * roles.param_servers 0 (one learner, its parameters in its own process:
  * Ape-X's layout, no round trip per update). A distributed cfg. */
 bool layout_params_in_learner(const Config *cfg);
+
+/* The first learner that writes a copy of its own into live checkpoints
+ * (learner-<k>.ckpt, runckpt_write_copy): in the decentralized modes every
+ * learner whose state the parameter sources do not hold, 1 in gossip and
+ * local_sgd (learner 0's is the job's shard file), 0 in easgd (the shards
+ * hold the center). -1 in the other modes: no copies. */
+int layout_first_copy(const Config *cfg);
 
 /* Print "rank role index" rows, one per rank, to f. */
 void layout_print(const Layout *lay, FILE *f);

@@ -139,6 +139,7 @@ void run_manifest(const Run *r, const char *kind, const RunPoint *at, bool evalu
     *man = (RunCkptManifest){
         .seq = at->seq, .env_steps = at->env_steps, .updates = at->params_version, .episodes = at->episodes,
         .wall_seconds = at->wall_seconds, .n_shards = at->n_shards, .n_replay = at->n_replay,
+        .n_copies = at->n_copies, .first_copy = at->first_copy,
         .run_id = r->log.run_id, .params_version = at->params_version, .eval_mean = NAN,
         .has_history = 1, .history = r->eval,
     };

@@ -146,6 +146,7 @@ typedef struct {
     uint64_t seq, env_steps, params_version, episodes;
     double wall_seconds;
     int n_shards, n_replay;
+    int n_copies, first_copy; /* learner copy files (RunCkptManifest) */
 } RunPoint;
 
 /* The manifest of a checkpoint of `kind` ("periodic", "final", "best"):

@@ -246,6 +246,7 @@ int runckpt_commit_best(const char *run_dir, const char *dir, const RunCkptManif
     RunCkptManifest b = *m;
     snprintf(b.kind, sizeof b.kind, "best");
     b.n_replay = 0; /* best holds parameters only: its replay files are never linked in */
+    b.n_copies = b.first_copy = 0; /* nor the learners' own copies */
     if (rck_write_manifest(dir, &b, err)) return -1;
     struct stat st;
     if (lstat(best, &st) == 0) {

@@ -4,6 +4,8 @@
  *   <run>/checkpoints/ckpt-<seq>/ps-<p>.ckpt   one file per parameter shard
  *   <run>/checkpoints/ckpt-<seq>/replay-<s>.ckpt  one per replay shard, with
  *                                              checkpoint.save_replay (distributed)
+ *   <run>/checkpoints/ckpt-<seq>/learner-<k>.ckpt  one per learner that holds a
+ *                                              copy of its own (gossip, easgd, local_sgd)
  *   <run>/checkpoints/ckpt-<seq>/MANIFEST      written last, atomically
  *   <run>/checkpoints/latest                   name of the newest complete one
  *
@@ -94,6 +96,11 @@ typedef struct {
      * checkpoint.save_replay); 0: the checkpoint holds no replay */
     int n_replay;
     uint64_t replay_transitions;  /* filled on read: transitions in them, summed */
+    /* learner copy files learner-first_copy .. learner-(n_copies - 1) (the
+     * decentralized sync modes: every learner's own parameters, target and
+     * optimizer state, beside the shards the actors and evaluations use);
+     * n_copies is the job's learner count, 0: none */
+    int n_copies, first_copy;
     char dir[PATH_LEN];   /* the checkpoint's directory (filled on read) */
 } RunCkptManifest;
 
@@ -135,6 +142,23 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
  * into one temporary allocation of its serial size (an allocation failure
  * fails the write, not the job). Atomic; 0 or -1 with err. */
 int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err);
+
+/* Write dir/learner-<index>.ckpt: learner sh->index's own copy of the
+ * whole network (slice [0, n_params)), bound like a shard file (run id,
+ * seq, sh->n_shards = the job's learner count, index) and marked as a
+ * learner copy. Refuses non-finite values as runckpt_write_shard does.
+ * Atomic; 0 or -1 with err. */
+int runckpt_write_copy(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err);
+
+/* Learner `learner`'s copy from the checkpoint in dir into sh (whole
+ * network: off 0, len n_params; params, target, optimizer state and
+ * versions), verified as it is read (binding, size, CRC-32C). *found false
+ * (and sh untouched, return 0) when the checkpoint holds no copy for it:
+ * no copy files, another learner count (n_learners), or a learner without
+ * one (the parameter source, whose state is the shard files). 0 or -1
+ * with err. */
+int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int learner, int n_learners,
+                      RunCkptShard *sh, bool *found, char *err);
 
 /* Restore replay shard `index` of a job with n_shards replay shards from
  * the checkpoint in dir into an empty (just initialised) store, uniform or

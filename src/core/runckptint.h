@@ -27,7 +27,7 @@
 /* What a checkpoint file holds (CkptMeta.kind): parameters (0, as every
  * file before replay files had) or replay contents, whose CkptMeta.rows
  * is then its transition count. */
-enum { RCK_KIND_PARAMS = 0, RCK_KIND_REPLAY = 1 };
+enum { RCK_KIND_PARAMS = 0, RCK_KIND_REPLAY = 1, RCK_KIND_COPY = 2 /* a learner's own copy */ };
 
 /* One shard or replay file as the MANIFEST records it. */
 typedef struct {
@@ -70,9 +70,12 @@ int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err);
 
 /* Read dir/MANIFEST into m and, if sums is not NULL, the shard sums
  * (*sums: n_shards entries, caller frees), if rsums is not NULL, the replay
- * files' (*rsums: n_replay entries, at least one allocated; caller frees).
+ * files' (*rsums: n_replay entries, at least one allocated; caller frees),
+ * if csums is not NULL, the learner copies' (*csums: n_copies entries, at
+ * least one, those below first_copy zero; caller frees).
  * 0 or -1 with err (then nothing is allocated). */
-int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, char *err);
+int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
+                      char *err);
 
 /* The header of file q (open in r; a replay file when replay) names the
  * manifest m's run, checkpoint and shard count (m->n_replay for a replay
@@ -102,6 +105,18 @@ int rck_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, ch
 /* Every shard file of the checkpoint whose manifest m and sums were read:
  * binding, size, CRCs, optimizer step, replay rows, tiling. 0 or -1. */
 int rck_verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err);
+
+/* Write the parameter file path for sh with header kind `kind`
+ * (RCK_KIND_PARAMS or RCK_KIND_COPY): the body of runckpt_write_shard. */
+int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err);
+
+/* rck_sum_shards for the learner copies learner-first_copy ..
+ * learner-(n_copies - 1) into csums[k]. 0 or -1 with err. */
+int rck_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err);
+
+/* Every learner copy of the checkpoint whose manifest m and copy sums were
+ * read: binding, size, CRCs, optimizer step. 0 or -1 with err. */
+int rck_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err);
 
 /* ---- ckptreplay.c: replay files and rows ----------------------------------- */
 

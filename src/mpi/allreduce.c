@@ -395,6 +395,63 @@ void naive_allreduce(Ring *R, float *buf, size_t n) {
     R->seconds += now_seconds() - t0;
 }
 
+/* ---- gossip's pair exchange (allreduce.h) -------------------------------- */
+
+static void wake_peer(Ring *R, bool sending, bool receiving) {
+    if (sending || receiving) doorbell_ring(R->bells, R->peer_world);
+}
+
+/* Requests: [0, nc) the sends, [nc, 2 nc) the receives. */
+void pair_exchange(Ring *R, const float *send, float *recv, size_t n, int peer) {
+    const Ctx *ctx = R->ctx;
+    if (R->p == 1 || n == 0) return;
+    if (peer < 0 || peer >= R->p || peer == R->r) DIE(ctx, "gossip: no partner %d among %d learners", peer, R->p);
+    size_t seg = n < RING_SEGMENT ? n : RING_SEGMENT, nc = n_segments(n, seg);
+    if (2 * nc > (size_t)INT_MAX) DIE(ctx, "gossip exchange of %zu floats is too large", n);
+    ensure_requests(R, 2 * nc);
+    double t0 = now_seconds();
+    for (size_t k = 0; k < nc; k++) {
+        MPI_CHECK(ctx, MPI_Irecv(recv + k * seg, seg_len(n, k, seg), MPI_FLOAT, peer, TAG_PAIR, R->comm,
+                                 &R->req[nc + k]));
+        MPI_CHECK(ctx, MPI_Isend(send + k * seg, seg_len(n, k, seg), MPI_FLOAT, peer, TAG_PAIR, R->comm, &R->req[k]));
+    }
+    R->peer_world = R->world_of[peer];
+    bool remote = R->bells && R->bells->slot_of[R->peer_world] < 0;
+    if (R->bells) doorbell_ring(R->bells, R->peer_world);
+    R->msgs_sent += nc;
+    R->bytes_sent += n * sizeof(float);
+    R->msgs_recv += nc;
+    R->bytes_recv += n * sizeof(float);
+
+    size_t send_left = nc, recv_left = nc;
+    Waiter w = waiter_start(remote);
+    while (send_left + recv_left > 0) {
+        int outcount = 0;
+        MPI_CHECK(ctx, MPI_Testsome((int)(2 * nc), R->req, &outcount, R->done_idx, MPI_STATUSES_IGNORE));
+        bool got = false;
+        if (outcount != MPI_UNDEFINED && outcount > 0) {
+            got = true;
+            bool received = false;
+            for (int i = 0; i < outcount; i++) {
+                if ((size_t)R->done_idx[i] >= nc) {
+                    recv_left--;
+                    received = true;
+                } else {
+                    send_left--;
+                }
+            }
+            /* The partner's large send completes when we have pulled it. */
+            if (received && R->bells) doorbell_ring(R->bells, R->peer_world);
+        } else if (R->service && R->service(R->service_arg)) {
+            got = true;
+        }
+        waiter_pass(R, &w, got, wake_peer, send_left > 0, recv_left > 0);
+    }
+    waiter_end(R, &w);
+    R->rounds++;
+    R->seconds += now_seconds() - t0;
+}
+
 void ring_allreduce_sum(const Ctx *ctx, float *buf, size_t n, MPI_Comm comm) {
     Ring R;
     ring_init(&R, ctx, comm, comm, NULL, RING_WAIT_POLL);

@@ -91,6 +91,7 @@ typedef struct {
     const Ctx *ctx;
     MPI_Comm comm;              /* the ring's ranks (not owned) */
     int p, r, left, right;      /* size, rank, neighbours in comm */
+    int peer_world;             /* pair_exchange: the partner's world rank (doorbells) */
     int left_world, right_world, me_world; /* the same in world (doorbells) */
     int *world_of;              /* (p) world rank of each rank of comm (doorbells) */
     Doorbells *bells;           /* world's doorbells, or NULL */
@@ -131,6 +132,14 @@ void ring_allreduce(Ring *R, float *buf, size_t n);
  * communicator only. Counters: rank 0 sends and receives (p-1) n floats a
  * call, every other rank n. MPI errors are fatal. */
 void naive_allreduce(Ring *R, float *buf, size_t n);
+
+/* Gossip's exchange: send[0..n) to ring rank peer and its n floats into
+ * recv[0..n), both ways at once in segments of up to RING_SEGMENT floats
+ * (every receive posted up front, in segment order), waiting as the ring
+ * does and serving through the hook. send must stay unchanged until it
+ * returns. Counted in the ring's counters (n floats out and in, one
+ * round). Messages use tag TAG_PAIR on the ring's communicator only. */
+void pair_exchange(Ring *R, const float *send, float *recv, size_t n, int peer);
 
 /* One-call form for tests: a temporary polling Ring over comm, without
  * doorbells. */

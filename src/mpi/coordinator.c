@@ -66,7 +66,9 @@ typedef struct {
     uint64_t ckpt_snapshot;   /* evaluation id written by the one in progress; 0: live state */
     uint64_t ckpt_seq;
     int ckpt_done, ckpt_failed;
-    int ckpt_expect;          /* CKPT_DONE to wait for: every source, + every replay shard when ckpt_replay */
+    int ckpt_expect;          /* CKPT_DONE to wait for: every source, + every replay shard when ckpt_replay,
+                                 + every learner from ckpt_copy_first */
+    int ckpt_copy_first;      /* learners from this one write their own copies into the one in flight; -1: none */
     bool ckpt_replay;         /* checkpoint.save_replay, and not the best one: replay files too */
     uint64_t ckpt_replay_rows; /* transitions the replay shards wrote */
     char ckpt_dir[PATH_LEN], ckpt_err[PROTO_MAX_TEXT + 1];
@@ -182,6 +184,21 @@ static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
     h.ckpt_req.snapshot = 0;
     for (int s = 0; c->ckpt_replay && s < S; s++)
         comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_REPLAY, s), TAG_CKPT_REQ, h, c->ckpt_dir, len);
+    /* The decentralized modes: the learners whose state no source holds
+     * write their own copies, into live checkpoints only (a snapshot is of
+     * the evaluated parameters; their copies then would be of another
+     * moment). */
+    int L = c->lay->count[ROLE_LEARNER];
+    c->ckpt_copy_first = kind != CK_BEST && !snapshot ? layout_first_copy(c->rb.cfg) : -1;
+    for (int k = c->ckpt_copy_first; k >= 0 && k < L; k++) {
+        comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_LEARNER, k), TAG_CKPT_REQ, h, c->ckpt_dir, len);
+        c->ckpt_expect++;
+    }
+}
+
+/* Rank r was asked for a learner copy in the checkpoint in flight. */
+static bool writes_copy(const Coord *c, Role role, int idx) {
+    return c->ckpt_copy_first >= 0 && role == ROLE_LEARNER && idx >= c->ckpt_copy_first;
 }
 
 static void commit_best(Coord *c) {
@@ -210,7 +227,9 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
     bool final = c->ckpt_kind == CK_FINAL;
     RunPoint at = {.seq = c->ckpt_seq, .env_steps = env_steps, .params_version = c->ckpt_version,
                    .episodes = episodes, .wall_seconds = run_wall(run), .n_shards = c->rb.n_sources,
-                   .n_replay = c->ckpt_replay ? c->lay->count[ROLE_REPLAY] : 0};
+                   .n_replay = c->ckpt_replay ? c->lay->count[ROLE_REPLAY] : 0,
+                   .n_copies = c->ckpt_copy_first >= 0 ? c->lay->count[ROLE_LEARNER] : 0,
+                   .first_copy = c->ckpt_copy_first >= 0 ? c->ckpt_copy_first : 0};
     RunCkptManifest man;
     run_manifest(run, final ? "final" : "periodic", &at, c->ckpt_snapshot != 0, &man);
     char err[ERR_LEN];
@@ -238,7 +257,7 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
     int idx;
     layout_role_of(c->lay, m->source, &role, &idx);
     bool replay = role == ROLE_REPLAY;
-    if (replay ? !c->ckpt_replay : role_source_index(&c->rb, m->source) < 0)
+    if (replay ? !c->ckpt_replay : role_source_index(&c->rb, m->source) < 0 && !writes_copy(c, role, idx))
         DIE(c->rb.ctx, "CKPT_DONE from rank %d (%s %d), which was not asked for a checkpoint", m->source,
             role_name(role), idx);
     if (replay) c->ckpt_replay_rows += m->h.ckpt_done.saved;
@@ -363,7 +382,8 @@ static const char *owed(const Coord *c, int r) {
     bool workers = role == ROLE_ACTOR || role == ROLE_LEARNER;
     bool sent_stop = workers ? c->state >= STOP_ST_WORKERS : c->state >= STOP_ST_SERVERS;
     bool source = role_source_index(&c->rb, r) >= 0;
-    bool writes = source || (role == ROLE_REPLAY && c->ckpt_replay); /* asked for a checkpoint file */
+    /* asked for a checkpoint file */
+    bool writes = source || (role == ROLE_REPLAY && c->ckpt_replay) || writes_copy(c, role, idx);
     if (sent_stop && !c->stopped[r]) return "STOPPED";
     if (c->ckpt_busy && writes && c->answer[r].ckpt_done != c->ckpt_seq) return "CKPT_DONE";
     if (c->eval_pulling && source) return "PARAMS (evaluation)"; /* this or another source */
@@ -573,8 +593,9 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
         c->last[r].role = (int32_t)role;
         c->last[r].index = idx;
     }
-    log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s", cfg->env.name, config_sync_name(cfg->sync.mode),
-             c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s");
+    log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s; evaluations and actors use %s", cfg->env.name,
+             config_sync_name(cfg->sync.mode), c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s",
+             jobsum_evaluated(cfg));
     if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
         char ramp[96] = "";
         if (cfg->sync.lr_warmup_updates > 0 && agentcfg_lr_scale(cfg) != 1.0)
@@ -602,6 +623,7 @@ static void coord_free(Coord *c) {
 
 int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     Coord *c = xcalloc(1, sizeof *c);
+    c->ckpt_copy_first = -1;
     coord_init(c, ctx, args);
     while (c->state != STOP_ST_DONE) {
         bool worked = false;

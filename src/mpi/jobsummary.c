@@ -1,5 +1,6 @@
 /* jobsummary.c: see jobsummary.h. */
 #include "jobsummary.h"
+#include "gossip.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -16,12 +17,15 @@ void jobsum_columns(JobSumColumns *cols) {
     cols->name[TAG_COUNT + 2] = "replay_size";
     cols->name[TAG_COUNT + 3] = "replay_inserted";
     cols->name[TAG_COUNT + 4] = "replay_sampled";
+    cols->name[TAG_COUNT + 5] = "consensus_distance";
 }
 
 void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
                 double *epsilon) {
     uint64_t bytes[TAG_COUNT] = {0}, stale[PROTO_STALENESS_BINS] = {0}, drops = 0, rsize = 0;
     uint64_t inserted = 0, sampled = 0;
+    double cons = 0;
+    int n_cons = 0;
     *loss_sum = 0;
     *loss_n = 0;
     *epsilon = NAN;
@@ -31,6 +35,7 @@ void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, doubl
         if (m->role == ROLE_LEARNER) {
             *loss_sum += m->loss_sum;
             *loss_n += m->updates;
+            if (m->consensus_version) cons += m->consensus, n_cons++;
         }
         if (m->role == ROLE_PS) {
             for (int k = 0; k < PROTO_STALENESS_BINS; k++) stale[k] += m->staleness[k];
@@ -54,6 +59,8 @@ void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, doubl
     extra[TAG_COUNT + 2] = (double)rsize;
     extra[TAG_COUNT + 3] = (double)inserted;
     extra[TAG_COUNT + 4] = (double)sampled;
+    /* the decentralized modes: the learners' last measured distances */
+    extra[TAG_COUNT + 5] = n_cons ? cons / n_cons : NAN;
 }
 
 /* Sum of one uint64_t counter of RoleMetrics over the ranks of a role. */
@@ -95,6 +102,11 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m) {
         json_num(j, "mean_loss", m->updates ? m->loss_sum / (double)m->updates : NAN);
         json_u64(j, "params_version", m->params_version);
         json_u64(j, "loss_outliers_dropped", m->loss_outliers);
+        if (m->sync_rounds) json_u64(j, "sync_rounds", m->sync_rounds);
+        if (m->consensus_version) {
+            json_num(j, "consensus_distance", m->consensus);
+            json_u64(j, "consensus_at_version", m->consensus_version);
+        }
         if (m->ring_rounds) {
             json_begin_object(j, "ring");
             json_u64(j, "rounds", m->ring_rounds);
@@ -176,14 +188,35 @@ static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, u
     json_u64(j, "loss_outliers_dropped", outliers);
 }
 
+double jobsum_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds) {
+    int L = lay->count[ROLE_LEARNER];
+    if (rounds == 0) return L % 2 == 0 ? 1.0 : (double)(L - 1) / L;
+    return (double)gossip_paired_rounds(cfg->sync.gossip_topology, L, learner, rounds, cfg->run.seed) / (double)rounds;
+}
+
 bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
-                        double *sent, double *recv) {
+                        uint64_t rounds, double *sent, double *recv) {
     double N = lay->count[ROLE_LEARNER], K = 4.0 * (double)n, hdr = (double)sizeof(MsgHeader);
     /* learner.accumulate: one sync per A gradients, so 1/A of a sync's
      * bytes per gradient. */
     double A = cfg->learner.accumulate;
-    if (cfg->sync.mode == SYNC_ALLREDUCE) {
-        double round = 4.0 * (double)(n + 1) / A;
+    if (cfg->sync.mode == SYNC_GOSSIP) {
+        /* n floats each way per round it is paired in (jobsum_gossip_paired:
+         * the fraction of the rounds so far), a round every gossip_every */
+        double f = jobsum_gossip_paired(cfg, lay, learner, rounds);
+        *sent = *recv = 4.0 * (double)n * f / (A * cfg->sync.gossip_every);
+        return true;
+    }
+    if (cfg->sync.mode == SYNC_EASGD) {
+        /* its parameters up and the center's move down, slice by slice */
+        double P = lay->count[ROLE_PS];
+        *sent = *recv = (P * hdr + K) / (A * cfg->sync.easgd_every);
+        return true;
+    }
+    if (cfg->sync.mode == SYNC_ALLREDUCE || cfg->sync.mode == SYNC_LOCAL_SGD) {
+        /* local_sgd: the allreduce of n + 1 floats every average_every */
+        double H = cfg->sync.mode == SYNC_LOCAL_SGD ? cfg->sync.average_every : 1;
+        double round = 4.0 * (double)(n + 1) / (A * H);
         switch (cfg->sync.allreduce_impl) {
         case ALLREDUCE_RING: *sent = *recv = N > 1 ? 2.0 * (N - 1) / N * round : 0; return true;
         case ALLREDUCE_NAIVE: *sent = *recv = learner == 0 ? (N - 1) * round : N > 1 ? round : 0; return true;
@@ -212,6 +245,16 @@ bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int lear
     return true;
 }
 
+const char *jobsum_evaluated(const Config *cfg) {
+    switch (cfg->sync.mode) {
+    case SYNC_ALLREDUCE: return "learner 0's copy (every learner's is the same)";
+    case SYNC_LOCAL_SGD: return "learner 0's copy (equal to the others' only right after an average)";
+    case SYNC_GOSSIP: return "learner 0's copy (the learners' copies differ)";
+    case SYNC_EASGD: return "the center variable on the parameter servers";
+    default: return layout_params_in_learner(cfg) ? "the learner's" : "the parameter servers'";
+    }
+}
+
 /* A learner's sync traffic: PS modes GRAD and PARAM_REQ out, PARAMS in;
  * allreduce the algorithm's own messages. */
 static void sync_bytes(const RoleMetrics *m, double *sent, double *recv) {
@@ -226,7 +269,7 @@ static void learner_json(JsonW *j, const Config *cfg, const Layout *lay, const R
     sync_bytes(m, &sent, &recv);
     /* The PS updates per gradient of this learner, as they happened. */
     double upg = m->updates ? (double)run_updates / (double)m->updates : 0;
-    bool model = jobsum_model_bytes(cfg, lay, n, m->index, upg, &msent, &mrecv);
+    bool model = jobsum_model_bytes(cfg, lay, n, m->index, upg, m->sync_rounds, &msent, &mrecv);
     json_begin_object(j, NULL);
     json_u64(j, "rank", (uint64_t)rank);
     json_u64(j, "index", (uint64_t)m->index);
@@ -280,8 +323,9 @@ static void per_worker_json(JsonW *j, const Config *cfg, const Layout *lay, cons
 
 void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
                  size_t n_params, double run_seconds) {
-    if (cfg->sync.mode == SYNC_ALLREDUCE)
+    if (cfg->sync.mode == SYNC_ALLREDUCE || cfg->sync.mode == SYNC_LOCAL_SGD)
         json_str(j, "allreduce_impl", config_allreduce_impl_name(cfg->sync.allreduce_impl));
+    json_str(j, "evaluated_parameters", jobsum_evaluated(cfg));
     traffic_json(j, lay, last, run_updates);
     json_begin_object(j, "roles");
     for (int k = 0; k < N_ROLES; k++) {

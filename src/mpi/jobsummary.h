@@ -18,7 +18,7 @@
 #include "runlog.h"
 
 /* metrics.csv's extra columns, in order. */
-enum { JOBSUM_EXTRA = TAG_COUNT + 5 };
+enum { JOBSUM_EXTRA = TAG_COUNT + 6 };
 typedef struct {
     char bytes[TAG_COUNT][48];
     const char *name[JOBSUM_EXTRA];
@@ -53,12 +53,28 @@ void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *las
  *              4(n+1) each way;
  *   mpi        not modelled (MPI_Allreduce's traffic is not visible):
  *              returns false.
+ *   local_sgd  the allreduce's figure (ring, naive) of n + 1 floats once
+ *              every sync.average_every gradients;
+ *   gossip     4n each way per round the learner is paired in, a round
+ *              every sync.gossip_every gradients (jobsum_gossip_paired; the
+ *              stop-flag and consensus rounds are not counted);
+ *   easgd      P headers + 4n each way every sync.easgd_every gradients.
  * With learner.accumulate A each figure is divided by A: one push, pull or
  * round per A gradients (updates_per_gradient is still per gradient; its
- * <= 0 default above is per push).
+ * <= 0 default above is per push). rounds: gossip's exchange rounds so far
+ * (RoleMetrics.sync_rounds; 0: the long-run fraction).
  * Returns true with *sent and *recv set. */
 bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
-                        double *sent, double *recv);
+                        uint64_t rounds, double *sent, double *recv);
+
+/* gossip: the fraction of its first `rounds` rounds in which learner has
+ * a partner (gossip.h); rounds 0: every round with an even learner count,
+ * (L-1)/L with an odd one. */
+double jobsum_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds);
+
+/* Which parameters the job's evaluations and checkpoints hold, in words
+ * (summary.json evaluated_parameters; the coordinator's first line). */
+const char *jobsum_evaluated(const Config *cfg);
 
 /* summary.json's members after the common ones: allreduce_impl,
  * bytes_sent by type (and "ring"), bytes_per_update overall and by role,

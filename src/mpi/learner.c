@@ -46,6 +46,7 @@
 #include "agentcfg.h"
 #include "clock.h"
 #include "exitcode.h"
+#include "gossip.h"
 #include "lossguard.h"
 #include "pacing.h"
 #include "replaystore.h"
@@ -114,6 +115,15 @@ typedef struct {
     int batch;                   /* rows per gradient (agentcfg_learner_batch) */
     bool global;                 /* learner.batch global: clip the averaged gradient, not the part */
     uint64_t pushed;             /* gradients sent (the pull schedule counts these, not dropped ones) */
+    /* decentralized modes (gossip, easgd, local_sgd): each learner steps
+     * its own PShard; every `every` step calls its copy meets the others */
+    uint64_t every;              /* sync.gossip_every, easgd_every or average_every */
+    uint64_t steps;              /* step calls (batches, or K-batch sums) since the start */
+    uint64_t since;              /* of those, since the last exchange (easgd) */
+    Ring ctl;                    /* gossip: the learners' one-float stop-flag round, and the
+                                    consensus measurement (not counted as sync traffic) */
+    float *peer;                 /* (n + 1) gossip: the partner's parameters; consensus scratch */
+    double elastic_sq;           /* easgd: sum of the center's moves squared, this exchange */
     /* learner.accumulate K > 1: K mini-batch gradients per sync (accumulate) */
     int K;
     float *acc;                  /* (n) the sum of the parts kept so far */
@@ -330,6 +340,20 @@ static void prio_free(Learner *l) {
 static void on_params(Learner *l, const Msg *m) {
     int p = role_params_source(&l->rb, m, l->pulling);
     const float *src = m->payload;
+    if (m->h.flags & MSG_ELASTIC) {
+        /* easgd: the center moved by d = alpha (x - center); so does this
+         * copy, the other way (pshard_elastic). */
+        float *x = l->sh.params + m->h.params.offset;
+        double sq = 0;
+        for (size_t i = 0; i < m->h.count; i++) {
+            x[i] -= src[i];
+            sq += (double)src[i] * src[i];
+        }
+        l->elastic_sq += sq;
+        l->reply[p].version = m->h.version;
+        if (++l->got == l->rb.n_sources) l->pulling = false;
+        return;
+    }
     memcpy(l->params + m->h.params.offset, src, m->h.count * sizeof(float));
     l->reply[p].version = m->h.version;
     if (m->h.flags & MSG_HAS_TARGET) {
@@ -348,7 +372,7 @@ static void handle(Learner *l, const Msg *m) {
         pshard_on_param_req(&l->sh, m);
         break;
     case TAG_CKPT_REQ:
-        if (!l->sh.serves)
+        if (!l->sh.serves && l->sh.copy < 0)
             DIE(l->rb.ctx, "CKPT_REQ from rank %d, but this learner holds no checkpointed state", m->source);
         /* A final one is written when the learners have left the ring for good. */
         pshard_on_ckpt_req(&l->sh, m, true);
@@ -480,6 +504,7 @@ static void finish_ps(Learner *l) {
         comm_send_ctl(&l->rb.comm, l->rb.source_rank[p], TAG_STOPPED, h, &l->rb.m, sizeof l->rb.m);
         bufs[p] = &l->gradbuf[p];
     }
+    pshard_write_held(&l->sh); /* easgd: the learner's own copy in a final checkpoint */
     role_shutdown(&l->rb, bufs, l->rb.n_sources);
 }
 
@@ -497,6 +522,18 @@ static void apply_own(Learner *l) {
     pshard_report_if_due(&l->sh);
 }
 
+/* The learner's PShard of the whole network: in the decentralized modes a
+ * copy of its own (restored from its learner-<k>.ckpt on resume) unless it
+ * is the parameter source (learner 0 in gossip and local_sgd); otherwise
+ * learner 0's serves and the others are replicas. */
+static void init_own(Learner *l) {
+    int first = layout_first_copy(l->rb.cfg), me = l->rb.ctx->index;
+    if (first >= 0 && me >= first) pshard_init_copy(&l->sh, &l->rb, l->args, me);
+    else pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, me == 0);
+    l->params = l->sh.params;
+    l->target = l->sh.target;
+}
+
 /* Allreduce: every learner holds the whole network as a PShard (restored
  * from the checkpoint on resume, so the copies start equal); learner 0's
  * serves it. */
@@ -507,35 +544,11 @@ static void init_allreduce(Learner *l) {
     l->ring.service = service;
     l->ring.service_arg = l;
     l->ring.trace = &l->rb.trace;
-    pshard_init(&l->sh, &l->rb, l->args, 0, 0, l->n, l->rb.ctx->index == 0);
-    l->params = l->sh.params;
-    l->target = l->sh.target;
+    init_own(l);
 }
 
-/* One ring round (a zero gradient when there is none); the same averaged
- * step on every copy. */
-static bool step_allreduce(Learner *l, bool have_grad) {
-    if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
-    l->grad[l->n] = l->stop ? 1.0f : 0.0f;
-    double t0 = now_seconds(), waited = l->ring.wait_seconds;
-    if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_MPI) {
-        /* The reference: Open MPI's own algorithm, blocking (it spins,
-         * yielding when oversubscribed); its traffic is not visible here. */
-        MPI_CHECK(l->rb.ctx, MPI_Allreduce(MPI_IN_PLACE, l->grad, (int)(l->n + 1), MPI_FLOAT, MPI_SUM,
-                                           l->args->learners));
-        l->ring.rounds++;
-        l->ring.seconds += now_seconds() - t0;
-    } else if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_NAIVE) {
-        /* Every gradient to learner 0 and the sum back: counted in the
-         * same ring counters, learner 0's (L-1) times the others'. */
-        naive_allreduce(&l->ring, l->grad, l->n + 1);
-    } else {
-        ring_allreduce(&l->ring, l->grad, l->n + 1);
-    }
-    double t_sync = now_seconds();
-    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, t_sync, 0);
-    l->rb.m.sync_seconds += t_sync - t0;
-    l->rb.comm.wait_seconds += l->ring.wait_seconds - waited;
+/* The ring's counters into the learner's metrics. */
+static void ring_metrics(Learner *l) {
     RoleMetrics *m = &l->rb.m;
     m->ring_msgs_sent = l->ring.msgs_sent;
     m->ring_bytes_sent = l->ring.bytes_sent;
@@ -543,6 +556,38 @@ static bool step_allreduce(Learner *l, bool have_grad) {
     m->ring_bytes_recv = l->ring.bytes_recv;
     m->ring_rounds = l->ring.rounds;
     m->ring_seconds = l->ring.seconds;
+}
+
+/* buf[0..count) summed over the learners by sync.allreduce_impl, timed as
+ * sync and traced. */
+static void sum_learners(Learner *l, float *buf, size_t count) {
+    double t0 = now_seconds(), waited = l->ring.wait_seconds;
+    if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_MPI) {
+        /* The reference: Open MPI's own algorithm, blocking (it spins,
+         * yielding when oversubscribed); its traffic is not visible here. */
+        MPI_CHECK(l->rb.ctx, MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, l->args->learners));
+        l->ring.rounds++;
+        l->ring.seconds += now_seconds() - t0;
+    } else if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_NAIVE) {
+        /* Every buffer to learner 0 and the sum back: counted in the
+         * same ring counters, learner 0's (L-1) times the others'. */
+        naive_allreduce(&l->ring, buf, count);
+    } else {
+        ring_allreduce(&l->ring, buf, count);
+    }
+    double t_sync = now_seconds();
+    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, t_sync, 0);
+    l->rb.m.sync_seconds += t_sync - t0;
+    l->rb.comm.wait_seconds += l->ring.wait_seconds - waited;
+    ring_metrics(l);
+}
+
+/* One ring round (a zero gradient when there is none); the same averaged
+ * step on every copy. */
+static bool step_allreduce(Learner *l, bool have_grad) {
+    if (!have_grad) memset(l->grad, 0, l->n * sizeof(float));
+    l->grad[l->n] = l->stop ? 1.0f : 0.0f;
+    sum_learners(l, l->grad, l->n + 1);
     if (l->grad[l->n] > 0) return false;
     float L = (float)l->rb.lay->count[ROLE_LEARNER];
     optim_scale(l->grad, l->n, 1.0f / L);
@@ -576,7 +621,163 @@ static bool step_local(Learner *l, bool have_grad) {
     return !l->stop;
 }
 
+/* ---- the decentralized modes ---------------------------------------------
+ * gossip and local_sgd: every learner holds the whole network as a PShard
+ * (learner 0's serves the actors and the coordinator, as in allreduce) and
+ * applies its own gradients to it with its own optimizer state. easgd: the
+ * same local copy (serving nothing) beside the center variable on the
+ * parameter servers, which serve the actors and evaluations. Every
+ * l->every step calls the copies meet:
+ *   local_sgd  the learners' parameters are averaged: sum_learners of
+ *              n + 1 floats (the last, the stop flag), then / L, and every
+ *              copy becomes the mean
+ *   gossip     round t: a one-float stop-flag sum over all learners (ctl),
+ *              then each averages its parameters with the partner
+ *              gossip_peer names (pair_exchange: n floats each way;
+ *              (a + b) / 2 is the same bits on both sides)
+ *   easgd      the parameters go to the PS shards (GRAD with MSG_ELASTIC);
+ *              each answers with the center's move, which the copy takes
+ *              back (on_params)
+ * A learner that has seen STOP goes straight to its next meeting in
+ * local_sgd and gossip, where all must leave after the same round (as in
+ * allreduce); in easgd, asynchronous like Gorila, it simply leaves.
+ * Consensus (RoleMetrics.consensus), measured as the copies meet, before
+ * they move: local_sgd, each learner's distance from the mean at every
+ * average; gossip, the same every GOSSIP_CONSENSUS_ROUNDS rounds by one
+ * more allreduce of the parameters on ctl (not counted as sync traffic);
+ * easgd, the distance from the center at every exchange (|move| / alpha). */
+#define GOSSIP_CONSENSUS_ROUNDS 16
+
+static double distance(const float *a, const float *b, size_t n) {
+    double sq = 0;
+    for (size_t i = 0; i < n; i++) sq += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    return sqrt(sq);
+}
+
+static void note_consensus(Learner *l, double d) {
+    l->rb.m.consensus = d;
+    l->rb.m.consensus_version = l->sh.version ? l->sh.version : 1;
+}
+
+static void init_replica(Learner *l) {
+    init_allreduce(l);
+    const Config *cfg = l->rb.cfg;
+    if (cfg->sync.mode == SYNC_LOCAL_SGD) {
+        l->every = (uint64_t)cfg->sync.average_every;
+        return;
+    }
+    l->every = (uint64_t)cfg->sync.gossip_every;
+    ring_init(&l->ctl, l->rb.ctx, l->rb.comm.world, l->args->learners, &l->rb.comm.bells, l->ring.poll ? RING_WAIT_POLL
+                                                                                                        : RING_WAIT_SLEEP);
+    l->ctl.service = service;
+    l->ctl.service_arg = l;
+    l->peer = xmalloc_for((l->n + 1) * sizeof(float), "gossip partner's parameters", "network.hidden");
+}
+
+/* local_sgd: local steps, and every l->every the mean of all copies. */
+static bool step_local_sgd(Learner *l, bool have_grad) {
+    if (have_grad) apply_own(l);
+    if (++l->steps % l->every != 0 && !l->stop) return true;
+    float *buf = l->grad;
+    memcpy(buf, l->sh.params, l->n * sizeof(float));
+    buf[l->n] = l->stop ? 1.0f : 0.0f;
+    sum_learners(l, buf, l->n + 1);
+    if (buf[l->n] > 0) return false;
+    optim_scale(buf, l->n, 1.0f / (float)l->rb.lay->count[ROLE_LEARNER]);
+    if (!floats_finite(buf, l->n)) diverged(l, "the learners' mean parameters are not finite");
+    note_consensus(l, distance(l->sh.params, buf, l->n));
+    memcpy(l->sh.params, buf, l->n * sizeof(float));
+    l->rb.m.sync_rounds++;
+    return true;
+}
+
+/* gossip: every learner's distance from the mean of all (an allreduce of
+ * the parameters on ctl). */
+static void gossip_consensus(Learner *l) {
+    memcpy(l->peer, l->sh.params, l->n * sizeof(float));
+    ring_allreduce(&l->ctl, l->peer, l->n);
+    optim_scale(l->peer, l->n, 1.0f / (float)l->rb.lay->count[ROLE_LEARNER]);
+    note_consensus(l, distance(l->sh.params, l->peer, l->n));
+}
+
+static bool step_gossip(Learner *l, bool have_grad) {
+    if (have_grad) apply_own(l);
+    if (++l->steps % l->every != 0 && !l->stop) return true;
+    const Config *cfg = l->rb.cfg;
+    double t0 = now_seconds(), waited = l->ring.wait_seconds + l->ctl.wait_seconds;
+    float flag = l->stop ? 1.0f : 0.0f;
+    ring_allreduce(&l->ctl, &flag, 1);
+    bool go_on = !(flag > 0);
+    if (go_on) {
+        uint64_t t = l->rb.m.sync_rounds++;
+        /* before the exchange: how far the copies drifted apart */
+        if (t % GOSSIP_CONSENSUS_ROUNDS == 0) gossip_consensus(l);
+        int L = l->rb.lay->count[ROLE_LEARNER];
+        int peer = gossip_peer(cfg->sync.gossip_topology, L, l->rb.ctx->index, t, cfg->run.seed);
+        if (peer >= 0) {
+            pair_exchange(&l->ring, l->sh.params, l->peer, l->n, peer);
+            for (size_t i = 0; i < l->n; i++) l->sh.params[i] = (l->sh.params[i] + l->peer[i]) * 0.5f;
+            if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after a gossip exchange");
+        }
+    }
+    double t1 = now_seconds();
+    trace_span(&l->rb.trace, TR_ALLREDUCE, t0, t1, 0);
+    l->rb.m.sync_seconds += t1 - t0;
+    l->rb.comm.wait_seconds += l->ring.wait_seconds + l->ctl.wait_seconds - waited;
+    ring_metrics(l);
+    return go_on;
+}
+
+/* easgd: the local copy (drawn from the run seed like the center, or read
+ * from the checkpoint's center on resume) and the PS path's buffers. */
+static void init_easgd(Learner *l) {
+    int P = l->rb.n_sources;
+    l->reply = xcalloc((size_t)P, sizeof *l->reply);
+    l->gradbuf = xcalloc((size_t)P, sizeof *l->gradbuf);
+    for (int p = 0; p < P; p++) sendbuf_init(&l->gradbuf[p], proto_grad_bytes(l->rb.source_len[p]));
+    init_own(l);
+    l->every = (uint64_t)l->rb.cfg->sync.easgd_every;
+}
+
+static bool step_easgd(Learner *l, bool have_grad) {
+    if (have_grad) apply_own(l);
+    l->since++;
+    if (++l->steps % l->every != 0) return !l->stop;
+    double t0 = now_seconds();
+    for (int p = 0; p < l->rb.n_sources; p++) {
+        SendBuf *b = &l->gradbuf[p];
+        comm_wait_send(&l->rb.comm, b);
+        memcpy(sendbuf_payload(b), l->sh.params + l->rb.source_off[p], l->rb.source_len[p] * sizeof(float));
+        MsgHeader h = {0};
+        h.count = l->rb.source_len[p];
+        h.version = l->reply[p].version;
+        h.elastic.learner = (uint64_t)l->rb.ctx->index;
+        h.elastic.steps = l->since;
+        h.flags = MSG_ELASTIC;
+        comm_send(&l->rb.comm, b, l->rb.source_rank[p], TAG_GRAD, h, proto_grad_bytes(l->rb.source_len[p]));
+    }
+    l->since = 0;
+    l->got = 0;
+    l->pulling = true;
+    l->elastic_sq = 0;
+    double t1 = now_seconds();
+    trace_span(&l->rb.trace, TR_SEND_GRAD, t0, t1, (uint32_t)l->rb.n_sources);
+    comm_expect(&l->rb.comm, l->rb.source_rank, l->rb.n_sources);
+    WAIT_UNTIL(l, !l->pulling);
+    trace_span(&l->rb.trace, TR_WAIT_PARAMS, t1, now_seconds(), 0);
+    l->rb.m.sync_seconds += now_seconds() - t0;
+    if (!l->pulling) {
+        l->rb.m.sync_rounds++;
+        note_consensus(l, sqrt(l->elastic_sq) / l->rb.cfg->sync.easgd_alpha);
+        if (!floats_finite(l->sh.params, l->n)) diverged(l, "the parameters are not finite after an elastic exchange");
+    }
+    return !l->stop;
+}
+
 static const LearnerSync via_ps = {init_ps, step_ps, finish_ps};
+static const LearnerSync via_local_sgd = {init_replica, step_local_sgd, finish_allreduce};
+static const LearnerSync via_gossip = {init_replica, step_gossip, finish_allreduce};
+static const LearnerSync via_easgd = {init_easgd, step_easgd, finish_ps};
 static const LearnerSync via_allreduce = {init_allreduce, step_allreduce, finish_allreduce};
 static const LearnerSync via_local = {init_local, step_local, finish_allreduce};
 
@@ -686,9 +887,12 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     for (int s = 0; s < l->S; s++) l->replay_ranks[s] = l->first_replay + s;
     pacing_rr_init(&l->rr, l->S, args->lay->count[ROLE_ACTOR], ctx->index);
     if (cfg->replay.kind == REPLAY_PRIORITIZED) prio_init(l);
-    const LearnerSync *via = cfg->sync.mode == SYNC_ALLREDUCE ? &via_allreduce
-                             : layout_params_in_learner(cfg)  ? &via_local
-                                                              : &via_ps;
+    const LearnerSync *via = cfg->sync.mode == SYNC_ALLREDUCE   ? &via_allreduce
+                             : cfg->sync.mode == SYNC_LOCAL_SGD ? &via_local_sgd
+                             : cfg->sync.mode == SYNC_GOSSIP    ? &via_gossip
+                             : cfg->sync.mode == SYNC_EASGD     ? &via_easgd
+                             : layout_params_in_learner(cfg)    ? &via_local
+                                                                : &via_ps;
     via->init(l);
     if (!l->stop) request_sample(l);
     /* The strategy's step decides when to leave: in allreduce mode a STOP
@@ -735,6 +939,8 @@ int learner_run(const Ctx *ctx, const JobArgs *args) {
     free(l->grad);
     free(l->acc);
     ring_free(&l->ring);
+    ring_free(&l->ctl);
+    free(l->peer);
     pshard_free(&l->sh);
     dqn_free(&l->dqn);
     agentcfg_batch_free(&l->cur);

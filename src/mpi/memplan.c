@@ -261,12 +261,28 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
                      S * (sendbuf(proto_sample_req_bytes(B, 1)) + sendbuf(proto_priority_layout(B).bytes));
         add(r, "prioritized sampling", "replay.batch_size", b, false);
     }
-    if (layout_params_in_learner(cfg) && cfg->sync.mode != SYNC_ALLREDUCE) {
-        plan_pshard(r, cfg, lay, n, n, true);
-    } else if (cfg->sync.mode == SYNC_ALLREDUCE) {
+    uint64_t scratch = al64((RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT) *
+                            sizeof(float));
+    if (config_sync_no_ps(cfg->sync.mode)) {
+        /* allreduce, gossip, local_sgd: a whole copy each (learner 0's serves) */
         plan_pshard(r, cfg, lay, n, n, l == 0);
-        uint64_t scratch = RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT;
-        add(r, "allreduce scratch", NULL, al64(scratch * sizeof(float)), false);
+        add(r, "allreduce scratch", NULL, scratch, false);
+        if (cfg->sync.mode == SYNC_GOSSIP) {
+            add(r, "stop-flag ring scratch", NULL, scratch, false);
+            add(r, "gossip partner's parameters", "network.hidden", al64((n + 1) * sizeof(float)), false);
+        }
+    } else if (layout_params_in_learner(cfg)) {
+        plan_pshard(r, cfg, lay, n, n, true);
+    } else if (cfg->sync.mode == SYNC_EASGD) {
+        plan_pshard(r, cfg, lay, n, n, false); /* the local copy; the center is on the PS shards */
+        int P = lay->count[ROLE_PS];
+        uint64_t b = 0;
+        for (int p = 0; p < P; p++) {
+            size_t off, len;
+            shard_range((size_t)n, P, p, &off, &len);
+            b += sendbuf(proto_grad_bytes(len));
+        }
+        add(r, "parameter slices", "network.hidden", b, false);
     } else {
         add(r, "network parameters", "network.hidden", al64(n * sizeof(float)), false);
         add(r, "target network", "network.hidden", al64(n * sizeof(float)), false);

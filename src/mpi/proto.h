@@ -84,7 +84,8 @@ enum {
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100,      /* reserved for ring_allreduce_sum */
     TAG_NAIVE = 101,     /* reserved for naive_allreduce (allreduce.h), learners' communicator only */
-    TAG_PINGPONG = 102   /* gorila bench pingpong (src/cli/bench_pingpong.c): its two ranks only */
+    TAG_PINGPONG = 102,  /* gorila bench pingpong (src/cli/bench_pingpong.c): its two ranks only */
+    TAG_PAIR = 103       /* reserved for pair_exchange (gossip; allreduce.h), learners' communicator only */
 };
 #define TAG_FIRST TAG_EXPERIENCE
 #define TAG_COUNT (TAG_LAST_ - TAG_FIRST)
@@ -102,7 +103,9 @@ enum {
     MSG_SNAPSHOT = 1u << 7,     /* PARAM_REQ: keep a copy of the whole slice state (params,
                                    target, optimizer, versions) as sent, for evaluation id
                                    `version`; CKPT_REQ: write that copy, not the live state */
-    MSG_PRIORITIZED = 1u << 8   /* SAMPLE_REQ / SAMPLE: prioritized replay (the layouts below) */
+    MSG_PRIORITIZED = 1u << 8,  /* SAMPLE_REQ / SAMPLE: prioritized replay (the layouts below) */
+    MSG_ELASTIC = 1u << 9       /* easgd: GRAD carries the learner's parameter slice, not a gradient;
+                                   the PARAMS answer carries alpha (x - center), the center's move */
 };
 
 typedef struct {
@@ -117,6 +120,8 @@ typedef struct {
         struct { uint64_t charged, unused_; } sample_req;      /* SAMPLE_REQ: rows charged to the limiter */
         struct { uint64_t shard_size, unused_; } sample;       /* SAMPLE: rows the shard holds */
         struct { uint64_t learner, target_held; } grad;        /* GRAD: learner index, target version held */
+        struct { uint64_t learner, steps; } elastic;           /* GRAD with MSG_ELASTIC: learner index, its
+                                                                  updates since its last exchange */
         struct { uint64_t unused_, target_held; } param_req;   /* PARAM_REQ: target version held */
         struct { uint64_t offset, target_version; } params;    /* PARAMS: slice offset, target version */
         struct { uint64_t run_id, snapshot; } ckpt_req;        /* CKPT_REQ: run id, evaluation id (MSG_SNAPSHOT) */
@@ -242,6 +247,12 @@ typedef struct {
      * and waiting for a batch from the replay shards */
     double compute_seconds, sync_seconds, sample_wait_seconds;
     uint64_t loss_outliers;             /* learner: gradients dropped by learner.loss_outlier_sigma */
+    /* learner, decentralized modes (gossip, easgd, local_sgd) */
+    uint64_t sync_rounds;               /* exchange rounds: gossip's scheduled rounds, easgd's exchanges
+                                           with the center, local_sgd's averages */
+    uint64_t consensus_version;         /* the learner's own version when consensus was measured (0: never) */
+    double consensus;                   /* the last distance measured: ||own - mean of the learners||
+                                           (gossip, local_sgd), ||own - center|| (easgd) */
 } RoleMetrics;
 
 /* ---- TRACE: a rank's clocks, then n of its events ------------------------ */

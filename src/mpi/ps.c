@@ -11,6 +11,12 @@
  *   ps_bounded  as async, but a gradient computed on a version more than
  *               sync.staleness versions old is dropped (Gorila's rule);
  *               every drop is counted and reported.
+ *   easgd       the slice is EASGD's center variable: a learner sends its
+ *               own parameters (GRAD with MSG_ELASTIC) every
+ *               sync.easgd_every updates, the center moves toward them by
+ *               sync.easgd_alpha and the move goes back (pshard_elastic);
+ *               no optimizer step here. Versions count the learners'
+ *               updates; `updates` counts exchanges.
  *
  * The staleness (current version - gradient's version) of every gradient
  * is counted in a histogram in all modes. The slice itself is a PShard
@@ -89,10 +95,22 @@ static void on_grad(PS *s, const Msg *m) {
     }
     uint64_t stale = sh->version - m->h.version;
     s->rb.m.staleness[stale < PROTO_STALENESS_BINS ? stale : PROTO_STALENESS_BINS - 1]++;
+    const Config *cfg = s->rb.cfg;
+    if (m->h.flags & MSG_ELASTIC) {
+        /* easgd: the payload is the learner's parameters; the center moves
+         * toward them and the move goes back (pshard_elastic). */
+        if (cfg->sync.mode != SYNC_EASGD) DIE(s->rb.ctx, "an elastic exchange from rank %d in sync.mode %s", m->source,
+                                              config_sync_name(cfg->sync.mode));
+        double t0 = now_seconds();
+        pshard_elastic(sh, m->source, m->payload, (float)cfg->sync.easgd_alpha, m->h.elastic.steps);
+        if (!floats_finite(sh->params, sh->len)) diverged(s, "the center after an elastic exchange");
+        s->rb.m.apply_seconds += now_seconds() - t0;
+        s->rb.m.updates++;
+        return;
+    }
     s->tver[l] = m->h.grad.target_held;
     bool want = (m->h.flags & MSG_WANT_PARAMS) != 0;
     const float *g = m->payload;
-    const Config *cfg = s->rb.cfg;
     if (cfg->sync.mode == SYNC_PS_SYNC) {
         if (stale != 0 || s->got[l])
             DIE(s->rb.ctx, "ps_sync: learner rank %d sent a gradient for version %" PRIu64 " in round %" PRIu64, m->source,

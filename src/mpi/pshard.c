@@ -30,8 +30,30 @@ static void init_replies(PShard *s) {
     s->n_bufs = ranks;
 }
 
+/* The resumed state of s from the checkpoint: learner copy `copy` (>= 0)
+ * when the checkpoint holds it, else the slice of the shard files. */
+static void read_resumed(PShard *s, const JobArgs *args, int copy) {
+    RoleBase *rb = s->rb;
+    char err[ERR_LEN];
+    RunCkptShard sh = {.index = s->index, .off = s->off, .len = s->len, .params = s->params, .target = s->target,
+                       .opt = &s->opt};
+    bool found = false;
+    if (copy >= 0 &&
+        runckpt_read_copy(rb->cfg, &rb->net, args->start.ckpt_dir, copy, rb->lay->count[ROLE_LEARNER], &sh, &found,
+                          err) != 0)
+        DIE_CODE(rb->ctx, GORILA_EXIT_CKPT_READ, "%s", err);
+    if (copy >= 0 && !found)
+        log_info(rb->ctx, "learner %d: %s holds no copy of its own; it starts from the parameter sources' state",
+                 copy, args->start.ckpt_dir);
+    if (!found && runckpt_read_slice(rb->cfg, &rb->net, args->start.ckpt_dir, &sh, err) != 0)
+        DIE_CODE(rb->ctx, GORILA_EXIT_CKPT_READ, "%s", err);
+    s->version = sh.version;
+    s->target_version = sh.target_version;
+}
+
 void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t off, size_t len, bool serves) {
     memset(s, 0, sizeof *s);
+    s->copy = -1;
     s->rb = rb;
     s->index = index;
     s->off = off;
@@ -44,13 +66,7 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
     agentcfg_optim_params(cfg, &op);
     optim_init(&s->opt, &op, len);
     if (args->start.resumed) {
-        char err[ERR_LEN];
-        RunCkptShard sh = {.index = index, .off = off, .len = len, .params = s->params, .target = s->target,
-                           .opt = &s->opt};
-        if (runckpt_read_slice(cfg, &rb->net, args->start.ckpt_dir, &sh, err) != 0)
-            DIE_CODE(rb->ctx, GORILA_EXIT_CKPT_READ, "%s", err);
-        s->version = sh.version;
-        s->target_version = sh.target_version;
+        read_resumed(s, args, -1);
     } else {
         /* Every slice draws the whole initialisation and keeps its part, so
          * the network starts exactly as in a local run of the same seed. */
@@ -69,6 +85,17 @@ void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t
         s->snap.params = xmalloc_for(len * sizeof(float), "evaluation snapshot", "network.hidden");
         s->snap.target = xmalloc_for(len * sizeof(float), "evaluation snapshot", "network.hidden");
         s->snap.opt_state = xmalloc_for(s->opt.n_state * sizeof(float), "evaluation snapshot", "network.hidden");
+    }
+}
+
+void pshard_init_copy(PShard *s, RoleBase *rb, const JobArgs *args, int learner) {
+    JobArgs fresh = *args;
+    fresh.start.resumed = false; /* drawn, then replaced below */
+    pshard_init(s, rb, &fresh, 0, 0, rb->net.n_params, false);
+    s->copy = learner;
+    if (args->start.resumed) {
+        read_resumed(s, args, learner);
+        rb->m.params_version = s->version;
     }
 }
 
@@ -98,6 +125,39 @@ void pshard_report_if_due(PShard *s) {
     uint64_t v = s->version, ev = cfg->eval.every_updates, ck = cfg->checkpoint.every_updates;
     uint64_t mu = cfg->run.max_updates;
     if ((ev && v % ev == 0) || (ck && v % ck == 0) || (mu && v == mu)) role_report(s->rb, true);
+}
+
+/* Did [from, to) cross a multiple of every (0: never)? */
+static bool crossed(uint64_t from, uint64_t to, uint64_t every) { return every && to / every != from / every; }
+
+void pshard_elastic(PShard *s, int rank, const float *x, float alpha, uint64_t steps) {
+    assert(s->serves);
+    SendBuf *b = &s->reply[rank];
+    if (rank < 0 || rank >= s->rb->lay->size || !b->buf) DIE(s->rb->ctx, "an elastic exchange with rank %d", rank);
+    comm_wait_send(&s->rb->comm, b);
+    float *d = sendbuf_payload(b);
+    for (size_t i = 0; i < s->len; i++) {
+        d[i] = alpha * (x[i] - s->params[i]);
+        s->params[i] += d[i];
+    }
+    uint64_t from = s->version;
+    const Config *cfg = s->rb->cfg;
+    for (uint64_t k = 0; k < steps; k++) {
+        s->version++;
+        if (agentcfg_target_update(cfg, s->version, s->target, s->params, s->len)) s->target_version++;
+    }
+    s->rb->m.params_version = s->version;
+    MsgHeader h = {0};
+    h.count = s->len;
+    h.version = s->version;
+    h.params.offset = s->off;
+    h.params.target_version = s->target_version;
+    h.flags = MSG_ELASTIC;
+    comm_send(&s->rb->comm, b, rank, TAG_PARAMS, h, proto_params_bytes(s->len, false));
+    if (s->rb->ctx->index == 0 &&
+        (crossed(from, s->version, cfg->eval.every_updates) || crossed(from, s->version, cfg->checkpoint.every_updates) ||
+         (cfg->run.max_updates && from < cfg->run.max_updates && s->version >= cfg->run.max_updates)))
+        role_report(s->rb, true);
 }
 
 void pshard_send_params(PShard *s, int rank, bool with_target) {
@@ -172,16 +232,23 @@ static void write_answer(PShard *s, const CkptReq *q) {
             sh.target_version = p->target_version;
         }
     }
+    if (s->copy >= 0) { /* a learner's own copy, one of the job's learners */
+        sh.index = s->copy;
+        sh.n_shards = s->rb->lay->count[ROLE_LEARNER];
+    }
     double t0 = now_seconds();
-    if (rc == 0) rc = runckpt_write_shard(s->rb->cfg, &s->rb->net, q->dir, &sh, err);
+    if (rc == 0)
+        rc = s->copy >= 0 ? runckpt_write_copy(s->rb->cfg, &s->rb->net, q->dir, &sh, err)
+                          : runckpt_write_shard(s->rb->cfg, &s->rb->net, q->dir, &sh, err);
     trace_span(&s->rb->trace, TR_CKPT, t0, now_seconds(), (uint32_t)q->id);
     role_ckpt_done(s->rb, q->id, sh.version, rc, err, q->dir);
 }
 
 void pshard_on_ckpt_req(PShard *s, const Msg *m, bool hold_final) {
-    assert(s->serves);
+    assert(s->serves || s->copy >= 0);
     CkptReq q = {.id = m->h.version, .run_id = m->h.ckpt_req.run_id,
                  .snapshot = (m->h.flags & MSG_SNAPSHOT) ? m->h.ckpt_req.snapshot : 0};
+    if (!s->serves && q.snapshot) DIE(s->rb->ctx, "CKPT_REQ from rank %d asks learner %d's copy for a snapshot", m->source, s->copy);
     /* comm_poll bounds the path by PROTO_MAX_TEXT (proto_payload_bytes). */
     memcpy(q.dir, m->payload, m->bytes);
     q.dir[m->bytes] = '\0';

@@ -70,6 +70,8 @@ typedef struct {
     uint64_t version;         /* optimizer steps applied */
     uint64_t target_version;  /* changes of the target slice */
     bool serves;              /* a parameter source (answers PARAM_REQ, CKPT_REQ) */
+    int copy;                 /* >= 0: a learner's own copy (decentralized modes), written as
+                                 learner-<copy>.ckpt on CKPT_REQ; -1: none (pshard_init) */
     SendBuf *reply;           /* (job size) PARAMS reply per requester rank; .buf is
                                  NULL for a rank that never asks */
     SendBuf **bufs;           /* (n_bufs) the allocated replies, for role_shutdown */
@@ -91,6 +93,16 @@ typedef struct {
  * coordinator, every actor, and in the PS modes every learner), so no
  * message handler allocates. rb is kept (not owned) and must outlive s. */
 void pshard_init(PShard *s, RoleBase *rb, const JobArgs *args, int index, size_t off, size_t len, bool serves);
+
+/* Learner `learner`'s own copy of the whole network in a decentralized
+ * mode, serving nothing: pshard_init of [0, n_params), except that on
+ * resume it reads learner-<learner>.ckpt when the checkpoint holds one
+ * (runckpt_read_copy: its own parameters, target, optimizer state and
+ * versions), and the parameter sources' state otherwise (a checkpoint
+ * written without copies: from an evaluation's snapshot, by another
+ * learner count, or before copies existed), which it says in a log line.
+ * Answers CKPT_REQ with its copy (pshard_on_ckpt_req). */
+void pshard_init_copy(PShard *s, RoleBase *rb, const JobArgs *args, int learner);
 void pshard_free(PShard *s); /* safe on a zeroed PShard; sends must be complete */
 
 /* One optimizer step with grad (len floats, already averaged; not kept),
@@ -106,6 +118,17 @@ void pshard_apply(PShard *s, const float *grad);
  * after pshard_apply, once the owner's counters are up to date. */
 void pshard_report_if_due(PShard *s);
 
+/* easgd (Zhang, Choromanska and LeCun 2015): the center moves toward a
+ * learner's parameters x (len floats of the slice) by the elastic force
+ * alpha, d = alpha (x - center), center += d, and PARAMS with MSG_ELASTIC
+ * carrying d go back to rank, which moves its own copy by -d (the
+ * symmetric pull of the elastic term). version advances by steps (the
+ * learner's updates since its last exchange), so the center's version
+ * counts the learners' updates as a PS's counts gradients; the target
+ * slice follows the target rule at every version crossed. Reports (as
+ * pshard_report_if_due) when a mark was crossed. */
+void pshard_elastic(PShard *s, int rank, const float *x, float alpha, uint64_t steps);
+
 /* PARAMS to rank: slice, version, offset and target version, plus the
  * target slice when with_target. Waits (never spinning) for that rank's
  * previous reply to leave. s must serve; dies when rank is not one that
@@ -118,7 +141,8 @@ void pshard_send_params(PShard *s, int rank, bool with_target);
  * whole slice state into s->snap for evaluation id m->h.version. */
 void pshard_on_param_req(PShard *s, const Msg *m);
 
-/* Answer CKPT_REQ m (from the coordinator; s must serve): write the shard file into the
+/* Answer CKPT_REQ m (from the coordinator; s must serve, or be a learner
+ * copy, which writes learner-<copy>.ckpt instead): write the shard file into the
  * directory m names and send CKPT_DONE (MSG_FAILED with the reason when
  * the write failed; the run goes on). With MSG_SNAPSHOT, the file holds the
  * snapshot of evaluation m->h.ckpt_req.snapshot (fails if that is not the one held) and

@@ -1,4 +1,4 @@
-# Ring and naive allreduce under mpirun -np P, P = 1..5
+# Ring and naive allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
 # (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
@@ -10,10 +10,11 @@ for p in 1 2 3 4 5; do
     n_ok=$(grep -c '^ok ' <<<"$out")
     n_bad=$(grep -c '^not ok ' <<<"$out")
     n_naive=$(grep -c '^ok .* - naive ' <<<"$out")
-    if [ "$n_ok" -eq 160 ] && [ "$n_naive" -eq 96 ] && [ "$n_bad" -eq 0 ]; then
-        ok "ring and naive allreduce, $p ranks: 160 checks pass (96 of the naive algorithm)"
+    n_pair=$(grep -c '^ok .* - pair ' <<<"$out")
+    if [ "$n_ok" -eq 172 ] && [ "$n_naive" -eq 96 ] && [ "$n_pair" -eq 12 ] && [ "$n_bad" -eq 0 ]; then
+        ok "ring, naive allreduce and gossip's pair exchange, $p ranks: 172 checks pass (96 naive, 12 pair)"
     else
-        not_ok "ring and naive allreduce, $p ranks: $n_ok passed ($n_naive naive), $n_bad failed"
+        not_ok "ring, naive allreduce and gossip's pair exchange, $p ranks: $n_ok passed ($n_naive naive, $n_pair pair), $n_bad failed"
         grep '^not ok' <<<"$out" | sed 's/^/# /'
     fi
 done
@@ -31,8 +32,8 @@ if why=$("$TEST_ROOT/scripts/simcluster" check 2>&1); then
         expect_rc "ring and naive allreduce, $p ranks on $p simulated nodes: exit status 0" 0
         n_ok=$(grep -c '^ok ' <<<"$out")
         n_bad=$(grep -c '^not ok ' <<<"$out")
-        if [ "$n_ok" -eq 160 ] && [ "$n_bad" -eq 0 ]; then
-            ok "ring and naive allreduce, $p ranks on $p simulated nodes: 160 checks pass"
+        if [ "$n_ok" -eq 172 ] && [ "$n_bad" -eq 0 ]; then
+            ok "ring, naive allreduce and pair exchange, $p ranks on $p simulated nodes: 172 checks pass"
         else
             not_ok "ring and naive allreduce, $p ranks on $p simulated nodes: $n_ok passed, $n_bad failed"
             grep '^not ok\|readv\|Bad address' <<<"$out$err" | head -5 | sed 's/^/# /'

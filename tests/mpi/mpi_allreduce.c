@@ -34,6 +34,7 @@
 
 #include "allreduce.h"
 #include "comm.h"
+#include "gossip.h"
 #include "rng.h"
 #include "util.h"
 
@@ -60,6 +61,51 @@ static int naive_counted(const Ring *R, const Ring *before, size_t n) {
     return R->bytes_sent - before->bytes_sent == want_bytes && R->bytes_recv - before->bytes_recv == want_bytes &&
            R->msgs_sent - before->msgs_sent == want_msgs && R->msgs_recv - before->msgs_recv == want_msgs &&
            R->rounds - before->rounds == want_rounds;
+}
+
+/* Rank q's buffer for the pair exchange check: exact small integers. */
+static void pair_fill(float *buf, size_t n, int q, uint64_t t) {
+    for (size_t i = 0; i < n; i++) buf[i] = (float)((i * 7 + (size_t)q * 1000 + t) % 4093);
+}
+
+/* gossip's pair_exchange: in 3 rounds of each topology every rank gets
+ * exactly its partner's buffer (gossip_peer), and its ring counters moved
+ * by n floats each way (nothing when it sits out), polling and sleeping. */
+static void pair_checks(const Ctx *ctx, Ring *sleeper, Ring *poller) {
+    int p = ctx->size, r = ctx->rank;
+    size_t sizes[] = {1, 100003, 2700001};
+    for (int w = 0; w < 2; w++)
+        for (int topo = 0; topo < 2; topo++)
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                size_t n = sizes[k];
+                Ring *R = w ? sleeper : poller;
+                float *mine = xmalloc(n * sizeof(float)), *got = xmalloc(n * sizeof(float));
+                float *want = xmalloc(n * sizeof(float));
+                int ok = 1;
+                for (uint64_t t = 0; t < 3; t++) {
+                    GossipTopology g = topo ? GOSSIP_RING : GOSSIP_RANDOM;
+                    int peer = gossip_peer(g, p, r, t, 11);
+                    pair_fill(mine, n, r, t);
+                    Ring before = *R;
+                    if (peer >= 0) {
+                        pair_exchange(R, mine, got, n, peer);
+                        pair_fill(want, n, peer, t);
+                        ok &= memcmp(got, want, n * sizeof(float)) == 0;
+                    }
+                    uint64_t b = peer >= 0 ? n * sizeof(float) : 0;
+                    ok &= R->bytes_sent - before.bytes_sent == b && R->bytes_recv - before.bytes_recv == b &&
+                          R->rounds - before.rounds == (peer >= 0);
+                }
+                int all_ok = 0;
+                MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                char what[160];
+                snprintf(what, sizeof what, "pair %s %s: each rank got its partner's buffer, counters exact, "
+                         "n=%%zu p=%%d", w ? "sleeping" : "polling", topo ? "ring" : "random");
+                report(r, all_ok, what, n, p);
+                free(mine);
+                free(got);
+                free(want);
+            }
 }
 
 int main(int argc, char **argv) {
@@ -150,6 +196,7 @@ int main(int argc, char **argv) {
         free(all);
         free(in);
     }
+    pair_checks(&ctx, &sleeper, &poller);
     ring_free(&sleeper);
     ring_free(&poller);
     doorbell_free(&bells, &ctx);

@@ -59,8 +59,8 @@ static const BadCase bad_cases[] = {
     {"open_bound.yaml", ":2:10: optimizer.beta2: expected a number in [0, 1), got 1"},
     {"interval_too_small.yaml", ":2:21: logging.interval_seconds: expected a number in [0.1, 86400], got 0.05"},
     /* enums and names */
-    {"enum_suggest.yaml", ":2:9: sync.mode: expected one of ps_sync, ps_async, ps_bounded, allreduce, got "
-                          "\"ps_asynch\" (did you mean \"ps_async\"?)"},
+    {"enum_suggest.yaml", ":2:9: sync.mode: expected one of ps_sync, ps_async, ps_bounded, allreduce, gossip, "
+                          "easgd, local_sgd, got \"ps_asynch\" (did you mean \"ps_async\"?)"},
     {"enum_unknown.yaml", ":2:9: replay.kind: expected one of uniform, prioritized, got \"reservoir\""},
     {"env_name_suggest.yaml", ":2:9: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
                               "Pendulum-v1, got \"Acrobot-v0\" (did you mean \"Acrobot-v1\"?)"},

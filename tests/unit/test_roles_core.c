@@ -238,6 +238,14 @@ Test(agentcfg, lr_scaling) {
     cr_assert_float_eq(agentcfg_lr_scale(&cfg), 2.0, 1e-12, "sqrt, 4 learners");
     cfg.sync.mode = SYNC_PS_ASYNC;
     cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "ps_async applies each gradient alone");
+    cfg.sync.mode = SYNC_PS_BOUNDED;
+    cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "ps_bounded applies each gradient alone");
+    /* the decentralized modes average the learners' parameters: scaled */
+    SyncMode avg[] = {SYNC_GOSSIP, SYNC_EASGD, SYNC_LOCAL_SGD};
+    for (int k = 0; k < 3; k++) {
+        cfg.sync.mode = avg[k];
+        cr_assert_float_eq(agentcfg_lr_scale(&cfg), 2.0, 1e-12, "sqrt, 4 learners, %s", config_sync_name(avg[k]));
+    }
     cfg.sync.mode = SYNC_PS_SYNC;
     cfg.run.mode = RUN_LOCAL;
     cr_assert_float_eq(agentcfg_lr_scale(&cfg), 1.0, 1e-12, "a local run has one learner");
