@@ -130,23 +130,27 @@ void pshard_report_if_due(PShard *s) {
 /* Did [from, to) cross a multiple of every (0: never)? */
 static bool crossed(uint64_t from, uint64_t to, uint64_t every) { return every && to / every != from / every; }
 
-void pshard_elastic(PShard *s, int rank, const float *x, float alpha, uint64_t steps) {
-    assert(s->serves);
-    SendBuf *b = &s->reply[rank];
-    if (rank < 0 || rank >= s->rb->lay->size || !b->buf) DIE(s->rb->ctx, "an elastic exchange with rank %d", rank);
-    comm_wait_send(&s->rb->comm, b);
-    float *d = sendbuf_payload(b);
+void pshard_elastic_move(PShard *s, const float *x, float alpha, uint64_t steps, float *d) {
     for (size_t i = 0; i < s->len; i++) {
         d[i] = alpha * (x[i] - s->params[i]);
         s->params[i] += d[i];
     }
-    uint64_t from = s->version;
-    const Config *cfg = s->rb->cfg;
     for (uint64_t k = 0; k < steps; k++) {
         s->version++;
-        if (agentcfg_target_update(cfg, s->version, s->target, s->params, s->len)) s->target_version++;
+        if (agentcfg_target_update(s->rb->cfg, s->version, s->target, s->params, s->len)) s->target_version++;
     }
     s->rb->m.params_version = s->version;
+}
+
+void pshard_elastic(PShard *s, int rank, const float *x, float alpha, uint64_t steps) {
+    assert(s->serves);
+    if (rank < 0 || rank >= s->rb->lay->size || !s->reply[rank].buf)
+        DIE(s->rb->ctx, "an elastic exchange with rank %d", rank);
+    SendBuf *b = &s->reply[rank];
+    comm_wait_send(&s->rb->comm, b);
+    uint64_t from = s->version;
+    pshard_elastic_move(s, x, alpha, steps, sendbuf_payload(b));
+    const Config *cfg = s->rb->cfg;
     MsgHeader h = {0};
     h.count = s->len;
     h.version = s->version;

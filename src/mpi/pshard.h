@@ -26,7 +26,8 @@
  * or at the checkpoint's values on resume.
  *
  * Only pshard_init of a replica (serves false), pshard_apply without a
- * report due and pshard_free stay off MPI; everything else sends.
+ * report due, pshard_elastic_move and pshard_free stay off MPI; everything
+ * else sends.
  */
 #ifndef GORILA_PSHARD_H
 #define GORILA_PSHARD_H
@@ -128,6 +129,10 @@ void pshard_report_if_due(PShard *s);
  * slice follows the target rule at every version crossed. Reports (as
  * pshard_report_if_due) when a mark was crossed. */
 void pshard_elastic(PShard *s, int rank, const float *x, float alpha, uint64_t steps);
+
+/* pshard_elastic's arithmetic, off MPI: d = alpha (x - center) into d (len
+ * floats), center += d, then `steps` versions with the target rule. */
+void pshard_elastic_move(PShard *s, const float *x, float alpha, uint64_t steps, float *d);
 
 /* PARAMS to rank: slice, version, offset and target version, plus the
  * target slice when with_target. Waits (never spinning) for that rank's

@@ -149,6 +149,45 @@ Test(pshard, slices_step_like_the_local_trainer) {
     }
 }
 
+/* easgd's move (pshard_elastic_move): with alpha 1/4 and values whose
+ * differences and quarters are exact in float, d = (x - c) / 4, the center
+ * becomes c + d and the learner, taking d back, x - d: each moved a quarter
+ * of the way toward the other, exactly. The version advances by the steps
+ * sent, and a hard target rule fires at every multiple of target_every
+ * crossed (once here: versions 1..6 with target_every 4). */
+Test(pshard, elastic_move_pulls_center_and_learner_together) {
+    Config cfg = small_config();
+    cfg.agent.target_update = TARGET_HARD;
+    cfg.agent.target_every = 4;
+    Owner o;
+    owner_init(&o, &cfg);
+    PShard s;
+    pshard_init(&s, &o.rb, &o.args, 0, 0, o.rb.net.n_params, false);
+    size_t n = s.len;
+    float *x = xmalloc(n * sizeof(float)), *d = xmalloc(n * sizeof(float)), *c0 = xmalloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        s.params[i] = (float)i - 8.0f;
+        x[i] = (float)i + 8.0f * (float)(i % 3);
+        c0[i] = s.params[i];
+    }
+    pshard_elastic_move(&s, x, 0.25f, 6, d);
+    for (size_t i = 0; i < n; i++) {
+        float want_d = (x[i] - c0[i]) / 4.0f;
+        cr_assert_eq(d[i], want_d, "d[%zu] = %g, want %g", i, d[i], want_d);
+        cr_assert_eq(s.params[i], c0[i] + want_d, "center[%zu]", i);
+        cr_assert_eq(x[i] - d[i], x[i] - want_d, "learner[%zu]", i);
+        /* the gap closed by 2 alpha: what is left is (1 - 2 alpha) of it */
+        cr_assert_eq((x[i] - d[i]) - s.params[i], (x[i] - c0[i]) / 2.0f, "gap[%zu]", i);
+    }
+    cr_assert_eq(s.version, 6);
+    cr_assert_eq(s.target_version, 1, "one target copy, at version 4");
+    cr_assert_eq(o.rb.m.params_version, 6);
+    free(x);
+    free(d);
+    free(c0);
+    pshard_free(&s);
+}
+
 Test(pshard, free_is_safe_on_a_zeroed_shard) {
     PShard s;
     memset(&s, 0, sizeof s);
