@@ -17,6 +17,11 @@
  * small integers checks that the ring and the naive algorithm equal
  * MPI_Allreduce exactly.
  *
+ * Beside them, gossip's pair exchange (pair_exchange, sync.mode gossip):
+ * ranks 2i and 2i+1 swap n floats (a last rank of an odd P sits out), the
+ * cost of one gossip round per learner; pair/ring is its time over the
+ * ring allreduce's at the same n.
+ *
  * Bandwidths are nccl-tests': algbw = bytes / time, busbw = algbw *
  * 2 (P-1) / P (what each rank's link must carry with an optimal algorithm;
  * comparable across P). The same factor for all three, so busbw compares
@@ -44,7 +49,7 @@
 
 #define WINDOWS 5
 
-typedef enum { IMPL_RING = 0, IMPL_NAIVE, IMPL_MPI, IMPLS } ArImpl;
+typedef enum { IMPL_RING = 0, IMPL_NAIVE, IMPL_MPI, IMPL_PAIR, IMPLS } ArImpl;
 
 typedef struct {
     double t[IMPLS];  /* seconds per call, best window */
@@ -52,13 +57,16 @@ typedef struct {
     bool naive_exact; /* the naive algorithm did */
 } ArResult;
 
-static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, size_t n, long iters) {
+static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, float *other, size_t n, long iters) {
     MPI_Barrier(world);
+    int peer = R->r ^ 1;
     double t0 = now_seconds();
     for (long i = 0; i < iters; i++) {
         if (impl == IMPL_RING) ring_allreduce(R, buf, n);
         else if (impl == IMPL_NAIVE) naive_allreduce(R, buf, n);
-        else MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, world);
+        else if (impl == IMPL_PAIR) {
+            if (peer < R->p) pair_exchange(R, buf, other, n, peer);
+        } else MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, world);
     }
     double t = (now_seconds() - t0) / (double)iters;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world);
@@ -78,14 +86,14 @@ static bool exact(Ring *R, MPI_Comm world, int rank, ArImpl impl, float *buf, fl
 }
 
 static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seconds) {
-    ArResult res = {{INFINITY, INFINITY, INFINITY}, true, true};
+    ArResult res = {{INFINITY, INFINITY, INFINITY, INFINITY}, true, true};
     float *buf = xmalloc_aligned(n * sizeof(float)), *ref = xmalloc_aligned(n * sizeof(float));
     res.exact = exact(R, world, rank, IMPL_RING, buf, ref, n);
     res.naive_exact = exact(R, world, rank, IMPL_NAIVE, buf, ref, n);
     memset(buf, 0, n * sizeof(float));
     /* One call of each sizes the windows. */
     double t1 = 0;
-    for (int k = 0; k < IMPLS; k++) t1 += window(R, world, (ArImpl)k, buf, n, 1);
+    for (int k = 0; k < IMPLS; k++) t1 += window(R, world, (ArImpl)k, buf, ref, n, 1);
     t1 /= IMPLS;
     long iters = (long)(seconds / ((double)IMPLS * WINDOWS) / (t1 > 1e-7 ? t1 : 1e-7));
     if (iters < 1) iters = 1;
@@ -93,7 +101,7 @@ static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seco
     MPI_Bcast(&iters, 1, MPI_LONG, 0, world);
     for (int w = 0; w < WINDOWS; w++)
         for (int k = 0; k < IMPLS; k++) {
-            double t = window(R, world, (ArImpl)k, buf, n, iters);
+            double t = window(R, world, (ArImpl)k, buf, ref, n, iters);
             if (t < res.t[k]) res.t[k] = t;
         }
     free(buf);
@@ -126,7 +134,8 @@ static int parse_opts(int argc, char **argv, ArOpts *o, int *rc) {
                  "                                          [--wait auto|poll|sleep] [--json]\n"
                  "gorila's ring and naive (driver) allreduce against MPI_Allreduce, 1K floats to N\n"
                  "(default 16M) and the config's network size; time, algbw and busbw (nccl-tests\n"
-                 "definitions). See docs/PERFORMANCE.md.");
+                 "definitions); and gossip's pair exchange (ranks 2i, 2i+1 swap N floats) against the\n"
+                 "ring. See docs/PERFORMANCE.md.");
             return *rc = 0, -1;
         }
         if (!strcmp(a, "--json")) {
@@ -181,33 +190,35 @@ static void print_header(const ArOpts *o, const Ring *R, int p, int nodes, size_
                nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R->poll ? "polling" : "sleeping",
                o->config ? o->config : "the default config", n_net);
         printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s\n", "floats", "bytes",
-               "ring_us", "algbw", "busbw", "naive_us", "algbw", "busbw", "mpi_us", "algbw", "busbw", "busbw", "time",
-               "time");
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s\n", "", "", "", "GB/s", "GB/s",
-               "", "GB/s", "GB/s", "", "GB/s", "GB/s", "ring/mpi", "ring/mpi", "naive/mpi");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s\n", "floats",
+               "bytes", "ring_us", "algbw", "busbw", "naive_us", "algbw", "busbw", "mpi_us", "algbw", "busbw", "busbw",
+               "time", "time", "pair_us", "time");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s\n", "", "", "",
+               "GB/s", "GB/s", "", "GB/s", "GB/s", "", "GB/s", "GB/s", "ring/mpi", "ring/mpi", "naive/mpi", "",
+               "pair/ring");
     }
     fflush(stdout);
 }
 
 static void print_row(const ArOpts *o, const Ring *R, int p, size_t n, bool is_net, const ArResult *r) {
     double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
-    double tr = r->t[IMPL_RING], tn = r->t[IMPL_NAIVE], tm = r->t[IMPL_MPI];
+    double tr = r->t[IMPL_RING], tn = r->t[IMPL_NAIVE], tm = r->t[IMPL_MPI], tp = r->t[IMPL_PAIR];
     double ra = bytes / tr / 1e9, na = bytes / tn / 1e9, ma = bytes / tm / 1e9;
     if (o->json) {
         printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
                "\"wait\":\"%s\",\"ring_us\":%.3f,\"ring_algbw_gbs\":%.4f,\"ring_busbw_gbs\":%.4f,"
                "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
                "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s,\"naive_us\":%.3f,\"naive_algbw_gbs\":%.4f,"
-               "\"naive_busbw_gbs\":%.4f,\"naive_time_ratio\":%.4f,\"naive_equals_mpi\":%s}\n",
+               "\"naive_busbw_gbs\":%.4f,\"naive_time_ratio\":%.4f,\"naive_equals_mpi\":%s,\"pair_us\":%.3f,"
+               "\"pair_time_ratio_ring\":%.4f}\n",
                n, bytes, p, is_net ? "true" : "false", R->poll ? "poll" : "sleep", tr * 1e6, ra, ra * bus, tm * 1e6,
                ma, ma * bus, ra / ma, tr / tm, r->exact ? "true" : "false", tn * 1e6, na, na * bus, tn / tm,
-               r->naive_exact ? "true" : "false");
+               r->naive_exact ? "true" : "false", tp * 1e6, tp / tr);
     } else {
         printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx %8.2fx"
-               "%s%s%s\n",
+               " | %10.1f %8.2fx%s%s%s\n",
                n, bytes, tr * 1e6, ra, ra * bus, tn * 1e6, na, na * bus, tm * 1e6, ma, ma * bus, ra / ma, tr / tm,
-               tn / tm, is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI",
+               tn / tm, tp * 1e6, tp / tr, is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI",
                r->naive_exact ? "" : "  NAIVE DIFFERS FROM MPI");
     }
     fflush(stdout);

@@ -11,8 +11,9 @@
 #     n worked out here from the small config's layer sizes;
 #   - local_sgd with H = 8 sends at most 1/7 of what the allreduce mode
 #     sends per gradient (the ring's 2(N-1)/N K every gradient);
-#   - every learner reports a consensus distance, and metrics.csv has the
-#     column with values; summary.json says which parameters were
+#   - every learner reports a consensus distance (with two learners, the
+#     same for both: they sit on either side of their mean), and metrics.csv
+#     has the column with values; summary.json says which parameters were
 #     evaluated; easgd's center moved once per exchange on every shard;
 #   - bad input is refused before anything starts (exit 2, one line).
 source "$(dirname "$0")/../lib.sh"
@@ -50,6 +51,13 @@ for x, w in zip(ls, pw):
         if ring["bytes_sent"] != 4 * n * ring["rounds"] or ring["bytes_recv"] != 4 * n * ring["rounds"]:
             bad.append("learner %d: %d bytes out, %d in over %d exchanges, not 4n = %d each" %
                        (x["index"], ring["bytes_sent"], ring["bytes_recv"], ring["rounds"], 4 * n))
+# Two learners measured at the same meeting sit on either side of their
+# mean, at the same distance: a wrong mean (or an average that is not one)
+# breaks the symmetry.
+if mode != "easgd" and len(ls) == 2:
+    d0, d1 = (x.get("consensus_distance") or 0 for x in ls)
+    if not (d0 > 0 and abs(d0 - d1) <= 1e-4 * d0):
+        bad.append("two learners' distances from their mean differ: %r, %r" % (d0, d1))
 if mode == "easgd":
     exchanges = sum(x.get("sync_rounds", 0) for x in ls)
     for p in s["roles"]["ps"]:
