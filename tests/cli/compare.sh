@@ -244,7 +244,7 @@ while IFS='|' read -r name args want; do
     expect_eq "bad input ($name): one line" "$(wc -l <<<"$err")" 1
     expect_eq "bad input ($name): $D untouched" "$(tree_sum "$D")" "$before"
 done <<EOF
-unknown mode|configs/cartpole.yaml --modes ps_sync,bogus --out "$W/x"|compare: error: unknown mode 'bogus' in --modes (modes: ps_sync, ps_async, ps_bounded, allreduce)
+unknown mode|configs/cartpole.yaml --modes ps_sync,bogus --out "$W/x"|compare: error: unknown mode 'bogus' in --modes (modes: ps_sync, ps_async, ps_bounded, allreduce, gossip, easgd, local_sgd)
 learner count 0|configs/cartpole.yaml --learners 1,0 --out "$W/x"|--learners: learner counts must be integers >= 1, got '0'
 too many ranks|configs/cartpole.yaml --modes allreduce,ps_sync --learners 2,4 --max-ranks 7 --out "$W/x"|ps_sync with 4 learners needs 8 MPI ranks (coordinator 1, actors 1, replay shards 1, learners 4, parameter servers 1), more than --max-ranks 7
 existing --out|${small[*]} --modes ps_sync --learners 1 --seeds 1 --out "$D"|$D exists; add --resume

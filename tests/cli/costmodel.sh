@@ -5,6 +5,19 @@
 #   sharded    2 (a + max(N K / P, K) / B) = 2 (0.001 + 4)      =  8.002 s
 #   ring       2 (N-1) (a + K / (N B))     = 6 (0.001 + 1)      =  6.006 s
 #   naive      2 (a + (N-1) K / B)         = 2 (0.001 + 12)     = 24.002 s
+# The decentralized modes, per local step (one gradient), by hand with
+# K = 4 MB = 4,000,000 bytes, B = 1 Gbit/s = 125,000,000 bytes/s, a = 50 us,
+# N = 4 nodes:
+#   gossip, G = 4     (a + K / B + 2 (N-1) a) / G
+#                     = (0.00005 + 0.032 + 0.0003) / 4          = 0.0080875 s
+#   local_sgd, H = 8  the ring on K' = K + 4 (n + 1 floats), / H:
+#                     2 (N-1) (a + K' / (N B)) / H
+#                     = 6 (0.00005 + 0.008000008) / 8           = 0.006037506 s
+#                     naive, S = 262,144: (2 a + (N-1)(K' + S) / B) / H
+#                     = (0.0001 + 3 x 4,262,148 / 125e6) / 8    = 0.012798944 s
+#   easgd, tau = 4    2 (a + max(N K / P, K) / B) / tau
+#                     P = 2: 2 (0.00005 + 0.064) / 4            = 0.032025 s
+#                     P = 4: 2 (0.00005 + 0.032) / 4            = 0.016025 s
 # rates parse as tc writes them, one node has nothing to move in an
 # allreduce, and bad input is one line and exit 2.
 source "$(dirname "$0")/../lib.sh"
@@ -17,6 +30,40 @@ want = {"ps": 32.002, "ps_sharded": 8.002, "ring": 6.006, "naive": 24.002}
 got = {m: c(m, 4, 4000, 1000, 0.001) for m in want}
 print("#", got)
 sys.exit(any(abs(got[m] - want[m]) > 1e-9 for m in want))'
+check "the decentralized modes, 4 nodes, by hand" python3 -c '
+import sys
+sys.path.insert(0, ".")
+from tools.compare.costmodel import comm_seconds as c
+K, B, a = 4e6, 125e6, 50e-6
+want = {"gossip G=4": 0.0080875, "local_sgd H=8": 0.006037506, "local_sgd naive H=8": 0.012798944,
+        "easgd P=2 tau=4": 0.032025, "easgd P=4 tau=4": 0.016025, "gossip, the default G (4)": 0.0080875}
+got = {"gossip G=4": c("gossip", 4, K, B, a, every=4), "local_sgd H=8": c("local_sgd", 4, K, B, a, every=8),
+       "local_sgd naive H=8": c("local_sgd", 4, K, B, a, every=8, impl="naive", segment=262144),
+       "easgd P=2 tau=4": c("easgd", 4, K, B, a, shards=2, every=4),
+       "easgd P=4 tau=4": c("easgd", 4, K, B, a, every=4), "gossip, the default G (4)": c("gossip", 4, K, B, a)}
+print("#", got)
+sys.exit(any(abs(got[m] - want[m]) > 1e-12 for m in want))'
+check "decentralized: gossip with one learner moves nothing; G = 0 and an unknown mode are refused" python3 -c '
+import sys
+sys.path.insert(0, ".")
+from tools.compare.costmodel import comm_seconds as c
+bad = 0
+for args, kw in ((("gossip", 4, 4e6, 125e6, 5e-5), {"every": 0}), (("gosip", 4, 4e6, 125e6, 5e-5), {})):
+    try:
+        c(*args, **kw)
+        bad += 1
+    except ValueError:
+        pass
+sys.exit(bad or c("gossip", 1, 4e6, 125e6, 5e-5) != 0)'
+check "projection: the four modes by default, the decentralized ones when asked, with their intervals" python3 -c '
+import sys
+sys.path.insert(0, ".")
+from tools.compare import costmodel as cm
+four = cm.projection([1000000], [125e6], [5e-5], [4], 0.0)
+seven = cm.projection([1000000], [125e6], [5e-5], [4], 0.0, modes=cm.MODES + cm.DECENTRAL_MODES, every={"gossip": 4})
+g = [r for r in seven if r[4] == "gossip"][0]
+sys.exit(not ([r[4] for r in four] == list(cm.MODES) and seven[:4] == four and len(seven) == 7
+              and abs(g[5] - 0.0080875) < 1e-12))'
 # The naive driver sums and forwards each segment of S bytes as soon as it
 # is in: with K = 4 S its NIC's in and out overlap but for one segment,
 # 2 a + (N-1)(K + S) / B = 0.002 + 3 x 5000 / 1000 = 15.002 s.

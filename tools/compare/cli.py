@@ -7,30 +7,42 @@ from .fromdirs import from_dirs
 from .matrix import matrix
 
 USAGE = """\
-scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce] [--learners 1,2,4]
+scripts/compare CONFIG [--modes ps_sync,ps_async,ps_bounded,allreduce,gossip,easgd,local_sgd] [--learners 1,2,4]
                 [--param-servers 1,2,4] [--allreduce-impls ring,naive,mpi] [--learner-batch per_learner,global]
                 [--seeds N] [--first-seed S]
                 [--out DIR] [--set key=value]... [--resume] [--max-ranks N] [--jobs-timeout SEC]
                 [--simcluster NODES [--link RATE] | --hostfile FILE] [--placement spread|pack]
 scripts/compare --from RUN_DIR... [--out DIR]
 
-Parameter servers against allreduce: trains CONFIG once per sync mode x
-learner count x seed, one job after the other through scripts/launch
-(never in parallel: the jobs are timed), and writes DIR/report.md with
-tables per (mode, learner count) and PNG plots (gnuplot) beside it.
-allreduce cells get roles.param_servers=0; PS cells keep the config's
-parameter servers (1 when the config has none), or run once per count of
---param-servers (roles.param_servers). allreduce cells run with the
-config's sync.allreduce_impl, or once per algorithm of --allreduce-impls
-(names: `gorila version --json` allreduce_impls), and with the config's
+Parameter servers against allreduce, and against the decentralized modes:
+trains CONFIG once per sync mode x learner count x seed, one job after the
+other through scripts/launch (never in parallel: the jobs are timed), and
+writes DIR/report.md with tables per (mode, learner count) and PNG plots
+(gnuplot) beside it. --modes: names of sync.mode (`gorila version --json`
+sync_modes); default: every mode gorila lists, the decentralized gossip,
+easgd and local_sgd included (name the modes to run fewer, e.g. --modes
+ps_sync,ps_async,ps_bounded,allreduce for the centralized ones).
+allreduce, gossip and local_sgd cells get roles.param_servers=0; the PS
+cells (ps_sync, ps_async, ps_bounded and easgd, whose center variable lives
+on the parameter servers) keep the config's parameter servers (1 when the
+config has none), or run once per count of --param-servers
+(roles.param_servers). allreduce and local_sgd cells run with the config's
+sync.allreduce_impl, or once per algorithm of --allreduce-impls (names:
+`gorila version --json` allreduce_impls). gossip and local_sgd average
+among several learners, so gorila refuses them with 1 learner: those cells
+are skipped, said once on the terminal and under the report's learning
+table, and not counted as failed. allreduce cells run with the config's
 learner.batch, or once per rule of --learner-batch: per_learner (Gorila's
 weak scaling: each learner samples replay.batch_size rows, L batches
 averaged) or global (Horovod's strong scaling: the L learners split one
 replay.batch_size, the averaged gradient is the one-learner update; uniform
-replay, a batch the learner counts divide, no sync.lr_scaling). PS cells
-run per_learner; with 1 learner the rules are one update, so a 1-learner
-global cell is not run beside its per_learner cell (the report shows that
-as the global series' 1-learner reference). Run directories:
+replay, a batch the learner counts divide, no sync.lr_scaling). The other
+modes run per_learner; with 1 learner the rules are one update, so a
+1-learner global cell is not run beside its per_learner cell (the report
+shows that as the global series' 1-learner reference). A matrix with a
+decentralized mode adds the report section "Consensus distance" (how far
+the learners' copies drift apart, from each run's metrics.csv) and its plot
+consensus.png. Run directories:
 DIR/runs/<mode>[-<algorithm>][-global]-L<learners>[-P<param servers>]-s<seed>,
 the algorithm, P and the global batch only when more than one is swept
 (then the report's tables have them too); launcher logs: DIR/logs/.
@@ -49,7 +61,8 @@ its own while nodes last: every gradient crosses the network, as the cost
 model assumes) unless --placement pack (the launcher's default: learners
 with their PS shards). The report states the network, measures it first
 (gorila bench pingpong between two nodes: latency and bandwidth) and sets
-the cost model's prediction beside each cell's measurement.
+the cost model's prediction beside each cell's measurement (the
+decentralized modes too, per local step), then projects it to many nodes.
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).
@@ -67,10 +80,10 @@ class Parser(argparse.ArgumentParser):
 def parser():
     p = Parser(prog="scripts/compare", add_help=False)
     p.add_argument("config", nargs="?")
-    p.add_argument("--modes")  # default: every mode `gorila version --json` lists
+    p.add_argument("--modes")  # default: every mode `gorila version --json` lists, the decentralized included
     p.add_argument("--learners", default="1,2,4")
     p.add_argument("--param-servers")  # default: the config's roles.param_servers
-    p.add_argument("--allreduce-impls")  # default: the config's sync.allreduce_impl
+    p.add_argument("--allreduce-impls")  # default: the config's sync.allreduce_impl (allreduce, local_sgd)
     p.add_argument("--learner-batch")  # default: the config's learner.batch
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--first-seed", type=int, default=1)

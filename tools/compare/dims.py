@@ -1,8 +1,9 @@
 """The dimensions of the matrix beyond mode and learner count: the number
-of parameter-server shards of the PS modes (--param-servers; allreduce has
-none, 0), the algorithm of allreduce (--allreduce-impls) and allreduce's
-batch rule, learner.batch (--learner-batch: per_learner or global; the PS
-modes always run per_learner). A report shows each only where its cells
+of parameter-server shards of the PS modes, easgd among them
+(--param-servers; allreduce, gossip and local_sgd have none, 0), the
+algorithm of allreduce and local_sgd (--allreduce-impls) and allreduce's
+batch rule, learner.batch (--learner-batch: per_learner or global; every
+other mode runs per_learner). A report shows each only where its cells
 have more than one value of it, so the report of a matrix without them is
 what it was before they existed.
 
@@ -55,7 +56,7 @@ class Dims:
     def __init__(self, cells):
         ps_modes = facts.ps_modes()
         self.ps = len({c.ps for c in cells if c.mode in ps_modes}) > 1
-        self.impl = len({c.impl for c in cells if c.mode == ALLREDUCE}) > 1
+        self.impl = len({c.impl for c in cells if facts.has_impl(c.mode)}) > 1
         # the batch rule only splits allreduce's cells: the PS modes run per_learner
         self.batches = sorted({c.batch for c in cells if c.mode == ALLREDUCE and c.batch},
                               key=lambda b: _index(facts.learner_batches(), b))
@@ -69,15 +70,15 @@ class Dims:
     @staticmethod
     def label(k):
         """The mode column of a group or series key: the mode, and in
-        parentheses the allreduce algorithm and the batch rule where shown
-        ("allreduce (ring, global batch)")."""
+        parentheses the allreduce algorithm (allreduce, local_sgd) and the
+        batch rule where shown ("allreduce (ring, global batch)")."""
         parts = [x for x in (k[-2], batch_words(k[-1])) if x]
         return k[0] if not parts else "%s (%s)" % (k[0], ", ".join(parts))
 
     @staticmethod
     def ps_of(k):
         """P of a group or series key where it is shown and the mode has parameter servers, else None."""
-        return k[-3] if k[0] != ALLREDUCE and k[-3] is not None else None
+        return k[-3] if facts.has_ps(k[0]) and k[-3] is not None else None
 
     def cols(self, k):
         """The first columns of a table row of group k."""

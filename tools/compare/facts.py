@@ -2,11 +2,12 @@
 than copied from its C source:
 
 - `gorila version --json`: the sync modes (config.c's table of sync.mode
-  names), the allreduce algorithms (sync.allreduce_impl), the roles of a
-  distributed job (summary.json's `roles` keys) and the bins of the
-  parameter servers' staleness histogram (src/mpi/proto.h
-  PROTO_STALENESS_BINS; the last bin counts every gradient that many
-  versions old, less one, or more);
+  names; what each asks of its layout is the table below, checked by
+  gorila config check for every cell), the allreduce algorithms
+  (sync.allreduce_impl), the roles of a distributed job (summary.json's
+  `roles` keys) and the bins of the parameter servers' staleness
+  histogram (src/mpi/proto.h PROTO_STALENESS_BINS; the last bin counts
+  every gradient that many versions old, less one, or more);
 - `gorila config check --json CONFIG [--set k=v]...`: the effective config
   and the number of MPI ranks its job needs, for a config given on the
   command line and for a run directory's config.yaml (--from).
@@ -25,9 +26,21 @@ LAUNCH = os.environ.get("GORILA_LAUNCH", os.path.join(HERE, "scripts", "launch")
 SIMCLUSTER = os.path.join(HERE, "scripts", "simcluster")
 # mpirun for the network's ping-pong across real hosts (tests put a stand-in here).
 MPIRUN = os.environ.get("GORILA_MPIRUN", "mpirun")
-# The one mode without parameter servers: its learners average their
-# gradients among themselves (roles.param_servers=0).
+# The centralized mode without parameter servers: its learners average
+# their gradients among themselves (roles.param_servers=0).
 ALLREDUCE = "allreduce"
+# The decentralized modes' names, for the cost model's formulas (one per
+# message pattern, modelcheck.py): each learner keeps its own copy of the
+# parameters and its own optimizer, takes local steps, and every few
+# gradients averages its copy with others' (docs/CONFIG.md sync.mode):
+# gossip with one partner, local_sgd with all learners in an allreduce,
+# easgd with a center variable on the parameter servers. What each mode
+# asks of its layout (parameter servers, an allreduce algorithm, a least
+# learner count, its period's key) is the binary's `sync_mode_facts`
+# (mode_facts below), never copied here.
+GOSSIP = "gossip"
+LOCAL_SGD = "local_sgd"
+EASGD = "easgd"
 # learner.batch, the scaling rule of a synchronous update (docs/CONFIG.md):
 # per_learner (Gorila's, weak scaling: each of L learners samples
 # replay.batch_size rows) and global (Horovod's, strong scaling: the L
@@ -64,9 +77,51 @@ def modes():
     return list(version_facts()["sync_modes"])
 
 
+def mode_facts(mode):
+    """What `gorila version --json` says sync mode `mode` asks of its layout
+    (`sync_mode_facts`: param_servers, allreduce_impl, min_learners,
+    decentralized, every_key); {} for a mode it does not list (gorila's own
+    config check then refuses the cell with its reason)."""
+    return (version_facts().get("sync_mode_facts") or {}).get(mode) or {}
+
+
 def ps_modes():
-    """The modes with parameter servers."""
-    return [m for m in modes() if m != ALLREDUCE]
+    """The modes with parameter servers (easgd among them: its center)."""
+    return [m for m in modes() if has_ps(m)]
+
+
+def gradient_ps_modes():
+    """The modes whose parameter servers receive gradients (and keep a
+    staleness histogram of them): the PS modes but easgd, whose learners
+    send their parameters."""
+    return [m for m in ps_modes() if not is_decentralized(m)]
+
+
+def has_ps(mode):
+    """Mode runs with parameter servers (roles.param_servers >= 1)."""
+    return bool(mode_facts(mode).get("param_servers", mode != ALLREDUCE))
+
+
+def has_impl(mode):
+    """Mode runs an allreduce algorithm (sync.allreduce_impl)."""
+    return bool(mode_facts(mode).get("allreduce_impl", mode == ALLREDUCE))
+
+
+def is_decentralized(mode):
+    """Each learner steps its own copy (gossip, easgd, local_sgd)."""
+    return bool(mode_facts(mode).get("decentralized", False))
+
+
+def min_learners(mode):
+    """The fewest learners gorila runs mode with (2 where learners average
+    with each other)."""
+    return int(mode_facts(mode).get("min_learners", 1))
+
+
+def every_key(mode):
+    """The sync key of a decentralized mode's period in gradients
+    (\"gossip_every\", ...); None for the others."""
+    return mode_facts(mode).get("every_key")
 
 
 def allreduce_impls():

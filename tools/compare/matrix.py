@@ -1,7 +1,9 @@
-"""Running the matrix: every sync mode x learner count x seed (the PS modes
-also x parameter-server count, allreduce x algorithm x batch rule), one job
-at a time through the launcher, recorded in DIR/compare.json after each
-job."""
+"""Running the matrix: every sync mode x learner count x seed (the PS modes,
+easgd among them, also x parameter-server count, allreduce and local_sgd x
+algorithm, allreduce x batch rule), one job at a time through the launcher,
+recorded in DIR/compare.json after each job. A cell gorila refuses because
+its mode averages among several learners and it has one (gossip, local_sgd)
+is skipped, said once, and never counted as failed."""
 import datetime
 import json
 import os
@@ -318,6 +320,7 @@ class Matrix:
         self.prior_state = None
         self.state = None
         self.head = []
+        self.skipped = []     # cells gorila refuses with 1 learner (check_layouts)
 
     def check_input(self):
         """Everything about the command line that can be checked without
@@ -357,7 +360,7 @@ class Matrix:
             # cells run it; the cells are checked one by one below
             m = self.modes[0]
             base = facts.config_check(self.config, sets + ["sync.mode=%s" % m] +
-                                      (["roles.param_servers=0"] if m == ALLREDUCE else []))
+                                      ([] if facts.has_ps(m) else ["roles.param_servers=0"]))
         if base.get("run.mode", "distributed") != "distributed":
             raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
                              "configs/cartpole.yaml)" % (self.config, base.get("run.mode")))
@@ -370,18 +373,19 @@ class Matrix:
         # allreduce's batch rules; without --learner-batch the config's (learner.batch missing: a build before
         # the key, whose only rule was per_learner)
         self.batches = self.batches_opt or [base.get("learner.batch") or PER_LEARNER]
-        has_ps = any(m != ALLREDUCE for m in self.modes)
+        has_ps = any(facts.has_ps(m) for m in self.modes)
+        has_impl = any(facts.has_impl(m) for m in self.modes)
         if self.ps_opt and not has_ps:
-            warn("--param-servers: no PS mode in --modes, so it changes nothing")
-        if self.impls_opt and ALLREDUCE not in self.modes:
-            warn("--allreduce-impls: allreduce is not in --modes, so it changes nothing")
+            warn("--param-servers: no mode with parameter servers in --modes, so it changes nothing")
+        if self.impls_opt and not has_impl:
+            warn("--allreduce-impls: neither allreduce nor local_sgd is in --modes, so it changes nothing")
         if self.batches_opt and GLOBAL_BATCH in self.batches_opt:
             check_global_batch(base, self.modes, self.learners)
         elif self.batches_opt and ALLREDUCE not in self.modes:
             warn("--learner-batch: allreduce is not in --modes, so it changes nothing (the PS modes run per_learner)")
         # a dimension is in the cells' names (and the report) only where it has more than one value
         self.sweep_ps = has_ps and len(self.ps_counts) > 1
-        self.sweep_impl = ALLREDUCE in self.modes and len(self.impls) > 1
+        self.sweep_impl = has_impl and len(self.impls) > 1
         self.sweep_batch = ALLREDUCE in self.modes and len(self.batches) > 1
         out = self.opts.out or os.path.join("runs", "compare-%s-%s" % (
             os.path.splitext(os.path.basename(self.config))[0], datetime.datetime.now().strftime("%Y%m%d-%H%M%S")))
@@ -397,15 +401,22 @@ class Matrix:
         so where the matrix has both, a 1-learner global cell would repeat
         its per_learner cell's job: it is not run, and the report shows the
         per_learner runs as the global series' 1-learner reference
-        (Dims.groups)."""
+        (Dims.groups). The decentralized modes run per_learner too: gossip
+        and local_sgd without parameter servers (local_sgd once per
+        algorithm), easgd once per P."""
         if m == ALLREDUCE:
             batches = [b for b in self.batches if not (L == 1 and b == GLOBAL_BATCH and PER_LEARNER in self.batches)]
             return [(0, a, b) for a in self.impls for b in batches]
-        return [(P, None, PER_LEARNER if self.batches_opt else self.batches[0]) for P in self.ps_counts]
+        batch = PER_LEARNER if self.batches_opt else self.batches[0]
+        if facts.has_impl(m):
+            return [(0, a, batch) for a in self.impls]
+        if not facts.has_ps(m):
+            return [(0, None, batch)]
+        return [(P, None, batch) for P in self.ps_counts]
 
     def make_cell(self, m, L, seed, P, impl, batch):
-        named_ps = P if self.sweep_ps and m != ALLREDUCE else None
-        named_impl = impl if self.sweep_impl and m == ALLREDUCE else None
+        named_ps = P if self.sweep_ps and facts.has_ps(m) else None
+        named_impl = impl if self.sweep_impl and facts.has_impl(m) else None
         # only the global cells are named: a per_learner run directory keeps the name it has in a matrix without
         # the sweep, so --resume with --learner-batch added keeps those runs (check_kept checks what they ran)
         named_batch = batch if self.sweep_batch and m == ALLREDUCE and batch != PER_LEARNER else None
@@ -418,7 +429,7 @@ class Matrix:
         if self.sweep_batch and m == ALLREDUCE:
             c.extra["learner_batch"] = batch
         c.sets = list(self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L, "roles.param_servers=%d" % P]
-        if m == ALLREDUCE and self.impls_opt:
+        if facts.has_impl(m) and self.impls_opt:
             c.sets.append("sync.allreduce_impl=%s" % impl)
         if self.batches_opt:
             c.sets.append("learner.batch=%s" % batch)
@@ -443,16 +454,24 @@ class Matrix:
                              "" if P is None else (" and " if with_ else " ") + plural(P, "parameter server"))
 
     def check_layouts(self):
-        """Every cell's layout, checked by gorila itself before anything runs."""
+        """Every cell's layout, checked by gorila itself before anything
+        runs. A 1-learner cell of a mode that averages among several
+        learners (gossip, local_sgd), refused by gorila, is taken out of
+        the matrix into self.skipped (reported once, not as failed); every
+        other refusal is bad input."""
+        refused = set()
         for c in self.cells:
             k = (c.mode, c.learners, c.ps, c.impl, c.batch)
-            if k in self.checked:
+            if k in self.checked or k in refused:
                 continue
             what = self.label(c, with_=True)
             try:
                 eff = facts.config_check(self.config, [s for s in c.sets
                                                        if not s.startswith(("run.out_dir=", "run.name="))])
             except InputError as e:
+                if c.learners < facts.min_learners(c.mode):
+                    refused.add(k)
+                    continue
                 raise InputError("%s: %s" % (what, e))
             ranks = int(eff["ranks"])
             if ranks > self.opts.max_ranks:
@@ -462,6 +481,27 @@ class Matrix:
                                     eff.get("roles.replay_shards"), c.learners, eff.get("roles.param_servers"),
                                     self.opts.max_ranks))
             self.checked[k] = eff
+        self.skipped = [c for c in self.cells if (c.mode, c.learners, c.ps, c.impl, c.batch) in refused]
+        if self.skipped:
+            if len(self.skipped) == len(self.cells):
+                raise InputError("gorila refuses every cell of this matrix: %s with 1 learner (these modes average "
+                                 "the parameters of several learners; give --learners 2 or more)"
+                                 % self.skipped_modes())
+            self.cells = [c for c in self.cells if c not in self.skipped]
+            self.dims = Dims(self.cells)
+
+    def skipped_modes(self):
+        """"gossip and local_sgd": the modes of the skipped cells."""
+        ms = [m for m in self.modes if any(c.mode == m for c in self.skipped)]
+        return ms[0] if len(ms) == 1 else "%s and %s" % (", ".join(ms[:-1]), ms[-1])
+
+    def skipped_note(self):
+        """The one line that says which cells were skipped and why, or None."""
+        if not self.skipped:
+            return None
+        return ("Not run: %s with 1 learner (%s, skipped, not failed): these modes average the parameters of "
+                "several learners, and gorila refuses them with one (`gorila config check`: roles.learners 2 or "
+                "more)." % (self.skipped_modes(), plural(len(self.skipped), "cell")))
 
     def check_resume(self):
         """An existing DIR: only with --resume, of the same --set and config."""
@@ -510,9 +550,9 @@ class Matrix:
             s = read_json(os.path.join(d, "summary.json"))
             P, impl = run_variant(c.mode, s, config)
             batch = run_batch(s, config, cp if os.path.isfile(cp) else None)
-            if c.mode == ALLREDUCE and impl is not None and impl != c.impl:
+            if facts.has_impl(c.mode) and impl is not None and impl != c.impl:
                 got, want = "sync.allreduce_impl %s" % impl, c.impl
-            elif c.mode != ALLREDUCE and P is not None and P != c.ps:
+            elif facts.has_ps(c.mode) and P is not None and P != c.ps:
                 got, want = plural(P, "parameter server"), "%d" % c.ps
             elif c.batch is not None and batch != c.batch:
                 got, want = "learner.batch %s" % batch, "learner.batch %s" % c.batch
@@ -541,6 +581,8 @@ class Matrix:
             self.state["allreduce_impls"] = self.impls
         if self.sweep_batch:
             self.state["learner_batch"] = self.batches
+        if self.skipped:
+            self.state["skipped"] = [c.name for c in self.skipped]
         self.state.update({"started": self.started.isoformat(timespec="seconds"), "cells": []})
         if self.prior_state:
             ps = self.prior_state
@@ -573,11 +615,12 @@ class Matrix:
             "- Command: `%s` (in `%s`)" % (self.cmd, os.getcwd()),
             "- Config: `%s` (copied to `config.yaml`; each run's effective config is its `config.yaml`)%s" % (
                 self.config, (", with `--set " + "` `--set ".join(sets) + "`") if sets else ""),
-            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %s for the PS modes, 0 for allreduce%s%s; "
+            "- Matrix: modes %s; learners %s; seeds %s; roles.param_servers %s for the PS modes, 0 for %s%s%s; "
             "one job at a time through scripts/launch" % (
                 ", ".join(self.modes), ", ".join(map(str, self.learners)),
                 "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0], ", ".join(map(str, self.ps_counts)),
-                "; sync.allreduce_impl %s" % ", ".join(self.impls) if self.impls_opt else "", self.batch_words()),
+                self.no_ps_words(), "; sync.allreduce_impl %s" % ", ".join(self.impls) if self.impls_opt else "",
+                self.batch_words()),
             self.ranks_line(),
             "- Date: %s" % self.started.strftime("%Y-%m-%d %H:%M:%S %Z"),
         ]
@@ -596,6 +639,12 @@ class Matrix:
         if self.opts.jobs_timeout:
             head.append("- Job time limit: %g s (--jobs-timeout)" % self.opts.jobs_timeout)
         return head
+
+    def no_ps_words(self):
+        """"allreduce" (as it always said), or the modes without parameter
+        servers this matrix has beyond it ("allreduce, gossip and local_sgd")."""
+        ms = [ALLREDUCE] + [m for m in self.modes if not facts.has_ps(m) and m != ALLREDUCE]
+        return ms[0] if len(ms) == 1 else "%s and %s" % (", ".join(ms[:-1]), ms[-1])
 
     def batch_words(self):
         """The matrix line's part on learner.batch (--learner-batch only)."""
@@ -667,6 +716,9 @@ class Matrix:
         self.check_resume()
         self.start_state()
         self.head = self.head_lines()
+        if self.skipped:
+            note = self.skipped_note()
+            print("compare: %s%s" % (note[0].lower(), note[1:]), flush=True)
         t_start = time.monotonic()
         if self.network and "measured" not in self.state["network"]:
             print("compare: measuring the network (gorila bench pingpong between two nodes) ...", flush=True)
@@ -684,7 +736,7 @@ class Matrix:
         self.head.append("- Jobs run by this command: %d, %s in all%s" % (
             done_run, fmt_secs(time.monotonic() - t_start),
             "; kept from before (--resume): %d" % sum(1 for c in self.cells if c.skipped) if self.opts.resume else ""))
-        write_report(self.out, self.cells, self.head, interrupted, self.state.get("network"))
+        write_report(self.out, self.cells, self.head, interrupted, self.state.get("network"), self.skipped_note())
         print("report: %s" % os.path.join(self.out, "report.md"))
         return 130 if interrupted else 0
 

@@ -3,13 +3,16 @@ run on a network (scripts/compare --simcluster or --hostfile): the cost
 model of tools/compare/costmodel.py, fed with the network's measured
 latency and bandwidth (gorila bench pingpong between two of its nodes),
 set beside each cell's measured sync time per gradient, then projected to
-many nodes."""
+many nodes. The decentralized modes (gossip, local_sgd, easgd) are
+modelled per local step, each with its runs' interval between exchanges
+(config.yaml), and projected in a table of their own and as more curves."""
 import math
 import os
 
 from . import costmodel, facts
 from .dims import batch_words
-from .facts import ALLREDUCE, GLOBAL_BATCH
+from .facts import ALLREDUCE, EASGD, GLOBAL_BATCH, GOSSIP, LOCAL_SGD
+from .plots import COLORS
 from .stats import DASH, median
 
 TARGET = 0.25          # the issue's bound on |measured / predicted - 1|
@@ -20,7 +23,15 @@ PROJ_LATENCIES = (5e-6, 50e-6)
 MODE_WORDS = {"ps": "single PS: 2(a + N K / B)", "ps_sharded": "P shards: 2(a + max(N K / P, K) / B)",
               "ring": "ring: 2(N-1)(a + K / (N B))",
               "naive": "naive: 2a + (N-1)(K + S) / B, the driver's in and out overlapping but for one segment S"}
-SYNCHRONOUS = ("ps_sync", ALLREDUCE)  # a round waits for every learner
+# the decentralized modes' words, shown where the matrix has them
+DECENTRAL_WORDS = {GOSSIP: "gossip: (a + K / B + 2(N-1) a) / G, a pair exchange and the stop-flag ring every G "
+                           "gradients",
+                   LOCAL_SGD: "local_sgd: the allreduce's time (ring or naive, as above) on K + 4 bytes (the stop "
+                              "flag rides along), over H, every H gradients",
+                   EASGD: "easgd: 2(a + max(N K / P, K) / B) / tau, every tau gradients, as if all learners exchanged "
+                          "at once (it is asynchronous)"}
+# a round waits for every learner (gossip: the stop-flag ring of each round)
+SYNCHRONOUS = ("ps_sync", ALLREDUCE, GOSSIP, LOCAL_SGD)
 
 
 def cell_kind(c):
@@ -28,6 +39,10 @@ def cell_kind(c):
     picks its own algorithm, not modelled)."""
     if c.mode == ALLREDUCE:
         return c.impl if c.impl in ("ring", "naive") else None
+    if c.mode == LOCAL_SGD:
+        return LOCAL_SGD if c.impl in ("ring", "naive") else None
+    if c.mode in (GOSSIP, EASGD):
+        return c.mode
     return "ps" if (c.ps or 1) == 1 else "ps_sharded"
 
 
@@ -43,8 +58,8 @@ def groups(cells):
     out = {}
     for c in cells:
         if c.ok and c.figures:
-            out.setdefault((c.mode, c.learners, c.ps if c.mode != ALLREDUCE else 0,
-                            c.impl if c.mode == ALLREDUCE else None,
+            out.setdefault((c.mode, c.learners, c.ps if facts.has_ps(c.mode) else 0,
+                            c.impl if facts.has_impl(c.mode) else None,
                             c.batch if c.mode == ALLREDUCE else None), []).append(c)
     return out
 
@@ -55,9 +70,24 @@ def mode_words(mode, impl, batch):
     return mode if not parts else "%s (%s)" % (mode, ", ".join(parts))
 
 
+def model_words(r):
+    """The model column of a row: its pattern, with the interval of a
+    decentralized mode ("gossip, G=4")."""
+    if r["kind"] not in costmodel.DECENTRAL_MODES or not r.get("every"):
+        return r["kind"] or DASH
+    return "%s, %s=%d" % (r["kind"], {GOSSIP: "G", LOCAL_SGD: "H", EASGD: "tau"}[r["kind"]], r["every"])
+
+
 def _med(cells, key):
     v = [c.figures[key] for c in cells if c.figures.get(key) is not None]
     return median(v) if v else None
+
+
+def sync_every(cells):
+    """The gradients between two exchanges of a decentralized mode's cells
+    (median over their runs' config.yaml), or None (the model's default)."""
+    v = [c.sync_every for c in cells if c.sync_every]
+    return int(median(v)) if v else None
 
 
 def _ps_ms_per_update(cells):
@@ -88,11 +118,12 @@ def reasons(c_list, kind, ratio, cores):
     if ratio > 1 and cores and ranks > cores:
         out.append("%d ranks share %d cores: a learner's sync time includes waiting for the cores, and the nodes' TCP "
                    "stacks run on them too" % (ranks, cores))
-    if ratio > 1 and kind == "ring" and c_list[0].learners == 2:
-        out.append("with 2 learners both ring neighbours are one node: the two send to each other at once, and each "
-                   "direction's TCP acknowledgements wait behind the other direction's data in the same shaper queue")
+    if ratio > 1 and kind in ("ring", GOSSIP, LOCAL_SGD) and c_list[0].learners == 2:
+        out.append("with 2 learners %s one node: the two send to each other at once, and each "
+                   "direction's TCP acknowledgements wait behind the other direction's data in the same shaper queue"
+                   % ("the partner is" if kind == GOSSIP else "both ring neighbours are"))
     ps_ms = _ps_ms_per_update(c_list)
-    if ratio > 1 and kind in ("ps", "ps_sharded") and ps_ms is not None:
+    if ratio > 1 and kind in ("ps", "ps_sharded", EASGD) and ps_ms is not None:
         out.append("the PS shards were busy (not waiting) %.1f ms per update: summing, the optimizer step and "
                    "pushing bytes through TCP, on the shared cores; the model has none of it" % ps_ms)
     if ratio < 1:
@@ -142,8 +173,10 @@ class ModelCheck:
                 r["verdict"] = "not modelled (Open MPI's own algorithm)" if kind is None else "no per-worker figures"
                 out.append(r)
                 continue
-            pred = costmodel.comm_seconds(kind, L, k_bytes, bw, lat, shards=P or None, segment=self.segment)
+            pred = costmodel.comm_seconds(kind, L, k_bytes, bw, lat, shards=P or None, segment=self.segment,
+                                          every=sync_every(cl), impl=impl if kind == LOCAL_SGD else "ring")
             r["predicted"] = pred
+            r["every"] = sync_every(cl) or costmodel.EVERY.get(kind)
             total = mean_sync + (comp or 0) + (wait or 0)
             r["share"] = mean_sync / total if total > 0 else None
             units = L + P + 1
@@ -190,24 +223,32 @@ class ModelCheck:
             L.append("The network was not measured (%s): the model uses the nominal link rate less TCP/IP/Ethernet "
                      "headers (B = %s x 1448/1514 = %.1f Mbit/s) and a = 0." % (
                          m.get("error", "no ping-pong"), self.network.get("link"), bw * 8 / 1e6))
+        rows = self.rows()
+        kinds = {r["kind"] for r in rows}
+        decentral = [k for k in costmodel.DECENTRAL_MODES if k in kinds]
+        words = list(MODE_WORDS.values()) + [DECENTRAL_WORDS[k] for k in decentral]
+        sync = ["`%s`" % m for m in SYNCHRONOUS if m in (GOSSIP, LOCAL_SGD) and m in kinds]
+        sync = "`ps_sync` and `allreduce`" if not sync else "`ps_sync`, `allreduce`%s and %s" % (
+            "".join(", " + m for m in sync[:-1]), sync[-1])
         L += ["", "Prediction: the communication time of one update per learner (tools/compare/costmodel.py: %s; "
               "K = %s bytes, the parameters as float32), against the measured sync time per gradient "
-              "(`per_worker.learners[].sync_seconds_per_gradient`, median over runs: in `ps_sync` and `allreduce` "
+              "(`per_worker.learners[].sync_seconds_per_gradient`, median over runs: in %s "
               "the least over the learners, since a round waits for every learner and the one that arrives last "
               "waits for no other's compute, so its sync time is the communication; in the asynchronous modes the "
               "mean). "
               "*share*: sync / (compute + sync + batch wait). Target: within %d%% wherever communication is at "
-              "least half of the update and each learner and PS shard has a node of its own."
-              % ("; ".join(MODE_WORDS.values()), "{:,}".format(4 * self.n_params) if self.n_params else DASH,
-                 100 * TARGET), ""]
-        rows = self.rows()
+              "least half of the update and each learner and PS shard has a node of its own.%s"
+              % ("; ".join(words), "{:,}".format(4 * self.n_params) if self.n_params else DASH, sync,
+                 100 * TARGET, " In the decentralized modes an update is one learner's local step (one gradient), "
+                 "and G, H and tau are the runs' own (`sync.gossip_every`, `sync.average_every`, "
+                 "`sync.easgd_every` of their config.yaml)." if decentral else ""), ""]
         tab = ["| mode | learners | P | model | predicted ms | measured ms | measured / predicted | share | verdict |",
                "|---|---:|---:|---|---:|---:|---:|---:|---|"]
         for r in rows:
             mode, N, P, impl, batch = r["key"]
             tab.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-                mode_words(mode, impl, batch), N, P if mode != ALLREDUCE else DASH,
-                r["kind"] or DASH, DASH if r.get("predicted") is None else "%.1f" % (1e3 * r["predicted"]),
+                mode_words(mode, impl, batch), N, P if facts.has_ps(mode) else DASH,
+                model_words(r), DASH if r.get("predicted") is None else "%.1f" % (1e3 * r["predicted"]),
                 DASH if r["measured"] is None else "%.1f" % (1e3 * r["measured"]),
                 DASH if r.get("ratio") is None else "%.2f" % r["ratio"],
                 DASH if r.get("share") is None else "%.0f%%" % (100 * r["share"]), r["verdict"]))
@@ -227,10 +268,28 @@ class ModelCheck:
                      "the target has nothing to judge here.")
         return L + [""]
 
+    def decentral_modes(self):
+        """The decentralized modes of the matrix's finished cells, in the cost model's order."""
+        modes = {k[0] for k in self.groups}
+        return [m for m in costmodel.DECENTRAL_MODES if m in modes]
+
+    def proj_modes(self):
+        """The projection's patterns: the four of costmodel.MODES, then the matrix's decentralized modes."""
+        return costmodel.MODES + tuple(self.decentral_modes())
+
+    def proj_every(self):
+        """{decentralized mode: its interval between exchanges in this matrix's runs} (the model's default
+        where the runs do not say)."""
+        out = {}
+        for m in self.decentral_modes():
+            out[m] = sync_every([c for k, cl in self.groups.items() if k[0] == m for c in cl]) or costmodel.EVERY[m]
+        return out
+
     def projection_rows(self, compute_s):
         lat_bw = [(costmodel.parse_rate(r), lat) for r in PROJ_RATES for lat in PROJ_LATENCIES]
         return [(bw, lat, costmodel.projection([self.n_params], [bw], [lat], PROJ_NODES, compute_s,
-                                               segment=self.segment)) for bw, lat in lat_bw]
+                                               segment=self.segment, modes=self.proj_modes(),
+                                               every=self.proj_every())) for bw, lat in lat_bw]
 
     def one_learner_compute(self):
         """The measured compute per gradient of one learner alone (median
@@ -256,6 +315,9 @@ class ModelCheck:
         tab = ["| link | latency | N | single PS ms | sharded ms | ring ms | naive ms | updates/s: PS | sharded | "
                "ring | naive |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         csv = ["params,rate_bytes_per_s,latency_s,nodes,mode,comm_s,update_s,updates_per_s"]
+        dm = self.decentral_modes()
+        dtab = ["| link | latency | N | %s | updates/s per learner: %s |" % (
+            " | ".join("%s ms" % m for m in dm), " | ".join(dm)), "|---|---:|---:|" + "---:|" * (2 * len(dm))]
         for bw, lat, rows in self.projection_rows(comp):
             by = {}
             for r in rows:
@@ -266,7 +328,18 @@ class ModelCheck:
                 tab.append("| %s | %g us | %d | %s | %s |" % (
                     _rate_words(bw), lat * 1e6, n, " | ".join("%.2f" % (1e3 * m[k][6]) for k in costmodel.MODES),
                     " | ".join("%.0f" % m[k][7] for k in costmodel.MODES)))
+                dtab.append("| %s | %g us | %d | %s | %s |" % (
+                    _rate_words(bw), lat * 1e6, n, " | ".join("%.2f" % (1e3 * m[k][6]) for k in dm),
+                    " | ".join("%.0f" % m[k][7] for k in dm)))
         L += tab + [""]
+        if dm:
+            every = self.proj_every()
+            L += ["The decentralized modes of this matrix, by the same model per local step (an update there is one "
+                  "learner's step, one gradient, so the N learners together take N times as many): %s; easgd with "
+                  "one shard per node and as if every learner exchanged at once (it is asynchronous), local_sgd "
+                  "with the ring. Also in `plots/projection.csv` and `projection.png`." % "; ".join(
+                      "%s every %s" % (m, plural_grad(every[m])) for m in dm), ""]
+            L += dtab + [""]
         L += ["Crossovers (communication only: compute is the same in every mode, so it moves no crossover), "
               "N = 2 .. 256:", ""]
         params = sorted({self.n_params} | {p for p in extra_params if p})
@@ -287,6 +360,10 @@ class ModelCheck:
         return L + [""]
 
 
+def plural_grad(n):
+    return "%d gradient%s" % (n, "" if n == 1 else "s")
+
+
 def add_plots(mc, p):
     """Adds the model's two plots to Plotter p (tools/compare/plots.py)."""
     rows = [r for r in mc.rows() if r["measured"] is not None]
@@ -297,7 +374,7 @@ def add_plots(mc, p):
         blocks = []
         for s in series:
             rs = sorted((r for r in rows if series_of(r) == s), key=lambda r: r["key"][1])
-            name = mode_words(s[0], s[2], s[3]) + (" P=%d" % s[1] if s[0] != ALLREDUCE else "")
+            name = mode_words(s[0], s[2], s[3]) + (" P=%d" % s[1] if facts.has_ps(s[0]) else "")
             lines = ["%d %.6g %s\n" % (r["key"][1], 1e3 * r["measured"], "NaN" if r.get("predicted") is None
                                        else "%.6g" % (1e3 * r["predicted"])) for r in rs]
             blocks.append((name, s, "".join(lines)))
@@ -314,7 +391,10 @@ def add_plots(mc, p):
         by_impl = {"mpi": "#9467bd", "naive": "#ff7f0e", "ring": "#2ca02c"}
         by_ps = ["#d62728", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#7f7f7f"]
         for i, (name, s, _) in enumerate(blocks):
-            col = by_impl.get(s[2], "#000000") if s[0] == ALLREDUCE else by_ps[min(int(math.log2(max(s[1], 1))), 5)]
+            if s[0] in costmodel.DECENTRAL_MODES:
+                col = COLORS[s[0]]
+            else:
+                col = by_impl.get(s[2], "#000000") if s[0] == ALLREDUCE else by_ps[min(int(math.log2(max(s[1], 1))), 5)]
             glob = s[3] == GLOBAL_BATCH  # the global batch: open points, dashed line
             parts.append("%s index %d using 1:2 with points pt %d ps 1.5 lc rgb '%s' title %s"
                          % (_q(f), i, 6 if glob else 7, col, _q(name + ": measured")))
@@ -327,15 +407,17 @@ def add_plots(mc, p):
     if mc.n_params:
         comp = mc.one_learner_compute() or 0.0
         data = []
+        modes = mc.proj_modes()
         for bw, lat, prow in mc.projection_rows(comp):
-            for mode in costmodel.MODES:
+            for mode in modes:
                 data.append("# %s %g us %s\n%s\n\n" % (_rate_words(bw), lat * 1e6, mode, "".join(
                     "%d %.6g\n" % (r[3], r[7]) for r in prow if r[4] == mode)))
         f = p.write_data("projection.dat", "", data)
         gp = p.terminal(1500, 520) + p.output("projection.png")
         gp += ("set multiplot layout 1,%d title 'Projected updates per second, %s parameters (solid 5 us, dashed "
                "50 us)'\n" % (len(PROJ_RATES), "{:,}".format(mc.n_params)))
-        colors = {"ps": "#1f77b4", "ps_sharded": "#2ca02c", "ring": "#d62728", "naive": "#ff7f0e"}
+        colors = dict({"ps": "#1f77b4", "ps_sharded": "#2ca02c", "ring": "#d62728", "naive": "#ff7f0e"},
+                      **{m: COLORS[m] for m in costmodel.DECENTRAL_MODES})
         idx = 0
         for rate in PROJ_RATES:
             bw = costmodel.parse_rate(rate)
@@ -350,7 +432,7 @@ def add_plots(mc, p):
                        % (won[-1], won[-1], won[-1], won[-1]))
             parts = []
             for j, lat in enumerate(PROJ_LATENCIES):
-                for mode in costmodel.MODES:
+                for mode in modes:
                     parts.append("%s index %d using 1:2 with lines lw 2 lc rgb '%s'%s title %s" % (
                         _q(f), idx, colors[mode], " dt 2" if j else "", _q(mode) if j == 0 else "''"))
                     idx += 1

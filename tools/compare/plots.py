@@ -8,12 +8,11 @@ import subprocess
 
 from . import facts
 from .dims import key_order, plural, series_order
-from .facts import ALLREDUCE
 from .runs import sum_hists
 from .stats import median, quantile
 
 COLORS = {"ps_sync": "#1f77b4", "ps_async": "#ff7f0e", "ps_bounded": "#2ca02c", "allreduce": "#d62728",
-          "local": "#7f7f7f"}
+          "gossip": "#9467bd", "easgd": "#8c564b", "local_sgd": "#17becf", "local": "#7f7f7f"}
 ROLE_COLORS = ["#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 JOIN = ", \\\n     "  # between the parts of a gnuplot plot command
 
@@ -224,7 +223,7 @@ class Plotter:
         lines = []
         last = facts.staleness_bins() - 1
         for s in self.series:
-            if s[0] not in facts.ps_modes() or self.key(s, L) not in self.groups:
+            if s[0] not in facts.gradient_ps_modes() or self.key(s, L) not in self.groups:
                 continue
             h = sum_hists(c.figures["staleness_hist"] for c in self.groups[self.key(s, L)])
             if not h or sum(h) == 0:
@@ -281,7 +280,7 @@ class Plotter:
         for s in self.series:
             impls = sorted({c.impl for k, cs in self.groups.items() if k[:1] + k[2:] == s for c in cs} - {None})
             title = self.dims.series_label(s)
-            if s[0] == ALLREDUCE and s[2] is None and len(impls) == 1:
+            if facts.has_impl(s[0]) and s[2] is None and len(impls) == 1:
                 title = self.dims.series_label((s[0], s[1], impls[0], s[3]))
             pt = (7, 5, 9, 11, 13)[self.variant(s) % 5]
             blocks.append((title, s, pt, "the mean over learners",
@@ -314,6 +313,46 @@ class Plotter:
         gp += "plot " + JOIN.join(parts) + "\n"
         self.scripts.append(("bytes_per_worker.png", gp, "Bytes sent per worker per gradient against the learner "
                              "count: measured and the model"))
+
+    # -- consensus distance of the decentralized modes against env steps: a panel per learner count
+
+    def consensus_panel(self, L):
+        """[(series, data file, runs)] of one learner count's panel: a
+        block per run of each decentralized series (metrics.csv's rows
+        with a consensus distance)."""
+        lines = []
+        for s in self.series:
+            cells = [c for c in self.groups.get(self.key(s, L), []) if facts.is_decentralized(s[0]) and c.consensus]
+            if not cells:
+                continue
+            dfile = self.write_data("consensus_%s_L%d.dat" % (self.dims.series_slug(s), L), "", (
+                "# run %s: env_steps consensus_distance\n%s\n\n" % (
+                    c.name, "".join("%.6g %.6g\n" % row for row in c.consensus)) for c in cells))
+            lines.append((s, dfile, len(cells)))
+        return lines
+
+    def consensus_plot(self):
+        panels = [(L, lines) for L in self.learner_counts for lines in [self.consensus_panel(L)] if lines]
+        if not panels:
+            return
+        values = [v for k in self.keys if facts.is_decentralized(k[0]) for c in self.groups[k] for _, v in c.consensus]
+        gp = self.terminal(560 * len(panels), 480) + self.output("consensus.png")
+        gp += "set multiplot layout 1,%d title %s\n" % (len(panels), gp_quote(
+            "Consensus distance per worker: a learner's L2 distance from the learners' mean (easgd: from the "
+            "center), mean over learners; a line per run"))
+        gp += ("set xlabel 'env steps'\nset ylabel 'consensus distance'\nset key top right opaque box\nset grid\n%s"
+               % ("set logscale y\n" if values and min(values) > 0 else "set yrange [0:*]\n"))
+        for L, lines in panels:
+            gp += "set title '%s'\n" % plural(L, "learner")
+            parts = []
+            for s, dfile, n in lines:
+                for i in range(n):
+                    parts.append("%s index %d using 1:2 with linespoints lw 2 pt 7 ps 0.8 %s %s" % (
+                        gp_quote(dfile), i, self.style(s), "title '%s (%s)'" % (self.dims.series_label(s), plural(
+                            n, "run")) if i == 0 else "notitle"))
+            gp += "plot " + JOIN.join(parts) + "\n"
+        gp += "unset multiplot\n"
+        self.scripts.append(("consensus.png", gp, "Consensus distance per worker against env steps"))
 
     def run(self, notes):
         """Runs gnuplot on every script; returns [(file, caption)] of the
@@ -354,6 +393,7 @@ def make_plots(out, cells, notes, dims, more=None):
     p.bytes_plot()
     p.staleness_plot()
     p.bytes_per_worker_plot()
+    p.consensus_plot()
     if more:
         more(p)
     return p.run(notes)

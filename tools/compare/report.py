@@ -1,15 +1,17 @@
-"""report.md: a section per function, each returning its lines."""
+"""report.md: a section per function, each returning its lines. The
+decentralized modes (gossip, local_sgd, easgd) add the section "Consensus
+distance" and its plot consensus.png."""
 import os
 import re
 import subprocess
 
 from . import facts
-from .facts import ALLREDUCE, GORILA, HERE, compare_config_params
+from .facts import GORILA, HERE, compare_config_params
 from .modelcheck import ModelCheck, add_plots
 from .plots import make_plots
 from .dims import Dims, key_order
 from .runs import role_list, staleness_stats, sum_hists
-from .stats import DASH, fmt, fmt_median, fmt_stat, median
+from .stats import DASH, fmt, fmt_median, fmt_stat, median, quantile
 
 BY_CONSTRUCTION = "0 (by construction)"
 PLOT_NOTES = {
@@ -18,6 +20,10 @@ PLOT_NOTES = {
                             "naive allreduce also learner 0, its driver); lines: the model's "
                             "`model_bytes_sent_per_gradient` from the same runs. allreduce with `mpi` is left out: "
                             "MPI_Allreduce's traffic is not visible to gorila.",
+    "consensus.png": "A line per run: metrics.csv's `consensus_distance` (the mean over the learners of each one's "
+                     "last measured L2 distance from the mean of all learners' parameters; easgd: from the center "
+                     "variable) at each logged row that has one, against the run's env steps; a log scale where "
+                     "every value is above 0.",
 }
 
 
@@ -93,9 +99,10 @@ def machine_lines():
 class Report:
     """The report of a set of cells (their runs loaded)."""
 
-    def __init__(self, out, cells):
+    def __init__(self, out, cells, skipped_note=None):
         self.out = out
         self.cells = cells
+        self.skipped_note = skipped_note  # the matrix's line on the cells gorila refuses (1-learner gossip, ...)
         for c in cells:
             c.load()
         self.dims = Dims(cells)
@@ -149,11 +156,11 @@ class Report:
         L.append(md_table(self.dims.head() + ["solved", "env steps to solve", "seconds to solve",
                                               "final eval (final checkpoint)", "best eval (checkpoints/best)"], rows,
                           self.dims.align() + ["---:"] * 5))
-        return L + [""]
+        return L + [""] + ([self.skipped_note, ""] if self.skipped_note else [])
 
     def throughput_row(self, k):
         F = [c.figures for c in self.finished(k)]
-        if k[0] == ALLREDUCE:
+        if not facts.has_ps(k[0]):
             smean = sp99 = drop = BY_CONSTRUCTION
         else:
             smean, sp99 = staleness_stats(sum_hists(f["staleness_hist"] for f in F))
@@ -240,6 +247,15 @@ class Report:
              "40-byte headers), so N*K into a single PS per round and N*K/P into each of P shards; ring, "
              "2(N-1)K/N each way whatever N; naive, (N-1)K into and out of the driver, K at the others; mpi, "
              "not visible. *max* is the busiest learner (the naive driver).", ""]
+        if self.decentral():
+            L += ["The decentralized modes, per gradient, with n the parameter count (K = 4n) and G, H and tau the "
+                  "gradients between two exchanges (`sync.gossip_every`, `sync.average_every`, `sync.easgd_every`): "
+                  "*gossip*, K sent and K received per exchange with one partner whatever N, so 4n f / G each way, f "
+                  "the share of learners paired in a round (1 with N even; with N odd one learner sits each round "
+                  "out), the stop flag's ring of one float per round not counted; *local_sgd*, the allreduce of n + 1 "
+                  "floats (the parameters and a stop flag) every H gradients, ring 2(N-1)/N x 4(n+1) / H each way "
+                  "(naive: the driver's (N-1) x 4(n+1) / H); *easgd*, a learner's parameter slices to the P shards "
+                  "and the center's moves back, (P x 40 + 4n) / tau each way, whatever N.", ""]
         rows = [self.communication_row(k) for k in self.keys]
         L.append(md_table(self.dims.head() + ["sent/gradient", "model", "sent/model", "max sent", "received/gradient",
                                               "model"], rows, self.dims.align() + ["---:"] * 6))
@@ -264,10 +280,69 @@ class Report:
              "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient (and "
              "in allreduce applying it), syncing it (PS modes: sending GRAD and waiting for PARAMS, which includes "
              "the PS's own work; allreduce: inside the allreduce), and waiting for a batch. Per PS shard: the "
-             "fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`).", ""]
+             "fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`).%s" % (
+                 " Decentralized modes: computing includes the learner's own optimizer step, and syncing is its "
+                 "exchanges (gossip's pair exchange and stop flag, local_sgd's average, easgd's round trip to the "
+                 "center) over all its gradients." if self.decentral() else ""), ""]
         rows = [self.time_row(k) for k in self.keys]
         L.append(md_table(self.dims.head() + ["compute ms", "sync ms", "batch wait ms", "PS busy", "PS MB/s in / out"],
                           rows, self.dims.align() + ["---:"] * 5))
+        return L + [""]
+
+    @staticmethod
+    def consensus_at(c):
+        """(at mid-run, last) consensus distance of a finished cell: the
+        first value metrics.csv logged once the run had reached half its
+        env steps, and the last it logged; the last falls back to the mean
+        of the learners' own last measurement (summary.json
+        roles.learner[].consensus_distance) when metrics.csv has none."""
+        rows = c.consensus
+        last = rows[-1][1] if rows else c.figures.get("consensus_summary")
+        end = c.figures.get("env_steps") or (rows[-1][0] if rows else None)
+        mid = next((v for x, v in rows if end is not None and x >= end / 2), None)
+        return mid, last
+
+    def consensus_row(self, k):
+        fin = self.finished(k)
+        at = [self.consensus_at(c) for c in fin]
+        mid = [a[0] for a in at if a[0] is not None]
+        last = [a[1] for a in at if a[1] is not None]
+        rounds = [c.figures["sync_rounds"] for c in fin if c.figures.get("sync_rounds") is not None]
+        every = [c.sync_every for c in fin if c.sync_every]
+
+        def g(v):
+            return DASH if not v else "%.4g" % median(v) + (
+                "" if len(v) < 2 else " (IQR %.4g\u2013%.4g)" % (quantile(v, .25), quantile(v, .75)))
+
+        return self.dims.cols(k) + [DASH if not every else "%g" % median(every), fmt_median(rounds, ".1f"),
+                                    g(mid), g(last)]
+
+    def consensus(self):
+        """The section "Consensus distance": where any cell is decentralized."""
+        dm = self.decentral()
+        if not dm:
+            return []
+        keys = [k for k in self.keys if facts.is_decentralized(k[0])]
+        L = ["## Consensus distance", "",
+             "How far the learners' copies of the parameters drift apart in the decentralized modes: each "
+             "learner's L2 distance from the mean of all learners' parameters (easgd: from the center variable "
+             "on the parameter servers), as metrics.csv's `consensus_distance` logs it (the mean over the "
+             "learners of each one's last measurement). Per %s, median over the finished runs (with the "
+             "interquartile range from two runs): *at mid-run*, the first value logged once the run had reached "
+             "half its env steps; *last*, the last value logged (summary.json's `roles.learner[].consensus_distance`, "
+             "mean over the learners, where metrics.csv has none). *every*: gradients between two exchanges "
+             "(`sync.gossip_every`, `sync.average_every`, `sync.easgd_every` of the runs' config.yaml); "
+             "*exchanges/learner*: `roles.learner[].sync_rounds`, mean over the learners. Plot: "
+             "`consensus.png`." % self.dims.per(), ""]
+        L.append(md_table(self.dims.head() + ["every", "exchanges/learner", "at mid-run", "last"],
+                          [self.consensus_row(k) for k in keys], self.dims.align() + ["---:"] * 4))
+        L.append("")
+        L.append("What the evaluations ran (summary.json `evaluated_parameters`):")
+        L.append("")
+        for m in dm:
+            said = sorted({c.figures["evaluated_parameters"] for k in keys if k[0] == m for c in self.finished(k)
+                           if c.figures.get("evaluated_parameters")})
+            L.append("- %s: %s" % (m, "; ".join(said) if said else DASH))
         return L + [""]
 
     def cores_warnings(self):
@@ -283,24 +358,37 @@ class Report:
                          "measure the sharing as much as communication." % (self.dims.text(k), max(ranks), cores))
         return L + [""] if L else []
 
-    @staticmethod
-    def staleness_note():
+    def decentral(self):
+        """The decentralized modes among the report's groups, in gorila's order."""
+        modes = {k[0] for k in self.keys}
+        return [m for m in facts.modes() if facts.is_decentralized(m) and m in modes]
+
+    def staleness_note(self):
         bins = facts.staleness_bins()
+        dm = self.decentral()
+        more = ""
+        if any(not facts.has_ps(m) for m in dm):
+            more += (" *gossip* and *local_sgd* have no parameter-server ranks either: each learner applies its own "
+                     "gradient to its own copy at once, so staleness is 0 and nothing is dropped, by construction.")
+        if facts.EASGD in dm:
+            more += (" *easgd*'s parameter servers count, per exchange, the center's versions (the learners' local "
+                     "steps) since that learner's last exchange: how far the others moved meanwhile, not the age "
+                     "of a gradient; nothing is dropped.")
         return ["Staleness: `roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or "
                 "more versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
                 "\u2265%d means at least 1%% were that stale. *allreduce* has no parameter-server ranks: the "
                 "learners average their gradients in a ring allreduce and all apply the same update in lockstep, "
                 "so every gradient is computed on the current parameters (staleness 0) and none is dropped, by "
                 "construction rather than by measurement. `ps_sync` applies one averaged step per round of all "
-                "learners; only `ps_bounded` drops gradients (more than `sync.staleness` versions old)."
-                % (bins, bins - 1, bins - 1, bins - 1), ""]
+                "learners; only `ps_bounded` drops gradients (more than `sync.staleness` versions old).%s"
+                % (bins, bins - 1, bins - 1, bins - 1, more), ""]
 
     def run_row(self, c):
         f = c.figures
         rd = os.path.relpath(c.run_dir, self.out) if c.run_dir else DASH
         if f is None:
             return self.dims.cols(self.dims.key(c)) + [c.seed, c.status()] + [DASH] * 13 + [rd]
-        st_cell = BY_CONSTRUCTION if c.mode == ALLREDUCE else "%s / %s" % staleness_stats(f["staleness_hist"])
+        st_cell = BY_CONSTRUCTION if not facts.has_ps(c.mode) else "%s / %s" % staleness_stats(f["staleness_hist"])
         return self.dims.cols(self.dims.key(c)) + [
                 c.seed, c.status(), "yes" if f["solved"] else "no",
                 fmt(f["solved_at_env_steps"], ".0f"), fmt(f["solved_at_seconds"], ".2f"),
@@ -374,17 +462,19 @@ class Report:
                                    "gradients is 1/L of the batch)" or ""), ""]
 
 
-def write_report(out, cells, head_lines, interrupted=False, network=None):
+def write_report(out, cells, head_lines, interrupted=False, network=None, skipped_note=None):
     """Writes DIR/report.md (through a temporary); returns the plots made.
     network: compare.json's "network" (a matrix run across nodes), for the
-    cost model's sections."""
-    r = Report(out, cells)
+    cost model's sections; skipped_note: the matrix's line on the cells
+    gorila refused (1-learner gossip and local_sgd), under the learning
+    table."""
+    r = Report(out, cells, skipped_note)
     mc = ModelCheck(out, cells, r.dims, network) if network else None
     L = r.header(head_lines, interrupted)
     L += r.learning()
     L += r.cores_warnings()
     L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
-    L += r.communication() + r.time_split()
+    L += r.communication() + r.time_split() + r.consensus()
     if mc:
         L += mc.against() + mc.projection(compare_config_params())
     L += r.runs() + r.failed()

@@ -1,12 +1,14 @@
-"""Run directories: one run's figures from its summary.json and eval.csv,
-and Cell, one (mode, learner count, [parameter servers or allreduce
-algorithm and batch rule,] seed) of the matrix."""
+"""Run directories: one run's figures from its summary.json, eval.csv and
+metrics.csv (the decentralized modes' consensus distance), and Cell, one
+(mode, learner count, [parameter servers or allreduce algorithm and batch
+rule,] seed) of the matrix."""
 import json
+import math
 import os
 
 from . import facts
 from .errors import InputError, warn
-from .facts import ALLREDUCE, PER_LEARNER
+from .facts import PER_LEARNER
 from .stats import DASH, num
 
 SUMMARY_NUMBERS = ("solved_at_env_steps", "solved_at_seconds", "last_eval_mean_return", "best_eval_mean_return",
@@ -46,6 +48,33 @@ def read_eval_csv(path):
                     rows.append((float(r["wall_seconds"]), float(r["env_steps"]), float(r["mean_return"])))
                 except (KeyError, ValueError):
                     continue
+    except OSError:
+        pass
+    return rows
+
+
+def read_consensus(path):
+    """[(env_steps, consensus_distance)] of metrics.csv's rows that have a
+    consensus distance (the decentralized modes log one once the learners
+    have measured it; other modes leave it empty); [] without the file or
+    the column."""
+    rows = []
+    try:
+        with open(path) as f:
+            header = f.readline().strip().split(",")
+            if "consensus_distance" not in header or "env_steps" not in header:
+                return []
+            xi, ci = header.index("env_steps"), header.index("consensus_distance")
+            for line in f:
+                cells = line.strip().split(",")
+                if len(cells) != len(header):
+                    continue
+                try:
+                    x, v = float(cells[xi]), float(cells[ci])
+                except ValueError:
+                    continue
+                if math.isfinite(x) and math.isfinite(v):
+                    rows.append((x, v))
     except OSError:
         pass
     return rows
@@ -166,6 +195,17 @@ def _per_worker(f, s):
     f["ranks"] = sum(len(role_list(s, r)) for r in facts.roles())
 
 
+def _decentralized(f, s):
+    """The decentralized modes' figures: exchanges or averages per learner
+    (roles.learner[].sync_rounds, mean), the learners' last consensus
+    distance (mean), and which parameters the evaluations ran."""
+    learners = role_list(s, "learner")
+    f["sync_rounds"] = _mean([r.get("sync_rounds") for r in learners]) if learners else None
+    f["consensus_summary"] = _mean([r.get("consensus_distance") for r in learners]) if learners else None
+    ev = s.get("evaluated_parameters")
+    f["evaluated_parameters"] = ev if isinstance(ev, str) else None
+
+
 def run_figures(s):
     """What the report shows of one run, from its summary.json (dict)."""
     f = {k: num(s.get(k)) for k in SUMMARY_NUMBERS}
@@ -187,6 +227,7 @@ def run_figures(s):
     _ring(f, role_list(s, "learner"), wall)
     f["staleness_hist"] = _staleness_hist(s)
     _per_worker(f, s)
+    _decentralized(f, s)
     return f
 
 
@@ -236,17 +277,19 @@ def _count(x):
 
 def run_variant(mode, s, config):
     """(P, allreduce algorithm) of a run of mode with summary.json s: P of a
-    PS mode from per_worker.n_param_servers, else the config's
-    roles.param_servers (0 for allreduce); allreduce's algorithm from
-    allreduce_impl, else the config's sync.allreduce_impl; None where
-    neither says. config: a function returning the run's flat config (as
-    facts.config_check gives it), called only when summary.json does not
-    say."""
-    if mode == ALLREDUCE:
+    PS mode (easgd among them) from per_worker.n_param_servers, else the
+    config's roles.param_servers (0 for allreduce, gossip and local_sgd);
+    the algorithm of allreduce and local_sgd from allreduce_impl, else the
+    config's sync.allreduce_impl; None where neither says. config: a
+    function returning the run's flat config (as facts.config_check gives
+    it), called only when summary.json does not say."""
+    if facts.has_impl(mode):
         impl = s.get("allreduce_impl")
         if not isinstance(impl, str):
             impl = config().get("sync.allreduce_impl")
         return 0, impl if isinstance(impl, str) else None
+    if not facts.has_ps(mode):
+        return 0, None
     if mode not in facts.ps_modes():
         return None, None
     pw = s.get("per_worker") if isinstance(s.get("per_worker"), dict) else {}
@@ -280,8 +323,8 @@ class Cell:
         self.mode = mode
         self.learners = learners
         self.seed = seed
-        self.ps = ps          # parameter-server shards (PS modes; 0 for allreduce; None: not known)
-        self.impl = impl      # allreduce's algorithm (None: not allreduce, or not known)
+        self.ps = ps          # parameter-server shards (PS modes, easgd; 0 for allreduce, gossip, local_sgd)
+        self.impl = impl      # the algorithm of allreduce and local_sgd (None: another mode, or not known)
         self.batch = batch    # learner.batch: per_learner or global (None: not known)
         self.name = name or cell_name(mode, learners, seed)
         self.extra = {}       # what compare.json records of it beyond mode, learners and seed
@@ -296,6 +339,8 @@ class Cell:
         self.summary = None
         self.figures = None
         self.evals = []
+        self.consensus = []   # [(env_steps, consensus_distance)] of metrics.csv (decentralized modes)
+        self.sync_every = None  # gradients between two exchanges (decentralized modes; config.yaml)
 
     def state(self, out):
         """The cell for compare.json; paths inside DIR relative to it, so a
@@ -311,9 +356,13 @@ class Cell:
         return rec
 
     def load(self):
-        """Reads the run's summary.json and eval.csv when it has them."""
+        """Reads the run's summary.json, eval.csv and, for a decentralized
+        mode, metrics.csv's consensus distance and config.yaml's interval
+        between exchanges, when it has them."""
         self.summary = self.figures = None
         self.evals = []
+        self.consensus = []
+        self.sync_every = None
         if not self.run_dir:
             return
         p = os.path.join(self.run_dir, "summary.json")
@@ -325,6 +374,10 @@ class Cell:
                 warn("%s: %s" % (p, e))
                 self.summary = self.figures = None
         self.evals = read_eval_csv(os.path.join(self.run_dir, "eval.csv"))
+        if facts.is_decentralized(self.mode):
+            self.consensus = read_consensus(os.path.join(self.run_dir, "metrics.csv"))
+            every = facts.yaml_key(os.path.join(self.run_dir, "config.yaml"), "sync", facts.every_key(self.mode))
+            self.sync_every = int(every) if every and every.isdigit() and int(every) > 0 else None
 
     @property
     def ok(self):
