@@ -147,6 +147,7 @@ same_shard() {
 # such a stall), whether an update was applied is checked in the MANIFESTs
 # (params_version and updates), and a try that applied one is retried from
 # what it saved rather than compared.
+# shellcheck disable=SC2034,SC2154 # C1, C2 and NOTRAIN_OK are for the caller; rc is run_cmd's (lib.sh)
 notrain_resume() {
     local try w before
     NOTRAIN_OK=0

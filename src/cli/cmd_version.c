@@ -32,7 +32,11 @@ static const char version_usage[] =
     "another). --kernels: each OpenBLAS kernel, whether this CPU runs it\n"
     "and the CPU flags it lacks. --json: one JSON object, {\"version\",\n"
     "\"source\", \"build\", \"platform\", \"sync_modes\", \"allreduce_impls\",\n"
-    "\"roles\", \"staleness_bins\", \"allreduce_segment_floats\"}.\n";
+    "\"roles\", \"staleness_bins\", \"allreduce_segment_floats\", \"sync_mode_facts\"}; the last\n"
+    "says per sync mode what its layout needs: {\"param_servers\" (whether it\n"
+    "uses them), \"allreduce_impl\" (whether it runs sync.allreduce_impl),\n"
+    "\"min_learners\", \"decentralized\" (each learner steps its own copy),\n"
+    "\"every_key\" (the sync key of its period, or null)}.\n";
 
 static void list_kernels(void) {
     for (int i = 0; i < platform_kernel_count(); i++) {
@@ -56,6 +60,24 @@ static const char *allreduce_name(int v) { return config_allreduce_impl_name((Al
 /* The roles of a distributed job, in rank order: those before ROLE_LOCAL. */
 static const char *job_role_name(int v) { return v < ROLE_LOCAL ? role_name((Role)v) : "?"; }
 
+/* What each sync mode asks of its layout (configcheck.c's rules), so that
+ * tools read it rather than copy it. */
+static void sync_mode_facts(JsonW *j) {
+    json_begin_object(j, "sync_mode_facts");
+    for (int v = 0; v < 64 && strcmp(sync_name(v), "?") != 0; v++) {
+        SyncMode m = (SyncMode)v;
+        json_begin_object(j, sync_name(v));
+        json_bool(j, "param_servers", !config_sync_no_ps(m));
+        json_bool(j, "allreduce_impl", config_sync_uses_allreduce(m));
+        json_u64(j, "min_learners", (uint64_t)config_sync_min_learners(m));
+        json_bool(j, "decentralized", config_sync_decentral(m));
+        if (config_sync_every_key(m)) json_str(j, "every_key", config_sync_every_key(m));
+        else json_null(j, "every_key");
+        json_end_object(j);
+    }
+    json_end_object(j);
+}
+
 static void print_json(void) {
     Platform p;
     platform_read(&p);
@@ -72,6 +94,7 @@ static void print_json(void) {
     json_u64(&j, "staleness_bins", PROTO_STALENESS_BINS);
     /* the naive allreduce's pipeline unit (the comparison's cost model) */
     json_u64(&j, "allreduce_segment_floats", RING_SEGMENT);
+    sync_mode_facts(&j);
     json_end_object(&j);
     putchar('\n');
 }

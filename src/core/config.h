@@ -250,6 +250,19 @@ static inline bool config_sync_no_ps(SyncMode m) {
 static inline bool config_sync_decentral(SyncMode m) {
     return m == SYNC_GOSSIP || m == SYNC_EASGD || m == SYNC_LOCAL_SGD;
 }
+
+/* Runs an allreduce algorithm of sync.allreduce_impl: allreduce, local_sgd. */
+static inline bool config_sync_uses_allreduce(SyncMode m) { return m == SYNC_ALLREDUCE || m == SYNC_LOCAL_SGD; }
+
+/* The fewest learners a distributed job of mode m runs: 2 where learners
+ * average with each other (gossip, local_sgd), else 1. */
+static inline int config_sync_min_learners(SyncMode m) { return m == SYNC_GOSSIP || m == SYNC_LOCAL_SGD ? 2 : 1; }
+
+/* The sync key of a decentralized mode's period in updates
+ * ("gossip_every", ...), NULL for the others. */
+static inline const char *config_sync_every_key(SyncMode m) {
+    return m == SYNC_GOSSIP ? "gossip_every" : m == SYNC_EASGD ? "easgd_every" : m == SYNC_LOCAL_SGD ? "average_every" : NULL;
+}
 const char *config_lr_scaling_name(LrScaling s);
 const char *config_learner_batch_name(LearnerBatch b);
 const char *config_wait_name(WaitMode m);

@@ -191,14 +191,13 @@ static int check_decentral(const Check *C, int k_ps, int k_mode) {
                          "roles.param_servers is 0%s; set roles.param_servers: 1 or more",
                          origin_note(C, k_mode, true), origin_note(C, k_ps, true));
     }
-    if ((mode == SYNC_GOSSIP || mode == SYNC_LOCAL_SGD) && cfg->run.mode == RUN_DISTRIBUTED &&
-        cfg->roles.learners < 2) {
+    if (cfg->run.mode == RUN_DISTRIBUTED && cfg->roles.learners < config_sync_min_learners(mode)) {
         const int ids[] = {k_learners, k_mode};
         return fail_rule(C, ids, 2,
                          "sync.mode %s%s averages the parameters of several learners, but roles.learners is %d%s; "
-                         "set roles.learners: 2 or more",
+                         "set roles.learners: %d or more",
                          config_sync_name(mode), origin_note(C, k_mode, true), cfg->roles.learners,
-                         origin_note(C, k_learners, true));
+                         origin_note(C, k_learners, true), config_sync_min_learners(mode));
     }
     int L = cfg->roles.learners;
     if (mode == SYNC_GOSSIP && cfg->sync.gossip_topology == GOSSIP_HYPERCUBE && (L & (L - 1)) != 0) {

@@ -44,7 +44,11 @@ expect_eq "allreduce_segment_floats: RING_SEGMENT" "$(field allreduce_segment_fl
 
 # sync.mode and sync.allreduce_impl: the config loader's tables, wherever
 # in src/core they are, and the names the loader lists when it refuses one
-table() { cat src/core/*.c | sed -n "s/.*char \*const $1\[\] = {\(.*\)};.*/\1/p" | c_list; }
+# (a table may span lines: joined from its "{" to its "};")
+table() {
+    cat src/core/*.c | awk -v t="char *const $1[] = {" 'index($0, t) { on = 1 } on { printf "%s ", $0 } on && /};/ { exit }' |
+        tr -s ' ' | sed -n 's/.*= {\(.*\)};.*/\1/p' | c_list
+}
 expect_eq "sync_modes: the sync_modes table of src/core" "$(field sync_modes)" "$(table sync_modes)"
 expect_eq "allreduce_impls: the allreduce_impls table of src/core" "$(field allreduce_impls)" \
     "$(table allreduce_impls)"
@@ -55,11 +59,35 @@ refused() { # KEY=VALUE...: the names of the loader's "expected one of A, B, got
 expect_eq "sync_modes: what config check accepts" "$(field sync_modes)" "$(refused sync.mode=bogus)"
 expect_eq "allreduce_impls: what config check accepts" "$(field allreduce_impls)" \
     "$(refused sync.mode=allreduce roles.param_servers=0 sync.allreduce_impl=bogus)"
+# sync_mode_facts: what each mode asks of its layout, as config check
+# enforces it: with its own facts a mode is taken; with a parameter server
+# it says it uses none, or with fewer learners than its least, refused.
+fact() { field sync_mode_facts | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]][sys.argv[2]])' "$1" "$2"; }
 for m in $(field sync_modes | tr -d '[]"' | tr , ' '); do
-    ps=1
-    [ "$m" = allreduce ] && ps=0
-    run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$ps
-    expect_rc "sync_modes: config check takes sync.mode=$m" 0
+    ps=0
+    [ "$(fact "$m" param_servers)" = True ] && ps=1
+    least=$(fact "$m" min_learners)
+    run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$ps \
+        --set roles.learners="$least"
+    expect_rc "sync_modes: config check takes sync.mode=$m with its facts ($ps PS, $least learners)" 0
+    run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$((1 - ps)) \
+        --set roles.learners=2
+    if [ $ps = 0 ]; then
+        expect_rc "sync_mode_facts: $m uses no parameter servers: refused with one" 2
+    else
+        expect_rc "sync_mode_facts: $m uses parameter servers: refused without (2 learners)" 2
+    fi
+    if [ "$least" -gt 1 ]; then
+        run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$ps \
+            --set roles.learners=$((least - 1))
+        expect_rc "sync_mode_facts: $m with $((least - 1)) learner(s), below min_learners: refused" 2
+    fi
+    key=$(fact "$m" every_key)
+    if [ "$key" != None ]; then
+        run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode="$m" --set roles.param_servers=$ps \
+            --set roles.learners=2 --set "sync.$key=0"
+        expect_contains "sync_mode_facts: $m's every_key sync.$key is its period (0 refused)" "$err" "sync.$key:"
+    fi
 done
 
 # roles: the keys of summary.json's "roles" (src/mpi/jobsummary.c names

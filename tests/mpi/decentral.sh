@@ -124,9 +124,10 @@ check "local_sgd H = 8 sends ${lsgd:-?} bytes per gradient, at most 1/7 of allre
 # says so.
 for spec in "gossip 2 0 1" "local_sgd 3 0 1" "easgd 2 1 0"; do
     read -r mode L P first <<<"$spec"
-    job "decentral-resume-$mode" --set sync.mode=$mode --set roles.learners=$L --set roles.param_servers=$P
+    job "decentral-resume-$mode" --set "sync.mode=$mode" --set "roles.learners=$L" --set "roles.param_servers=$P"
     expect_rc "resume $mode: first run" 0
     expect_eq "resume $mode: the manifest lists the learner copies" "$(manifest learner_copies)" "$L first $first"
+    # shellcheck disable=SC2119 # no extra --set: the resume as saved
     notrain_resume
     expect_rc "resume $mode: resume with no update to apply" 0
     check "resume $mode: the resume applied no update" [ "$NOTRAIN_OK" = 1 ]
