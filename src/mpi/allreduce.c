@@ -329,6 +329,22 @@ static void naive_driver(Ring *R, float *buf, size_t n, size_t seg) {
     waiter_end(R, &w);
 }
 
+/* After MPI_Testsome over nc sends then nc receives (naive_other,
+ * pair_exchange): the completed ones off the counts; whether any was a
+ * receive. */
+static bool count_done(const Ring *R, int outcount, size_t nc, size_t *send_left, size_t *recv_left) {
+    bool received = false;
+    for (int i = 0; i < outcount; i++) {
+        if ((size_t)R->done_idx[i] >= nc) {
+            (*recv_left)--;
+            received = true;
+        } else {
+            (*send_left)--;
+        }
+    }
+    return received;
+}
+
 /* Every other rank: all its segments out to rank 0 at once; the receive of
  * segment k of the sum goes into buf, so it is posted only when the send
  * of segment k has completed, and in segment order: the driver's sums come
@@ -361,15 +377,8 @@ static void naive_other(Ring *R, float *buf, size_t n, size_t seg) {
         bool got = false;
         if (outcount != MPI_UNDEFINED && outcount > 0) {
             got = true;
-            bool received = false;
-            for (int i = 0; i < outcount; i++) {
-                if ((size_t)R->done_idx[i] >= nc) {
-                    recv_left--;
-                    received = true;
-                } else {
-                    send_left--; /* Testsome set its request to MPI_REQUEST_NULL */
-                }
-            }
+            /* Testsome set each completed request to MPI_REQUEST_NULL */
+            bool received = count_done(R, outcount, nc, &send_left, &recv_left);
             for (; next_recv < nc && R->req[next_recv] == MPI_REQUEST_NULL; next_recv++)
                 MPI_CHECK(ctx, MPI_Irecv(buf + next_recv * seg, seg_len(n, next_recv, seg), MPI_FLOAT, 0, TAG_NAIVE,
                                          R->comm, &R->req[nc + next_recv]));
@@ -431,15 +440,7 @@ void pair_exchange(Ring *R, const float *send, float *recv, size_t n, int peer) 
         bool got = false;
         if (outcount != MPI_UNDEFINED && outcount > 0) {
             got = true;
-            bool received = false;
-            for (int i = 0; i < outcount; i++) {
-                if ((size_t)R->done_idx[i] >= nc) {
-                    recv_left--;
-                    received = true;
-                } else {
-                    send_left--;
-                }
-            }
+            bool received = count_done(R, outcount, nc, &send_left, &recv_left);
             /* The partner's large send completes when we have pulled it. */
             if (received && R->bells) doorbell_ring(R->bells, R->peer_world);
         } else if (R->service && R->service(R->service_arg)) {

@@ -245,6 +245,18 @@ static void plan_replay(MemRank *r, const Config *cfg, const Layout *lay, const 
         add(r, "replay checkpoint buffer", "replay.capacity", replay_serial(cap, O, prio), true);
 }
 
+/* A learner's send buffers of one slice per PS shard (GRAD, or easgd's
+ * parameters): proto_grad_bytes of each shard_range. */
+static uint64_t slice_bufs(uint64_t n, int P) {
+    uint64_t b = 0;
+    for (int p = 0; p < P; p++) {
+        size_t off, len;
+        shard_range((size_t)n, P, p, &off, &len);
+        b += sendbuf(proto_grad_bytes(len));
+    }
+    return b;
+}
+
 /* learner.c: learner_run, prio_init, init_ps / init_allreduce. */
 static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, int l) {
     uint64_t n = net->n_params, B = (uint64_t)cfg->replay.batch_size, O = (uint64_t)net->spec.obs_dim;
@@ -275,25 +287,11 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
         plan_pshard(r, cfg, lay, n, n, true);
     } else if (cfg->sync.mode == SYNC_EASGD) {
         plan_pshard(r, cfg, lay, n, n, false); /* the local copy; the center is on the PS shards */
-        int P = lay->count[ROLE_PS];
-        uint64_t b = 0;
-        for (int p = 0; p < P; p++) {
-            size_t off, len;
-            shard_range((size_t)n, P, p, &off, &len);
-            b += sendbuf(proto_grad_bytes(len));
-        }
-        add(r, "parameter slices", "network.hidden", b, false);
+        add(r, "parameter slices", "network.hidden", slice_bufs(n, lay->count[ROLE_PS]), false);
     } else {
         add(r, "network parameters", "network.hidden", al64(n * sizeof(float)), false);
         add(r, "target network", "network.hidden", al64(n * sizeof(float)), false);
-        int P = lay->count[ROLE_PS];
-        uint64_t b = 0;
-        for (int p = 0; p < P; p++) {
-            size_t off, len;
-            shard_range((size_t)n, P, p, &off, &len);
-            b += sendbuf(proto_grad_bytes(len));
-        }
-        add(r, "gradient slices", "network.hidden", b, false);
+        add(r, "gradient slices", "network.hidden", slice_bufs(n, lay->count[ROLE_PS]), false);
     }
 }
 
