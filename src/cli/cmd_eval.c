@@ -109,6 +109,11 @@ void clickpt_describe(const RunCkptManifest *m, char *out, size_t size) {
     int n = snprintf(out, size, "%s checkpoint, parameters after %" PRIu64 " updates, %" PRIu64 " env steps",
                      m->kind[0] ? m->kind : "periodic", m->params_version,
                      m->env_steps);
+    /* The decentralized modes: whose parameters the shard files hold. */
+    const char *whose = !strcmp(m->mode, "easgd")                                    ? "the EASGD center"
+                        : !strcmp(m->mode, "gossip") || !strcmp(m->mode, "local_sgd") ? "learner 0's copy"
+                                                                                      : NULL;
+    if (n > 0 && (size_t)n < size && whose) n += snprintf(out + n, size - (size_t)n, "; %s (%s)", whose, m->mode);
     if (n > 0 && (size_t)n < size && m->eval_episodes > 0)
         snprintf(out + n, size - (size_t)n, "; logged eval %.2f over %d episodes, seed %" PRIu64, m->eval_mean,
                  m->eval_episodes, m->eval_seed);

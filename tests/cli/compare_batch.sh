@@ -11,6 +11,7 @@
 # sections with global rows (through --hostfile stand-ins that run the jobs
 # here), and bad input refused before anything starts: exit 2, one line.
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../comparelib.sh"
 cd "$TEST_ROOT" || exit 1
 if [ -n "${ASAN_OPTIONS:-}" ]; then
     ok "scripts/compare --learner-batch # SKIP runs MPI jobs; not under the sanitizer build (make test runs it)"
@@ -20,33 +21,12 @@ fi
 C="$TEST_ROOT/scripts/compare"
 W="$TEST_TMP/compare_batch"
 rm -rf "$W"
-mkdir -p "$W/bin"
 t0=$SECONDS
 FX=tests/fixtures/configs/mpi-small.yaml
 small=("$FX" --set run.max_env_steps=2000)
 
-# the launcher stand-in ($GORILA_LAUNCH) counts its launches; "local" also
-# runs a --hostfile job on this machine (drops --hostfile FILE and --spread)
-cat >"$W/bin/count" <<EOF
-#!/usr/bin/env bash
-echo "\$*" >>"$W/launches"
-exec "$TEST_ROOT/scripts/launch" "\$@"
-EOF
-cat >"$W/bin/local" <<EOF
-#!/usr/bin/env bash
-args=()
-while [ \$# -gt 0 ]; do
-    case \$1 in
-    --hostfile) shift 2 ;;
-    --spread) shift ;;
-    *) args+=("\$1"); shift ;;
-    esac
-done
-echo "\${args[*]}" >>"$W/launches"
-exec "$TEST_ROOT/scripts/launch" "\${args[@]}"
-EOF
-chmod +x "$W/bin/count" "$W/bin/local"
-launches() { if [ -f "$W/launches" ]; then wc -l <"$W/launches"; else echo 0; fi; }
+# the launcher stand-ins and launches (tests/comparelib.sh)
+compare_standins "$W"
 # learner.batch of a run's config.yaml (gorila writes every key; none: per_learner, a build before the key)
 yaml_batch() { awk '/^learner:/ { on = 1; next } /^[^ ]/ { on = 0 } on && $1 == "batch:" { b = $2 } END { print b ? b : "per_learner" }' "$1"; }
 # replay.batch_size of the fixture, as gorila reads it

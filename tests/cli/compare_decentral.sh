@@ -16,6 +16,7 @@
 # run here by stand-ins) against hand-computed predictions, and bad input
 # refused before anything starts: exit 2, one line.
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../comparelib.sh"
 cd "$TEST_ROOT" || exit 1
 if [ -n "${ASAN_OPTIONS:-}" ]; then
     ok "scripts/compare, decentralized modes # SKIP runs MPI jobs; not under the sanitizer build (make test runs it)"
@@ -25,35 +26,12 @@ fi
 C="$TEST_ROOT/scripts/compare"
 W="$TEST_TMP/compare_decentral"
 rm -rf "$W"
-mkdir -p "$W/bin"
 t0=$SECONDS
 FX=tests/fixtures/configs/mpi-small.yaml
 small=("$FX" --set run.max_env_steps=6000)
 
-# launcher stand-ins ($GORILA_LAUNCH): "count" counts its launches and runs
-# the job; "none" only records them and fails (exit 3); "local" also runs a
-# --hostfile job on this machine (drops --hostfile FILE and --spread)
-cat >"$W/bin/count" <<EOF
-#!/usr/bin/env bash
-echo "\$*" >>"$W/launches"
-exec "$TEST_ROOT/scripts/launch" "\$@"
-EOF
-printf '#!/usr/bin/env bash\necho "$*" >>"%s"\nexit 3\n' "$W/launches" >"$W/bin/none"
-cat >"$W/bin/local" <<EOF
-#!/usr/bin/env bash
-args=()
-while [ \$# -gt 0 ]; do
-    case \$1 in
-    --hostfile) shift 2 ;;
-    --spread) shift ;;
-    *) args+=("\$1"); shift ;;
-    esac
-done
-echo "\${args[*]}" >>"$W/launches"
-exec "$TEST_ROOT/scripts/launch" "\${args[@]}"
-EOF
-chmod +x "$W/bin/count" "$W/bin/none" "$W/bin/local"
-launches() { if [ -f "$W/launches" ]; then wc -l <"$W/launches"; else echo 0; fi; }
+# the launcher stand-ins and launches (tests/comparelib.sh)
+compare_standins "$W"
 # the verdicts of a Python check, one "ok|not_ok TAB name TAB detail" line
 # each, then "end": each becomes a TAP line, the detail a comment
 verdicts() {

@@ -139,6 +139,11 @@ for spec in "gossip 2 0 1" "local_sgd 3 0 1" "easgd 2 1 0"; do
     [ "$C1" != "$C2" ] && [ "$n" -eq $((L - first)) ] || same=0
     check "resume $mode: $n learner copies and the shards identical after resume, bit for bit" [ "$same" = 1 ]
 done
+# gorila eval says whose parameters a checkpoint holds.
+run_cmd "$GORILA" eval "$RUNS/decentral-resume-gossip" --episodes 1
+expect_contains "eval of a gossip run: learner 0's copy" "$out" "learner 0's copy (gossip)"
+run_cmd "$GORILA" eval "$RUN" --episodes 1
+expect_contains "eval of an easgd run: the center" "$out" "the EASGD center (easgd)"
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set roles.learners=3 \
     --set run.max_env_steps=4000
 expect_rc "resume easgd onto 3 learners: exit status 0" 0
