@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gorila: one flat Makefile.
 #
 #   make              build/gorila, the unit-test binary and the MPI test programs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* batch.h: a packed batch of transitions, the unit that replay hands to the
  * DQN update. Struct-of-arrays, row i of every array is transition i.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dqn.c: see dqn.h.
  *
  * One call, in order (all buffers in d, sized at init):

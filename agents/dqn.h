@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dqn.h: the DQN loss and its gradient for one Batch, and the target
  * network updates.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explore.c: see explore.h. */
 #include "explore.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explore.h: exploration schedules and the epsilon-greedy choice.
  *
  * Pure functions of their arguments; the only state is the Rng the caller

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot.h (private to agents/): AGENTS_HOT marks a plain-C loop kernel to be
  * compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the
  * baseline, with the best one picked when the program loads (GCC/Clang

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optim.c: see optim.h.
  *
  * Numerics follow PyTorch's single-tensor code paths where a PyTorch rule

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optim.h: first-order optimizers over a contiguous slice of a flat float
  * array, and global-norm gradient clipping.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qnet.c: see qnet.h.
  *
  * Forward, per linear layer l with input X (B, in) and weights W (in, out):

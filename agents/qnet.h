@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qnet.h: the Q-network, an MLP with ReLU hidden layers and an optional
  * dueling head, as math on one flat float32 parameter array.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* acrobot.c: Acrobot-v1, Gymnasium's AcrobotEnv in C.
  *
  * Reference: gymnasium/envs/classic_control/acrobot.py (Gymnasium 1.x,

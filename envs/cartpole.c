@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cartpole.c: CartPole-v1, Gymnasium's CartPoleEnv in C.
  *
  * Reference: gymnasium/envs/classic_control/cartpole.py (Gymnasium 1.x,

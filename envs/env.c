@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* env.c: the generic layer over the bundled environments and their registry.
  *
  * Owns what Gymnasium's wrappers add around an environment's own step():

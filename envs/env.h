@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* env.h: the whole contract between gorila and a simulator.
  *
  * Each environment file (cartpole.c, ...) exports one `const EnvSpec` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* env_specs.h: the four bundled environments, for env.c's registry only.
  *
  * Private to envs/: everything outside goes through env_registry / env_find

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* envcheck.c: see envcheck.h.
  *
  * Three instances run side by side on one action sequence:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* envcheck.h: behavioural checks of one environment, in the spirit of
  * Stable-Baselines3's check_env: `gorila env check NAME` prints them, unit
  * tests run them on deliberately broken environments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mountaincar.c: MountainCar-v0, Gymnasium's MountainCarEnv in C.
  *
  * Reference: gymnasium/envs/classic_control/mountain_car.py (Gymnasium 1.x,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pendulum.c: Pendulum-v1, Gymnasium's PendulumEnv in C, with a discrete
  * torque set so that DQN can drive it.
  *

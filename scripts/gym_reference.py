@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """gym_reference.py: replay fixtures for gorila's environments, computed by
 Gymnasium's own classic-control code.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install everything gorila needs on Debian 12 (run as root; idempotent).
 # Packages already present are left alone; apt-get update runs once.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """npz_policy.py: greedy actions of a network exported by `gorila eval --export FILE.npz`.
 
 Loads the .npz (format in docs/CHECKPOINT.md, "Exporting a network"), builds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/summary.sh: read summary.json from shell scripts (sourced by
 # scripts/bench-layouts, scripts/run-compared and the tests).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # comparelib.sh: what the scripts/compare tests share (sourced after lib.sh).
 #
 # compare_standins W: launcher stand-ins for $GORILA_LAUNCH in W/bin, each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib.sh: TAP helpers for shell tests. Source it, then call check
 # or the helpers below; end with `done_testing`.
 #   $GORILA    the binary under test

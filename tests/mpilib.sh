@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/mpilib.sh: helpers for the MPI integration tests (source after lib.sh).
 # Root needs the run-as-root permission; small machines need oversubscription.
 MPIRUN="mpirun --oversubscribe"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.c: see clock.h. */
 #include "clock.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.h: time, for every layer: the monotonic clock that log prefixes,
  * rates, deadlines and trace spans read, the process's CPU time, and a
  * sleep. A leaf: it includes nothing of gorila's, so ctx and util can both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32c.c: see crc32c.h.
  *
  * The table is entry[i] = CRC register after shifting byte i through eight

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crc32c.h: CRC-32C (Castagnoli), the checksum of checkpoint files.
  *
  * Reflected polynomial 0x82F63B78, initial value and final xor 0xFFFFFFFF

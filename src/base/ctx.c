@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctx.c: see ctx.h. Uses clock.h only: util.c uses ctx (DIE prints the
  * rank and role), so ctx does not use util. */
 #include "ctx.h"

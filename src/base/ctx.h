@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctx.h: who this process is in the job. Built once in main and passed
  * explicitly to every role; there is no global MPI state in gorila besides
  * MPI's own. MPI-free: the communicator belongs to the transport

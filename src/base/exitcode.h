@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exitcode.h: the exit statuses of gorila (every command, and mpirun's
  * status for a distributed job). scripts/launch --max-restarts restarts a
  * job only after GORILA_EXIT_FAILED or a rank that died (an exit status it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json.c: see json.h. */
 #include "json.h"
 

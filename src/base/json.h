@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json.h: a tiny streaming JSON writer for summary.json and the --json
  * lines of benchmarks. It tracks only whether a comma is due; the caller
  * nests begin/end calls correctly. Non-finite numbers are written as null

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* params.h: how the flat parameter array is cut into contiguous parts.
  * Parameter-server shards and ring-allreduce blocks both come from
  * shard_range, so they always agree. */

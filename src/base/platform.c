@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* platform.c: see platform.h. */
 #include "platform.h"
 

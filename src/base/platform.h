@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* platform.h: which CPU this process runs on and which OpenBLAS kernel it
  * computes with.
  *

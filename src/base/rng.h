@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rng.h: the one random number generator of gorila (header only, no state
  * outside the Rng struct the caller owns).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.c: see util.h. Uses ctx.h (DIE's rank and role) one way: ctx.c
  * does not use util. */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.h: allocation, errors, files and parsing; the leaf of every layer,
  * beside clock.h (time) and ctx.h (who this process is), which util.c uses.
  *

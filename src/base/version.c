@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* version.c: see version.h. Compiled with -DGORILA_SOURCE_ID="..." by the
  * Makefile (only this file depends on it). */
 #include "version.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* version.h: which gorila this binary is.
  *
  * GORILA_VERSION is the release number; gorila_source_id() is a hash of

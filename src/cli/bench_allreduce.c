@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_allreduce.c: `mpirun -np P gorila bench allreduce [--config FILE]
  * [--max-floats N] [--seconds S] [--wait auto|poll|sleep] [--json]`
  *

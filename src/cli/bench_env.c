@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_env.c: `gorila bench env [--steps N] [--env NAME] [--json]`.
  *
  * Steps per second of each bundled environment: one instance, uniformly

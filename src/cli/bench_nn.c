@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_nn.c: `gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]`
  *
  * Times one full DQN update as the learner does it: target forward on s',

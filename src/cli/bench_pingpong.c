@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_pingpong.c: `mpirun -np 2 gorila bench pingpong [--bytes LIST]
  * [--seconds S] [--json]`
  *

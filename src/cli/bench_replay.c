@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_replay.c: `gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]`
  *
  * What one replay shard can do per second, uniform (replaybuf) against

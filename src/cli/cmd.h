@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd.h: the subcommands of the gorila binary. main.c parses only the
  * subcommand word and hands the rest of argv (argv[0] = the subcommand's
  * last word, e.g. "rollout") to one of these. Each returns the process exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_bench.c: `gorila bench <what>` dispatch. Each benchmark prints a
  * readable table, or one JSON object per line with --json, and never
  * passes or fails on time. */

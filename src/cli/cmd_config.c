@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_config.c: `gorila config check FILE [--set key=value]...` and
  * `gorila config place FILE [--set key=value]... --hosts H:S,...`.
  *

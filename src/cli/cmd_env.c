@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_env.c: `gorila env list|rollout|replay|check`, the command-line face
  * of the bundled environments (envs/env.h, envs/envcheck.h).
  *

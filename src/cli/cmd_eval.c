@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_eval.c: `gorila eval RUN|CHECKPOINT [--checkpoint latest|final|best|PATH]
  * [--episodes N] [--seed S] [--json] [--export FILE] [--actions OBSFILE]`,
  * and the loading of a checkpoint's network it shares with `gorila export`

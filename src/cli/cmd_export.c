@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_export.c: `gorila export RUN|CHECKPOINT FILE.npz|FILE.bin
  * [--checkpoint latest|final|best|PATH] [--json]`: write a checkpoint's
  * network to a file without evaluating it, and say what was written.

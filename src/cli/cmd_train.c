@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_train.c: `gorila train CONFIG [--set key=value]... [--local]` and
  * `gorila train --resume RUN_DIR [--set ...]`.
  *

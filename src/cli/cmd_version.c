@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_version.c: `gorila version [--kernels | --json]`.
  *
  * The first line is the build (gorila_build(): what a job's ranks compare),

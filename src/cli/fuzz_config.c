@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_config.c: libFuzzer target for the config loader (make fuzz).
  *
  * Any input must load or fail cleanly (no crash, leak, UB or hang under

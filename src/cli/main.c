@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: the gorila binary. Parses the subcommand and dispatches; every
  * subcommand lives in its own cmd_*.c file. */
 #include "cmd.h"

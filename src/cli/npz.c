@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npz.c: see npz.h.
  *
  * File layout (all zip integers little-endian, whatever the host):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npz.h: export of a Q-network as a NumPy .npz file, and gorila's own
  * greedy actions that an exported file must reproduce (src/cli; no MPI).
  *

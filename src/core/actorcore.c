@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* actorcore.c: see actorcore.h. */
 #include "actorcore.h"
 #include "agentcfg.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* actorcore.h: the acting half of DQN, shared by the actor role and the
  * single-process trainer (no MPI here).
  *

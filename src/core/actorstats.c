@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* actorstats.c: see actorstats.h.
  *
  * The ring of the last returns is runlog.h's RecentReturns, the same one

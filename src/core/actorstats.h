@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* actorstats.h: training returns per actor, so that with Ape-X exploration
  * (explore.kind: apex, one fixed epsilon per actor) the greedy actors'
  * returns can be told apart from the exploring ones'. For each actor: the

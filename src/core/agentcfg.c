@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* agentcfg.c: see agentcfg.h. */
 #include "agentcfg.h"
 #include "explore.h"

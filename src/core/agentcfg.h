@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* agentcfg.h: the one place where the config's agent, network and optimizer
  * sections become the plain parameter structs of agents/ (which know
  * nothing of Config), plus the small rules every trainer shares: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptfile.c: see ckptfile.h; the byte layout is docs/CHECKPOINT.md.
  *
  * Integrity chain: the header carries its own CRC and the CRC of the

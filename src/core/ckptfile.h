@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptfile.h: the checkpoint file (no MPI, no config).
  *
  * One versioned binary container, written by the single-process trainer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptmanifest.c: a checkpoint's binding: its MANIFEST (written at commit,
  * read by every reader), each file's header and whole-file CRC against it,
  * and the run id of a run directory. Part of runckpt (runckptint.h);

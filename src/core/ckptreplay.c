@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptreplay.c: replay contents in checkpoints: the replay files of a
  * distributed job (replay-<s>.ckpt, checkpoint.save_replay: writing one,
  * checking them, restoring a replay shard from them, with the same shard

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptselect.c: choosing a checkpoint of a run: verifying one whole
  * (runckpt_verify), the newest intact one (runckpt_latest and its
  * fallback), the best one (runckpt_best), re-choosing when a running job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckptslice.c: the parameter shard files of a checkpoint (ps-<p>.ckpt):
  * writing one (runckpt_write_shard), checking a set of them, and reading
  * any slice of the parameters back from however many there are

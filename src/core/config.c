@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c: the strict YAML config loader's entry points. See config.h for
  * the contract, configint.h for how the loader is split into files, and
  * docs/CONFIG.md for every key, its default and its range.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.h: the one typed configuration of a gorila run.
  *
  * config.c and its parts (configint.h; configyaml.c is the only file that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configcheck.c: config_validate. Every key's range is checked again (the
  * parser checked what it read, but a Config may be built or changed in
  * code), then the rules that tie keys together. An error points at the key

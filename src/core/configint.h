@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configint.h: what the files of the config loader share; private to them.
  *
  * config.h is the public contract. The loader is split by concern:

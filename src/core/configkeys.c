@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configkeys.c: the schema of a config, and typed values from YAML nodes.
  * See configint.h for how the loader is split, config.h for the contract
  * and docs/CONFIG.md for every key, its default and its range.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configprint.c: config values as text. config_write (YAML that
  * config_load reads back) and config_write_json walk the key table the same
  * way (printed()), so both print the same keys in the same order;

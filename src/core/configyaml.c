@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* configyaml.c: a config's text -> a tree of YAML nodes (configint.h's
  * Tree), stages 2 and 3 of config.c's load; the only file that includes
  * libyaml. It knows YAML, not keys: configkeys.c reads the nodes.

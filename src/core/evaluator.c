@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evaluator.c: see evaluator.h. */
 #include "evaluator.h"
 #include "actorcore.h"

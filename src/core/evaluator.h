@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evaluator.h: greedy evaluation of a parameter vector (no MPI).
  *
  * Runs eval.episodes episodes with the greedy policy (argmax Q, no

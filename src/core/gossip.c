@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gossip.c: see gossip.h. */
 #include "gossip.h"
 #include "rng.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gossip.h: which learner exchanges with which in sync.mode gossip.
  *
  * Exchange rounds are numbered t = 0, 1, 2, ... (one every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.c: see layout.h. */
 #include "layout.h"
 

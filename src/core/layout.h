@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.h: which rank plays which role.
  *
  * A distributed job has 1 + actors + replay_shards + learners + param_servers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lossguard.c: see lossguard.h. */
 #include "lossguard.h"
 

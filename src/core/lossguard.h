@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lossguard.h: Gorila's second guard against bad gradients
  * (learner.loss_outlier_sigma): a gradient whose batch loss lies more than
  * sigma standard deviations above the running mean of the losses is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nstep.c: see nstep.h.
  *
  * The pending steps live in a ring of n rows. A push first appends its step

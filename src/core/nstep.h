@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nstep.h: n-step transition builder for one environment stream (no MPI).
  *
  * An actor keeps one NStep per environment and pushes every step into it.

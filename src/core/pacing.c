@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pacing.c: see pacing.h.
  *
  * The limiter's arithmetic is in double, in exactly the order written in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pacing.h: who gets how much, and who may go next: the pure policy that
  * keeps a distributed job's actors and learners at the configured pace.
  * No MPI, no I/O, no allocation after pacing_rr_init; the roles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* placement.c: see placement.h. */
 #include "placement.h"
 #include "pacing.h"

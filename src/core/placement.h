@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* placement.h: which core each rank of an oversubscribed node runs on.
  *
  * When a node has more ranks than cores, where the scheduler puts them

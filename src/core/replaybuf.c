@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replaybuf.c: see replaybuf.h.
  *
  * Slot arithmetic. The oldest transition sits in slot

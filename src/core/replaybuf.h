@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replaybuf.h: transition storage of one replay shard (no MPI).
  *
  * A struct-of-arrays ring of `capacity` transitions (obs, action, reward,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replaystore.c: see replaystore.h.
  *
  * Invariant (prioritized): leaf s of the tree is > 0 exactly when slot s is occupied

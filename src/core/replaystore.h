@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replaystore.h: the replay storage of a replay shard, of the local trainer
  * and of run checkpoints: one ReplayBuf (the rows) and, when the store is
  * prioritized, a SumTree over its slots (proportional prioritized replay,

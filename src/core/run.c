@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c: see run.h. */
 #include "run.h"
 

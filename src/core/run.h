@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.h: one run's state and its end, for the local trainer and for the
  * coordinator of a distributed job alike (no MPI).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runckpt.c: see runckpt.h; docs/CHECKPOINT.md ("Checkpoints of a run")
  * gives the MANIFEST format line by line.
  *

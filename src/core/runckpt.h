@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runckpt.h: the checkpoints of a run directory, built on the checkpoint
  * file format (ckptfile.h, docs/CHECKPOINT.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runckptint.h: what the files behind runckpt.h share; nothing outside
  * them includes it. runckpt.h is the contract; these are its parts:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runctl.c: see runctl.h. */
 #include "runctl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runctl.h: run control, the one copy that the single-process trainer
  * (trainer.c) and the coordinator of a distributed job (coordinator.c)
  * both use, so a local run and a distributed run of a config stop, evaluate,

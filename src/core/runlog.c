@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runlog.c: see runlog.h.
  *
  * The lock is a flock on <run>/lock, not the file's existence: the kernel

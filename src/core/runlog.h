@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runlog.h: the run directory, <run.out_dir>/<run.name>/, and everything a
  * run leaves in it:
  *   config.yaml   the effective config (loads back with gorila train)

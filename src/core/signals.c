@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.c: see signals.h. */
 #include "signals.h"
 

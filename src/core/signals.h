@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.h: SIGINT/SIGTERM/SIGUSR2 (stop cleanly) and SIGUSR1
  * (checkpoint now).
  *

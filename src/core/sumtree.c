@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sumtree.c: see sumtree.h.
  *
  * Levels. With K = SUMTREE_FANOUT, level `levels` holds the capacity

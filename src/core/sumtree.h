@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sumtree.h: a sum tree (and min tree) over `capacity` non-negative
  * priorities, the index behind proportional prioritized replay (no MPI, no
  * allocation after init).

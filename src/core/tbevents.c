@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tbevents.c: see tbevents.h.
  *
  * Protobuf wire format, the part used here: a field is a key varint

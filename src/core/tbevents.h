@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tbevents.h: TensorBoard event files (logging.tensorboard), written by
  * hand: the protobuf encoding of the few Event fields gorila uses and the
  * TFRecord framing around each event. No protobuf library, no MPI.

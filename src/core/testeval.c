@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testeval.c: see testeval.h. */
 #include "testeval.h"
 

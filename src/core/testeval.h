@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testeval.h: the held-out test evaluation at the end of a run.
  *
  * checkpoints/best is chosen by the evaluations on eval.seed, and those

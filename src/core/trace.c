@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace.c: see trace.h. */
 #include "trace.h"
 #include "clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace.h: a bounded timeline of what one process did, for trace.json.
  *
  * With logging.trace on, every rank records spans (a kind, a start and an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainer.c: see trainer.h. */
 #include "trainer.h"
 

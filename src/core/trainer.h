@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainer.h: single-process training (run.mode: local). Actor, replay,
  * learner and optimizer in one loop, built from the same components the
  * distributed roles use (actorcore, replaybuf, dqn, optim, evaluator,

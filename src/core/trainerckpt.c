@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainerckpt.c: the local trainer's checkpoints: the whole network with
  * its optimizer state, the counters, the generators and (with
  * checkpoint.save_replay) the replay, in one shard file (runckpt.h); and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trainerint.h: the local trainer's state, shared by trainer.c (the loop)
  * and trainerckpt.c (writing and reading its checkpoints). Private to the
  * two: the public contract is trainer.h. */

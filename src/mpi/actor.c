@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* actor.c: the actor role. Runs actor.envs environments in lockstep with
  * epsilon-greedy on its latest copy of the parameters (actorcore), and
  * streams the n-step transitions to its replay shard (actor index mod S).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* allreduce.c: see allreduce.h for the algorithm, its trace and how it
  * waits. */
 #include "allreduce.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* allreduce.h: ring and naive (driver) allreduce (sum) on point-to-point
  * MPI, sharing one Ring: its waits, its service hook, its counters.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* comm.h: the MPI plumbing every role uses: framed non-blocking sends,
  * validated receives, and waiting that does not burn a core.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coordinator.c: rank 0 of a distributed job. It does no learning itself;
  * it watches, evaluates, records and decides (docs/ARCHITECTURE.md,
  * "Coordinator", "What is evaluated is what is saved", "Shutdown"):

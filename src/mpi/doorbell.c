@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* doorbell.c: see doorbell.h. */
 #include "doorbell.h"
 #include "comm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* doorbell.h: same-node wake-ups for sleeping ranks.
  *
  * Open MPI's blocking calls spin on the progress engine, so gorila's ranks

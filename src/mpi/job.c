@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* job.c: see job.h. */
 #include "job.h"
 #include "clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* job.h: a distributed training job: MPI set-up, the start-up checks every
  * rank agrees on, and dispatch to the role of this rank. */
 #ifndef GORILA_JOB_H

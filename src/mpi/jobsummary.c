@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jobsummary.c: see jobsummary.h. */
 #include "jobsummary.h"
 #include "gossip.h"

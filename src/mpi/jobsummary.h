@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jobsummary.h: what a distributed job's run files say about its roles,
  * from the latest RoleMetrics of every rank (the coordinator's `last`):
  * metrics.csv's extra columns (bytes by message type, staleness, drops,

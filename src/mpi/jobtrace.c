@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jobtrace.c: see jobtrace.h. */
 #include "jobtrace.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jobtrace.h: the coordinator's side of logging.trace. Every other rank
  * sends its trace in the shutdown (TRACE messages before its STOPPED,
  * role.c); the coordinator keeps them here as they arrive and at the end

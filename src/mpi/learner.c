@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* learner.c: the learner role. Computes DQN gradients on batches from the
  * replay shards and syncs them in one of two ways:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memplan.c: see memplan.h.
  *
  * Each item below names the allocation it mirrors (file: the call). A

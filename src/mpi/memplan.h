@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memplan.h: the memory plan of a run: from the config alone, the bytes
  * every rank will allocate, and whether the ranks of one machine fit in its
  * memory. No MPI, no allocation, nothing written.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto.h: every MPI tag and every message layout of gorila, in one place.
  * No numeric tag and no payload arithmetic appears anywhere else.
  *

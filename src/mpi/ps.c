@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ps.c: the parameter server role. Shard p of P owns the slice
  * [off, off + len) = shard_range(n_params, P, p) of the flat parameters,
  * the same slice of the target network, and the optimizer state of that

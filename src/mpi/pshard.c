@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pshard.c: see pshard.h. */
 #include "pshard.h"
 #include "clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pshard.h: one slice of the parameters as a parameter source holds it.
  *
  * A PShard owns the slice [off, off + len) of the flat parameters, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay.c: the replay-shard role. Owns one ReplayBuf of
  * ceil(replay.capacity / S) transitions, inserts the experience chunks of
  * its actors (actor a goes to shard a mod S) and answers learners' sample

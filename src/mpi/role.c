@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* role.c: see role.h. */
 #include "role.h"
 #include "clock.h"

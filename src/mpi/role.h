@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* role.h: what every role of a distributed job shares: its Comm, its
  * counters, the periodic METRICS report, where parameters come from, and
  * the orderly shutdown (drain, STOPPED, wait for EXIT).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stopseq.c: see stopseq.h. */
 #include "stopseq.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stopseq.h: the coordinator's stop sequence as a table: the states a
  * distributed job goes through from the stop decision to EXIT, the event
  * that moves each on, and what the coordinator does on the way. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_pingpong.c: round-trip latency of comm.c messages between two ranks,
  * on one core or on two (a benchmark, not a test: it prints, never fails on
  * time). Used for the figures in docs/ARCHITECTURE.md (placement):

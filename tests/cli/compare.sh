@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/compare on a tiny real matrix (CartPole, ps_sync and allreduce, 1
 # and 2 learners, 2 seeds, 12000 env steps): the report has a row per cell
 # and per (mode, learners) whose figures are the runs' summary.json (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/compare --learner-batch per_learner,global on a tiny real matrix
 # (tests/fixtures/configs/mpi-small.yaml, 2000 env steps a job; ps_sync and
 # allreduce, 1 and 2 learners, one seed): the cells that run (the PS modes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # configs/compare/: the network sizes the PS-against-allreduce comparison
 # moves. Each config is valid (gorila config check), its parameter count,
 # computed here from network.hidden of the effective config (CartPole: 4

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/compare with the decentralized modes on a tiny real matrix
 # (tests/fixtures/configs/mpi-small.yaml, 6000 env steps a job; gossip,
 # local_sgd and easgd, 1 and 2 learners, one seed): gorila refuses gossip

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cli/config.sh: `gorila config check` (src/cli/cmd_config.c).
 . "$(dirname "$0")/../lib.sh"
 

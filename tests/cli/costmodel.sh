@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/costmodel and tools/compare/costmodel.py: the communication time of
 # one update per mode against values worked out by hand from the message
 # patterns (K = 4000 bytes, B = 1000 bytes/s, latency 1 ms, 4 nodes):

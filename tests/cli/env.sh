@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cli/env.sh: `gorila env list|rollout|replay|check` and `gorila bench
 # env` through the real binary: output shape, determinism, the replay protocol
 # against Gymnasium's fixtures (tests/fixtures/data/*.replay), every error

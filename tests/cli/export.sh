@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cli/export.sh: `gorila export RUN FILE.npz`, `gorila eval --export
 # FILE` and scripts/npz_policy.py.
 # Short local runs are exported; the file must be a valid zip of .npy arrays

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Faults that must not pass silently in a single-process run (issue 8):
 # training that diverges to NaN/Inf ends with exit status 5
 # (GORILA_EXIT_DIVERGED) and a message saying what to change, before the

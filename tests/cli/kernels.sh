@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # OpenBLAS kernels and reproducibility (docs/REPRODUCIBILITY.md):
 # `gorila version` names the CPU and kernel, `--kernels` says which kernels
 # this CPU can execute, run.blas_kernel pins one (twice the same run,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/launch without starting a job (--dry-run): the rank count comes
 # from the config, --oversubscribe and the root permission are added when
 # needed, extra arguments pass through, bad arguments are refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/cli/layers.sh: `make check-layers` (the dependency rule of
 # docs/ARCHITECTURE.md) passes on this tree and fails, naming the file, when
 # a lower layer includes mpi.h or a header from a layer above it. Runs on a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lint of the scripts: flake8 (--max-line-length=120) on tools/ and every
 # Python script in scripts/ and tests/, shellcheck (settings: .shellcheckrc)
 # on every shell script in scripts/, tests/ and .ci/. A script is what ends

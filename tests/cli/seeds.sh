@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/seeds: the statistics' unit tests (tests/cli/seeds_stats.py, values
 # worked out by hand), then real local CartPole runs of 3000 env steps
 # (a fraction of a second each): a row per seed that says what its

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Unit tests of tools/seeds/stats.py against values worked out by hand
 (the formulas written out below each, not the module's code), run by
 tests/cli/seeds.sh (one TAP line each) or alone: python3 tests/cli/seeds_stats.py.

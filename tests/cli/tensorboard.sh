@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # TensorBoard event files (logging.tensorboard) and metrics rows at training
 # cadence (logging.metrics_every_env_steps, metrics_every_updates), through
 # the real binary. The files gorila writes are read back by an independent

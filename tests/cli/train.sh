@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gorila train (local) and gorila eval, through the real binary: the run
 # directory and its files, resume with the same counters, evaluation of a
 # checkpoint, and every bad argument.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gorila version --json: one JSON object with the build, the platform and
 # the names tools read instead of copying them from the C source
 # (tools/compare/facts.py). Each name list is checked against the C source

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # learner.accumulate K (docs/CONFIG.md): each learner sums K mini-batch
 # gradients and syncs their mean once, so with K = 4 and 2 learners on the
 # small job:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Ape-X exploration with many actors, per-actor returns: a short job with
 # explore.kind apex, 3 actors on 2 replay shards and 3-step returns (uniform
 # replay), whose summary.json must have an `actors` array (src/core/actorstats.h,

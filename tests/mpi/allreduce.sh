@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Ring and naive allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
 # (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Prioritized replay (Ape-X mode) in real jobs: every sync mode on the
 # 1/1/1/1 layout and on an uneven one (3 actors, 2 replay shards, 2
 # learners, 3 parameter servers), each run to its budget. Checks that every

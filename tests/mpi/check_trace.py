@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_trace.py TRACE_JSON [options]: check a gorila trace.json.
 
 Prints one line per check, "PASS<TAB>what" or "FAIL<TAB>what", and "#..."

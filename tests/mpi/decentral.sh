@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The decentralized sync modes (docs/CONFIG.md sync.mode; src/mpi/learner.c
 # "the decentralized modes") on the small job:
 #   - gossip (2, 3 learners random; 4 learners hypercube; 3 learners ring),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every mismatch ends all ranks with one clear message and a non-zero exit,
 # never a hang (each job runs under a 60 s guard), and a malformed message
 # is a fatal error naming its sender.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Faults that must not pass silently in a distributed job (issue 8):
 #   - training that diverges to NaN/Inf ends the job with exit status 5
 #     (GORILA_EXIT_DIVERGED), naming the learner, and no checkpoint holds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # learner.batch global (docs/CONFIG.md): 2 allreduce learners split one
 # batch of 32, so each trains 16 rows per gradient, against 32 with
 # per_learner; at the same replay ratio (the limiter counts every learner's

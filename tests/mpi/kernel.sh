@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # run.blas_kernel in a distributed job (docs/REPRODUCIBILITY.md): every rank
 # checks the OpenBLAS kernel it runs; scripts/launch exports the config's
 # kernel to every rank; a rank that runs another ends the job with exit 2

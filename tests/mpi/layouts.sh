@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Real mpirun jobs: every sync mode on an even and an uneven layout, each run
 # to its env-step budget and shut down cleanly. The uneven layout (3 actors,
 # 2 replay shards, 2 learners, 3 parameter servers) cuts the 386 parameters

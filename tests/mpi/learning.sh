@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Learning progress with real jobs: the default distributed CartPole config
 # (and its local twin) must learn within a small budget. A random policy's
 # greedy evaluation scores about 10-20 (one action always); 150 needs a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shaped simulated network (scripts/simcluster linktest and shaped-run,
 # tests/simcluster/README.md): nodes in network namespaces of their own,
 # joined to a bridge inside a private namespace by veth pairs with tbf at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_allreduce.c: ring_allreduce and naive_allreduce against
  * MPI_Allreduce, run by tests/mpi/allreduce.sh under mpirun -np P for
  * P = 1..5. Rank 0 prints TAP.

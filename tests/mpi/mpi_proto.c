@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_proto.c: a malformed message must be a clear fatal error naming the
  * sender, never memory corruption. Run with 2 ranks by tests/mpi/errors.sh:
  * rank 1 sends one bad message (argv[1] picks which), rank 0 receives it

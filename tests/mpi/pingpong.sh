@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gorila bench pingpong under mpirun: a row per size and the fit, as a
 # table and as JSON lines; exactly 2 ranks or exit 2 with one line, never a
 # hang; a bad option is exit 2 before anything is timed. (Times are not

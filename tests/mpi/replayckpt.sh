@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Replay contents in distributed checkpoints (checkpoint.save_replay), with
 # real mpirun jobs:
 #  - a prioritized job killed mid-run has one replay file per shard in its

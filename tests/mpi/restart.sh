@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Checkpoints, restarts and signals with real mpirun jobs:
 #  - a killed actor ends the job with a non-zero status (never a hang) and
 #    a restart resumes from the last checkpoint with its counters, even with

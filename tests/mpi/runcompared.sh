@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/run-compared (what `make run` runs): the distributed job's output,
 # then one line against the local trainer measured now (here first on
 # --local-config configs/local/cartpole.yaml). Neither solves in

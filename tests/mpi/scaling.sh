@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Learner scaling: 1 to 4 learners in every sync mode run the default
 # CartPole job (64-64 network) for 20,000 env steps and finish; the replay
 # ratio holds whatever the learner count; and the traffic counters agree

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/launch inside a Slurm allocation (docs/MULTIHOST.md, "On a Slurm
 # cluster"):
 #  - scripts/slurm/hostfile reads node lists and tasks per node from fake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # TensorBoard event files from a distributed job: the coordinator writes
 # them, from the same figures as metrics.csv (and, in the parameter-server
 # modes, the gradients' mean staleness and the bytes sent per update),

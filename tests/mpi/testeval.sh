@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The held-out test evaluation at the end of a run (src/core/testeval.h):
 # the saved best and final networks scored on eval.test_seed. Each score
 # must be what `gorila eval` gives for that checkpoint on that seed and

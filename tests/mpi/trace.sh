@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Timelines (logging.trace): a real job writes one trace.json in Chrome's
 # JSON object format, every rank on its own named track, spans that nest,
 # the per-rank bound kept and its overflow reported; and with tracing off

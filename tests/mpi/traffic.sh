@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Per-worker traffic against the communication model: for every sync mode
 # and algorithm and 1 to 3 learners, each learner's sync bytes per gradient
 # (summary.json per_worker.learners[]: PS modes GRAD and PARAM_REQ out,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/simcluster/xfer.py: timed TCP transfers between network namespaces,
 for `scripts/simcluster linktest`.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Read TensorBoard event files with TensorBoard's own protos; check them.
 
     read_events.py PB_DIR gorila RUN_DIR [--tags T,...] [--start STEP]

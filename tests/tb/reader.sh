@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/tb/reader.sh: the independent reader of TensorBoard event files for
 # the TAP scripts (source after tests/lib.sh; tests/cli/tensorboard.sh,
 # tests/mpi/tensorboard.sh). It compiles TensorBoard's protos (tests/tb/proto)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* agents_ref.h: double-precision references shared by test_qnet.c and
  * test_dqn.c. Written from the definitions in qnet.h and dqn.h (layout
  * offsets, W (in, out), ReLU MLP, dueling combination, Huber), independently of the

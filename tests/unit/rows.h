@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rows.h: storage for a packed Batch (agents/batch.h) of up to MAXB rows of
  * O-float observations, for the unit tests of replay storage. Define O and
  * MAXB before including it. */

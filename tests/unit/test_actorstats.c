@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_actorstats.c: per-actor training returns (src/core/actorstats.c),
  * what summary.json's `actors` array and the end-of-run line of a
  * distributed job are made of: each actor's episodes, the mean of its last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ckptfile.c: CRC32C against published vectors, and the checkpoint
  * file: exact round trip, every kind of damage detected and named, layout
  * mismatches explained, atomic writes that fail cleanly (missing directory,

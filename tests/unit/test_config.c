@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_config.c: the config loader (src/core/config.c).
  *
  * Every file in tests/fixtures/bad_configs/ is listed below with the exact error it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_dqn.c: DQN targets (double and vanilla, termination, truncation) on
  * a network small enough to work by hand, the Huber loss, importance
  * weights, |TD| output, target-network updates, and the full loss gradient

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_env.c: the bundled environments (envs/) against Gymnasium and their
  * own contract (envs/env.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_explore.c: the linear schedule, Ape-X per-actor epsilons and the
  * epsilon-greedy choice (frequencies with a fixed seed). */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gossip.c: gossip's pairing schedule (gossip.h): every round a
  * matching (disjoint pairs, at most one learner left over, and only with
  * an odd count), the topologies' edges, and the count the traffic model

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_lossguard.c: learner.loss_outlier_sigma's judge (lossguard.h). */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_nstep.c: the n-step builder against hand-worked episodes.
  *
  * Every episode below has L steps t = 0 .. L-1 with observation s_t,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_optim.c: Adam, RMSProp and SGD against hand-worked first steps and
  * against double-precision implementations written here from the
  * published update rules; slices, checkpoint state, clipping. */

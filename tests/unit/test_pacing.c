@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pacing.c: the pacing policy (src/core/pacing.h): the budget split,
  * the actor-to-shard mapping, the samples-per-insert limiter and the
  * learners' round-robin, first each on its own, then together in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pshard.c: the MPI-free part of a parameter slice (src/mpi/pshard.c).
  * P slices of a network, for any P, start as the local trainer's network
  * and step as the local trainer steps it (optimizer, then the target rule

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_qnet.c: the Q-network's layout, initialization, forward and backward
  * (BLAS against the naive reference, and against central finite
  * differences of an independent double-precision forward), determinism and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_replaybuf.c: FIFO ring storage, chunk inserts, uniform sampling,
  * slot ids for stale priority updates, serialization.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_replaystore.c: the sum tree against a brute-force reference, and
  * proportional prioritized replay: sampling distributions (one buffer,
  * several shards, alpha = 0) against exact probabilities, importance

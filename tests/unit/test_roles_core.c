@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_roles_core.c: the MPI-free pieces the roles are built from:
  * core placement, the config-to-agent mapping, the actor core and the
  * greedy evaluator. */

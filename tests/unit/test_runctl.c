@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_runctl.c: run control (runctl.h), the rules the local trainer and
  * the coordinator share: the stop decision and its precedence, the
  * evaluation, checkpoint and metrics-row schedules at their boundaries,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_runlog.c: the run directory (src/core/runlog.c): one job at a time
  * (the lock, held by this process or by another, released however the
  * holder ends), the run id (fresh, and kept across a resume), write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_stopseq.c: the coordinator's stop sequence table (src/mpi/stopseq.h):
  * it is one chain from RUN to DONE that takes every state once, each state
  * waits for exactly one event, and docs/ARCHITECTURE.md shows the table

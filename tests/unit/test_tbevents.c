@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_tbevents.c: TensorBoard event files (src/core/tbevents.c) against
  * expectations that do not come from the code: the published CRC-32C check
  * value, varints from the protobuf encoding guide, an Event assembled by

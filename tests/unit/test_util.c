@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_util.c: the leaf helpers every module relies on: rng, rank layout,
  * strict number parsing, did-you-mean, the finite-float check. */
 #include <criterion/criterion.h>

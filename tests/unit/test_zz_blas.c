@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_zz_blas.c: one BLAS thread for every unit test, as gorila runs
  * (main.c re-executes with OPENBLAS_NUM_THREADS=1; docs/REPRODUCIBILITY.md:
  * a result is reproducible for one kernel and one thread).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/compare as a package: parameter servers against allreduce and
 the decentralized modes (gossip, local_sgd, easgd).
 

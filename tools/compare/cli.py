@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/compare's command line: main(argv)."""
 import argparse
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A cost model of one update's communication, per sync mode, on a network of
 links of one rate and latency, and its projection to many nodes.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dimensions of the matrix beyond mode and learner count: the number
 of parameter-server shards of the PS modes, easgd among them
 (--param-servers; allreduce, gossip and local_sgd have none, 0), the

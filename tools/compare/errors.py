@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Errors and warnings of scripts/compare."""
 import sys
 

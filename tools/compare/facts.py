@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What scripts/compare knows of gorila, asked of the binary itself rather
 than copied from its C source:
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--from RUN_DIR...: the report from finished run directories."""
 import datetime
 import os

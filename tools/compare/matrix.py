@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running the matrix: every sync mode x learner count x seed (the PS modes,
 easgd among them, also x parameter-server count, allreduce and local_sgd x
 algorithm, allreduce x batch rule), one job at a time through the launcher,

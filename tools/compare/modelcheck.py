@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The report's "Model against measurement" and "Projection", for a matrix
 run on a network (scripts/compare --simcluster or --hostfile): the cost
 model of tools/compare/costmodel.py, fed with the network's measured

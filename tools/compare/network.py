@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The network of a matrix run across nodes, measured before its first job:
 `gorila bench pingpong` between two of its nodes (simulated: two nodes of
 a shaped network like the jobs'; real: the hostfile's first two hosts)

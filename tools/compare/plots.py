@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The plots beside report.md: data files and gnuplot scripts in DIR/plots/,
 PNGs in DIR."""
 import math

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """report.md: a section per function, each returning its lines. The
 decentralized modes (gossip, local_sgd, easgd) add the section "Consensus
 distance" and its plot consensus.png."""

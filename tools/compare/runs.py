@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Run directories: one run's figures from its summary.json, eval.csv and
 metrics.csv (the decentralized modes' consensus distance), and Cell, one
 (mode, learner count, [parameter servers or allreduce algorithm and batch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Order statistics and the report's number formats."""
 import math
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/seeds's command line: main(argv). Parses and checks the input
 (nothing runs before every config and --set has passed `gorila config
 check`), runs each (config, seed) once, interleaved, prints a row per run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Statistics of a few runs per config, as Agarwal et al. 2021 ("Deep RL at
 the edge of the statistical precipice", the rliable library) recommend, in
 the standard library alone:
