@@ -68,17 +68,23 @@ $(BUILD)/obj/%.o: %.c
 # The source id (src/base/version.h): a hash of every source file and this
 # Makefile. Only version.o depends on it, through a stamp file rewritten
 # when the id changes.
-SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile
+# The release is the VERSION file (CHANGELOG.md's top entry); in a git
+# checkout `gorila version` also says which commit it was built from.
+SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile VERSION
 SOURCE_ID := $(shell cat $(SOURCE_FILES) | sha256sum | cut -c1-12)
+VERSION := $(shell cat VERSION)
+GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION_DEFS = -DGORILA_VERSION='"$(VERSION)"' -DGORILA_GIT_DESCRIBE='"$(GIT_DESCRIBE)"'
+VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE)
 .PHONY: FORCE
 $(BUILD)/source-id: FORCE
-	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "$(SOURCE_ID)" ] || echo "$(SOURCE_ID)" > $@
+	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "$(VERSION_STAMP)" ] || echo "$(VERSION_STAMP)" > $@
 $(BUILD)/obj/src/base/version.o: src/base/version.c $(BUILD)/source-id
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -DGORILA_SOURCE_ID='"$(SOURCE_ID)"' -c $< -o $@
-$(BUILD)/obj/tests/version-other.o: src/base/version.c
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -DGORILA_SOURCE_ID='"$(SOURCE_ID)"' $(VERSION_DEFS) -c $< -o $@
+$(BUILD)/obj/tests/version-other.o: src/base/version.c $(BUILD)/source-id
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) -DGORILA_SOURCE_ID='"0th3r0bui1d0"' -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) -DGORILA_SOURCE_ID='"0th3r0bui1d0"' $(VERSION_DEFS) -c $< -o $@
 $(OTHER_BUILD): $(CLI_OBJ) $(BUILD)/obj/tests/version-other.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -2,7 +2,8 @@
 /* cmd_version.c: `gorila version [--kernels | --json]`.
  *
  * The first line is the build (gorila_build(): what a job's ranks compare),
- * then the CPU and the OpenBLAS kernel this process computes with, which
+ * then, in a git checkout, `git describe` of the commit it was built from,
+ * the licence of the binary (an SPDX expression), then the CPU and the OpenBLAS kernel this process computes with, which
  * decide the rounding of every result (docs/REPRODUCIBILITY.md).
  * --kernels lists OpenBLAS's x86-64 kernels, one a line: the name, "runs"
  * or "lacks" and the CPU flags it lacks; `make test-kernels` runs the
@@ -30,9 +31,10 @@ static const char version_usage[] =
     "\n"
     "Print the release and source id of this build, then the CPU and the\n"
     "OpenBLAS kernel in use (OPENBLAS_CORETYPE or run.blas_kernel choose\n"
-    "another). --kernels: each OpenBLAS kernel, whether this CPU runs it\n"
+    "another); built in a git checkout, also `git describe` of it, and the\n"
+    "licence of the binary. --kernels: each OpenBLAS kernel, whether this CPU runs it\n"
     "and the CPU flags it lacks. --json: one JSON object, {\"version\",\n"
-    "\"source\", \"build\", \"platform\", \"sync_modes\", \"allreduce_impls\",\n"
+    "\"git_describe\", \"license\", \"source\", \"build\", \"platform\", \"sync_modes\", \"allreduce_impls\",\n"
     "\"roles\", \"staleness_bins\", \"allreduce_segment_floats\", \"sync_mode_facts\"}; the last\n"
     "says per sync mode what its layout needs: {\"param_servers\" (whether it\n"
     "uses them), \"allreduce_impl\" (whether it runs sync.allreduce_impl),\n"
@@ -85,7 +87,10 @@ static void print_json(void) {
     JsonW j;
     json_init(&j, stdout, false);
     json_begin_object(&j, NULL);
-    json_str(&j, "version", GORILA_VERSION);
+    json_str(&j, "version", gorila_version());
+    if (gorila_git_describe()[0]) json_str(&j, "git_describe", gorila_git_describe());
+    else json_null(&j, "git_describe");
+    json_str(&j, "license", gorila_license());
     json_str(&j, "source", gorila_source_id());
     json_str(&j, "build", gorila_build());
     platform_json(&j, "platform", &p);
@@ -121,6 +126,8 @@ int cmd_version(int argc, char **argv) {
         return 0;
     }
     printf("%s\n", gorila_build());
+    if (gorila_git_describe()[0]) printf("checkout: %s\n", gorila_git_describe());
+    printf("license: %s\n", gorila_license());
     Platform p;
     platform_read(&p);
     platform_print(stdout, &p);

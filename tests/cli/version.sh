@@ -24,8 +24,23 @@ if field version >/dev/null; then ok "version --json: a JSON object"; else not_o
 # a C string list as a JSON array: '"a", "b", NULL' -> ["a","b"]
 c_list() { sed 's/, *NULL//; s/ //g; s/^/[/; s/$/]/'; }
 
-want=$(sed -n 's/^#define GORILA_VERSION "\(.*\)"$/"\1"/p' src/base/version.h)
-expect_eq "version: GORILA_VERSION of src/base/version.h" "$(field version)" "$want"
+# The release: the VERSION file, which is CHANGELOG.md's top entry
+release=$(cat VERSION)
+check "VERSION holds one release number" grep -qxE '[0-9]+\.[0-9]+\.[0-9]+' VERSION
+expect_eq "version: the VERSION file" "$(field version)" "\"$release\""
+top=$(sed -n 's/^## \[\([^]]*\)\].*/\1/p' CHANGELOG.md | grep -vx Unreleased | head -1)
+expect_eq "CHANGELOG.md's top release entry is VERSION" "$top" "$release"
+expect_contains "gorila version: the release first" "$("$GORILA" version | head -1)" "gorila $release ("
+# In a git checkout, the commit it was built from; outside one, null
+if git rev-parse --git-dir >/dev/null 2>&1; then
+    expect_eq "git_describe: the checkout's commit" "$(field git_describe | tr -d '"' | sed 's/-dirty$//')" \
+        "$(git describe --tags --always 2>/dev/null)"
+    expect_contains "gorila version: the checkout line" "$("$GORILA" version)" "checkout: $(git describe --tags --always)"
+else
+    expect_eq "git_describe: null outside a checkout" "$(field git_describe)" "null"
+fi
+expect_eq "license: MIT (the root LICENSE)" "$(field license)" '"MIT"'
+check "LICENSE is the MIT licence" grep -q "^MIT License" LICENSE
 build=$("$GORILA" version | head -1)
 expect_eq "build: the first line of gorila version" "$(field build)" "\"$build\""
 expect_contains "source: the source id in the build" "$build" "(source $(field source | tr -d '"'))"
