@@ -143,13 +143,13 @@ check-layers:
 	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-layers: base, envs, agents and core are MPI-free and include nothing above them"
 
 test: all check-layers
-	tests/run-all $(BUILD) unit cli mpi
+	tests/run-all -j2 $(BUILD) unit cli mpi
 
 test-unit: all
 	tests/run-all $(BUILD) unit
 
 test-cli: all
-	tests/run-all $(BUILD) cli
+	tests/run-all -j2 $(BUILD) cli
 
 test-mpi: all
 	tests/run-all $(BUILD) mpi
@@ -161,7 +161,7 @@ test-kernels: all
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    tests/run-all build-asan unit cli
+	    tests/run-all -j2 build-asan unit cli
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0

@@ -2,7 +2,7 @@
 # tests/lib.sh: TAP helpers for shell tests. Source it, then call check
 # or the helpers below; end with `done_testing`.
 #   $GORILA    the binary under test
-#   $TEST_TMP  scratch directory (shared by all scripts of one run)
+#   $TEST_TMP  scratch directory of this script (tests/run-all makes it)
 set -u
 : "${GORILA:?run through tests/run-all}"
 : "${TEST_TMP:?run through tests/run-all}"

@@ -31,11 +31,13 @@ expect_eq "version: the VERSION file" "$(field version)" "\"$release\""
 top=$(sed -n 's/^## \[\([^]]*\)\].*/\1/p' CHANGELOG.md | grep -vx Unreleased | head -1)
 expect_eq "CHANGELOG.md's top release entry is VERSION" "$top" "$release"
 expect_contains "gorila version: the release first" "$("$GORILA" version | head -1)" "gorila $release ("
-# In a git checkout, the commit it was built from; outside one, null
+# In a git checkout, the commit it was built from (`git describe`: a tag, or
+# tag-N-gHASH, or HASH, and -dirty for uncommitted changes); outside one, null
 if git rev-parse --git-dir >/dev/null 2>&1; then
-    expect_eq "git_describe: the checkout's commit" "$(field git_describe | tr -d '"' | sed 's/-dirty$//')" \
-        "$(git describe --tags --always 2>/dev/null)"
-    expect_contains "gorila version: the checkout line" "$("$GORILA" version)" "checkout: $(git describe --tags --always)"
+    desc=$(field git_describe | tr -d '"')
+    commit=$(sed 's/-dirty$//; s/.*-g\([0-9a-f]*\)$/\1/' <<<"$desc")
+    check "git_describe names a commit of this checkout ($desc)" git cat-file -e "$commit^{commit}"
+    expect_contains "gorila version: the checkout line" "$("$GORILA" version)" "checkout: $desc"
 else
     expect_eq "git_describe: null outside a checkout" "$(field git_describe)" "null"
 fi

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/cli/runall.sh: tests/run-all itself, on scripts made here. A check
+# that fails makes the status column FAIL and the summary count it; a
+# script that exits non-zero, or reports nothing, is one more failure; a
+# skip is counted apart; each script gets a scratch directory of its own;
+# single scripts run with nothing set by hand; the times file is written.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT" || exit 1
+
+w=$(mktemp -d "$TEST_TMP/runall.XXXXXX")
+mkdir -p "$w/build" "$w/t"
+cat >"$w/t/pass.sh" <<'S'
+echo "ok 1 - one"; echo "ok 2 - two # SKIP not here"; echo "$TEST_TMP" >"$TEST_TMP/where"; echo "$TEST_TMP"
+S
+cat >"$w/t/fail.sh" <<'S'
+echo "ok 1 - one"; echo "not ok 2 - two"
+S
+cat >"$w/t/crash.sh" <<'S'
+echo "ok 1 - one"; exit 3
+S
+cat >"$w/t/silent.sh" <<'S'
+true
+S
+# run_all ARGS...: tests/run-all with a build directory of its own, from
+# an environment without the variables a run sets
+run_all() { run_cmd env -u GORILA -u TEST_TMP -u TEST_ROOT tests/run-all "$w/build" "$@"; }
+
+run_all "$w/t/pass.sh"
+expect_rc "a passing script: exit 0" 0
+expect_contains "a passing script: summary" "$out" "1 passed, 0 failed"
+expect_contains "a passing script: the skip counted apart" "$out" "1 skipped (not counted as passed"
+status=$(grep -F "$w/t/pass.sh " <<<"$out" | awk '{print $NF}')
+expect_eq "a passing script: status ok" "$status" "ok"
+where=$(cat "$w/build/test-tmp/"*pass.sh/where 2>/dev/null)
+check "a script's TEST_TMP is a directory of its own under BUILD/test-tmp ($where)" \
+    bash -c '[[ "$1" == "$2"/test-tmp/*pass.sh ]] && [ -d "$1" ]' _ "$where" "$w/build"
+
+run_all "$w/t/fail.sh"
+expect_rc "a failing check: exit 1" 1
+expect_contains "a failing check: summary" "$out" "1 passed, 1 failed"
+status=$(grep -F "$w/t/fail.sh " <<<"$out" | tail -1 | awk '{print $NF}')
+expect_eq "a failing check: status FAIL, not ok" "$status" "FAIL"
+
+run_all "$w/t/crash.sh"
+expect_rc "a script that exits 3: exit 1" 1
+expect_contains "a script that exits 3: summary" "$out" "1 passed, 1 failed"
+expect_contains "a script that exits 3: status" "$out" "FAIL: exit status 3"
+
+run_all "$w/t/silent.sh"
+expect_rc "a script that reports nothing: exit 1" 1
+expect_contains "a script that reports nothing: status" "$out" "FAIL: reported no tests"
+
+run_all -j 2 "$w/t/pass.sh" "$w/t/fail.sh"
+expect_contains "two scripts at -j 2: summed" "$out" "2 passed, 1 failed"
+expect_eq "the times file: a line per script" "$(wc -l <"$w/build/test-times.txt")" 2
+check "the times file: seconds then name" grep -qE "^[0-9]+ $w/t/fail.sh$" "$w/build/test-times.txt"
+
+run_cmd tests/run-all "$w/build" "$w/t/none.sh"
+expect_rc "a missing script: exit 2" 2
+run_cmd tests/run-all "$w/build" bogus
+expect_rc "an unknown group: exit 2" 2
+expect_contains "an unknown group: message" "$err" "unknown group 'bogus'"
+run_cmd tests/run-all -j 0 "$w/build" cli
+expect_rc "-j 0: exit 2" 2
+rm -rf "$w"
+done_testing
