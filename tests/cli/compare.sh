@@ -160,7 +160,8 @@ if [ "$ranks" -gt "$(nproc)" ]; then
     expect_contains "report: warns that ps_sync with 2 learners has more ranks than cores" "$(cat "$R")" \
         "**ps_sync, 2 learners: $ranks ranks on $(nproc) cores.**"
 else
-    ok "report: ps_sync with 2 learners fits the cores ($ranks ranks, $(nproc) cores): no warning needed"
+    check "report: ps_sync with 2 learners fits the cores ($ranks ranks, $(nproc) cores): no warning" \
+        bash -c '! grep -qF "**ps_sync, 2 learners: " "$1"' _ "$R"
 fi
 expect_contains "report: states the command" "$(cat "$R")" "- Command: \`$C configs/cartpole.yaml"
 expect_contains "report: states the machine" "$(cat "$R")" "$(nproc) cores (nproc)"

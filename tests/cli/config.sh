@@ -299,12 +299,6 @@ for f in configs/apex/cartpole.yaml configs/apex/acrobot.yaml configs/apex/mount
         "prioritized 0.6 0.4 1 actor"
     # The config as it is (needs replay.kind prioritized to be allowed).
     run_cmd "$GORILA" config check "$f"
-    if [ "$rc" -eq 2 ] && grep -qF "replay.kind prioritized is not built yet" <<<"$err"; then
-        for what in "valid as is" "as is: 9 ranks" "as is: prioritized replay settings"; do
-            ok "$name: $what # SKIP replay.kind prioritized is refused until it is built (issue 10)"
-        done
-        continue
-    fi
     expect_rc "$name: valid as is" 0
     expect_eq "$name: as is: 9 ranks" "$(tail -n 1 <<<"$out")" "ranks: 9"
     expect_eq "$name: as is: prioritized replay settings" \

@@ -19,10 +19,28 @@ job global "${ar[@]}" --set learner.batch=global
 expect_rc "global: exit status 0" 0
 expect_eq "global: each learner trains 16 rows per gradient" "$(rows "$RUN/summary.json")" "16 16"
 u_global=$(jget "$RUN/summary.json" updates)
+s_global=$(jget "$RUN/summary.json" samples_trained)
 job perlearner "${ar[@]}"
 expect_rc "per_learner: exit status 0" 0
 expect_eq "per_learner: each learner trains 32 rows per gradient" "$(rows "$RUN/summary.json")" "32 32"
 u_per=$(jget "$RUN/summary.json" updates)
-check "global takes about twice the updates of per_learner in the same env steps ($u_global against $u_per)" \
-    awk -v g="${u_global:-0}" -v p="${u_per:-0}" 'BEGIN { exit !(p > 0 && g / p >= 1.7 && g / p <= 2.3) }'
+s_per=$(jget "$RUN/summary.json" samples_trained)
+# Exact by construction, whatever the load: an update of the global job
+# trains 32 rows (2 gradients of 16), one of the per_learner job 64, so per
+# sampled row the global job takes twice the updates (up to the one
+# unfinished round each job may stop in: 2 gradients)
+check "global takes twice the updates per trained row ($u_global in $s_global rows, $u_per in $s_per)" \
+    awk -v ug="${u_global:-0}" -v sg="${s_global:-0}" -v up="${u_per:-0}" -v sp="${s_per:-0}" \
+    'BEGIN { exit !(ug > 0 && up > 0 && sg >= 32 * ug && sg <= 32 * (ug + 1) && sp >= 64 * up && sp <= 64 * (up + 1)) }'
+# At the same replay ratio the limiter then lets the global job take about
+# twice the updates in the same env steps: true when its learners kept up
+# with the limiter. On a loaded machine they may not (a CPU hog beside the
+# job left it at 1.01x): then this is a counted skip saying so, not a pass.
+allowed=$((8 * 3000)) # replay.samples_per_insert 0: batch 32 x 1 gradient step / train_every 4 per insert, 3000 env steps
+if [ "${s_global:-0}" -ge $((allowed * 85 / 100)) ]; then
+    check "global takes about twice the updates of per_learner in the same env steps ($u_global against $u_per)" \
+        awk -v g="${u_global:-0}" -v p="${u_per:-0}" 'BEGIN { exit !(p > 0 && g / p >= 1.7 && g / p <= 2.3) }'
+else
+    ok "global takes about twice the updates of per_learner in the same env steps # SKIP the global job's learners fell behind the limiter on this machine's load (trained $s_global of the $allowed rows it allows; $u_global against $u_per updates)"
+fi
 done_testing

@@ -20,14 +20,26 @@ check "distributed CartPole learns: best greedy mean $best >= 150 within 30000 e
 n=$(($(wc -l <"$RUN/eval.csv") - 1))
 check "distributed CartPole: evaluations every 250 updates ($n)" [ "$n" -ge 2 ]
 check_artifacts "distributed CartPole"
-solved_checks() { # NAME: a run that stopped because it solved saved the solving parameters
+# solved_checks NAME: a run that stopped because it solved saved the solving
+# parameters and says when it solved; one that did not stopped at its budget,
+# records no solve and its final evaluation is below the threshold (else it
+# would have stopped solved)
+solved_checks() {
     local s="$RUN/summary.json"
-    [ "$(jget "$s" stop_reason)" = solved ] || return 0
-    local last thr
+    local reason last thr
+    reason=$(jget "$s" stop_reason)
     last=$(jget "$s" last_eval_mean_return)
     thr=$(jget "$s" reward_threshold)
-    check "$1: stopped solved; its final checkpoint scores $last >= $thr" awk -v a="$last" -v t="$thr" 'BEGIN { exit !(a >= t) }'
-    check "$1: final line says when it solved" grep -q "solved at $(jget "$s" solved_at_env_steps) env steps" <<<"$out"
+    if [ "$reason" = solved ]; then
+        check "$1: stopped solved; its final checkpoint scores $last >= $thr" \
+            awk -v a="$last" -v t="$thr" 'BEGIN { exit !(a >= t) }'
+        check "$1: final line says when it solved" grep -q "solved at $(jget "$s" solved_at_env_steps) env steps" <<<"$out"
+    else
+        expect_eq "$1: not solved, so stopped at its budget" "$reason" "budget"
+        check "$1: not solved; its final checkpoint scores $last < $thr" \
+            awk -v a="$last" -v t="$thr" 'BEGIN { exit !(a < t) }'
+        expect_eq "$1: not solved, so no solved_at_env_steps" "$(jget "$s" solved_at_env_steps)" "null"
+    fi
 }
 solved_checks "distributed CartPole"
 
