@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,6 +433,16 @@ static int name_from_stem(Config *cfg, const char *path, char *err) {
     memset(cfg->run.name, 0, sizeof cfg->run.name);
     memcpy(cfg->run.name, base, len);
     return 0;
+}
+
+void config_run_dir_name(const Config *cfg, char *out, size_t cap) {
+    if (cfg->origin[cfg_key_id("run", "name")].from != CFG_FROM_DEFAULT) {
+        snprintf(out, cap, "%s", cfg->run.name);
+        return;
+    }
+    bool local = cfg->run.mode == RUN_LOCAL;
+    snprintf(out, cap, "%s-%s-l%d-s%" PRIu64, cfg->run.name, local ? "local" : config_sync_name(cfg->sync.mode),
+             local ? 1 : cfg->roles.learners, cfg->run.seed);
 }
 
 int config_load(Config *cfg, const char *path, const char *const *sets, int n_sets, char *err) {

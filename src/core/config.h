@@ -219,6 +219,14 @@ int config_set(Config *cfg, const char *assignment, char *err);
 /* Check every value and combination. Returns 0 or -1 with err. */
 int config_validate(const Config *cfg, char *err);
 
+/* The name of the run directory a new run of cfg makes under run.out_dir
+ * (runlog adds -2, -3, ... on a clash): run.name when the file or a --set
+ * gave it, else <run.name>-<mode>-l<learners>-s<seed>, run.name then being
+ * the file's stem, mode "local" for run.mode local and sync.mode's name for
+ * a distributed run, learners 1 for a local run and roles.learners for a
+ * distributed one: configs/cartpole.yaml gives cartpole-ps_sync-l1-s1. */
+void config_run_dir_name(const Config *cfg, char *out, size_t cap);
+
 /* Write the effective config as YAML that config_load accepts back. */
 void config_write(const Config *cfg, FILE *f);
 

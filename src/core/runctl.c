@@ -99,13 +99,23 @@ void runctl_rates(RunCtl *rc, double wall, uint64_t env_steps, uint64_t updates,
     rc->row_updates = updates;
 }
 
+/* v with fmt into buf, or "-" where there is no value yet (NaN: no
+ * evaluation, no finished episode, no interval for a rate). */
+static const char *num_or_dash(char *buf, size_t size, const char *fmt, double v) {
+    if (isnan(v)) return "-";
+    snprintf(buf, size, fmt, v);
+    return buf;
+}
+
 void runctl_progress_line(char *out, size_t size, const MetricsRow *row, double best_eval) {
     if (size == 0) return;
+    char sps[32], ups[32], ret[32], ev[32], best[32];
     snprintf(out, size,
-             "[%7.1fs] steps %" PRIu64 " (%.0f/s)  updates %" PRIu64 " (%.0f/s)  eps %.3f  return %.1f  eval %.1f (best %.1f)",
-             row->wall_seconds, row->env_steps, row->env_steps_per_second,
-             row->updates, row->updates_per_second, row->epsilon, row->mean_train_return,
-             row->last_eval_return, best_eval);
+             "[%7.1fs] steps %" PRIu64 " (%s/s)  updates %" PRIu64 " (%s/s)  eps %.3f  return %s  eval %s (best %s)",
+             row->wall_seconds, row->env_steps, num_or_dash(sps, sizeof sps, "%.0f", row->env_steps_per_second),
+             row->updates, num_or_dash(ups, sizeof ups, "%.0f", row->updates_per_second), row->epsilon,
+             num_or_dash(ret, sizeof ret, "%.1f", row->mean_train_return),
+             num_or_dash(ev, sizeof ev, "%.1f", row->last_eval_return), num_or_dash(best, sizeof best, "%.1f", best_eval));
 }
 
 void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack *e, uint64_t env_steps,

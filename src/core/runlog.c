@@ -237,9 +237,11 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
         return 0;
     }
     if (make_dirs(cfg->run.out_dir, err) != 0) return GORILA_EXIT_LOG_WRITE;
+    char name[CFG_NAME_LEN + 64];
+    config_run_dir_name(cfg, name, sizeof name);
     for (int k = 1;; k++) {
-        int n = k == 1 ? snprintf(rl->dir, sizeof rl->dir, "%s/%s", cfg->run.out_dir, cfg->run.name)
-                       : snprintf(rl->dir, sizeof rl->dir, "%s/%s-%d", cfg->run.out_dir, cfg->run.name, k);
+        int n = k == 1 ? snprintf(rl->dir, sizeof rl->dir, "%s/%s", cfg->run.out_dir, name)
+                       : snprintf(rl->dir, sizeof rl->dir, "%s/%s-%d", cfg->run.out_dir, name, k);
         if (n >= (int)sizeof rl->dir - 64) {
             errf(err, "run directory path too long");
             return GORILA_EXIT_USAGE;
@@ -250,7 +252,7 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_LOG_WRITE;
         }
         if (k > 9999) {
-            errf(err, "too many runs named %s in %s", cfg->run.name, cfg->run.out_dir);
+            errf(err, "too many runs named %s in %s", name, cfg->run.out_dir);
             return GORILA_EXIT_USAGE;
         }
     }

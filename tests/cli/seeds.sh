@@ -89,12 +89,15 @@ expect_contains "plain: the row header" "$out" \
     "seed  solved  solved_test at_env_steps at_seconds env_steps wall_seconds best_eval saved_best last_eval saved_final test_best test_final"
 expect_eq "plain: three rows, seeds 6, 7, 8" "$(rows "$out" | awk '{ print $1 }' | paste -sd' ')" "6 7 8"
 check "plain: neither null nor nan anywhere" bash -c '! grep -qwE "null|nan|NaN" <<<"$1"' _ "$out"
-check "plain: run directories runs/seeds-cartpole-<seed>" test -f "$R/seeds-cartpole-6/summary.json" \
-    -a -f "$R/seeds-cartpole-7/summary.json" -a -f "$R/seeds-cartpole-8/summary.json"
+expect_contains "plain: says where the runs go" "$out" "run directories: $R/seeds-cartpole/<config>-s<seed>"
+check "plain: one folder for the invocation, a run directory per seed in it" \
+    test -f "$R/seeds-cartpole/cartpole-s6/summary.json" \
+    -a -f "$R/seeds-cartpole/cartpole-s7/summary.json" -a -f "$R/seeds-cartpole/cartpole-s8/summary.json"
+expect_eq "plain: nothing else in run.out_dir" "$(cd "$R" && echo *)" "seeds-cartpole"
 k=0
 vals=()
 for seed in 6 7 8; do
-    d="$R/seeds-cartpole-$seed"
+    d="$R/seeds-cartpole/cartpole-s$seed"
     sv=$(jget "$d/summary.json" solved)
     [ "$sv" = true ] && k=$((k + 1))
     vals+=("$(steps "$d" "$sv")")
@@ -142,7 +145,9 @@ run_cmd "$S" $C -n 3 --first 6 "${fast[@]}" --set run.out_dir="$R" --solved-on s
 expect_eq "again: env steps to solve, the same line (bootstrap seeded)" \
     "$(metric "$out" "env steps to solve")" "$(metric "$first" "env steps to solve")"
 expect_eq "again: best eval, the same line" "$(metric "$out" "best eval")" "$(metric "$first" "best eval")"
-check "again: run directories get -2" [ -f "$R/seeds-cartpole-6-2/summary.json" ]
+check "again: a new folder for the invocation, -2" [ -f "$R/seeds-cartpole-2/cartpole-s6/summary.json" ]
+expect_eq "again: its run directories named as the first's" "$(cd "$R/seeds-cartpole-2" && echo *)" \
+    "cartpole-s6 cartpole-s7 cartpole-s8"
 
 # ---- --markdown, the test columns and the default --solved-on test --------------
 R="$W/md"
@@ -151,7 +156,7 @@ expect_rc "markdown: exit status 0" 0
 expect_contains "markdown: the row header" "$out" "| seed | solved | solved test | at env steps |"
 expect_eq "markdown: two rows" "$(grep -cE '^\| [67] \|' <<<"$out")" 2
 expect_contains "markdown: the metric table" "$out" "| metric | n | median | IQM | IQM 95% CI | mean ± sd |"
-if grep -q '"solved_test"' "$R/seeds-cartpole-6/summary.json"; then
+if grep -q '"solved_test"' "$R/seeds-cartpole/cartpole-s6/summary.json"; then
     expect_contains "markdown: solved judged on solved_test" "$out" "judged on the held-out test evaluation"
 else
     expect_contains "markdown: no solved_test: a note, judged on solved" "$out" \
@@ -167,7 +172,7 @@ expect_eq "test keys: seed 7: solved_test false, test best 100.2, test final 90.
     "$(rows "$out" | awk '$1 == 7 { print $3, $12, $13 }')" "false 100.2 90.0"
 expect_contains "test keys: judged on solved_test by default: 1 of 2" "$out" "solved: 1/2 ("
 expect_contains "test keys: says so" "$out" "solved: judged on the held-out test evaluation (summary.json solved_test)"
-want=$(printf '%s\n' "$(steps "$R/seeds-cartpole-6" true)" $BUDGET | sort -n |
+want=$(printf '%s\n' "$(steps "$R/seeds-cartpole/cartpole-s6" true)" $BUDGET | sort -n |
     awk '{ v[NR] = $1 } END { printf "2 %d", int((v[1] + v[2]) / 2 + 0.5) }')
 expect_eq "test keys: env steps to solve: seed 6 at its solve point, seed 7 at the budget" \
     "$(metric "$out" "env steps to solve" | awk '{ print $1, $2 }')" "$want"
@@ -176,7 +181,7 @@ expect_eq "test keys: test best summarised: n 2, median 290.4" \
 expect_eq "test keys: test final over the one run that has it" \
     "$(metric "$out" "test final" | awk '{ print $1, $2, $3, $4, $5 }')" "1 of 2 90.0 90.0"
 k=0
-for seed in 6 7; do [ "$(jget "$R/seeds-cartpole-$seed/summary.json" solved)" = true ] && k=$((k + 1)); done
+for seed in 6 7; do [ "$(jget "$R/seeds-cartpole/cartpole-s$seed/summary.json" solved)" = true ] && k=$((k + 1)); done
 run_cmd "$S" --solved-on selection $C -n 2 --first 6 "${fast[@]}" --set run.out_dir="$R"
 expect_contains "test keys: --solved-on selection counts summary.json solved" "$out" "solved: $k/2 ("
 
@@ -195,23 +200,29 @@ expect_eq "failed seed: best eval over the 2 runs with one" "$(metric "$out" "be
     "2 of 3"
 
 # ---- --compare ------------------------------------------------------------------
-sed 's/^  lr: 2.3e-3 /  lr: 1.0e-3 /' $C >"$W/cartpole-slow.yaml"
-check "compare: the second config differs in its rate" grep -q '^  lr: 1.0e-3 ' "$W/cartpole-slow.yaml"
+# The second config has the same file name as the first, in another folder
+# (as configs/cartpole.yaml beside configs/local/cartpole.yaml).
+mkdir -p "$W/slow"
+sed 's/^  lr: 2.3e-3 /  lr: 1.0e-3 /' $C >"$W/slow/cartpole.yaml"
+check "compare: the second config differs in its rate" grep -q '^  lr: 1.0e-3 ' "$W/slow/cartpole.yaml"
 R="$W/compare"
-run_cmd stand_in "$S" --compare $C "$W/cartpole-slow.yaml" -n 2 --first 6 "${fast[@]}" --set run.out_dir="$R"
+run_cmd stand_in "$S" --compare $C "$W/slow/cartpole.yaml" -n 2 --first 6 "${fast[@]}" --set run.out_dir="$R"
 expect_rc "compare: exit status 0" 0
 expect_eq "compare: interleaved, seed by seed" "$(rows "$out" | awk '{ print $1 "/" $2 }' | paste -sd' ')" \
-    "cartpole/6 cartpole-slow/6 cartpole/7 cartpole-slow/7"
+    "local/cartpole/6 slow/cartpole/6 local/cartpole/7 slow/cartpole/7"
 expect_eq "compare: the trains in that order" "$(grep -o 'run.name=[^ ]*' "$W/trains" | tail -4 | paste -sd' ')" \
-    "run.name=seeds-cartpole-6 run.name=seeds-cartpole-slow-6 run.name=seeds-cartpole-7 run.name=seeds-cartpole-slow-7"
-expect_contains "compare: a solved row per config" "$out" "config         solved  rate  Wilson 95% CI"
+    "run.name=local-cartpole-s6 run.name=slow-cartpole-s6 run.name=local-cartpole-s7 run.name=slow-cartpole-s7"
+expect_eq "compare: one folder, a run directory per config and seed, none with -2" \
+    "$(cd "$R" && echo *)/$(cd "$R/seeds-compare-cartpole-cartpole" && echo *)" \
+    "seeds-compare-cartpole-cartpole/local-cartpole-s6 local-cartpole-s7 slow-cartpole-s6 slow-cartpole-s7"
+expect_contains "compare: a solved row per config" "$out" "config          solved  rate  Wilson 95% CI"
 expect_contains "compare: the P(X > Y) table" "$out" "P(X > Y)"
-# P(cartpole > cartpole-slow) from the four summary.json: fewer env steps to
+# P(local/cartpole > slow/cartpole) from the four summary.json: fewer env steps to
 # solve wins, unsolved loses to solved, ties count half.
 pairs=()
-for cfg in cartpole cartpole-slow; do
+for cfg in local-cartpole slow-cartpole; do
     for seed in 6 7; do
-        d="$R/seeds-$cfg-$seed"
+        d="$R/seeds-compare-cartpole-cartpole/$cfg-s$seed"
         sv=$(jget "$d/summary.json" solved)
         if [ "$sv" = true ]; then v=$(jget "$d/summary.json" solved_at_env_steps); else v=inf; fi
         pairs+=("$cfg $v")
@@ -219,12 +230,12 @@ for cfg in cartpole cartpole-slow; do
 done
 want=$(printf '%s\n' "${pairs[@]}" | awk '
     function big(v) { return v == "inf" ? 1e18 : v + 0 }
-    $1 == "cartpole" { x[++nx] = big($2) } $1 == "cartpole-slow" { y[++ny] = big($2) }
+    $1 == "local-cartpole" { x[++nx] = big($2) } $1 == "slow-cartpole" { y[++ny] = big($2) }
     END { for (i = 1; i <= nx; i++) for (j = 1; j <= ny; j++) w += (x[i] < y[j]) + 0.5 * (x[i] == y[j])
           printf "%.2f", w / (nx * ny) }')
 echo "# compare: runs ${pairs[*]}"
-expect_eq "compare: P(cartpole > cartpole-slow) as the runs give it" \
-    "$(grep -E '^cartpole +cartpole-slow +[0-9]' <<<"$out" | awk '{ print $3 }')" "$want"
+expect_eq "compare: P(local/cartpole > slow/cartpole) as the runs give it" \
+    "$(grep -E '^local/cartpole +slow/cartpole +[0-9]' <<<"$out" | awk '{ print $3 }')" "$want"
 
 # ---- --sweep --------------------------------------------------------------------
 R="$W/sweep"
@@ -232,9 +243,10 @@ run_cmd "$S" $C --sweep optimizer.lr=0.001,0.002 -n 1 --first 6 "${fast[@]}" --s
 expect_rc "sweep: exit status 0" 0
 expect_eq "sweep: a row per value" "$(rows "$out" | awk '{ print $1 "/" $2 }' | paste -sd' ')" \
     "optimizer.lr=0.001/6 optimizer.lr=0.002/6"
-check "sweep: run directories named after the value" test -f "$R/seeds-cartpole-optimizer.lr_0.001-6/summary.json" \
-    -a -f "$R/seeds-cartpole-optimizer.lr_0.002-6/summary.json"
-check "sweep: each ran with its value" grep -q '^  lr: 0.002$' "$R/seeds-cartpole-optimizer.lr_0.002-6/config.yaml"
+D="$R/seeds-sweep-cartpole-optimizer.lr"
+check "sweep: one folder, run directories named after the value" test -f "$D/optimizer.lr_0.001-s6/summary.json" \
+    -a -f "$D/optimizer.lr_0.002-s6/summary.json"
+check "sweep: each ran with its value" grep -q '^  lr: 0.002$' "$D/optimizer.lr_0.002-s6/config.yaml"
 check "sweep: P(X > Y) of the two values" grep -qE '^optimizer.lr=0.001 +optimizer.lr=0.002 +[01]\.[0-9]{2} ' <<<"$out"
 
 # ---- bad input: one line on stderr, exit 2, nothing run ---------------------------
@@ -258,7 +270,7 @@ bad "--sweep with an empty value" "an empty value" $C --sweep optimizer.lr=0.001
 bad "--sweep of run.seed" "scripts/seeds sets run.seed on every run itself" $C --sweep run.seed=1,2
 bad "--sweep of environments" "different environments" $C --sweep env.name=CartPole-v1,Acrobot-v1
 bad "--compare of one config" "--compare needs two configs or more" --compare $C
-bad "two configs without --compare" "one CONFIG, got 2" $C "$W/cartpole-slow.yaml"
+bad "two configs without --compare" "one CONFIG, got 2" $C "$W/slow/cartpole.yaml"
 bad "a config gorila refuses" "no-such.yaml" "$W/no-such.yaml"
 bad "-n 0" "-n: 0 is out of range" $C -n 0
 bad "--solved-on other" "--solved-on: expected test or selection" $C --solved-on best

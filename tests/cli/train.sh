@@ -31,6 +31,25 @@ check "episodes.csv has the training episodes ($n_ep)" [ "$n_ep" -gt 20 ]
 run_cmd "$GORILA" config check "$R/config.yaml"
 expect_rc "the saved config.yaml loads back" 0
 
+# Without run.name, the run directory says which config, mode, learner
+# count and seed: <file name>-<mode>-l<learners>-s<seed>, -2 on a clash;
+# a run.name given is the name. (Both "run directory:" lines, first and
+# last, name it.)
+named() {
+    run_cmd "$GORILA" train "$@" --set run.out_dir="$RUNS/named" --set run.max_env_steps=200 \
+        --set logging.progress=never
+    sed -n 's/^run directory: //p' <<<"$out" | sort -u
+}
+expect_eq "no run.name: <config>-local-l1-s<seed>" "$(named configs/local/cartpole.yaml)" \
+    "$RUNS/named/cartpole-local-l1-s1"
+expect_eq "no run.name, the same again: -2" "$(named configs/local/cartpole.yaml)" \
+    "$RUNS/named/cartpole-local-l1-s1-2"
+expect_eq "no run.name, another seed: its own name" "$(named configs/local/acrobot.yaml --set run.seed=17)" \
+    "$RUNS/named/acrobot-local-l1-s17"
+expect_eq "no run.name, a distributed config with --local: mode local, 1 learner" \
+    "$(named configs/cartpole.yaml --local --set roles.learners=2 --set run.seed=4)" "$RUNS/named/cartpole-local-l1-s4"
+expect_eq "run.name given: that name" "$(named configs/local/cartpole.yaml --set run.name=mine)" "$RUNS/named/mine"
+
 # The same config again goes to a new directory, never over the old one.
 run_cmd "$GORILA" train "${small[@]}" --set run.name=t1
 expect_contains "a second run gets its own directory" "$out" "run directory: $RUNS/t1-2"

@@ -5,6 +5,7 @@
     read_events.py PB_DIR gorila RUN_DIR [--tags T,...] [--start STEP]
     read_events.py PB_DIR tensorflow FILE
     read_events.py PB_DIR tfevents-js FILE
+    read_events.py PB_DIR dump FILE...
 
 PB_DIR holds the Python modules protoc generated from tests/tb/proto
 (protoc -I tests/tb/proto --python_out=PB_DIR ...); nothing of gorila's
@@ -29,6 +30,11 @@ eval/mean_return per eval.csv row.
 tensorflow: the file TensorFlow 2 wrote (tests/tb/README.md): 100 events
 of my_metric, steps 0..99, each a float tensor of value 0.5 * step.
 tfevents-js: its 2-event test asset: tag "hello", simple_value 1, step 0.
+
+dump: no checks; the scalars of the files as TensorBoard's protos decode
+them, one CSV line each, wall_time,step,tag,value (repr of the doubles; a
+simple_value, or a tensor's one float as check_tensorflow reads it), for
+tests/cli/tbdump.sh to hold scripts/tb-dump's output against.
 """
 import csv
 import glob
@@ -199,6 +205,23 @@ def check_tensorflow(path, event_pb2):
            % (name, got[:2]))
 
 
+def dump(paths, event_pb2):
+    for path in paths:
+        recs, bad = records(path)
+        if bad:
+            sys.exit("%s: %s" % (path, "; ".join(bad)))
+        for r in recs:
+            e = event_pb2.Event()
+            e.ParseFromString(r)
+            for v in e.summary.value:
+                if v.WhichOneof("value") == "simple_value":
+                    x = v.simple_value
+                else:
+                    t = v.tensor
+                    x = struct.unpack("<f", t.tensor_content)[0] if t.tensor_content else (t.float_val or [None])[0]
+                print("%r,%d,%s,%r" % (e.wall_time, e.step, v.tag, x))
+
+
 def check_tfevents_js(path, event_pb2):
     name = "tfevents-js " + os.path.basename(path)
     evs = events(path, event_pb2, name)[1:]
@@ -215,6 +238,9 @@ def main():
     sys.path.insert(0, pb_dir)
     from tensorboard.compat.proto import event_pb2  # generated into pb_dir by protoc
 
+    if kind == "dump":
+        dump(args[2:], event_pb2)
+        return
     report(crc32c(b"123456789") == 0xE3069283, "the reader's CRC-32C gives the published check value E3069283")
     if kind == "gorila":
         tags = [t for t in opts.get("--tags", "").split(",") if t]

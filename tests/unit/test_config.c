@@ -405,6 +405,32 @@ Test(config_good, run_name_defaults_to_the_file_stem) {
     const char *sets[] = {"run.name=other"};
     cr_assert_eq(config_load(&c, path, sets, 1, err), 0, "%s", err);
     cr_assert_str_eq(c.run.name, "other");
+
+    /* The run directory: file stem, mode, learners, seed without run.name
+     * (sync.mode for a distributed run, "local" and 1 learner for a local
+     * one); run.name itself when the file or a --set gives it. */
+    const char *dist[] = {"run.mode=distributed", "sync.mode=allreduce", "roles.param_servers=0",
+                          "roles.learners=2", "run.seed=12345678901234567890"};
+    char name[CFG_NAME_LEN + 64];
+    cr_assert_eq(config_load(&c, path, NULL, 0, err), 0, "%s", err);
+    config_run_dir_name(&c, name, sizeof name);
+    cr_assert_str_eq(name, "my-exp.v2-ps_sync-l1-s3", "run.mode's default is distributed, sync.mode's ps_sync");
+    const char *local[] = {"run.mode=local", "roles.learners=2"};
+    cr_assert_eq(config_load(&c, path, local, 2, err), 0, "%s", err);
+    config_run_dir_name(&c, name, sizeof name);
+    cr_assert_str_eq(name, "my-exp.v2-local-l1-s3");
+    cr_assert_eq(config_load(&c, path, dist, 5, err), 0, "%s", err);
+    config_run_dir_name(&c, name, sizeof name);
+    cr_assert_str_eq(name, "my-exp.v2-allreduce-l2-s12345678901234567890");
+    cr_assert_eq(config_load(&c, path, sets, 1, err), 0, "%s", err);
+    config_run_dir_name(&c, name, sizeof name);
+    cr_assert_str_eq(name, "other");
+    f = fopen(path, "w");
+    fputs("run: {seed: 3, name: fixed}\n", f);
+    fclose(f);
+    cr_assert_eq(config_load(&c, path, dist, 5, err), 0, "%s", err);
+    config_run_dir_name(&c, name, sizeof name);
+    cr_assert_str_eq(name, "fixed");
     unlink(path);
 
     /* A stem that is no valid run name must be replaced, not mangled. */

@@ -326,7 +326,17 @@ Test(runctl, progress_line_before_anything_happened) {
                       .updates_per_second = NAN, .epsilon = 1, .mean_train_return = NAN, .last_eval_return = NAN};
     char line[RUNCTL_LINE_LEN];
     runctl_progress_line(line, sizeof line, &row, NAN);
-    cr_assert_str_eq(line, "[    0.0s] steps 0 (nan/s)  updates 0 (nan/s)  eps 1.000  return nan  eval nan (best nan)");
+    /* no value yet is "-", never "nan" */
+    cr_assert_str_eq(line, "[    0.0s] steps 0 (-/s)  updates 0 (-/s)  eps 1.000  return -  eval - (best -)");
+}
+
+Test(runctl, progress_line_before_the_first_evaluation) {
+    MetricsRow row = {.wall_seconds = 0.04, .env_steps = 100, .updates = 0, .env_steps_per_second = 1103047.4,
+                      .updates_per_second = 0, .epsilon = 0.988, .mean_train_return = 23.0,
+                      .last_eval_return = NAN};
+    char line[RUNCTL_LINE_LEN];
+    runctl_progress_line(line, sizeof line, &row, NAN);
+    cr_assert_str_eq(line, "[    0.0s] steps 100 (1103047/s)  updates 0 (0/s)  eps 0.988  return 23.0  eval - (best -)");
 }
 
 Test(runctl, progress_line_long_run_and_small_buffer) {

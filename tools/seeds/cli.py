@@ -65,13 +65,17 @@ value `gorila config check` refuses, an unknown key, configs of different
 environments, a malformed --sweep) is one line on stderr and exit 2,
 before anything runs.
 --markdown: Markdown tables (for docs/RESULTS.md).
-Run directories: runs/seeds-<config name>-<seed>[-k] (--sweep:
-runs/seeds-<config name>-<key>_<value>-<seed>[-k]; run.out_dir moves them).
+Run directories: one folder per invocation, made new (-2, -3, ... when
+taken): runs/seeds-<config name>[-k]/ (--compare: seeds-compare-<config
+names>, --sweep: seeds-sweep-<config name>-<key>; run.out_dir moves it),
+printed first, and in it a run directory per config and seed:
+<config>-s<seed> (<config> as labelled in the table, / as -; --sweep:
+<key>_<value>-s<seed>).
 Exit status: 0 every run finished (exit 0), 1 some run failed, 2 bad input,
 130 interrupted (the statistics of the finished runs are printed)."""
 
 # Keys scripts/seeds sets on every run itself.
-OWN_KEYS = ("run.seed", "run.name")
+OWN_KEYS = ("run.seed", "run.name", "run.out_dir")
 NAME_OK = re.compile(r"[^A-Za-z0-9._-]")
 MAX_NAME = 63
 MAX_SEED = 2 ** 64 - 1
@@ -94,11 +98,17 @@ class Arm:
         self.config = config
         self.sets = list(sets)
         self.name_base = name_base
+        self.out_dir = None  # the invocation's folder (make_parent)
         self.cfg = {}
         self.runs = []
 
     def run_name(self, seed):
-        return "%s-%d" % (self.name_base, seed)
+        return "%s-s%d" % (self.name_base, seed)
+
+    def run_sets(self, seed):
+        """What scripts/seeds sets on the run of seed, after the arm's own."""
+        out = ["run.seed=%d" % seed, "run.name=%s" % self.run_name(seed)]
+        return out + (["run.out_dir=%s" % self.out_dir] if self.out_dir else [])
 
     @property
     def budget_steps(self):
@@ -219,20 +229,53 @@ def config_base(path):
 
 def safe_name(base, last_seed):
     """A run name prefix (only the characters run.name takes) that leaves
-    room for "-<last seed>"."""
+    room for "-s<last seed>"."""
     base = NAME_OK.sub("_", base)
-    return base[:MAX_NAME - len("-%d" % last_seed)]
+    return base[:MAX_NAME - len("-s%d" % last_seed)]
 
 
 def make_arms(o):
     last = o.first + o.n - 1
     if o.sweep is not None:
         key, values = o.sweep
-        base = config_base(o.configs[0])
         return [Arm("%s=%s" % (key, v), o.configs[0], o.sets + ["%s=%s" % (key, v)],
-                    safe_name("seeds-%s-%s_%s" % (base, key, v), last)) for v in values]
+                    safe_name("%s_%s" % (key, v), last)) for v in values]
     labels = short_labels(o.configs)
-    return [Arm(label, c, o.sets, safe_name("seeds-" + config_base(c), last)) for c, label in zip(o.configs, labels)]
+    return [Arm(label, c, o.sets, safe_name(label.replace("/", "-"), last)) for c, label in zip(o.configs, labels)]
+
+
+def parent_name(o):
+    """The invocation's folder under run.out_dir, before any -k."""
+    if o.sweep is not None:
+        name = "seeds-sweep-%s-%s" % (config_base(o.configs[0]), o.sweep[0])
+    elif o.compare:
+        name = "seeds-compare-" + "-".join(config_base(c) for c in o.configs)
+    else:
+        name = "seeds-" + config_base(o.configs[0])
+    return NAME_OK.sub("_", name)[:MAX_NAME - len("-9999")]
+
+
+def make_parent(o, arms):
+    """Make the invocation's own folder, <run.out_dir>/<parent_name>[-k],
+    and point every arm's runs into it; its path."""
+    out = arms[0].cfg.get("run.out_dir") or "runs"
+    base = os.path.join(out, parent_name(o))
+    try:
+        os.makedirs(out, exist_ok=True)
+        for k in range(1, 10000):
+            path = base if k == 1 else "%s-%d" % (base, k)
+            try:
+                os.mkdir(path)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise InputError("%s: too many folders of that name (up to -9999)" % base)
+    except OSError as e:
+        raise InputError("cannot make a folder for the runs in %s: %s" % (out, e))
+    for a in arms:
+        a.out_dir = path
+    return path
 
 
 def short_labels(paths):
@@ -267,7 +310,7 @@ def check_arms(o, arms):
     if o.sweep is not None:
         config_check(o.configs[0], o.sets)  # first alone, so that a fault of --set is not blamed on --sweep
     for a in arms:
-        a.cfg = config_check(a.config, a.sets + ["run.seed=%d" % last, "run.name=%s" % a.run_name(last)],
+        a.cfg = config_check(a.config, a.sets + a.run_sets(last),
                              "--sweep " + a.label if o.sweep is not None else "")
     envs = {}
     for a in arms:
@@ -319,7 +362,7 @@ def saved_eval(run_dir, which):
 
 def run_one(arm, seed):
     args = [arm.config]
-    for s in arm.sets + ["run.seed=%d" % seed, "run.name=%s" % arm.run_name(seed), "logging.progress=never"]:
+    for s in arm.sets + arm.run_sets(seed) + ["logging.progress=never"]:
         args += ["--set", s]
     cmd = [facts.GORILA, "train"] + args if arm.cfg["ranks"] == 1 else [facts.LAUNCH] + args
     r = Run(seed)
@@ -657,6 +700,7 @@ def main(argv):
             return 0
         arms = make_arms(o)
         check_arms(o, arms)
+        parent = make_parent(o, arms)
     except InputError as e:
         err(one_line(str(e)))
         return 2
@@ -670,6 +714,7 @@ def main(argv):
         print("%s, seeds %s, interleaved: %s" % (arms[0].env, seed_range(seeds), ", ".join(a.label for a in arms)))
     else:
         print("%s: %s, seeds %s" % (arms[0].config, arms[0].env, seed_range(seeds)))
+    print("run directories: %s/<config>-s<seed>" % parent)
     print()
     printer.header()
     interrupted = False
