@@ -60,12 +60,29 @@ static void start(Evaluator *ev, int s, int k) {
     ev->returns[k] = 0;
 }
 
-void evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
-    double t0 = now_seconds();
+void evaluator_set_abandon(Evaluator *ev, EvalAbandonFn abandon, void *arg) {
+    ev->abandon = abandon;
+    ev->abandon_arg = arg;
+}
+
+/* Whether to give up now: the clock every EVAL_CLOCK_EVERY batched steps,
+ * the caller's test every EVAL_CHECK_SECONDS (*next_check). */
+static bool give_up(Evaluator *ev, uint64_t batch, double *next_check) {
+    if (!ev->abandon || batch % EVAL_CLOCK_EVERY != 0) return false;
+    double t = now_seconds();
+    if (t < *next_check) return false;
+    *next_check = t + EVAL_CHECK_SECONDS;
+    return ev->abandon(ev->abandon_arg);
+}
+
+bool evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
+    double t0 = now_seconds(), next_check = t0 + EVAL_CHECK_SECONDS;
     const size_t O = (size_t)ev->O, A = (size_t)ev->A;
     int next = 0, active = 0;
-    uint64_t steps = 0;
-    for (int s = 0; s < ev->P; s++) {
+    uint64_t steps = 0, batches = 0;
+    /* An evaluation that came too late: a stop asked for before it began. */
+    if (ev->abandon && ev->abandon(ev->abandon_arg)) active = -1;
+    for (int s = 0; s < ev->P && active >= 0; s++) {
         start(ev, s, next++);
         active++;
     }
@@ -73,6 +90,10 @@ void evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
      * the forward by gathering active rows to the front of ev->q's input. */
     float *packed = ev->obs; /* rows 0..P-1 are slots; when all are active no copy is needed */
     while (active > 0) {
+        if (give_up(ev, ++batches, &next_check)) {
+            active = -1;
+            break;
+        }
         int rows = 0;
         for (int s = 0; s < ev->P; s++) {
             if (ev->episode_of[s] < 0) continue;
@@ -108,6 +129,11 @@ void evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
             }
         }
     }
+    if (active < 0) {
+        *res = (EvalResult){.episodes = 0, .mean = NAN, .std = NAN, .min = NAN, .max = NAN, .env_steps = steps,
+                            .seconds = now_seconds() - t0};
+        return false;
+    }
     double sum = 0, mn = INFINITY, mx = -INFINITY;
     for (int k = 0; k < ev->episodes; k++) {
         sum += ev->returns[k];
@@ -123,4 +149,5 @@ void evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
     res->max = mx;
     res->env_steps = steps;
     res->seconds = now_seconds() - t0;
+    return true;
 }

@@ -13,6 +13,7 @@
 #ifndef GORILA_EVALUATOR_H
 #define GORILA_EVALUATOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -20,6 +21,15 @@
 #include "qnet.h"
 
 #define EVAL_MAX_PARALLEL 128
+/* How often a running evaluation asks whether to give up (Evaluator.abandon):
+ * every EVAL_CHECK_SECONDS of its time, reading the clock once every
+ * EVAL_CLOCK_EVERY batched steps (a forward and one env step per active
+ * episode each, microseconds at least), never once per env step. */
+#define EVAL_CHECK_SECONDS 0.05
+#define EVAL_CLOCK_EVERY 16
+
+/* Asked while an evaluation runs: true gives it up (a stop signal came). */
+typedef bool (*EvalAbandonFn)(void *arg);
 
 typedef struct {
     int episodes;
@@ -42,13 +52,21 @@ typedef struct {
     int *slot_of_row;       /* (P) */
     double *returns;        /* (episodes) */
     QNetWork work;
+    EvalAbandonFn abandon;  /* NULL: never give up (evaluator_set_abandon) */
+    void *abandon_arg;
 } Evaluator;
 
 /* episodes <= 0 means cfg->eval.episodes. Returns 0 or -1 with err. */
 int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episodes, char *err);
 void evaluator_free(Evaluator *ev);
 
-/* Evaluate params (n_params). */
-void evaluator_run(Evaluator *ev, const float *params, EvalResult *res);
+/* Ask abandon(arg) every EVAL_CHECK_SECONDS of each evaluation (NULL:
+ * never); the caller's pointers are kept. */
+void evaluator_set_abandon(Evaluator *ev, EvalAbandonFn abandon, void *arg);
+
+/* Evaluate params (n_params). Returns true with res filled, or false when
+ * abandon said to give up: the episodes are left unfinished and res holds
+ * only the time and steps taken (episodes 0, the returns NaN). */
+bool evaluator_run(Evaluator *ev, const float *params, EvalResult *res);
 
 #endif

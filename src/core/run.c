@@ -2,11 +2,13 @@
 /* run.c: see run.h. */
 #include "run.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "env.h"
@@ -62,6 +64,24 @@ int run_open(Run *r, const char *const *extra_names, int n_extra, char *err) {
     return 0;
 }
 
+void run_set_abandon(Run *r, EvalAbandonFn abandon, void *arg) {
+    r->abandon = abandon;
+    r->abandon_arg = arg;
+}
+
+bool run_signalled(const Run *r) { return signals_stop_requested() || r->stop_asked; }
+
+/* run_dir/RUN_TEST_PENDING into out (PATH_LEN + 16 bytes). */
+static void pending_path(const char *run_dir, char *out) {
+    snprintf(out, PATH_LEN + 16, "%s/%s", run_dir, RUN_TEST_PENDING);
+}
+
+bool run_test_pending(const char *run_dir) {
+    char path[PATH_LEN + 16];
+    pending_path(run_dir, path);
+    return access(path, F_OK) == 0;
+}
+
 double run_wall(const Run *r) { return r->wall_offset + now_seconds() - r->t0; }
 
 void run_episode(Run *r, int actor, double ret, int length) {
@@ -91,7 +111,7 @@ bool run_eval_record(Run *r, const EvalResult *res, uint64_t version, bool of_fi
 
 StopReason run_stop_due(Run *r, bool by_actors, bool actors_done) {
     RunState st = {.env_steps = r->env_steps, .updates = r->updates, .wall_seconds = run_wall(r),
-                   .solved = r->eval.solved, .signal = signals_stop_requested(), .by_actors = by_actors,
+                   .solved = r->eval.solved, .signal = run_signalled(r), .by_actors = by_actors,
                    .actors_done = actors_done};
     StopReason why = runctl_stop(r->cfg, &st);
     if (why == STOP_NONE && runlog_failed(&r->log)) why = STOP_ERROR;
@@ -160,6 +180,17 @@ void run_final_committed(Run *r, const char *dir) {
     snprintf(r->final_dir, sizeof r->final_dir, "%s", dir);
     const char *base = strrchr(dir, '/');
     snprintf(r->final_name, sizeof r->final_name, "checkpoints/%s", base ? base + 1 : dir);
+    if (r->cfg->eval.test_episodes <= 0) return;
+    /* The test of this checkpoint is owed from now until summary.json has
+     * it: a job aborted in between leaves the file for --resume. */
+    char path[PATH_LEN + 16];
+    pending_path(r->log.dir, path);
+    FILE *f = fopen(path, "w");
+    bool bad = !f || fprintf(f, "%s\n", r->final_name) < 0;
+    if (f && fclose(f) != 0) bad = true;
+    if (bad)
+        run_warn(r, "cannot write %s: %s (a resume would not know that the held-out test is owed)", path,
+                 strerror(errno));
 }
 
 void run_final_failed(Run *r, const char *why) { snprintf(r->final_err, sizeof r->final_err, "%s", why); }
@@ -170,7 +201,7 @@ bool run_final_eval_due(Run *r, bool snapshot) {
         r->final_evaluated = true;
         return false;
     }
-    return r->stop != STOP_SIGNAL;
+    return !run_signalled(r);
 }
 
 void run_final_evaluated(Run *r, const EvalResult *res, uint64_t version) {
@@ -225,7 +256,7 @@ static int write_summary(Run *r, const RunEndHooks *h) {
         .final_evaluated = r->final_evaluated, .best_checkpoint = r->best_saved ? "checkpoints/best" : NULL,
         .test = &r->test,
     };
-    h->summary(h->self, &sum);
+    if (h->summary) h->summary(h->self, &sum);
     JsonW j;
     json_init(&j, f, true);
     json_begin_object(&j, NULL);
@@ -240,45 +271,80 @@ static int write_summary(Run *r, const RunEndHooks *h) {
 }
 
 /* The held-out test evaluation of the saved networks (testeval.h), none
- * after a signal (the user wants out now). Its time is left out of the
- * run's wall time, so the rates are those of training. */
-static void test_eval(Run *r) {
-    memset(&r->test, 0, sizeof r->test);
-    r->test.seed = r->cfg->eval.test_seed;
-    r->test.episodes = r->cfg->eval.test_episodes;
-    if (r->stop == STOP_SIGNAL) return;
+ * after a signal (the user wants out now), and a signal during it abandons
+ * it (r->abandon). Its time is left out of the run's wall time, so the
+ * rates are those of training. Returns whether the test is still owed (a
+ * signal kept it from running: RUN_TEST_PENDING stays for --resume). */
+static bool test_eval(Run *r) {
+    TestEval *t = &r->test;
+    memset(t, 0, sizeof *t);
+    t->seed = r->cfg->eval.test_seed;
+    t->episodes = r->cfg->eval.test_episodes;
+    if (t->episodes <= 0) {
+        t->skipped = "eval.test_episodes is 0";
+        return false;
+    }
+    if (!r->best_saved && !r->final_ok) {
+        t->skipped = "no checkpoint saved";
+        return false;
+    }
+    if (run_signalled(r)) {
+        t->skipped = "stopped by a signal";
+        return true;
+    }
     char err[ERR_LEN];
-    if (testeval_run(r->cfg, r->log.dir, r->best_saved, r->final_ok ? r->final_dir : NULL, &r->test, err) != 0)
+    if (testeval_run(r->cfg, r->log.dir, r->best_saved, r->final_ok ? r->final_dir : NULL, r->abandon, r->abandon_arg,
+                     t, err) != 0)
         run_warn(r, "test evaluation: %s", err);
-    r->t0 += r->test.seconds;
+    r->t0 += t->seconds;
+    if (t->interrupted) {
+        t->skipped = "interrupted by a signal";
+        run_warn(r, "held-out test interrupted by a signal after %.1f s: not reported", t->seconds);
+        return true;
+    }
+    if (!t->ran) t->skipped = "no checkpoint could be read";
+    return false;
 }
 
-int run_end(Run *r, const RunEndHooks *h) {
-    h->last_row(h->self);
-    runlog_progress_done(&r->log);
-    test_eval(r);
-    int rc = write_summary(r, h) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
-    char err[ERR_LEN];
-    if (h->write_trace(h->self, err) != 0) {
-        fprintf(stderr, "gorila: error: %s\n", err);
-        rc = GORILA_EXIT_LOG_WRITE;
-    }
-    if (h->lines) h->lines(h->self);
+/* The final line: runctl's, the held-out test's scores, or that it is
+ * owed. */
+static void final_line(const Run *r, bool owed) {
     char line[RUNCTL_LINE_LEN];
     runctl_final_line(line, sizeof line, r->cfg->env.name, &r->eval, r->env_steps, r->updates, run_wall(r), r->stop,
                       r->final_ok ? r->final_name : NULL, r->final_evaluated,
                       r->best_saved ? "checkpoints/best" : NULL);
+    size_t len = strlen(line);
     if (r->test.ran) {
         char best[32] = "none", fin[32] = "none";
         if (r->test.has_best) snprintf(best, sizeof best, "%.1f", r->test.best.mean);
         if (r->test.has_final) snprintf(fin, sizeof fin, "%.1f", r->test.final.mean);
-        size_t len = strlen(line);
         snprintf(line + len, sizeof line - len, "; held-out test (%d episodes, seed %" PRIu64 "): best %s, final %s, %s",
                  r->test.episodes, r->test.seed, best, fin, r->test.solved ? "solved" : "not solved");
+    } else if (owed && r->final_ok && r->stop != STOP_SIGNAL) {
+        snprintf(line + len, sizeof line - len, "; held-out test %s: --resume runs it", r->test.skipped);
     }
     printf("%s\n", line);
     printf("run directory: %s\n", r->log.dir);
     fflush(stdout);
+}
+
+int run_end(Run *r, const RunEndHooks *h) {
+    if (h->last_row) h->last_row(h->self);
+    runlog_progress_done(&r->log);
+    bool owed = test_eval(r);
+    int rc = write_summary(r, h) == 0 ? GORILA_EXIT_OK : GORILA_EXIT_LOG_WRITE;
+    if (rc == GORILA_EXIT_OK && !owed) {
+        char path[PATH_LEN + 16];
+        pending_path(r->log.dir, path);
+        if (unlink(path) != 0 && errno != ENOENT) run_warn(r, "cannot remove %s: %s", path, strerror(errno));
+    }
+    char err[ERR_LEN];
+    if (h->write_trace && h->write_trace(h->self, err) != 0) {
+        fprintf(stderr, "gorila: error: %s\n", err);
+        rc = GORILA_EXIT_LOG_WRITE;
+    }
+    if (h->lines) h->lines(h->self);
+    final_line(r, owed);
     if (!r->final_ok) {
         fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n",
                 r->final_err[0] ? r->final_err : "(no reason given)");
@@ -289,6 +355,37 @@ int run_end(Run *r, const RunEndHooks *h) {
         return GORILA_EXIT_LOG_WRITE;
     }
     return rc;
+}
+
+int run_test_only(Run *r, StopReason done) {
+    char err[ERR_LEN];
+    RunCkptManifest man;
+    if (runckpt_latest(r->log.dir, &man, err) != 0) {
+        fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
+        return GORILA_EXIT_CKPT_READ;
+    }
+    printf("%s: training is complete (%s) but its held-out test was not written: running only the test\n",
+           r->log.dir, runctl_stop_name(done));
+    fflush(stdout);
+    r->stop = done;
+    run_final_committed(r, man.dir);
+    /* Its manifest carries an evaluation only when it holds exactly the
+     * evaluated parameters (run_manifest), the history's last one. The
+     * final checkpoint's own evaluation comes after its manifest; when it
+     * made a new best, checkpoints/best (the same checkpoint relabelled,
+     * run_final_evaluated) has it and the history that includes it. */
+    r->final_evaluated = !isnan(man.eval_mean);
+    RunCkptManifest best;
+    if (r->best_saved && runckpt_best(r->log.dir, &best, err) == 0 && best.seq == man.seq && best.has_history &&
+        best.history.evaluations > r->eval.evaluations) {
+        double threshold = r->eval.threshold;
+        r->eval = best.history;
+        r->eval.threshold = threshold;
+        r->eval.last_was_best = false;
+        r->final_evaluated = true;
+    }
+    RunEndHooks none = {0};
+    return run_end(r, &none);
 }
 
 void run_free(Run *r) {

@@ -89,7 +89,18 @@ typedef struct {
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
     char final_err[RUN_ERR_LEN]; /* why it was not written */
     TestEval test;              /* the held-out test evaluation (run_end) */
+    /* stop signals */
+    bool stop_asked;            /* the coordinator: another rank got a stop signal (STOP_REQ) */
+    EvalAbandonFn abandon;      /* asked during the held-out test (run_set_abandon; NULL: never) */
+    void *abandon_arg;
 } Run;
+
+/* The run directory's file that says the held-out test of the final
+ * checkpoint is owed: made when the final checkpoint is committed (with
+ * eval.test_episodes > 0), removed once summary.json holds that test's
+ * result. A resume of a run whose training is complete runs only the test
+ * when it is there (run_test_only). */
+#define RUN_TEST_PENDING "test-pending"
 
 /* Counters, clock and evaluation history from s; nothing is written. mode
  * and trace must outlive the Run; ctx may be NULL. */
@@ -102,6 +113,17 @@ void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace
  * schedules. Returns 0, or runlog_init's or runlog_tensorboard's exit
  * status with err (nothing is then held open). */
 int run_open(Run *r, const char *const *extra_names, int n_extra, char *err);
+
+/* What the held-out test asks while it runs: abandon(arg) true gives it up
+ * (evaluator.h). The caller's pointers are kept. */
+void run_set_abandon(Run *r, EvalAbandonFn abandon, void *arg);
+
+/* A stop signal came: to this process, or (the coordinator) to another
+ * rank of the job. Evaluations not yet begun are then skipped. */
+bool run_signalled(const Run *r);
+
+/* Whether run_dir holds RUN_TEST_PENDING. */
+bool run_test_pending(const char *run_dir);
 
 /* Seconds since the run began, across resumes. */
 double run_wall(const Run *r);
@@ -166,7 +188,8 @@ void run_final_failed(Run *r, const char *why);
 /* Whether the final checkpoint still needs its evaluation. snapshot: the
  * final checkpoint holds exactly the parameters the last evaluation saw
  * (that evaluation is then its evaluation, and none is due). None after a
- * signal (the user wants out now) or without a final checkpoint. */
+ * signal (run_signalled: the user wants out now) or without a final
+ * checkpoint. */
 bool run_final_eval_due(Run *r, bool snapshot);
 
 /* The final checkpoint's evaluation, of its parameters at version: recorded,
@@ -194,12 +217,24 @@ typedef struct {
     void (*lines)(void *self);
 } RunEndHooks;
 
-/* The end of the run, stop reason r->stop: the last row, summary.json,
- * trace.json, the final line and the run directory on stdout. Returns the
- * exit status: GORILA_EXIT_CKPT_WRITE when the final checkpoint is missing,
- * else GORILA_EXIT_LOG_WRITE when the run's files could not be written,
- * else 0; the reason on stderr. */
+/* The end of the run, stop reason r->stop: the last row, the held-out
+ * test (none after a signal; a signal during it abandons it: its keys null
+ * with summary.json's test_skipped saying why, and RUN_TEST_PENDING stays),
+ * summary.json, trace.json, the final line and the run directory on
+ * stdout. Hooks left NULL are skipped (summary.json then has the common
+ * keys only). Returns the exit status: GORILA_EXIT_CKPT_WRITE when the
+ * final checkpoint is missing, else GORILA_EXIT_LOG_WRITE when the run's
+ * files could not be written, else 0; the reason on stderr. */
 int run_end(Run *r, const RunEndHooks *h);
+
+/* A resume of a run whose training is complete (stop reason done) but
+ * whose held-out test is owed (run_test_pending): after run_open, run only
+ * the test of the newest checkpoint (the final one) and of
+ * checkpoints/best, and end as run_end does, without a metrics row (the
+ * segment trained nothing; summary.json has the common keys only).
+ * Returns run_end's exit status, or GORILA_EXIT_CKPT_READ when the newest
+ * checkpoint cannot be read. */
+int run_test_only(Run *r, StopReason done);
 
 void run_free(Run *r);
 

@@ -600,6 +600,7 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     if (ran) json_bool(j, "solved_test", te->solved);
     else json_null(j, "solved_test");
     json_num(j, "test_eval_seconds", ran ? te->seconds : NAN);
+    str_or_null(j, "test_skipped", te && !ran ? te->skipped : NULL); /* why the keys above are null */
     double t = s->run_seconds;
     json_num(j, "env_steps_per_second", t > 0 ? (double)s->run_env_steps / t : 0);
     json_num(j, "updates_per_second", t > 0 ? (double)s->run_updates / t : 0);

@@ -12,17 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Score the checkpoint in dir with ev; 0, or -1 with err. */
+/* Score the checkpoint in dir with ev; 0, 1 when abandoned, or -1 with err. */
 static int score(const Config *cfg, const QNet *net, Evaluator *ev, const char *dir, float *params, float *target,
                  EvalResult *res, char *err) {
     RunCkptShard sh = {.off = 0, .len = net->n_params, .params = params, .target = target};
     if (runckpt_read_slice(cfg, net, dir, &sh, err) != 0) return -1;
-    evaluator_run(ev, params, res);
-    return 0;
+    return evaluator_run(ev, params, res) ? 0 : 1;
 }
 
-int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir, TestEval *t,
-                 char *err) {
+int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
+                 EvalAbandonFn abandon, void *arg, TestEval *t, char *err) {
     memset(t, 0, sizeof *t);
     t->seed = cfg->eval.test_seed;
     t->episodes = cfg->eval.test_episodes;
@@ -39,19 +38,29 @@ int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const 
     int rc = -1;
     if (agentcfg_qnet(tc, &net, err) != 0) goto out;
     if (evaluator_init(&ev, tc, &net, t->episodes, err) != 0) goto out;
+    evaluator_set_abandon(&ev, abandon, arg);
     float *params = xmalloc_aligned(net.n_params * sizeof(float));
     float *target = xmalloc_aligned(net.n_params * sizeof(float));
     rc = 0;
     char why[ERR_LEN];
+    int got = 0;
     if (best_saved) {
         char dir[PATH_LEN + 32];
         snprintf(dir, sizeof dir, "%s/checkpoints/best", run_dir);
-        if (score(tc, &net, &ev, dir, params, target, &t->best, why) == 0) t->has_best = true;
-        else rc = -1, snprintf(err, ERR_LEN, "best checkpoint not scored: %.440s", why);
+        got = score(tc, &net, &ev, dir, params, target, &t->best, why);
+        if (got == 0) t->has_best = true;
+        else if (got < 0) rc = -1, snprintf(err, ERR_LEN, "best checkpoint not scored: %.440s", why);
     }
-    if (final_dir) {
-        if (score(tc, &net, &ev, final_dir, params, target, &t->final, why) == 0) t->has_final = true;
-        else if (rc == 0) rc = -1, snprintf(err, ERR_LEN, "final checkpoint not scored: %.440s", why);
+    if (final_dir && got <= 0) {
+        got = score(tc, &net, &ev, final_dir, params, target, &t->final, why);
+        if (got == 0) t->has_final = true;
+        else if (got < 0 && rc == 0) rc = -1, snprintf(err, ERR_LEN, "final checkpoint not scored: %.440s", why);
+    }
+    if (got > 0) { /* abandoned: a half-done test reports nothing */
+        t->interrupted = true;
+        t->has_best = t->has_final = false;
+        rc = 0;
+        err[0] = '\0';
     }
     free(params);
     free(target);

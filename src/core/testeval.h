@@ -33,14 +33,18 @@ typedef struct {
     EvalResult best, final;   /* valid where has_* */
     bool solved;              /* best (else final) mean >= the env's reward threshold */
     double seconds;           /* wall time of the test evaluation */
+    bool interrupted;         /* abandoned (a stop signal): nothing scored, ran false */
+    const char *skipped;      /* why it did not run (summary.json test_skipped), NULL when it ran */
 } TestEval;
 
 /* Evaluate run_dir's checkpoints/best (when best_saved) and the final
  * checkpoint final_dir (NULL: none) on the test seed. A checkpoint that
  * cannot be read is left out with a note in err (t->ran false when neither
  * could be scored); returns 0 when everything asked was scored, else -1
- * with err. */
-int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir, TestEval *t,
-                 char *err);
+ * with err. abandon(arg) (NULL: never) is asked as the evaluator asks it
+ * (evaluator.h); when it says to give up, nothing is scored: t->ran false,
+ * t->interrupted true, and 0 is returned. */
+int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
+                 EvalAbandonFn abandon, void *arg, TestEval *t, char *err);
 
 #endif

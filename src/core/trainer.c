@@ -15,13 +15,22 @@
 #include "trainerint.h"
 #include "util.h"
 
-/* Evaluate the current parameters; a new best is saved at once. */
-static void evaluate(Local *L, EvalResult *res) {
+/* What every evaluation asks while it runs: a stop signal gives it up. */
+static bool signalled(void *arg) {
+    (void)arg;
+    return signals_stop_requested();
+}
+
+/* Evaluate the current parameters. Returns false when a stop signal
+ * abandoned it (res then says nothing; record nothing). */
+static bool evaluate(Local *L, EvalResult *res) {
     double t0 = now_seconds();
-    evaluator_run(&L->ev, L->params, res);
+    bool done = evaluator_run(&L->ev, L->params, res);
     double t1 = now_seconds();
     L->eval_seconds += t1 - t0;
     trace_span(&L->trace, TR_EVAL, t0, t1, (uint32_t)L->run.updates);
+    if (!done) run_warn(&L->run, "evaluation abandoned after %.1f s: a stop signal came", t1 - t0);
+    return done;
 }
 
 static void metrics_row(Local *L, bool force_progress) {
@@ -211,6 +220,7 @@ static int local_init(Local *L, const Config *cfg, char *err) {
     L->ids = xmalloc(B * sizeof(uint64_t));
     L->scratch = xmalloc(B * sizeof(double));
     if (evaluator_init(&L->ev, cfg, &L->net, 0, err) != 0) return -1;
+    evaluator_set_abandon(&L->ev, signalled, NULL);
     agentcfg_batch_init(&L->chunk, actorcore_max_emit(&L->ac), L->net.spec.obs_dim);
     agentcfg_batch_init(&L->batch, cfg->replay.batch_size, L->net.spec.obs_dim);
     L->ended = xcalloc((size_t)L->ac.E, sizeof(EpisodeEnd));
@@ -234,7 +244,7 @@ static int train(Local *L, char *err) {
             if (update(L, err) != 0) return -1;
             if (runctl_eval_due(&r->rc, r->updates)) {
                 EvalResult res;
-                evaluate(L, &res);
+                if (!evaluate(L, &res)) return 0; /* a stop signal: loop stops at once */
                 if (run_eval_record(r, &res, r->updates, false)) trainer_save_best(L);
                 if (r->eval.solved && stop_solved) break;
             }
@@ -287,17 +297,24 @@ static void finish(Local *L) {
     bool snapshot = r->rc.evaluated && r->rc.last_eval_updates == r->updates;
     if (run_final_eval_due(r, snapshot) && r->updates > 0) {
         EvalResult res;
-        evaluate(L, &res);
-        run_final_evaluated(r, &res, r->updates);
+        if (evaluate(L, &res)) run_final_evaluated(r, &res, r->updates);
     }
 }
 
-/* A resume of a run that has nothing left to do: say so, write nothing.
- * Returns true when that is the case. */
+/* A resume of a run whose training is complete: STOP_NONE when it is not,
+ * else its stop reason. Its held-out test may still be owed. */
+static StopReason trained(Local *L) {
+    Run *r = &L->run;
+    return runctl_resume_done(L->cfg, r->env_steps, r->updates, r->wall_offset, r->eval.solved);
+}
+
+/* A resume of a run that has nothing left to do (complete, and no
+ * held-out test owed): say so, write nothing. Returns true when that is
+ * the case. */
 static bool nothing_to_do(Local *L, const char *resume_dir) {
     Run *r = &L->run;
-    StopReason done = runctl_resume_done(L->cfg, r->env_steps, r->updates, r->wall_offset, r->eval.solved);
-    if (done == STOP_NONE) return false;
+    StopReason done = trained(L);
+    if (done == STOP_NONE || (L->cfg->eval.test_episodes > 0 && run_test_pending(resume_dir))) return false;
     char line[RUNCTL_LINE_LEN];
     runctl_done_line(line, sizeof line, resume_dir, done, r->env_steps, r->updates, &r->eval);
     printf("%s\n", line);
@@ -328,10 +345,15 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         fprintf(stderr, "gorila: error: %s\n", err);
         goto out;
     }
+    signals_install(SIGNALS_SECOND_ABORTS);
+    run_set_abandon(&L->run, signalled, NULL);
+    if (resume_dir && trained(L) != STOP_NONE) { /* only its held-out test is owed */
+        rc = run_test_only(&L->run, trained(L));
+        goto out;
+    }
     log_info(NULL, "local training: %s, network %zu parameters, replay %" PRIu64 ", batch %d, budget %" PRIu64 " env steps",
              cfg->env.name, L->net.n_params, cfg->replay.capacity, cfg->replay.batch_size,
              cfg->run.max_env_steps);
-    signals_install();
     if (loop(L, err) != 0) {
         runlog_progress_done(&L->run.log);
         fprintf(stderr, "gorila: error: %s\n", err);

@@ -2,6 +2,7 @@
 /* comm.c: see comm.h. */
 #include "comm.h"
 #include "clock.h"
+#include "signals.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -15,7 +16,7 @@
 static const char *const tag_names[] = {
     "experience", "experience_ack", "sample_req", "sample", "priority", "grad",    "param_req",
     "params",     "metrics",        "episodes",   "ckpt_req", "ckpt_done", "stop", "stopped", "exit",
-    "trace",
+    "trace",      "stop_req",
 };
 _Static_assert(sizeof tag_names / sizeof *tag_names == TAG_COUNT, "one name per tag of proto.h");
 
@@ -162,7 +163,21 @@ static _Noreturn void malformed(const Comm *c, int source, int tag, const char *
         role_name(role), index, what);
 }
 
-bool comm_poll(Comm *c, Msg *m) {
+/* This rank got a stop signal: ask the coordinator to stop the job
+ * (once), and go on as before until its STOP comes. */
+static void forward_stop(Comm *c) {
+    c->stop_forwarded = true;
+    int sig = signals_stop_signal();
+    MsgHeader h = {0}; /* the coordinator logs it, naming this rank */
+    h.version = (uint64_t)sig;
+    comm_send_ctl(c, 0, TAG_STOP_REQ, h, NULL, 0);
+}
+
+bool comm_poll(Comm *c, Msg *m) { return comm_poll_tag(c, MPI_ANY_TAG, m); }
+
+bool comm_poll_tag(Comm *c, int only, Msg *m) {
+    /* Every loop of every rank polls: the place to see a stop signal. */
+    if (c->forward_stop && !c->stop_forwarded && signals_stop_requested()) forward_stop(c);
     int flag = 0;
     MPI_Status st;
     /* Open MPI's MPI_Iprobe looks at the queue of arrived messages first
@@ -171,8 +186,8 @@ bool comm_poll(Comm *c, Msg *m) {
      * the second call, not the first (measured: 97% of doorbell wake-ups
      * found nothing on one call, and the message waited for the next
      * timeout). */
-    MPI_CHECK(c->ctx, MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->world, &flag, &st));
-    if (!flag) MPI_CHECK(c->ctx, MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->world, &flag, &st));
+    MPI_CHECK(c->ctx, MPI_Iprobe(MPI_ANY_SOURCE, only, c->world, &flag, &st));
+    if (!flag) MPI_CHECK(c->ctx, MPI_Iprobe(MPI_ANY_SOURCE, only, c->world, &flag, &st));
     if (!flag) return false;
     int count = 0;
     MPI_CHECK(c->ctx, MPI_Get_count(&st, MPI_BYTE, &count));

@@ -106,6 +106,9 @@ typedef struct {
     Doorbells bells;
     uint64_t msgs_sent[TAG_COUNT], bytes_sent[TAG_COUNT];
     uint64_t msgs_recv[TAG_COUNT], bytes_recv[TAG_COUNT];
+    /* stop signals (signals.h): every rank but the coordinator forwards its
+     * first one as STOP_REQ, from comm_poll, until EXIT (role.c) */
+    bool forward_stop, stop_forwarded;
 } Comm;
 
 /* Set up buffers sized from lim (proto_max_payload) and the doorbells.
@@ -138,8 +141,12 @@ void comm_send_ctl(Comm *c, int dest, int tag, MsgHeader h, const void *payload,
 
 /* Receive at most one message (any source, any tag except TAG_RING) and
  * validate it. Returns true and fills m when one was received. Resets the
- * idle backoff when it receives. */
+ * idle backoff when it receives. With c->forward_stop, a stop signal this
+ * rank got is first sent on to the coordinator (TAG_STOP_REQ, once). */
 bool comm_poll(Comm *c, Msg *m);
+/* The same for messages of one tag only (the coordinator's look for
+ * STOP_REQ in the middle of an evaluation). */
+bool comm_poll_tag(Comm *c, int tag, Msg *m);
 
 /* How to wait (run.wait): poll, look again at once, for a rank with a core
  * to itself; sleep, on the doorbell (or the backoff above); auto, poll when

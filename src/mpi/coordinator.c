@@ -86,6 +86,9 @@ typedef struct {
         uint64_t ckpt_done;   /* checkpoint number of its last CKPT_DONE */
     } *answer;                /* (size) for check_stop_deadline's report */
     JobTrace traces;          /* logging.trace: the other ranks' traces, for trace.json */
+    /* stop signals: the first, to this rank or another (STOP_REQ), for the log */
+    bool own_signal_noted;
+    char signal_who[96];      /* "SIGTERM to rank 2 (replay 0/1)"; "" before any */
 } Coord;
 
 static void aggregate(Coord *c) {
@@ -140,9 +143,10 @@ static void on_params(Coord *c, const Msg *m) {
     c->eval_pulling = false;
     EvalResult r;
     double t0 = now_seconds();
-    evaluator_run(&c->ev, c->eval_params, &r);
+    bool done = evaluator_run(&c->ev, c->eval_params, &r);
     trace_span(&c->rb.trace, TR_EVAL, t0, now_seconds(), (uint32_t)c->eval_version);
-    record_eval(c, &r, c->eval_version);
+    if (done) record_eval(c, &r, c->eval_version);
+    else log_info(c->rb.ctx, "evaluation abandoned after %.1f s: %s", r.seconds, c->signal_who);
 }
 
 /* Ask every source to write checkpoint kind (snapshot: of that evaluation id,
@@ -316,6 +320,44 @@ static void metrics_row(Coord *c, bool force_progress) {
     c->last_loss_n = loss_n;
 }
 
+/* A stop signal to this rank, once: named for the log. */
+static void note_own_signal(Coord *c) {
+    if (c->own_signal_noted || !signals_stop_requested()) return;
+    c->own_signal_noted = true;
+    char buf[16];
+    const char *name = signals_name(signals_stop_signal(), buf);
+    if (c->signal_who[0]) return;
+    snprintf(c->signal_who, sizeof c->signal_who, "%s to the coordinator (rank 0)", name);
+    log_info(c->rb.ctx, "got %s: stopping the job", name);
+}
+
+/* STOP_REQ: rank m->source got a stop signal. The job stops as on the
+ * coordinator's own (run_signalled), naming the rank. */
+static void on_stop_req(Coord *c, const Msg *m) {
+    Role role;
+    int idx;
+    layout_role_of(c->lay, m->source, &role, &idx);
+    char buf[16];
+    const char *name = signals_name((int)m->h.version, buf);
+    c->run.stop_asked = true;
+    if (c->signal_who[0]) return; /* one line for a signal to every rank (the launcher's, a batch system's) */
+    snprintf(c->signal_who, sizeof c->signal_who, "%s to rank %d (%s %d/%d)", name, m->source, role_name(role), idx,
+             c->lay->count[role]);
+    log_info(c->rb.ctx, "rank %d (%s %d/%d) got %s: stopping the job", m->source, role_name(role), idx,
+             c->lay->count[role], name);
+}
+
+/* Asked while an evaluation runs (every EVAL_CHECK_SECONDS): a stop signal
+ * to this rank, or a STOP_REQ from another, gives it up. Only STOP_REQ is
+ * taken off the wire here; everything else waits for the loop. */
+static bool coord_abandon(void *self) {
+    Coord *c = self;
+    note_own_signal(c);
+    Msg m;
+    while (!run_signalled(&c->run) && comm_poll_tag(&c->rb.comm, TAG_STOP_REQ, &m)) on_stop_req(c, &m);
+    return run_signalled(&c->run);
+}
+
 static void handle(Coord *c, const Msg *m) {
     switch (m->tag) {
     case TAG_METRICS:
@@ -339,6 +381,7 @@ static void handle(Coord *c, const Msg *m) {
     case TAG_PARAMS: on_params(c, m); break;
     case TAG_CKPT_DONE: on_ckpt_done(c, m); break;
     case TAG_TRACE: jobtrace_on_msg(&c->traces, m); break;
+    case TAG_STOP_REQ: on_stop_req(c, m); break;
     default: DIE(c->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
     }
 }
@@ -450,7 +493,9 @@ static void settle(Coord *c) {
 /* RUN -> WORKERS (stopseq.h). */
 static void begin_stop(Coord *c) {
     c->stop_step_t0 = now_seconds();
-    log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(c->run.stop));
+    note_own_signal(c); /* it may have come since the loop last looked */
+    if (c->run.stop == STOP_SIGNAL) log_info(c->rb.ctx, "stopping: signal (%s)", c->signal_who);
+    else log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(c->run.stop));
     settle(c); /* a checkpoint or an evaluation in progress finishes first */
     if (c->best_pending) {
         start_ckpt(c, CK_BEST, c->eval_id);
@@ -478,9 +523,10 @@ static void final_eval(Coord *c) {
     }
     EvalResult r;
     double t0 = now_seconds();
-    evaluator_run(&c->ev, c->eval_params, &r);
+    bool done = evaluator_run(&c->ev, c->eval_params, &r);
     trace_span(&c->rb.trace, TR_EVAL, t0, now_seconds(), (uint32_t)sh.version);
-    run_final_evaluated(&c->run, &r, sh.version);
+    if (done) run_final_evaluated(&c->run, &r, sh.version);
+    else run_warn(&c->run, "final evaluation abandoned after %.1f s: %s", r.seconds, c->signal_who);
 }
 
 /* FINAL -> SERVERS (stopseq.h): every actor and learner has stopped, so the
@@ -580,6 +626,8 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     int log_rc = run_open(&c->run, cols.name, JOBSUM_EXTRA, err);
     if (log_rc != 0) DIE_CODE(ctx, log_rc, "%s", err);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
+    evaluator_set_abandon(&c->ev, coord_abandon, c);
+    run_set_abandon(&c->run, coord_abandon, c);
     c->eval_params = xmalloc_for(c->rb.net.n_params * sizeof(float), "network parameters", "network.hidden");
     c->eval_target = xmalloc_for(c->rb.net.n_params * sizeof(float), "network parameters", "network.hidden");
     c->last = xcalloc((size_t)c->lay->size, sizeof *c->last);
@@ -627,6 +675,7 @@ int coordinator_run(const Ctx *ctx, const JobArgs *args) {
     c->ckpt_copy_first = -1;
     coord_init(c, ctx, args);
     while (c->state != STOP_ST_DONE) {
+        note_own_signal(c);
         bool worked = false;
         while (receive(c)) worked = true;
         StopEvent ev = stopseq_awaits(c->state);

@@ -5,11 +5,13 @@
 #include "exitcode.h"
 #include "comm.h"
 #include "doorbell.h"
+#include "jobsummary.h"
 #include "memplan.h"
 #include "placement.h"
 #include "signals.h"
 #include "trainer.h"
 #include "runckpt.h"
+#include "run.h"
 #include "runctl.h"
 #include "util.h"
 #include "version.h"
@@ -255,6 +257,56 @@ static int check_run_dir(const Ctx *ctx, const JobArgs *args) {
     return n_bad ? -1 : 0;
 }
 
+/* The test-only resume's stop check: a stop signal gives the test up. */
+static bool signalled(void *arg) {
+    (void)arg;
+    return signals_stop_requested();
+}
+
+/* Wait for every rank without spinning a core (MPI_Barrier would). */
+static void idle_barrier(const Ctx *ctx, MPI_Comm world) {
+    MPI_Request req;
+    MPI_CHECK(ctx, MPI_Ibarrier(world, &req));
+    int done = 0;
+    for (;;) {
+        MPI_CHECK(ctx, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+        if (done) return;
+        sleep_seconds(1e-3);
+    }
+}
+
+/* Rank 0 of a resume whose training is complete (done) but whose held-out
+ * test is owed (run_test_pending): the run directory reopened as the
+ * coordinator would, only the test run, summary.json written
+ * (run_test_only). The other ranks wait in idle_barrier. Returns the exit
+ * status. */
+static int test_only(const Ctx *ctx, const JobArgs *args, StopReason done) {
+    const Config *cfg = args->cfg;
+    const JobStart *js = &args->start;
+    char err[ERR_LEN];
+    RunStart start = {.resumed = true, .run_dir = js->run_dir, .env_steps = js->env_steps, .updates = js->updates,
+                      .episodes = js->episodes, .wall_seconds = js->wall_seconds,
+                      .has_history = js->has_history != 0, .history = js->history};
+    RunCkptManifest man;
+    if (runckpt_read_manifest(js->ckpt_dir, &man, err) == 0) start.ckpt_seq = man.seq;
+    Trace trace;
+    trace_init(&trace, 0);
+    Run *r = xcalloc(1, sizeof *r);
+    run_init(r, cfg, ctx, config_sync_name(cfg->sync.mode), &trace, &start);
+    JobSumColumns cols;
+    jobsum_columns(&cols);
+    int rc = run_open(r, cols.name, JOBSUM_EXTRA, err);
+    if (rc != 0) fprintf(stderr, "gorila: error: %s\n", err);
+    else {
+        run_set_abandon(r, signalled, NULL);
+        rc = run_test_only(r, done);
+    }
+    run_free(r);
+    free(r);
+    trace_free(&trace);
+    return rc;
+}
+
 int job_run(Ctx *ctx, JobArgs *args) {
     const Layout *lay = args->lay;
     layout_role_of(lay, ctx->rank, &ctx->role, &ctx->index);
@@ -264,7 +316,7 @@ int job_run(Ctx *ctx, JobArgs *args) {
      * would stretch the short ones several times over. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     openblas_set_num_threads(args->cfg->run.blas_threads);
-    signals_install();
+    signals_install(SIGNALS_SECOND_IGNORED);
     /* Start-up collectives (short, before any role loop): where to start,
      * and the learners' own communicator for the ring allreduce. */
     char err[ERR_LEN] = "";
@@ -274,11 +326,19 @@ int job_run(Ctx *ctx, JobArgs *args) {
         if (ctx->rank == 0) fprintf(stderr, "gorila: error: cannot resume: %s\n", err);
         return GORILA_EXIT_CKPT_READ; /* deterministic: a restart would fail the same way */
     }
-    /* A resumed run that already met its stop condition has nothing to do:
-     * every rank sees the same start and leaves with 0, nothing written. */
+    /* A resumed run that already met its stop condition has nothing to do
+     * (every rank sees the same start and leaves with 0, nothing written),
+     * but for its held-out test when that is owed: rank 0 runs it. */
     if (args->start.resumed) {
         StopReason done = runctl_resume_done(args->cfg, args->start.env_steps, args->start.updates,
                                              args->start.wall_seconds, args->start.has_history && args->start.history.solved);
+        int owed = ctx->rank == 0 && args->cfg->eval.test_episodes > 0 && run_test_pending(args->start.run_dir);
+        MPI_CHECK(ctx, MPI_Bcast(&owed, 1, MPI_INT, 0, args->world));
+        if (done != STOP_NONE && owed) {
+            int rc = ctx->rank == 0 ? test_only(ctx, args, done) : 0;
+            idle_barrier(ctx, args->world);
+            return rc;
+        }
         if (done != STOP_NONE) {
             if (ctx->rank == 0) {
                 char line[RUNCTL_LINE_LEN];

@@ -18,6 +18,7 @@
  *   every rank --METRICS/EPISODES--> coordinator
  *   coordinator --CKPT_REQ--> ps p, replay s  ---CKPT_DONE-------> coordinator
  *   coordinator --STOP--> all; all --TRACE, STOPPED--> coordinator; coordinator --EXIT--> all
+ *   any rank --STOP_REQ--> coordinator   (it got a stop signal: the coordinator stops the job)
  *
  * In allreduce mode there are no PS ranks: learners sum gradients with
  * ring_allreduce_sum (TAG_RING) and learner 0 answers PARAM_REQ as if it
@@ -82,6 +83,11 @@ enum {
                             in the rank's sequence; trace.total = events the rank sends in all;
                             trace.dropped = events its ring dropped.
                             payload: TraceClock, then TraceEvent[count] (trace.h) */
+    TAG_STOP_REQ,        /* any -> coordinator, once per rank: this rank got a stop signal
+                            (SIGINT, SIGTERM, SIGUSR2; signals.h) and asks the coordinator to
+                            stop the job as it does on its own signal; the rank keeps working
+                            until the coordinator's STOP reaches it. version = the signal
+                            number; no payload */
     TAG_LAST_,           /* end of the message tags */
     TAG_RING = 100,      /* reserved for ring_allreduce_sum */
     TAG_NAIVE = 101,     /* reserved for naive_allreduce (allreduce.h), learners' communicator only */
@@ -323,6 +329,9 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
         if (h->trace.total > L->max_trace || h->version > h->trace.total || h->count > h->trace.total - h->version)
             return *why = "event range outside the rank's trace", (size_t)-1;
         return proto_trace_bytes(h->count);
+    case TAG_STOP_REQ:
+        if (h->version == 0 || h->version > 64) return *why = "signal number out of range", (size_t)-1;
+        return 0;
     case TAG_EXPERIENCE_ACK:
     case TAG_PARAM_REQ:
     case TAG_STOP:

@@ -35,6 +35,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     ProtoLimits lim = role_limits(rb->cfg, rb->lay, &rb->net);
     comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);
     comm_set_wait(&rb->comm, rb->cfg->run.wait);
+    rb->comm.forward_stop = ctx->role != ROLE_COORD;
     trace_init(&rb->trace, lim.max_trace);
     if (lim.max_trace && ctx->role != ROLE_COORD) sendbuf_init(&rb->trace_out, proto_trace_bytes(PROTO_TRACE_PER_MSG));
     const Layout *lay = rb->lay;
@@ -160,6 +161,7 @@ void role_shutdown(RoleBase *rb, SendBuf **bufs, int n) {
     comm_send_ctl(&rb->comm, 0, TAG_STOPPED, h, &rb->m, sizeof rb->m);
     const int keep[] = {TAG_EXIT};
     comm_drain(&rb->comm, bufs, n, keep, 1, &m);
+    rb->comm.forward_stop = false; /* the coordinator is past listening */
     /* Our STOPPED and anything else still queued must leave before we go. */
     comm_drain(&rb->comm, bufs, n, NULL, 0, &m);
 }
