@@ -14,7 +14,7 @@ enum {
     GORILA_EXIT_USAGE = 2,       /* bad command line, config, layout or -np, or a set-up fault found
                                     at start (memory, run directory, hosts, BLAS kernel): fix the input */
     GORILA_EXIT_CKPT_WRITE = 3,  /* the run could not write its final checkpoint (disk full, unwritable) */
-    GORILA_EXIT_CKPT_READ = 4,   /* the checkpoint to resume, evaluate or export is damaged (NaN/Inf values included) or not this run's */
+    GORILA_EXIT_CKPT_READ = 4,   /* the checkpoint to resume or evaluate is damaged or not this run's */
     GORILA_EXIT_DIVERGED = 5,    /* training produced NaN or Inf (loss, gradient or parameters) */
     GORILA_EXIT_HUNG = 6,        /* ranks did not answer the stop within run.stop_deadline_seconds */
     GORILA_EXIT_LOCKED = 7,      /* the run directory is in use by another job */

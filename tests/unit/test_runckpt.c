@@ -1521,7 +1521,8 @@ Test(runckpt, non_finite_values_are_damage) {
     edit_manifest(d1, NULL, NULL, "ps-0.ckpt");
     RunCkptManifest m;
     cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), -1);
-    cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "and so is every older ckpt-* directory"), "%s", err);
+    cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "and so is every older ckpt-* directory"), "%s",
+              err);
     cr_assert_eq(runckpt_verify(d1, &m, err), -1);
     cr_expect(strstr(err, "ps-0.ckpt: parameter 1 of the network is nan") != NULL, "%s", err);
     teardown(&f);
