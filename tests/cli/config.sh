@@ -196,6 +196,19 @@ bad_args "sync.lr_warmup_updates negative" \
 run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.learners=2 --set sync.lr_scaling=sqrt \
     --set sync.lr_warmup_updates=500
 expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
+# A sync mode's own key under another mode would be ignored silently: one
+# line, exit 2 (unless at its default); under its mode it is taken (issue 29).
+bad_args "sync.gossip_every in ps_sync" \
+    "--set sync.gossip_every=7: sync.gossip_every: sync.gossip_every applies to sync.mode gossip only, but sync.mode is ps_sync (from --set), which ignores it; set sync.mode: gossip, or remove sync.gossip_every" \
+    config check configs/cartpole.yaml --set sync.mode=ps_sync --set sync.gossip_every=7
+bad_args "sync.staleness in ps_async" \
+    "--set sync.staleness=9: sync.staleness: sync.staleness applies to sync.mode ps_bounded only, but sync.mode is ps_async (from --set), which ignores it; set sync.mode: ps_bounded, or remove sync.staleness" \
+    config check configs/cartpole.yaml --set sync.mode=ps_async --set sync.staleness=9
+run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode=ps_sync --set sync.gossip_every=4
+expect_rc "sync.gossip_every at its default in ps_sync: valid" 0
+run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode=gossip --set roles.learners=2 \
+    --set roles.param_servers=0 --set sync.gossip_every=7
+expect_rc "sync.gossip_every in gossip: valid" 0
 # learner.batch global: built for allreduce with uniform replay and a batch
 # the learners divide; anything else is one line and exit 2.
 for case in "sync.mode ps_sync|is built for sync.mode allreduce|--set learner.batch=global --set roles.learners=2" \
