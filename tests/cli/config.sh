@@ -255,6 +255,8 @@ bad_args "bad combination" \
     config check tests/fixtures/bad_configs/combo_capacity_shards.yaml
 bad_args "bad --set" "--set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0" \
     config check configs/cartpole.yaml --set roles.actors=0
+bad_args "--set of a section" "--set run=5: run: unknown key (\"run\" is a section, not a key: --set run.KEY=VALUE; valid keys: name, out_dir, seed, mode, max_env_steps, max_updates, max_seconds, stop_deadline_seconds, stop_when_solved, blas_threads, blas_kernel, wait, pin_cores)" \
+    config check configs/cartpole.yaml --set run=5
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
     config check configs/cartpole.yaml --set roles.lerners=2
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
