@@ -401,6 +401,13 @@ check "memory: train refused before writing anything" [ ! -e "$memruns" ]
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000
 expect_rc "memory: replay.capacity 10^9 in a job: exit 2" 2
 expect_eq "memory: per replay shard" "$err" "gorila: error: replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 41.1 GiB in all, and it has 14.4 GiB usable (90% of GORILA_MEM_LIMIT 16.0 GiB): lower replay.capacity"
+# 1,024 actors: 32 GiB of it is the per-rank base, so the advice is the
+# rank count, not the network (issue 29).
+run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set roles.actors=1024
+expect_rc "memory: 1024 actors: exit 2" 2
+expect_contains "memory: 1024 actors: names roles.actors and the base" "$err" \
+    "gorila: error: roles.actors: 1024 actor ranks need 32.0 GiB for code, libraries and MPI alone (32.0 MiB each, before their buffers); the 1028 ranks on this machine need 32."
+expect_contains "memory: 1024 actors: lower roles.actors" "$err" "(90% of GORILA_MEM_LIMIT 16.0 GiB): lower roles.actors"
 # Ranks on other hosts (scripts/launch --hostfile): planned, not judged
 # against this machine; each host checks its own at start-up.
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000 \
