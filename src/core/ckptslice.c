@@ -370,6 +370,7 @@ static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
         if (rr == 0) rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
         free(rep);
         if (rr) return -1;
+        sh->replay_dropped = dropped;
     }
     return 0;
 }

@@ -66,6 +66,8 @@ typedef struct {
     Rng *rngs;                 /* n_rngs generators, written and restored */
     int n_rngs;
     ReplayStore *replay;       /* saved (with its priorities when prioritized); NULL: none */
+    uint64_t replay_dropped;   /* filled on read: saved transitions that did not fit replay's capacity
+                                * (the oldest; the newest are kept) */
     /* counters stored in the shard's header (local trainer) */
     uint64_t env_steps, updates, episodes;
     double wall_seconds;
