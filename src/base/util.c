@@ -211,6 +211,9 @@ const char *did_you_mean(const char *word, const char *const *candidates) {
     const char *best = NULL;
     int best_d = INT_MAX;
     for (size_t i = 0; candidates[i]; i++) {
+        /* Never the word itself: "did you mean" what was typed helps no one
+         * (a caller whose word matches exactly must say something else). */
+        if (!strcmp(word, candidates[i])) continue;
         int dist = edit_distance(word, candidates[i]);
         if (dist < best_d) {
             best_d = dist;

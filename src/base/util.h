@@ -106,7 +106,8 @@ int parse_int_range(const char *s, long lo, long hi, long *out, char *err);
 int parse_double(const char *s, double *out, char *err);
 
 /* Closest candidate to `word` by edit distance, or NULL when none is close
- * enough to be a plausible typo. candidates is NULL-terminated. */
+ * enough to be a plausible typo. Never a candidate equal to word itself.
+ * candidates is NULL-terminated. */
 const char *did_you_mean(const char *word, const char *const *candidates);
 
 /* Unaligned integers in this machine's byte order, for serialized formats

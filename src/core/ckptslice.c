@@ -71,7 +71,10 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
     return rck_write_params(cfg, net, path, sh, RCK_KIND_PARAMS, err);
 }
 
-int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err) {
+/* The parameters, target and optimizer state of sh are all finite: a
+ * reader refuses a file with a non-finite one as damaged (check_finite), so
+ * no writer makes one. 0 or -1 with err. */
+static int shard_finite(const char *path, const RunCkptShard *sh, char *err) {
     const float *vals = sh->params;
     const char *what = "the network";
     size_t bad = first_non_finite(vals, sh->len);
@@ -83,6 +86,17 @@ int rck_write_params(const Config *cfg, const QNet *net, const char *path, const
     if (bad < sh->len)
         return errf(err, "cannot write checkpoint %s: non-finite parameters (parameter %zu of %s is %g) not checkpointed",
                     path, sh->off + bad, what, (double)vals[bad]);
+    if (!sh->opt || !sh->len) return 0;
+    bad = first_non_finite(sh->opt->state, sh->opt->n_state);
+    if (bad < sh->opt->n_state)
+        return errf(err, "cannot write checkpoint %s: non-finite optimizer state (array %zu of %zu, parameter %zu, is "
+                    "%g) not checkpointed", path, bad / sh->len + 1, sh->opt->n_state / sh->len,
+                    sh->off + bad % sh->len, (double)sh->opt->state[bad]);
+    return 0;
+}
+
+int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err) {
+    if (shard_finite(path, sh, err)) return -1;
     CkptMeta m;
     shard_meta(cfg, net, sh, &m);
     m.kind = (uint32_t)kind;
@@ -126,6 +140,59 @@ static int check_optim_step(const CkptReader *r, char *err) {
     if (step > CKPT_MAX_COUNT)
         return errf(err, "%s: optimizer step count %" PRIu64 " is above 2^53, more than any run can count: the "
                     "optimizer state is damaged", r->path, step);
+    return 0;
+}
+
+/* The first non-finite float of the n at file offset off of r into *at
+ * (and its value into *val), or n when all are finite. 0 or -1 with err. */
+static int scan_finite(const CkptReader *r, uint64_t off, uint64_t n, uint64_t *at, float *val, char *err) {
+    enum { CHUNK = 4096 };
+    float buf[CHUNK];
+    for (uint64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t k = n - i0 < CHUNK ? (size_t)(n - i0) : CHUNK;
+        if (rck_pread(r, off + i0 * sizeof(float), buf, k * sizeof(float), err)) return -1;
+        size_t j = first_non_finite(buf, k);
+        if (j < k) {
+            *at = i0 + j;
+            *val = buf[j];
+            return 0;
+        }
+    }
+    *at = n;
+    return 0;
+}
+
+/* Every parameter, target value and optimizer state value of the
+ * parameter file r (a shard or a learner copy) is finite. No writer saves
+ * a non-finite one (shard_finite), so one in a file whose sums all agree
+ * was put there after it was written (or by a writer with a bug): damage,
+ * like a replay row out of range. Restored, it would make the first update
+ * "diverge" on every resume, and eval and export would use it. err names
+ * the file, the array and the parameter. */
+static int check_finite(const CkptReader *r, char *err) {
+    const CkptMeta *h = &r->meta;
+    uint64_t n = h->slice_count, at;
+    float v;
+    const struct {
+        uint32_t id;
+        const char *what;
+    } arrays[] = {{CKPT_SEC_PARAMS, "the network"}, {CKPT_SEC_TARGET, "the target network"}};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        const CkptEntry *e = ckpt_find(r, arrays[i].id);
+        if (!e) continue;
+        if (scan_finite(r, e->offset, n, &at, &v, err)) return -1;
+        if (at < n)
+            return errf(err, "%s: parameter %" PRIu64 " of %s is %g, and no checkpoint is written with a non-finite "
+                        "one: the parameters are damaged", r->path, h->slice_offset + at, arrays[i].what, (double)v);
+    }
+    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    uint64_t total = (uint64_t)h->optim_slots * n;
+    if (!e || total == 0) return 0;
+    if (scan_finite(r, e->offset + 8, total, &at, &v, err)) return -1;
+    if (at < total)
+        return errf(err, "%s: %s state array %" PRIu64 " of %u at parameter %" PRIu64 " is %g, and no checkpoint is "
+                    "written with a non-finite one: the optimizer state is damaged", r->path,
+                    ckpt_optim_name(h->optimizer), at / n + 1, h->optim_slots, h->slice_offset + at % n, (double)v);
     return 0;
 }
 
@@ -179,7 +246,7 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
         uint32_t crc;
         if (rck_file_crc(r, want, &crc, err)) goto fail;
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
-        if (want && (check_optim_step(r, err) || rck_check_file_rows(r, err))) goto fail;
+        if (want && (check_optim_step(r, err) || check_finite(r, err) || rck_check_file_rows(r, err))) goto fail;
     }
     if (check_tiling(r, q, t, err)) goto fail;
     return 0;
@@ -221,6 +288,17 @@ typedef struct {
     uint8_t *obuf;        /* one file's optim section */
 } SliceRead;
 
+/* The n values x (arrays of ql, one per parameter of the slice starting
+ * at qo) read from a file are finite: check_finite found them so when the
+ * checkpoint was verified; checked again in case the file changed since.
+ * 0 or -1 with err. */
+static int read_finite(const float *x, size_t n, size_t ql, size_t qo, const char *what, char *err) {
+    size_t bad = first_non_finite(x, n);
+    if (bad == n) return 0;
+    return errf(err, "%s at parameter %zu is %g, and no checkpoint is written with a non-finite one: the file is "
+                "damaged", what, qo + bad % ql, (double)x[bad]);
+}
+
 /* The overlap [a, b) of the caller's slice with file r's: the optimizer
  * state of each slot, and the step count from the file holding lo. */
 static int copy_optim(CkptReader *r, SliceRead *sr, size_t a, size_t b, bool holds_start, char *err) {
@@ -241,6 +319,7 @@ static int copy_optim(CkptReader *r, SliceRead *sr, size_t a, size_t b, bool hol
                     "optimizer state is damaged", step);
     if (holds_start) sh->opt->step = step;
     const float *st = (const float *)(sr->obuf + 8);
+    if (read_finite(st, slots * ql, ql, qo, "the optimizer state", err)) return -1;
     for (size_t k = 0; k < slots; k++)
         memcpy(sh->opt->state + k * sh->len + (a - lo), st + k * ql + (a - qo), (b - a) * sizeof(float));
     return 0;
@@ -256,10 +335,14 @@ static int copy_overlap(CkptReader *r, SliceRead *sr, bool holds_start, char *er
     if (a >= b) return 0;
     free(sr->buf);
     sr->buf = xmalloc(ql * sizeof(float));
-    if (ckpt_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err)) return -1;
+    if (ckpt_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err) ||
+        read_finite(sr->buf, ql, ql, qo, "the network", err))
+        return -1;
     memcpy(sh->params + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
     if (ckpt_find(r, CKPT_SEC_TARGET)) {
-        if (ckpt_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err)) return -1;
+        if (ckpt_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err) ||
+            read_finite(sr->buf, ql, ql, qo, "the target network", err))
+            return -1;
         memcpy(sh->target + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
     } else {
         memcpy(sh->target + (a - lo), sh->params + (a - lo), (b - a) * sizeof(float));
@@ -287,6 +370,7 @@ static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
         if (rr == 0) rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
         free(rep);
         if (rr) return -1;
+        sh->replay_dropped = dropped;
     }
     return 0;
 }
@@ -396,7 +480,8 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     else if (want && r->file_bytes != want->bytes)
         errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
              path, r->file_bytes, want->bytes);
-    else if (rck_file_crc(r, want, &crc, err) == 0 && (!want || check_optim_step(r, err) == 0)) {
+    else if (rck_file_crc(r, want, &crc, err) == 0 &&
+             (!want || (check_optim_step(r, err) == 0 && check_finite(r, err) == 0))) {
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
         return 0;
     }

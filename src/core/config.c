@@ -167,6 +167,23 @@ static const char *valid_keys(const char *section, char *buf, size_t cap) {
     return buf;
 }
 
+/* The right key in the wrong place ("gamma" under roles, or a bare "seed"
+ * given to --set): " (did you mean "agent.gamma"?)", every section that has
+ * a key named word but section, into buf. Whether there was one. */
+static bool key_elsewhere(const char *section, const char *word, char *buf, size_t cap) {
+    size_t o = 0;
+    int found = 0;
+    for (int i = 0; i < cfg_n_keys; i++) {
+        if (strcmp(cfg_keys[i].name, word) || (section && !strcmp(cfg_keys[i].section, section))) continue;
+        o += (size_t)snprintf(buf + o, cap - o, "%s\"%s.%s\"", found ? " or " : " (did you mean ", cfg_keys[i].section,
+                              cfg_keys[i].name);
+        found++;
+        if (o >= cap) break;
+    }
+    if (found && o < cap) snprintf(buf + o, cap - o, "?)");
+    return found && o < cap;
+}
+
 /* The " (did you mean ...?)" or " (valid keys: ...)" tail for an unknown
  * key named word in section (NULL: the top level). A close key of the same
  * section is suggested by its bare name (section.key when full is set, as
@@ -183,20 +200,7 @@ static void unknown_tail(const char *section, const char *word, bool full, char 
         else snprintf(buf, cap, " (did you mean \"%s\"?)", guess);
         return;
     }
-    /* The right key in the wrong place: "gamma" under roles. */
-    size_t o = 0;
-    int found = 0;
-    for (int i = 0; i < cfg_n_keys; i++) {
-        if (strcmp(cfg_keys[i].name, word) || (section && !strcmp(cfg_keys[i].section, section))) continue;
-        o += (size_t)snprintf(buf + o, cap - o, "%s\"%s.%s\"", found ? " or " : " (did you mean ", cfg_keys[i].section,
-                              cfg_keys[i].name);
-        found++;
-        if (o >= cap) break;
-    }
-    if (found && o < cap) {
-        snprintf(buf + o, cap - o, "?)");
-        return;
-    }
+    if (key_elsewhere(section, word, buf, cap)) return;
     char list[400];
     snprintf(buf, cap, " (%.400s)", valid_keys(section, list, sizeof list));
 }
@@ -299,6 +303,26 @@ static int load_text(Load *L, const char *text, size_t len) {
 
 /* ---- overrides -------------------------------------------------------------- */
 
+/* The message tail for a --set path without a dot. A section's name is not
+ * a key ("run"), nor is a word close to one ("runn"): the hint names the
+ * section and lists its keys, never proposing the word typed. A key's name
+ * without its section ("seed") gets the section.key paths (unknown_tail). */
+static void bare_word_tail(const char *word, char *tail, size_t cap) {
+    char list[400];
+    if (section_id(word, strlen(word)) >= 0) {
+        snprintf(tail, cap, " (\"%s\" is a section, not a key: --set %s.KEY=VALUE; %.400s)", word, word,
+                 valid_keys(word, list, sizeof list));
+        return;
+    }
+    if (key_elsewhere(NULL, word, tail, cap)) return;
+    const char *sec = did_you_mean(word, cfg_sections);
+    if (sec)
+        snprintf(tail, cap, " (did you mean a key of section \"%s\"? --set %s.KEY=VALUE; %.400s)", sec, sec,
+                 valid_keys(sec, list, sizeof list));
+    else
+        unknown_tail(NULL, word, true, tail, cap);
+}
+
 /* Key id of a --set path "section.key", or -1 with the message tail. */
 static int path_id(const char *path, char *tail, size_t cap) {
     char full[CFG_MAX_KEYS][48];
@@ -315,12 +339,16 @@ static int path_id(const char *path, char *tail, size_t cap) {
         return -1;
     }
     const char *dot = strchr(path, '.');
+    if (!dot) {
+        bare_word_tail(path, tail, cap);
+        return -1;
+    }
     char section[KEY_PATH_LEN];
-    snprintf(section, sizeof section, "%.*s", dot ? (int)(dot - path) : 0, path);
-    if (dot && section_id(section, strlen(section)) >= 0)
+    snprintf(section, sizeof section, "%.*s", (int)(dot - path), path);
+    if (section_id(section, strlen(section)) >= 0)
         unknown_tail(section, dot + 1, true, tail, cap);
     else
-        unknown_tail(NULL, dot ? section : path, true, tail, cap);
+        unknown_tail(NULL, section, true, tail, cap);
     return -1;
 }
 

@@ -212,6 +212,57 @@ static int check_decentral(const Check *C, int k_ps, int k_mode) {
     return 0;
 }
 
+/* The sync keys that only some sync.mode values read, and which: under
+ * another mode they would be ignored silently, so a value other than the
+ * default is refused (as replay.alpha with uniform replay). Bit m of modes
+ * is SyncMode m. */
+static const struct {
+    const char *key;
+    unsigned modes;
+} mode_keys[] = {
+    {"staleness", 1u << SYNC_PS_BOUNDED},
+    {"learner_pull_every", 1u << SYNC_PS_ASYNC | 1u << SYNC_PS_BOUNDED}, /* ps_sync pulls after every update */
+    {"allreduce_impl", 1u << SYNC_ALLREDUCE | 1u << SYNC_LOCAL_SGD},
+    {"gossip_every", 1u << SYNC_GOSSIP},
+    {"gossip_topology", 1u << SYNC_GOSSIP},
+    {"easgd_every", 1u << SYNC_EASGD},
+    {"easgd_alpha", 1u << SYNC_EASGD},
+    {"average_every", 1u << SYNC_LOCAL_SGD},
+};
+
+/* "ps_async or ps_bounded": the sync modes of bit set modes, into out. */
+static void mode_names(unsigned modes, char *out, size_t cap) {
+    size_t n = 0;
+    out[0] = '\0';
+    for (int m = 0; m <= SYNC_LOCAL_SGD && n < cap; m++) {
+        if (!(modes & 1u << m)) continue;
+        bool last = !(modes >> (m + 1));
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? (last ? " or " : ", ") : "", config_sync_name((SyncMode)m));
+    }
+}
+
+/* A mode's own sync key set under another sync.mode. 0, or -1 with the
+ * error set. */
+static int check_mode_keys(const Check *C, int k_mode) {
+    const Config *cfg = C->cfg;
+    for (size_t i = 0; i < sizeof mode_keys / sizeof mode_keys[0]; i++) {
+        int k = cfg_key_id("sync", mode_keys[i].key);
+        if (mode_keys[i].modes & 1u << cfg->sync.mode) continue;
+        /* A value equal to the default changes nothing (and every
+         * effective config.yaml lists them all). */
+        if (cfg->origin[k].from == CFG_FROM_DEFAULT || cfg_same_value(cfg, &C->defaults, k)) continue;
+        char modes[96];
+        mode_names(mode_keys[i].modes, modes, sizeof modes);
+        /* Reported at the key (not at a sync.mode the file set). */
+        return fail_rule(C, &k, 1,
+                         "sync.%s applies to sync.mode %s only, but sync.mode is %s%s, which ignores it; set "
+                         "sync.mode: %s, or remove sync.%s",
+                         mode_keys[i].key, modes, config_sync_name(cfg->sync.mode), origin_note(C, k_mode, true),
+                         modes, mode_keys[i].key);
+    }
+    return 0;
+}
+
 /* Every key's range, then the rules that tie keys together. */
 int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
     Check C = {.cfg = cfg, .sets = sets, .n_sets = n_sets, .err = err};
@@ -242,7 +293,7 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
                          config_sync_name(cfg->sync.mode), origin_note(&C, k_mode, true), cfg->roles.param_servers,
                          origin_note(&C, k_ps, true));
     }
-    if (check_decentral(&C, k_ps, k_mode)) return -1;
+    if (check_decentral(&C, k_ps, k_mode) || check_mode_keys(&C, k_mode)) return -1;
     /* A PS mode with roles.param_servers 0: the one learner holds the
      * parameters (layout_params_in_learner). With more learners someone
      * else would have to hold them; with a pull period above 1 the learner

@@ -18,7 +18,8 @@
  * run, a damaged one or a set that overlaps or leaves a gap is refused.
  * Damage also covers every part that is not a regular file (a FIFO is
  * refused, never waited on), a section whose CRC fails, a replay row out of
- * range and a counter above CKPT_MAX_COUNT. A damaged newest checkpoint
+ * range, a non-finite parameter, target or optimizer state value and a
+ * counter above CKPT_MAX_COUNT. A damaged newest checkpoint
  * falls back to the newest intact one (runckpt_latest). The run directory
  * records its run id (<run>/run_id): a checkpoint of another run is refused. <run>/checkpoints/best holds the best evaluation's
  * parameters (runckpt_begin_best).
@@ -65,6 +66,8 @@ typedef struct {
     Rng *rngs;                 /* n_rngs generators, written and restored */
     int n_rngs;
     ReplayStore *replay;       /* saved (with its priorities when prioritized); NULL: none */
+    uint64_t replay_dropped;   /* filled on read: saved transitions that did not fit replay's capacity
+                                * (the oldest; the newest are kept) */
     /* counters stored in the shard's header (local trainer) */
     uint64_t env_steps, updates, episodes;
     double wall_seconds;
@@ -129,9 +132,9 @@ int runckpt_begin(const char *run_dir, uint64_t seq, char *dir, char *err);
 
 /* Write dir/ps-<index>.ckpt for shard sh of network net (config gives the
  * env and optimizer kind), with sh->run_id, sh->seq, sh->n_shards and
- * sh->index in its header (0 <= index < n_shards). Refuses parameters or
- * target values that are NaN or Inf ("non-finite parameters ... not
- * checkpointed"): a diverged network is never saved. Atomic; 0 or -1 with
+ * sh->index in its header (0 <= index < n_shards). Refuses parameters,
+ * target or optimizer state values that are NaN or Inf ("non-finite
+ * parameters ... not checkpointed"): a diverged network is never saved. Atomic; 0 or -1 with
  * err. */
 int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err);
 
@@ -285,6 +288,8 @@ int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err);
  * transitions). Every replay row (a replay file's, or the local trainer's
  * replay section) must be valid: finite observations and rewards, actions
  * in [0, num_actions), discounts in [0, 1], priorities finite and > 0.
+ * Every parameter, target and optimizer state value of a shard file or a
+ * learner copy must be finite.
  * Counters (manifest, headers, optimizer step, replay ids) are at most
  * CKPT_MAX_COUNT. 0 with m filled, or -1 with err naming the file and what
  * is wrong (for a row, its number: "replay row 17 of 120 (0 = oldest):

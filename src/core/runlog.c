@@ -173,8 +173,10 @@ static int take_lock(RunLog *rl, char *err) {
     runlog_path(rl, "lock", path);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
+        /* The first file made in the run directory: a directory that
+         * cannot take one is a set-up fault (README "Exit statuses"). */
         errf(err, "cannot open the lock file %s: %s", path, strerror(errno));
-        return GORILA_EXIT_LOG_WRITE;
+        return GORILA_EXIT_USAGE;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
@@ -236,7 +238,13 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
         if (has == 1 && runckpt_save_run_id(rl->dir, rl->run_id, err) != 0) return GORILA_EXIT_LOG_WRITE;
         return 0;
     }
-    if (make_dirs(cfg->run.out_dir, err) != 0) return GORILA_EXIT_LOG_WRITE;
+    /* An out_dir that cannot be made or is not a directory, like a run
+     * directory that cannot be created in it, is a set-up fault: exit 2
+     * (README "Exit statuses"), not a log write failing mid-run. */
+    if (make_dirs(cfg->run.out_dir, err) != 0) {
+        err_prefix(err, "run.out_dir");
+        return GORILA_EXIT_USAGE;
+    }
     char name[CFG_NAME_LEN + 64];
     config_run_dir_name(cfg, name, sizeof name);
     for (int k = 1;; k++) {
@@ -248,8 +256,8 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
         }
         if (mkdir(rl->dir, 0777) == 0) break;
         if (errno != EEXIST) {
-            errf(err, "cannot create run directory %s: %s", rl->dir, strerror(errno));
-            return GORILA_EXIT_LOG_WRITE;
+            errf(err, "run.out_dir: cannot create run directory %s: %s", rl->dir, strerror(errno));
+            return GORILA_EXIT_USAGE;
         }
         if (k > 9999) {
             errf(err, "too many runs named %s in %s", name, cfg->run.out_dir);

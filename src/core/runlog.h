@@ -154,9 +154,13 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  *                          is in use by process PID on HOST (another job or
  *                          resume is running)"
  *   GORILA_EXIT_CKPT_READ  resumed, but no intact checkpoint gives the run id
- *   GORILA_EXIT_LOG_WRITE  a directory, config.yaml, a CSV or the lock file
- *                          cannot be created or written
- *   GORILA_EXIT_USAGE      a path too long, too many runs of that name,
+ *   GORILA_EXIT_LOG_WRITE  config.yaml, a CSV, run_id or the lock file's
+ *                          text cannot be written
+ *   GORILA_EXIT_USAGE      a set-up fault: run.out_dir cannot be created or
+ *                          is not a directory ("run.out_dir: X exists and is
+ *                          not a directory"), the run directory cannot be
+ *                          created in it, or no lock file can be made in
+ *                          it; a path too long, too many runs of that name,
  *                          too many metrics columns
  * On failure nothing is held (rl is as after runlog_free). */
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,

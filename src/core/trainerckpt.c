@@ -95,5 +95,10 @@ int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err) {
     L->ac.steps = sh.env_steps;
     log_info(NULL, "resumed from %s: %" PRIu64 " env steps, %" PRIu64 " updates, replay %zu transitions", man.dir,
              sh.env_steps, sh.updates, replaystore_size(&L->replay));
+    /* A smaller replay.capacity than the checkpoint's contents: say what
+     * was lost, as a distributed replay shard does. */
+    if (sh.replay_dropped)
+        log_info(NULL, "dropped %" PRIu64 " saved transitions, the oldest, beyond replay.capacity %zu (kept the "
+                 "newest %zu)", sh.replay_dropped, replaybuf_capacity(&L->replay.buf), replaystore_size(&L->replay));
     return 0;
 }

@@ -328,6 +328,18 @@ int memplan_rank(const Config *cfg, const Layout *lay, Role role, int index, Mem
 
 /* ---- a set of ranks ------------------------------------------------------ */
 
+/* The key that sets how many ranks a role has (NULL: the coordinator and
+ * the local trainer, one rank whatever the config). */
+static const char *rank_count_key(Role role) {
+    switch (role) {
+    case ROLE_ACTOR: return "roles.actors";
+    case ROLE_REPLAY: return "roles.replay_shards";
+    case ROLE_LEARNER: return "roles.learners";
+    case ROLE_PS: return "roles.param_servers";
+    default: return NULL;
+    }
+}
+
 enum { MAX_KEYS = 16 };
 typedef struct {
     const char *key;
@@ -388,6 +400,19 @@ int memplan_ranks(const Config *cfg, const Layout *lay, const int *ranks, int n,
         for (int role = 0; role < ROLE_COUNT; role++)
             if (keys[j].role_total[role] > keys[j].role_total[plan->key_role]) plan->key_role = (Role)role;
         plan->key_rank_bytes = keys[j].rank_max[plan->key_role];
+    }
+    /* The per-rank base is a part too, sized by a role's rank count: 1,024
+     * actors need 32 GiB of it, far more than their buffers, and the
+     * advice must then be fewer actors, not a smaller network. */
+    for (int role = 0; role < ROLE_COUNT; role++) {
+        const char *count_key = rank_count_key((Role)role);
+        uint64_t base = (uint64_t)plan->count[role] * MEMPLAN_RANK_BASE;
+        if (!count_key || base <= best) continue;
+        best = base;
+        plan->key = count_key;
+        plan->key_role = (Role)role;
+        plan->key_rank_bytes = MEMPLAN_RANK_BASE;
+        plan->key_is_count = true;
     }
     return 0;
 }
@@ -583,6 +608,14 @@ int memplan_check(const Config *cfg, const MemPlan *plan, const MemMachine *m, c
                  "the %d ranks on this machine need %s in all, and it has %s usable (%d%% of %s)", plan->n_ranks,
                  need, usable, (int)(MEMPLAN_USABLE * 100 + 0.5), m->source);
     if (!plan->key) return errf(err, "not enough memory: %s%s", plan->n_ranks == 1 ? "the run needs " : "", machine);
+    if (plan->key_is_count) {
+        fmt_bytes(part, (uint64_t)plan->count[plan->key_role] * MEMPLAN_RANK_BASE);
+        char base[BYTES_STR_LEN];
+        fmt_bytes(base, MEMPLAN_RANK_BASE);
+        return errf(err, "%s: %d %s ranks need %s for code, libraries and MPI alone (%s each, before their "
+                    "buffers); %s: lower %s", plan->key, plan->count[plan->key_role], role_name(plan->key_role), part,
+                    base, machine, plan->key);
+    }
     /* What the key sizes on the rank where it weighs most: the three
      * largest such items, largest first. */
     const MemRank *r = &plan->largest[plan->key_role];

@@ -68,11 +68,15 @@ typedef struct {
     bool uneven[ROLE_COUNT];          /* the role's ranks differ in size */
     uint64_t total;                   /* the plans of all ranks planned */
     uint64_t need;                    /* total + n_ranks * MEMPLAN_RANK_BASE */
-    /* The key behind the largest part of total (NULL when fixed buffers
-     * are larger than any keyed one), where it weighs most, and how much. */
+    /* The key behind the largest part of need (NULL when fixed buffers
+     * are larger than any keyed one), where it weighs most, and how much.
+     * A part is what one key sizes over all ranks, or the per-rank base
+     * (MEMPLAN_RANK_BASE) of a role's ranks, which its rank count sizes
+     * (roles.actors, ...; key_is_count). */
     const char *key;
     Role key_role;                    /* the role whose ranks hold most of it */
     uint64_t key_rank_bytes;          /* its bytes on that role's largest rank */
+    bool key_is_count;                /* key is a role's rank count (roles.actors, ...) */
 } MemPlan;
 
 typedef struct {
@@ -111,7 +115,11 @@ int memplan_parse_meminfo(const char *text, uint64_t *bytes, bool *total_only);
  * and what the machine has:
  *   replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay
  *   storage, ...); the 5 ranks on this machine need 41.2 GiB in all and it
- *   has 19.6 GiB usable (90% of MemAvailable 21.8 GiB): lower replay.capacity */
+ *   has 19.6 GiB usable (90% of MemAvailable 21.8 GiB): lower replay.capacity
+ * or, when the per-rank base of a role's ranks is the largest part:
+ *   roles.actors: 1024 actor ranks need 32.0 GiB for code, libraries and MPI
+ *   alone (32.0 MiB each, before their buffers); the 1028 ranks ...: lower
+ *   roles.actors */
 int memplan_check(const Config *cfg, const MemPlan *plan, const MemMachine *m, char *err);
 
 /* The whole check, as gorila train runs it before allocating: the plan of

@@ -196,6 +196,19 @@ bad_args "sync.lr_warmup_updates negative" \
 run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.learners=2 --set sync.lr_scaling=sqrt \
     --set sync.lr_warmup_updates=500
 expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
+# A sync mode's own key under another mode would be ignored silently: one
+# line, exit 2 (unless at its default); under its mode it is taken (issue 29).
+bad_args "sync.gossip_every in ps_sync" \
+    "--set sync.gossip_every=7: sync.gossip_every: sync.gossip_every applies to sync.mode gossip only, but sync.mode is ps_sync (from --set), which ignores it; set sync.mode: gossip, or remove sync.gossip_every" \
+    config check configs/cartpole.yaml --set sync.mode=ps_sync --set sync.gossip_every=7
+bad_args "sync.staleness in ps_async" \
+    "--set sync.staleness=9: sync.staleness: sync.staleness applies to sync.mode ps_bounded only, but sync.mode is ps_async (from --set), which ignores it; set sync.mode: ps_bounded, or remove sync.staleness" \
+    config check configs/cartpole.yaml --set sync.mode=ps_async --set sync.staleness=9
+run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode=ps_sync --set sync.gossip_every=4
+expect_rc "sync.gossip_every at its default in ps_sync: valid" 0
+run_cmd "$GORILA" config check configs/cartpole.yaml --set sync.mode=gossip --set roles.learners=2 \
+    --set roles.param_servers=0 --set sync.gossip_every=7
+expect_rc "sync.gossip_every in gossip: valid" 0
 # learner.batch global: built for allreduce with uniform replay and a batch
 # the learners divide; anything else is one line and exit 2.
 for case in "sync.mode ps_sync|is built for sync.mode allreduce|--set learner.batch=global --set roles.learners=2" \
@@ -242,6 +255,8 @@ bad_args "bad combination" \
     config check tests/fixtures/bad_configs/combo_capacity_shards.yaml
 bad_args "bad --set" "--set roles.actors=0: roles.actors: expected an integer in [1, 1024], got 0" \
     config check configs/cartpole.yaml --set roles.actors=0
+bad_args "--set of a section" "--set run=5: run: unknown key (\"run\" is a section, not a key: --set run.KEY=VALUE; valid keys: name, out_dir, seed, mode, max_env_steps, max_updates, max_seconds, stop_deadline_seconds, stop_when_solved, blas_threads, blas_kernel, wait, pin_cores)" \
+    config check configs/cartpole.yaml --set run=5
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
     config check configs/cartpole.yaml --set roles.lerners=2
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
@@ -380,6 +395,13 @@ check "memory: train refused before writing anything" [ ! -e "$memruns" ]
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000
 expect_rc "memory: replay.capacity 10^9 in a job: exit 2" 2
 expect_eq "memory: per replay shard" "$err" "gorila: error: replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 41.1 GiB in all, and it has 14.4 GiB usable (90% of GORILA_MEM_LIMIT 16.0 GiB): lower replay.capacity"
+# 1,024 actors: 32 GiB of it is the per-rank base, so the advice is the
+# rank count, not the network (issue 29).
+run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set roles.actors=1024
+expect_rc "memory: 1024 actors: exit 2" 2
+expect_contains "memory: 1024 actors: names roles.actors and the base" "$err" \
+    "gorila: error: roles.actors: 1024 actor ranks need 32.0 GiB for code, libraries and MPI alone (32.0 MiB each, before their buffers); the 1028 ranks on this machine need 32."
+expect_contains "memory: 1024 actors: lower roles.actors" "$err" "(90% of GORILA_MEM_LIMIT 16.0 GiB): lower roles.actors"
 # Ranks on other hosts (scripts/launch --hostfile): planned, not judged
 # against this machine; each host checks its own at start-up.
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set replay.capacity=1000000000 \

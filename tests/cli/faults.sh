@@ -82,6 +82,30 @@ run_cmd "$GORILA" train --resume "$RUNS/csv" --set run.max_env_steps=4000
 expect_rc "csv: a CSV write failing ends the run with exit status 8" 8
 expect_contains "csv: names the file and the reason" "$err" "metrics.csv: No space left on device"
 
+# A run.out_dir that is not a directory, or cannot be written, is a set-up
+# fault: exit status 2 (GORILA_EXIT_USAGE, README "Exit statuses") with one
+# line naming the key, not 8 (a log write failing mid-run) (issue 29).
+: >"$RUNS/a-file"
+for od in "$RUNS/a-file" "$RUNS/a-file/sub"; do
+    run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$od" --set logging.progress=never \
+        --set run.max_env_steps=100
+    expect_rc "run.out_dir $od: exit status 2" 2
+    expect_eq "run.out_dir $od: one line naming the key" "$(grep -c '^gorila: error: run.out_dir: ' <<<"$err") $(wc -l <<<"$err")" "1 1"
+done
+expect_contains "run.out_dir a file: says so" "$err" "cannot create directory $RUNS/a-file/sub: Not a directory"
+ro="$TEST_TMP/cli-faults-ro"
+mkdir -p "$ro"
+if unshare -m true 2>/dev/null; then
+    run_cmd unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"' sh "$ro" \
+        "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$ro" --set run.name=ro \
+        --set logging.progress=never --set run.max_env_steps=100
+    expect_rc "run.out_dir read-only: exit status 2" 2
+    expect_eq "run.out_dir read-only: one line, with the reason" "$err" \
+        "gorila: error: run.out_dir: cannot create run directory $ro/ro: Read-only file system"
+else
+    ok "run.out_dir read-only: exit status 2 # SKIP cannot create a mount namespace here (unshare -m)"
+fi
+
 # run.stop_deadline_seconds: > 0, a clear message otherwise.
 run_cmd "$GORILA" config check configs/cartpole.yaml --set run.stop_deadline_seconds=2.5
 expect_contains "stop deadline: a positive number is accepted" "$out" "stop_deadline_seconds: 2.5"

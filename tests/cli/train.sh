@@ -117,6 +117,16 @@ expect_contains "prioritized resume: the replay came back" "$err" "3000 env step
 expect_contains "prioritized resume: with its transitions (all but the one awaiting its priority)" "$err" \
     "replay 2999 transitions"
 expect_contains "prioritized resume: runs to the new budget" "$(cat "$P/summary.json")" '"env_steps": 4000,'
+# Into a smaller replay.capacity: the checkpoint holds 3998 (each of the
+# two segments left its last step's transition unscored, as above), 1000
+# fit; the resume says how many it dropped and that the newest were kept
+# (replaybuf_restore), as a replay shard does.
+run_cmd "$GORILA" train --resume "$P" --set run.max_env_steps=4100 --set replay.capacity=1000
+expect_rc "prioritized resume into a smaller capacity: exit status 0" 0
+expect_contains "smaller capacity: the replay holds the capacity" "$err" "4000 env steps, "
+expect_contains "smaller capacity: ... 1000 transitions" "$err" "replay 1000 transitions"
+expect_contains "smaller capacity: says how many were dropped and which were kept" "$err" \
+    "dropped 2998 saved transitions, the oldest, beyond replay.capacity 1000 (kept the newest 1000)"
 run_cmd "$GORILA" train "${small[@]}" --set run.name=prio-max --set replay.kind=prioritized \
     --set replay.initial_priority=max --set replay.alpha=0
 expect_rc "prioritized, initial_priority max, alpha 0: exit status 0" 0

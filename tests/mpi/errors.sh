@@ -22,6 +22,15 @@ expect_rc "distributed config without mpirun: exit status 2" 2
 expect_contains "distributed config without mpirun: points at the launcher" "$err" "scripts/launch"
 expect_contains "distributed config without mpirun: offers --local" "$err" "--local"
 
+# A run.out_dir that is not a directory: a set-up fault, exit status 2 with
+# its message, as in a local run (issue 29; it was 8).
+mkdir -p "$RUNS"
+: >"$RUNS/a-file"
+# shellcheck disable=SC2086 # $guard is a command line: split on purpose
+run_cmd $guard "$TEST_ROOT/scripts/launch" "$SMALL" --set run.out_dir="$RUNS/a-file"
+expect_rc "run.out_dir a file: exit status 2 (GORILA_EXIT_USAGE)" 2
+expect_contains "run.out_dir a file: says so" "$err" "run.out_dir: $RUNS/a-file exists and is not a directory"
+
 # shellcheck disable=SC2086 # $guard and $MPIRUN are command lines: split on purpose
 run_cmd $guard $MPIRUN -np 2 "$GORILA" train "$SMALL" --set run.mode=local --set run.out_dir="$RUNS"
 expect_fail "local config on 2 ranks: non-zero exit"

@@ -120,6 +120,9 @@ static const BadCase bad_cases[] = {
     {"trace_events_small.yaml", ":3:17: logging.trace_events: expected an integer in [16, 10000000], got 4"},
     {"apex_key_uniform.yaml", ":3:3: replay.alpha: replay.alpha applies to prioritized replay only, but replay.kind "
                               "is uniform (the default); set replay.kind: prioritized, or remove replay.alpha"},
+    {"sync_key_other_mode.yaml", ":3:3: sync.gossip_every: sync.gossip_every applies to sync.mode gossip only, but "
+                                 "sync.mode is ps_async, which ignores it; set sync.mode: gossip, or remove "
+                                 "sync.gossip_every"},
     {"combo_explore.yaml", ":3:3: explore.end: explore.end (0.5) must be at most explore.start (0.2)"},
     {"torques_cartpole.yaml", ":3:3: env.torques: only Pendulum-v1 takes env.torques, but env.name is CartPole-v1"},
 };
@@ -485,6 +488,66 @@ Test(config_set, overrides_apply_in_order_and_are_validated_once) {
     cr_expect(c.env.n_torques == 2 && c.env.torques[0] == -1 && c.env.torques[1] == 1);
 }
 
+/* A sync mode's own key set under another mode would be ignored silently
+ * (docs/CONFIG.md): each is refused, naming the modes that read it, under
+ * every mode that does not read it, unless it is at its default; under a
+ * mode that reads it, accepted. */
+Test(config_set, a_sync_key_of_another_mode_is_refused_unless_at_its_default) {
+    static const struct {
+        const char *set, *dflt, *modes;
+    } keys[] = {
+        {"sync.staleness=5", "sync.staleness=4", "ps_bounded"},
+        {"sync.learner_pull_every=2", "sync.learner_pull_every=1", "ps_async ps_bounded"},
+        {"sync.allreduce_impl=naive", "sync.allreduce_impl=ring", "allreduce local_sgd"},
+        {"sync.gossip_every=7", "sync.gossip_every=4", "gossip"},
+        {"sync.gossip_topology=ring", "sync.gossip_topology=random", "gossip"},
+        {"sync.easgd_every=7", "sync.easgd_every=4", "easgd"},
+        {"sync.easgd_alpha=0.25", "sync.easgd_alpha=0.5", "easgd"},
+        {"sync.average_every=3", "sync.average_every=8", "local_sgd"},
+    };
+    /* Each mode with a layout it accepts. */
+    static const struct {
+        const char *mode, *ps, *learners;
+    } modes[] = {
+        {"ps_sync", "roles.param_servers=1", "roles.learners=1"},
+        {"ps_async", "roles.param_servers=1", "roles.learners=1"},
+        {"ps_bounded", "roles.param_servers=1", "roles.learners=1"},
+        {"allreduce", "roles.param_servers=0", "roles.learners=2"},
+        {"gossip", "roles.param_servers=0", "roles.learners=2"},
+        {"easgd", "roles.param_servers=1", "roles.learners=2"},
+        {"local_sgd", "roles.param_servers=0", "roles.learners=2"},
+    };
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        char mode[64];
+        snprintf(mode, sizeof mode, "sync.mode=%s", modes[m].mode);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            Config c;
+            char err[ERR_LEN] = "", word[32];
+            snprintf(word, sizeof word, " %s ", modes[m].mode);
+            char among[64];
+            snprintf(among, sizeof among, " %s ", keys[k].modes);
+            bool reads = strstr(among, word) != NULL;
+            const char *sets[] = {mode, modes[m].ps, modes[m].learners, keys[k].set};
+            int rc = config_load(&c, "configs/cartpole.yaml", sets, 4, err);
+            if (reads) {
+                cr_expect_eq(rc, 0, "%s with %s: %s", keys[k].set, mode, err);
+                continue;
+            }
+            cr_expect_eq(rc, -1, "%s with %s was accepted", keys[k].set, mode);
+            char key[40];
+            snprintf(key, sizeof key, "%.*s", (int)strcspn(keys[k].set, "="), keys[k].set);
+            char want[ERR_LEN];
+            snprintf(want, sizeof want, "--set %s: %s: %s applies to sync.mode ", keys[k].set, key, key);
+            cr_expect(strncmp(err, want, strlen(want)) == 0, "%s", err);
+            snprintf(want, sizeof want, "only, but sync.mode is %s (from --set), which ignores it; ", modes[m].mode);
+            cr_expect(strstr(err, want) != NULL, "%s", err);
+            sets[3] = keys[k].dflt;
+            cr_expect_eq(config_load(&c, "configs/cartpole.yaml", sets, 4, err), 0, "%s with %s: %s", keys[k].dflt,
+                         mode, err);
+        }
+    }
+}
+
 typedef struct {
     const char *set, *want;
 } SetCase;
@@ -494,6 +557,15 @@ Test(config_set, bad_overrides_give_exact_errors) {
         {"roles.lerners=2", "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)"},
         {"rnu.seed=4", "--set rnu.seed=4: rnu.seed: unknown key (did you mean \"run.seed\"?)"},
         {"seed=4", "--set seed=4: seed: unknown key (did you mean \"run.seed\" or \"eval.seed\"?)"},
+        /* A section is not a key: never 'did you mean "run"' for run (issue 29) */
+        {"run=5", "--set run=5: run: unknown key (\"run\" is a section, not a key: --set run.KEY=VALUE; valid keys: "
+                  "name, out_dir, seed, mode, max_env_steps, max_updates, max_seconds, stop_deadline_seconds, "
+                  "stop_when_solved, blas_threads, blas_kernel, wait, pin_cores)"},
+        {"roles=2", "--set roles=2: roles: unknown key (\"roles\" is a section, not a key: --set roles.KEY=VALUE; "
+                    "valid keys: actors, replay_shards, learners, param_servers)"},
+        {"rolse=2", "--set rolse=2: rolse: unknown key (did you mean a key of section \"roles\"? --set "
+                    "roles.KEY=VALUE; valid keys: actors, replay_shards, learners, param_servers)"},
+        {"learners=2", "--set learners=2: learners: unknown key (did you mean \"roles.learners\"?)"},
         {"roles.bananas=4", "--set roles.bananas=4: roles.bananas: unknown key (valid keys: actors, "
                             "replay_shards, learners, param_servers)"},
         {"roles.actors", "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4"},

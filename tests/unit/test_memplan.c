@@ -314,7 +314,40 @@ Test(memplan, job_plan_puts_each_buffer_on_its_role) {
     cr_assert_eq(memplan_ranks(&cfg, &lay, two, 2, &part, err), 0);
     cr_assert_eq(part.n_ranks, 2);
     cr_assert_eq(part.count[ROLE_REPLAY], 0);
+    /* Its largest part: the per-rank base of a learner (32 MiB), more than
+     * the small network's buffers; the tie with the parameter server goes
+     * to the first role in layout order. */
+    cr_assert_str_eq(part.key, "roles.learners");
+    cr_assert(part.key_is_count);
+    cfg = load("roles: {actors: 4, replay_shards: 3, learners: 2, param_servers: 2}\n"
+               "network: {hidden: [1024, 1024]}\n");
+    layout_init(&lay, &cfg);
+    cr_assert_eq(memplan_ranks(&cfg, &lay, two, 2, &part, err), 0);
     cr_assert_str_eq(part.key, "network.hidden");
+    cr_assert(!part.key_is_count);
+}
+
+/* When the ranks' base (code, libraries, MPI: MEMPLAN_RANK_BASE each) is
+ * the largest part, the advice names the rank count behind it, not the
+ * largest buffer's key (issue 29: 1,024 actors were told to lower
+ * network.hidden for 72 KiB each beside their 32 GiB of base). */
+Test(memplan, check_names_a_rank_count_when_the_base_is_the_largest_part) {
+    Config cfg = load("roles: {actors: 1024}\n");
+    Layout lay;
+    layout_init(&lay, &cfg);
+    MemPlan plan;
+    char err[ERR_LEN];
+    cr_assert_eq(memplan_ranks(&cfg, &lay, NULL, 0, &plan, err), 0);
+    cr_assert_str_eq(plan.key, "roles.actors");
+    cr_assert_eq(plan.key_role, ROLE_ACTOR);
+    MemMachine m = {.available = (uint64_t)20 << 30, .usable = (uint64_t)18 << 30};
+    snprintf(m.source, sizeof m.source, "GORILA_MEM_LIMIT 20.0 GiB");
+    cr_assert_eq(memplan_check(&cfg, &plan, &m, err), -1);
+    const char *want = "roles.actors: 1024 actor ranks need 32.0 GiB for code, libraries and MPI alone (32.0 MiB "
+                       "each, before their buffers); the 1028 ranks on this machine need ";
+    cr_assert(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    cr_assert_not_null(strstr(err, ": lower roles.actors"), "%s", err);
+    cr_assert_null(strstr(err, "network.hidden"), "%s", err);
 }
 
 Test(memplan, check_names_the_key_and_the_machine) {

@@ -1451,6 +1451,160 @@ Test(runckpt, section_crc_mismatch_under_a_rebound_manifest_falls_back) {
     teardown(&f);
 }
 
+/* Set float `index` of section id (CKPT_SEC_OPTIM: counted after its 8-byte
+ * step) of the checkpoint file at path to v, then make its CRCs right. */
+static void patch_float(const char *path, uint32_t id, size_t index, float v) {
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    uint64_t bytes;
+    size_t at = section_at(b, id, &bytes) + (id == CKPT_SEC_OPTIM ? 8 : 0) + 4 * index;
+    cr_assert_leq(at + 4, n);
+    memcpy(b + at, &v, 4);
+    spit(path, b, n);
+    free(b);
+    fix_crcs(path);
+}
+
+/* A non-finite parameter, target value or optimizer state value in a shard
+ * file whose sums were all recomputed is damage, like a bad replay row: the
+ * checkpoint fails verification naming the file, the array and the
+ * parameter, the resume falls back to the previous intact one, nothing
+ * intact left is an error, and reading the slice directly (gorila eval or
+ * export of the checkpoint's path) refuses it before a value is used. */
+Test(runckpt, non_finite_values_are_damage) {
+    Fixture f;
+    setup(&f, "nonfinread");
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
+    write_shards(&f, 2, 1, d1);
+    write_shards(&f, 2, 2, d2);
+    snprintf(path, sizeof path, "%s/ps-1.ckpt", d2);
+    size_t n, off, len;
+    shard_range(f.n, 2, 1, &off, &len); /* [12, 23) */
+    unsigned char *orig = slurp(path, &n);
+    const struct {
+        uint32_t id;
+        size_t index;
+        float v;
+        const char *says;
+    } cases[] = {
+        {CKPT_SEC_PARAMS, 3, INFINITY, "ps-1.ckpt: parameter 15 of the network is inf"},
+        {CKPT_SEC_PARAMS, 0, NAN, "ps-1.ckpt: parameter 12 of the network is nan"},
+        {CKPT_SEC_TARGET, 10, -INFINITY, "ps-1.ckpt: parameter 22 of the target network is -inf"},
+        {CKPT_SEC_OPTIM, 11 + 2, NAN, "ps-1.ckpt: adam state array 2 of 2 at parameter 14 is nan"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spit(path, orig, n);
+        patch_float(path, cases[c].id, cases[c].index, cases[c].v);
+        edit_manifest(d2, NULL, NULL, "ps-1.ckpt");
+        RunCkptManifest m;
+        cr_assert_eq(runckpt_verify(d2, &m, err), -1, "case %zu passed verification", c);
+        cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
+        cr_expect(strstr(err, "is damaged") || strstr(err, "are damaged"), "case %zu: %s", c, err);
+        cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+        cr_expect_eq(m.seq, 1, "case %zu: falls back to the intact checkpoint", c);
+        cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, cases[c].says), "case %zu: %s", c, warn);
+        /* Any slice, read directly: refused before a value lands. */
+        float p[23], t[23];
+        for (int i = 0; i < 23; i++) p[i] = t[i] = -7.0f;
+        Optim o;
+        optim_init(&o, &f.opt.p, f.n);
+        RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t, .opt = &o};
+        cr_assert_eq(runckpt_read_slice(&f.cfg, &f.net, d2, &sh, err), -1, "case %zu was read", c);
+        cr_expect(strstr(err, cases[c].says) != NULL, "case %zu: %s", c, err);
+        for (int i = 0; i < 23; i++) cr_assert(p[i] == -7.0f && t[i] == -7.0f, "case %zu: parameter %d set", c, i);
+        optim_free(&o);
+    }
+    free(orig);
+    /* The older one damaged too: nothing intact is left. */
+    snprintf(path, sizeof path, "%s/ps-0.ckpt", d1);
+    patch_float(path, CKPT_SEC_PARAMS, 1, NAN);
+    edit_manifest(d1, NULL, NULL, "ps-0.ckpt");
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), -1);
+    cr_expect(strstr(err, "no intact checkpoint in") && strstr(err, "and so is every older ckpt-* directory"), "%s",
+              err);
+    cr_assert_eq(runckpt_verify(d1, &m, err), -1);
+    cr_expect(strstr(err, "ps-0.ckpt: parameter 1 of the network is nan") != NULL, "%s", err);
+    teardown(&f);
+}
+
+/* The same for a learner's own copy (learner-<k>.ckpt, the decentralized
+ * sync modes): verification, and so the fallback, refuses it, and so does
+ * the learner reading it. */
+Test(runckpt, non_finite_learner_copy_is_damage) {
+    Fixture f;
+    setup(&f, "nonfincopy");
+    char d1[PATH_LEN], d2[PATH_LEN], err[ERR_LEN], warn[ERR_LEN], path[PATH_LEN + 64];
+    for (uint64_t seq = 1; seq <= 2; seq++) {
+        char *dir = seq == 1 ? d1 : d2;
+        cr_assert_eq(runckpt_begin(f.run, seq, dir, err), 0, "%s", err);
+        write_one(&f, dir, seq, 1, 0, 0, f.n);
+        RunCkptShard sh = {.index = 1, .off = 0, .len = f.n, .params = f.params, .target = f.target, .opt = &f.opt,
+                           .run_id = f.run_id, .seq = seq, .n_shards = 2};
+        cr_assert_eq(runckpt_write_copy(&f.cfg, &f.net, dir, &sh, err), 0, "%s", err);
+        RunCkptManifest m = manifest_of(&f, 1, seq);
+        m.n_copies = 2;
+        m.first_copy = 1;
+        cr_assert_eq(runckpt_commit(f.run, dir, &m, 3, err), 0, "%s", err);
+    }
+    snprintf(path, sizeof path, "%s/learner-1.ckpt", d2);
+    patch_float(path, CKPT_SEC_TARGET, 7, INFINITY);
+    /* Rebind the copy's line of the MANIFEST (edit_manifest knows shard
+     * and replay lines only): the copy's size stays, its CRC changes. */
+    size_t n, fb;
+    unsigned char *b = slurp(path, &fb);
+    char mpath[PATH_LEN + 32], line[96], out[8192];
+    snprintf(line, sizeof line, "learner 1 bytes %zu crc32c %08x", fb, crc32c(b, fb));
+    free(b);
+    snprintf(mpath, sizeof mpath, "%s/MANIFEST", d2);
+    char *text = (char *)slurp(mpath, &n);
+    size_t k = 0;
+    for (char *p = text, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+        *nl = '\0';
+        if (strncmp(p, "crc32c ", 7) == 0) break;
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s\n", strncmp(p, "learner 1 ", 10) == 0 ? line : p);
+    }
+    k += (size_t)snprintf(out + k, sizeof out - k, "crc32c %08x\n", crc32c(out, k));
+    spit(mpath, out, k);
+    free(text);
+    const char *says = "learner-1.ckpt: parameter 7 of the target network is inf";
+    RunCkptManifest m;
+    cr_assert_eq(runckpt_verify(d2, &m, err), -1, "verified a copy with an Inf");
+    cr_expect(strstr(err, says) != NULL, "%s", err);
+    cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
+    cr_expect_eq(m.seq, 1);
+    cr_expect(strstr(warn, "ckpt-000002 is damaged (") && strstr(warn, says), "%s", warn);
+    float p[23], t[23];
+    Optim o;
+    optim_init(&o, &f.opt.p, f.n);
+    RunCkptShard sh = {.off = 0, .len = f.n, .params = p, .target = t, .opt = &o};
+    bool found;
+    cr_assert_eq(runckpt_read_copy(&f.cfg, &f.net, d2, 1, 2, &sh, &found, err), -1);
+    cr_expect(strstr(err, says) != NULL, "%s", err);
+    cr_assert_eq(runckpt_read_copy(&f.cfg, &f.net, d1, 1, 2, &sh, &found, err), 0, "%s", err);
+    cr_expect(found);
+    optim_free(&o);
+    teardown(&f);
+}
+
+/* No writer saves a non-finite optimizer state either (a reader would
+ * refuse the file). */
+Test(runckpt, non_finite_optimizer_state_is_not_checkpointed) {
+    Fixture f;
+    setup(&f, "nonfinopt");
+    char dir[PATH_LEN], err[ERR_LEN], path[PATH_LEN + 64];
+    cr_assert_eq(runckpt_begin(f.run, 1, dir, err), 0, "%s", err);
+    f.opt.state[f.n + 4] = INFINITY;
+    RunCkptShard sh = {.index = 0, .off = 0, .len = f.n, .params = f.params, .target = f.target, .opt = &f.opt,
+                       .run_id = f.run_id, .seq = 1, .n_shards = 1};
+    cr_assert_eq(runckpt_write_shard(&f.cfg, &f.net, dir, &sh, err), -1);
+    cr_expect(strstr(err, "non-finite optimizer state (array 2 of 2, parameter 4, is inf) not checkpointed") != NULL,
+              "%s", err);
+    ckpt_path(&f, 1, "ps-0.ckpt", path);
+    cr_expect(!exists(path), "no file was written");
+    teardown(&f);
+}
+
 /* Counters are bounded on read (2^53, CKPT_MAX_COUNT): a manifest, a shard
  * header or an optimizer state counting more is damage, named by its
  * field, and the resume falls back; 2^53 itself is accepted. */

@@ -131,6 +131,11 @@ Test(util, did_you_mean_finds_typos_only) {
     cr_assert_str_eq(did_you_mean("actros", keys), "actors");
     cr_assert_str_eq(did_you_mean("replay_shard", keys), "replay_shards");
     cr_assert_null(did_you_mean("banana", keys));
+    /* Never the word itself: the next closest, if any is close enough. */
+    const char *const near[] = {"run", "runs", NULL};
+    cr_assert_str_eq(did_you_mean("run", near), "runs");
+    const char *const sections[] = {"run", "env", "roles", NULL};
+    cr_assert_null(did_you_mean("run", sections));
 }
 
 Test(util, errf_and_err_prefix_compose) {
