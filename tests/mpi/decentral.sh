@@ -145,8 +145,11 @@ run_cmd "$GORILA" eval "$RUNS/decentral-resume-gossip" --episodes 1
 expect_contains "eval of a gossip run: learner 0's copy" "$out" "learner 0's copy (gossip)"
 run_cmd "$GORILA" eval "$RUN" --episodes 1
 expect_contains "eval of an easgd run: the center" "$out" "the EASGD center (easgd)"
+# (a budget past the checkpoint's env steps, which the no-update resume
+# above moved on by however far the actors got before its time stop)
+C1="$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")"
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set roles.learners=3 \
-    --set run.max_env_steps=4000
+    --set run.max_env_steps=$(($(manifest env_steps) + 1000))
 expect_rc "resume easgd onto 3 learners: exit status 0" 0
 expect_contains "resume easgd onto 3 learners: the learners say they start from the center" "$out$err" \
     "holds no copy of its own; it starts from the parameter sources' state"
