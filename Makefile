@@ -2,6 +2,10 @@
 # gorila: one flat Makefile.
 #
 #   make              build/gorila, the unit-test binary and the MPI test programs
+#   make gorila       build/gorila alone (no test dependency: Criterion not needed)
+#   make install      build/gorila to PREFIX/bin (default /usr/local), the scripts,
+#                     tools, configs, docs and license to PREFIX/share/gorila
+#                     (DESTDIR=dir stages it); make uninstall removes them
 #   make test         layer check, unit, CLI and MPI integration tests; ends with
 #                     "N passed, N failed"
 #   make check-layers compile each layer with only the include paths it may use
@@ -16,14 +20,25 @@
 # src/mpi (the only MPI code) <- src/cli (the binary only, not libgorila.a).
 #
 # BUILD=dir puts every output under dir (default build/); nothing is written
-# elsewhere. Warnings are errors. Floating point is reproducible: no
+# elsewhere (but by make install).
+#
+# Where the compiler and libraries are (docs/MULTIHOST.md, "Building on a
+# cluster without root"), on the command line or in the environment:
+#   MPICC=cmd         the MPI compiler wrapper (default mpicc; CC= as well)
+#   PKG_CONFIG_PATH=dir:...  where pkg-config looks first for openblas.pc and
+#                     yaml-0.1.pc (PKG_CONFIG_LIBDIR: instead of its own path)
+#   BLAS_PREFIX=dir   OpenBLAS under dir/include and dir/lib (not pkg-config)
+#   YAML_PREFIX=dir   libyaml under dir/include and dir/lib (not pkg-config)
+#   BLAS_CFLAGS=... BLAS_LIBS=...  YAML_CFLAGS=... YAML_LIBS=...  given outright
+#   RPATH=1           the binaries find those libraries where they were linked
+#                     (-Wl,-rpath for every -L directory), no LD_LIBRARY_PATH Warnings are errors. Floating point is reproducible: no
 # fast-math and no contraction of a*b+c into fused multiply-adds.
 
 BUILD    ?= build
-CC       := mpicc
+MPICC    ?= mpicc
+CC       := $(MPICC)
 OPT      ?= -O2
 SAN      ?=
-PKGS     := openblas yaml-0.1
 DEPFLAGS := -MMD -MP
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Include paths per layer: a layer sees its own folder and those below it.
@@ -33,10 +48,52 @@ INC_AGENTS := $(INC_BASE) -Iagents
 INC_CORE   := $(INC_BASE) -Ienvs -Iagents -Isrc/core
 INC_MPI   := $(INC_CORE) -Isrc/mpi
 INC_CLI    := $(INC_MPI) -Isrc/cli
-CPPFLAGS := -D_GNU_SOURCE $(INC_CLI) $(shell pkg-config --cflags $(PKGS))
+
+# pkg-config, given the search path make was given: GNU make before 4.4 runs
+# $(shell) in its own environment, without the command line's variables.
+PKG_CONFIG ?= pkg-config
+PKGCONF = $(foreach v,PKG_CONFIG_PATH PKG_CONFIG_LIBDIR,$(if $($(v)),$(v)='$($(v))')) $(PKG_CONFIG)
+# lib_flags NAME PC-NAME LIB: NAME_CFLAGS and NAME_LIBS, unless given: from
+# NAME_PREFIX, else from pkg-config (once, here: not at every compile).
+define lib_flags
+ifneq ($$($(1)_PREFIX),)
+ifeq ($$(origin $(1)_CFLAGS),undefined)
+$(1)_CFLAGS := -I$$($(1)_PREFIX)/include
+endif
+ifeq ($$(origin $(1)_LIBS),undefined)
+$(1)_LIBS := -L$$($(1)_PREFIX)/lib -l$(3)
+endif
+endif
+ifeq ($$(origin $(1)_CFLAGS),undefined)
+$(1)_CFLAGS := $$(shell $$(PKGCONF) --cflags $(2) 2>/dev/null)
+endif
+ifeq ($$(origin $(1)_LIBS),undefined)
+$(1)_LIBS := $$(shell $$(PKGCONF) --libs $(2) 2>/dev/null)
+endif
+endef
+$(eval $(call lib_flags,BLAS,openblas,openblas))
+$(eval $(call lib_flags,YAML,yaml-0.1,yaml))
+# Every target but these needs both libraries: say so at once, in one line.
+ifneq ($(filter-out clean deps uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(strip $(BLAS_LIBS)),)
+$(error OpenBLAS not found: pkg-config has no openblas.pc (PKG_CONFIG_PATH="$(PKG_CONFIG_PATH)"); install it (make deps), or give PKG_CONFIG_PATH=DIR, BLAS_PREFIX=DIR or BLAS_CFLAGS=... BLAS_LIBS=... (docs/MULTIHOST.md, "Building on a cluster without root"))
+endif
+ifeq ($(strip $(YAML_LIBS)),)
+$(error libyaml not found: pkg-config has no yaml-0.1.pc (PKG_CONFIG_PATH="$(PKG_CONFIG_PATH)"); install it (make deps), or give PKG_CONFIG_PATH=DIR, YAML_PREFIX=DIR or YAML_CFLAGS=... YAML_LIBS=... (docs/MULTIHOST.md, "Building on a cluster without root"))
+endif
+endif
+LIB_CFLAGS := $(BLAS_CFLAGS) $(YAML_CFLAGS)
+# RPATH=1: a run-time search path for every library directory linked with -L.
+RPATH ?=
+ifneq ($(filter-out 0 no,$(RPATH)),)
+RPATH_DIRS := $(patsubst -L%,%,$(filter -L%,$(BLAS_LIBS) $(YAML_LIBS)))
+RPATH_FLAGS := $(foreach d,$(RPATH_DIRS),-Wl,-rpath,$(d))
+endif
+CPPFLAGS := -D_GNU_SOURCE $(INC_CLI) $(LIB_CFLAGS)
 BASEFLAGS = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fno-fast-math -fno-builtin-pow $(SAN)
-LDLIBS   := $(shell pkg-config --libs $(PKGS)) -lm
-TEST_LDLIBS := $(shell pkg-config --libs criterion)
+LDLIBS   := $(BLAS_LIBS) $(YAML_LIBS) -lm $(RPATH_FLAGS)
+# Only where the unit tests are linked: make gorila needs no Criterion.
+TEST_LDLIBS = $(shell $(PKGCONF) --libs criterion)
 
 LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*.c)
 LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
@@ -55,11 +112,12 @@ OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
-.PHONY: all test test-unit test-cli test-mpi test-kernels test-asan check-layers fuzz run deps clean
+.PHONY: all gorila install uninstall test test-unit test-cli test-mpi test-kernels test-asan check-layers fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
 all: $(GORILA) $(UNIT) $(MPI_TESTS) $(OTHER_BUILD)
+gorila: $(GORILA)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -136,7 +194,7 @@ check-layers:
 	    agents/*) inc="$(INC_AGENTS)";; *) inc="$(INC_CORE)";; esac; \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]mpi\.h[">]' $$f; then \
 	        echo "check-layers: $$f includes mpi.h: only src/mpi may use MPI"; fail=1; continue; fi; \
-	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(shell pkg-config --cflags $(PKGS)) -fsyntax-only \
+	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(LIB_CFLAGS) -fsyntax-only \
 	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
 	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \
 	done; \
@@ -169,9 +227,9 @@ FUZZ_SRC := $(wildcard src/core/config*.c) src/base/util.c src/base/clock.c src/
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/base/util.h
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(shell pkg-config --cflags yaml-0.1 openblas) \
+	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(LIB_CFLAGS) \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    src/cli/fuzz_config.c $(FUZZ_SRC) $(shell pkg-config --libs yaml-0.1 openblas) -lm -o $@
+	    src/cli/fuzz_config.c $(FUZZ_SRC) $(LDLIBS) -o $@
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \
 	    mkdir -p $(BUILD)/fuzz-corpus && \
 	    $@ -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
@@ -183,6 +241,34 @@ run: all
 
 deps:
 	scripts/install-deps.sh
+
+# make install PREFIX=dir: the binary to PREFIX/bin; beside it, in
+# PREFIX/share/gorila, the tree the scripts run from (scripts/launch,
+# scripts/slurm, tools, configs, docs, tests/simcluster for
+# scripts/simcluster, the license, VERSION and CHANGELOG.md where they
+# exist), with build/gorila a link to PREFIX/bin/gorila: the scripts find
+# the binary there as in a clone. DESTDIR=dir stages the whole of it.
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
+INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/gorila
+INSTALL_TREES := scripts tools configs docs tests/simcluster
+INSTALL_FILES  = $(wildcard LICENSE VERSION CHANGELOG.md README.md)
+install: $(GORILA)
+	@case "$(PREFIX)" in /*) ;; *) echo "make install: PREFIX must be an absolute path, got \"$(PREFIX)\"" >&2; exit 2;; esac
+	install -d "$(INSTALL_BIN)" "$(INSTALL_SHARE)/build"
+	install -m 755 $(GORILA) "$(INSTALL_BIN)/gorila"
+	install -m 644 $(INSTALL_FILES) "$(INSTALL_SHARE)/"
+	@find $(INSTALL_TREES) -name __pycache__ -prune -o -type f -print | while IFS= read -r f; do \
+	    if [ -x "$$f" ]; then m=755; else m=644; fi; \
+	    install -D -m $$m "$$f" "$(INSTALL_SHARE)/$$f" || exit 1; \
+	done
+	ln -sfn ../../../bin/gorila "$(INSTALL_SHARE)/build/gorila"
+	@echo "make install: $(INSTALL_BIN)/gorila, and scripts/launch etc. in $(INSTALL_SHARE)"
+
+uninstall:
+	rm -f "$(INSTALL_BIN)/gorila"
+	rm -rf "$(INSTALL_SHARE)"
 
 clean:
 	rm -rf build build-asan

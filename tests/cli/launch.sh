@@ -22,6 +22,16 @@ expect_contains "dry run: extra mpirun arguments pass through" "$out" "--mca btl
 run_cmd "$L" configs/local/cartpole.yaml --dry-run
 expect_contains "dry run: a local config is one rank" "$out" "mpirun -np 1 "
 
+# The shell's library and program paths go to every rank (mpirun -x), only
+# those set: a libyaml or a Python environment under $HOME needs no set-up
+# on each node.
+run_cmd env LD_LIBRARY_PATH=/opt/x/lib PYTHONPATH=/opt/x/py VIRTUAL_ENV=/opt/x/venv "$L" configs/cartpole.yaml --dry-run
+for v in LD_LIBRARY_PATH PATH PYTHONPATH VIRTUAL_ENV; do
+    expect_contains "dry run: $v goes to every rank" "$out" " -x $v "
+done
+run_cmd env -u LD_LIBRARY_PATH -u PYTHONPATH -u VIRTUAL_ENV "$L" configs/cartpole.yaml --dry-run
+expect_eq "dry run: unset variables are not forwarded" "$(grep -oE -- '-x [A-Z_]+' <<<"$out" | grep -c 'LD_LIBRARY_PATH\|PYTHONPATH\|VIRTUAL_ENV')" 0
+
 while IFS='|' read -r args want; do
     # shellcheck disable=SC2086
     run_cmd "$L" $args

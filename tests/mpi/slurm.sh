@@ -96,7 +96,9 @@ EOF
             echo "NodeName=${NODES[$i]} NodeAddr=127.0.0.1 Port=$((port + 2 + i)) CPUs=2 State=UNKNOWN"
         done >>"$D/slurm.conf"
     fi
-    echo "PartitionName=test Nodes=ALL Default=YES MaxTime=30 State=UP" >>"$D/slurm.conf"
+    # (MaxTime above the job scripts' --time of an hour: a job that asks for
+    # more than its partition allows stays pending, PartitionTimeLimit)
+    echo "PartitionName=test Nodes=ALL Default=YES MaxTime=120 State=UP" >>"$D/slurm.conf"
 }
 write_conf
 export SLURM_CONF="$D/slurm.conf"
@@ -288,6 +290,8 @@ skip_cluster() {
     cleanup
     ok "a job in a 1-node allocation (sbatch --wait scripts/slurm/gorila.sbatch) # SKIP $1"
     ok "a job in a 3-node allocation (sbatch --wait scripts/slurm/gorila.sbatch) # SKIP $1"
+    ok "the resume chain of gorila.sbatch (GORILA_CHAIN) # SKIP $1"
+    ok "the srun route (scripts/slurm/gorila-srun.sbatch) # SKIP $1"
     [ "$tap_fail" -eq 0 ] && rm -rf "$D"
     done_testing
     exit
@@ -355,10 +359,16 @@ for n in "${NODES[@]}"; do
     mkdir -p "$D/spool/$n"
     ns=(--pid --fork --mount-proc --kill-child)
     host=""
+    tmp=""
     nopt=()
-    [ ${#NODES[@]} -gt 1 ] && ns+=(--uts) host=$n nopt=(-N "$n")
-    timeout "$LIFETIME" unshare "${ns[@]}" bash -c '[ -z "$1" ] || hostname "$1" || exit 1; shift; slurmd "$@" & wait $!' \
-        slurmd-ns "$host" -D -f "$SLURM_CONF" "${nopt[@]}" >"$D/log/slurmd.$n.out" 2>&1 &
+    # Several nodes: each also its own /tmp (a directory of $D bound over it
+    # in the node's mount namespace), as real nodes have: Slurm's PMIx
+    # plugin makes /tmp/spmix_appdir_UID_JOB.STEP on every node of a step.
+    [ ${#NODES[@]} -gt 1 ] && ns+=(--uts) host=$n tmp="$D/nodetmp/$n" nopt=(-N "$n")
+    [ -z "$tmp" ] || { mkdir -p "$tmp"; chmod 1777 "$tmp"; }
+    timeout "$LIFETIME" unshare "${ns[@]}" bash -c '[ -z "$1" ] || hostname "$1" || exit 1
+        [ -z "$2" ] || mount --bind "$2" /tmp || exit 1; shift 2; slurmd "$@" & wait $!' \
+        slurmd-ns "$host" "$tmp" -D -f "$SLURM_CONF" "${nopt[@]}" >"$D/log/slurmd.$n.out" 2>&1 &
     pids+=($!)
 done
 nodes_idle() { [ "$(timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle"' | wc -l)" -eq ${#NODES[@]} ]; }
@@ -370,9 +380,10 @@ fi
 echo "# Slurm $(sinfo -V 2>/dev/null | awk '{ print $2 }'): nodes $(timeout 5 sinfo -h -o %N) up, ports $port-$((port + 4)), in $D"
 
 # submit NAME SBATCH-ARGS... -- GORILA-ARGS...: sbatch --wait the job
-# script with a run of 3000 env steps named NAME, 90 s at most; $out: the
-# job's output, $rc: sbatch's status (the job's), $job: its id, $RUN: the
-# run directory.
+# script ($SB, or SCRIPT=path) with a run of 3000 env steps named NAME, 90 s
+# at most; $out: the job's output, $rc: sbatch's status (the job's), $job:
+# its id, $RUN: the run directory. WHEN_STARTED: a command run (with the job
+# id) once the job's output names its run directory.
 submit() {
     local name=$1 sargs=() t0 o
     o="$D/$name.out"
@@ -382,10 +393,18 @@ submit() {
     RUN="$RUNS/$name"
     rm -rf "$RUN"
     t0=$(date +%s.%N)
-    timeout -k 5 90 sbatch --wait "${sargs[@]}" -o "$o" -J "$name" "$SB" "$C" \
+    timeout -k 5 90 sbatch --wait "${sargs[@]}" -o "$o" -J "$name" "${SCRIPT:-$SB}" "$C" \
         --set run.max_env_steps=3000 --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
         >"$D/$name.sbatch" 2>&1 &
     sb_pid=$!
+    if [ -n "${WHEN_STARTED:-}" ]; then
+        local end=$((SECONDS + 60)) id=""
+        while kill -0 "$sb_pid" 2>/dev/null && [ $SECONDS -lt $end ]; do
+            id=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$D/$name.sbatch" 2>/dev/null)
+            [ -n "$id" ] && grep -q '^run directory: ' "$o" 2>/dev/null && { sleep 2; $WHEN_STARTED "$id"; break; }
+            sleep 0.2
+        done
+    fi
     wait "$sb_pid"
     rc=$?
     sb_pid=0
@@ -429,6 +448,72 @@ else
     expect_eq "3-node allocation: ranks on all 3 nodes" "$(nodes_used)" "${NODES[*]}"
     expect_eq "3-node allocation: each rank on its placed node" "$(where_ranks | awk '{ print $2 }')" "$want_seq"
     run_ok "3-node allocation"
+fi
+
+# chain_wait NAME: the job the last one's output says goes on with the run
+# ("the run goes on in job N"): wait for it to end (90 s at most); $out:
+# its output, $job2: its id.
+chain_wait() {
+    local end=$((SECONDS + 90))
+    job2=$(sed -n 's/.*the run goes on in job \([0-9]*\).*/\1/p' <<<"$out" | head -1)
+    out=""
+    [ -n "$job2" ] || return 1
+    while [ -n "$(timeout 5 squeue -h -j "$job2" -o %i 2>/dev/null)" ] && [ $SECONDS -lt $end ]; do sleep 0.5; done
+    out=$(cat "$D/chain-$job2.out" 2>/dev/null)
+    echo "# $1: the next job of the chain, $job2, ended (output $D/chain-$job2.out)"
+}
+# check_chain NAME RESUMED: the job in $out was stopped by the signal with a
+# final checkpoint and submitted the next, which resumed the run (its
+# output has RESUMED) and ran it to its time budget; no third job.
+check_chain() {
+    expect_rc "$1: the stopped job exits 0" 0
+    expect_eq "$1: stopped by the signal" "$(jget "$RUN/summary.json" stop_reason)" signal
+    expect_contains "$1: it submitted the next job" "$out" "stopped with a final checkpoint; the run goes on in job "
+    chain_wait "$1"
+    check "$1: the next job was submitted (job ${job2:-none})" [ -n "$job2" ]
+    expect_contains "$1: the next job resumed the run" "$out" "$2"
+    expect_eq "$1: the resumed run ended by its time budget" "$(jget "$RUN/summary.json" stop_reason)" time
+    check "$1: a final checkpoint" [ -f "$RUN/$(jget "$RUN/summary.json" final_checkpoint)/MANIFEST" ]
+    check "$1: no other run directory (${RUN}-2)" [ ! -e "$RUN-2" ]
+    expect_eq "$1: no third job" "$(timeout 5 squeue -h -o %i 2>/dev/null | xargs)" ""
+}
+# The time limit's signal, at once: to the batch script (gorila.sbatch,
+# --signal=B:TERM) or to every rank (gorila-srun.sbatch, --signal=TERM).
+sig_batch() { timeout 10 scancel --batch --signal=TERM "$1"; }
+sig_steps() { timeout 10 scancel --signal=TERM "$1"; }
+# A run with a time budget of 10 s over all its jobs (run.max_seconds
+# counts from the first) and no env-step budget.
+CHAIN_SETS=(--set run.max_env_steps=0 --set run.max_seconds=10 --set run.stop_when_solved=false)
+export GORILA_CHAIN_OPTS="-o $D/chain-%j.out"
+
+# The resume chain (mpirun route): the batch script passes the signal to
+# scripts/launch, the job stops with a final checkpoint, and with
+# GORILA_CHAIN=1 the script submits `--resume RUN_DIR`.
+GORILA_CHAIN=1 WHEN_STARTED=sig_batch submit slurm-chain -N 1 -n 2 -w "$one" -- "${CHAIN_SETS[@]}"
+check_chain "gorila.sbatch chain" "gorila train --resume $RUN"
+
+# The srun route: srun --mpi=pmix starts the ranks, placed over the nodes.
+pmix=$(timeout 10 srun --mpi=list 2>&1)
+if ! grep -qw pmix <<<"$pmix"; then
+    ok "the srun route (scripts/slurm/gorila-srun.sbatch) # SKIP Slurm has no PMIx plugin (mpi_pmix.so): srun --mpi=list: $(xargs <<<"$pmix" | cut -c1-150)"
+elif [ ${#NODES[@]} -eq 1 ]; then
+    ok "the srun route (scripts/slurm/gorila-srun.sbatch) # SKIP one slurmd only (TEST_SLURM_NODES=1)"
+else
+    SRB="$TEST_ROOT/scripts/slurm/gorila-srun.sbatch"
+    SCRIPT=$SRB submit slurm-srun -N 3 --ntasks-per-node=2 --
+    expect_rc "srun route, 3 nodes: sbatch --wait exit status 0" 0
+    expect_contains "srun route: srun --mpi=pmix, the config's 5 ranks, placed" "$out" \
+        "srun --mpi=pmix -n 5 --kill-on-bad-exit=1 --distribution=arbitrary $TEST_ROOT/build/gorila train $C"
+    expect_eq "srun route: placed as scripts/launch places them" \
+        "$(grep '^gorila-srun.sbatch:   ' <<<"$out" | sed 's/^gorila-srun.sbatch:/launch:/')" \
+        "$(grep '^launch:   ' <<<"$want_place")"
+    run_ok "srun route"
+    SCRIPT=$SRB submit slurm-srun-few -N 1 -n 2 -w "$one" --
+    expect_rc "srun route, 2 tasks for 5 ranks: exit 2" 2
+    expect_contains "srun route, 2 tasks for 5 ranks: says so" "$out" \
+        "gorila-srun.sbatch: error: the job needs 5 ranks but Slurm job $job has 2 tasks: sbatch --ntasks=5 (or more)"
+    GORILA_CHAIN=1 SCRIPT=$SRB WHEN_STARTED=sig_steps submit slurm-srun-chain -N 3 --ntasks-per-node=2 -- "${CHAIN_SETS[@]}"
+    check_chain "gorila-srun.sbatch chain" "srun --mpi=pmix -n 5 --kill-on-bad-exit=1 --distribution=arbitrary $TEST_ROOT/build/gorila train --resume $RUN"
 fi
 cleanup
 left=$(pgrep -f -- "$D" | xargs)
