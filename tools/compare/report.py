@@ -7,7 +7,8 @@ import re
 import subprocess
 
 from . import facts
-from .facts import GORILA, HERE, compare_config_params
+from .facts import ALLREDUCE, GORILA, HERE, compare_config_params
+from .lessons import note_no_updates, section as lessons_section
 from .modelcheck import ModelCheck, add_plots
 from .plots import make_plots
 from .dims import Dims, key_order
@@ -126,6 +127,7 @@ class Report:
         n_failed = sum(1 for c in cells if c.failed)
         n_notrun = sum(1 for c in cells if c.exit is None and c.summary is None)
         L = ["# PS vs allreduce: %s" % (env or "no finished runs"), ""]
+        L += note_no_updates(cells)
         L += head_lines
         L += machine_lines()
         L.append("- Cells: %d (%d finished, %d failed%s)" % (
@@ -239,15 +241,24 @@ class Report:
                 med("sync_recv_pg", ".0f"), med("model_recv_pg", ".0f")]
 
     def communication(self):
+        modes = {c.mode for c in self.cells}
+        impls = {c.impl for c in self.cells if c.mode == ALLREDUCE}
+        model = []
+        if modes & set(facts.gradient_ps_modes()):
+            model.append("PS, K up and K down per learner (plus the target when it changed, and 40-byte headers), so "
+                         "N*K into a single PS per round and N*K/P into each of P shards")
+        model += [words for impl, words in (
+            ("ring", "ring, 2(N-1)K/N each way whatever N"),
+            ("naive", "naive, (N-1)K into and out of the driver, K at the others"),
+            ("mpi", "mpi, not visible")) if impl in impls]
         L = ["## Communication per worker", "",
              "Bytes one learner sends and receives to sync one gradient (`summary.json` "
              "`per_worker.learners[]`: PS modes its GRAD and PARAM_REQ out and PARAMS in, allreduce the "
              "algorithm's own messages; mean over the learners, median over the runs), beside the model "
-             "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h). With K the parameter bytes, N learners and "
-             "P PS shards the model is: PS, K up and K down per learner (plus the target when it changed, and "
-             "40-byte headers), so N*K into a single PS per round and N*K/P into each of P shards; ring, "
-             "2(N-1)K/N each way whatever N; naive, (N-1)K into and out of the driver, K at the others; mpi, "
-             "not visible. *max* is the busiest learner (the naive driver).", ""]
+             "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h).%s%s" % (
+                 " With K the parameter bytes, N learners and P PS shards the model is: %s." % "; ".join(model)
+                 if model else "", " *max* is the busiest learner (the naive driver)." if "naive" in impls
+                 else " *max* is the busiest learner."), ""]
         if self.decentral():
             L += ["The decentralized modes, per gradient, with n the parameter count (K = 4n) and G, H and tau the "
                   "gradients between two exchanges (`sync.gossip_every`, `sync.average_every`, `sync.easgd_every`): "
@@ -347,17 +358,21 @@ class Report:
         return L + [""]
 
     def cores_warnings(self):
-        """One line per (mode, learners) whose ranks outnumber the cores."""
+        """One line naming the (mode, learners) groups whose ranks outnumber
+        the cores, and what that does to their figures (said once)."""
         cores = os.cpu_count() or 1
-        L = []
+        over = []
         for k in self.keys:
-            if k in self.dims.aliased:  # another group's runs, warned about there
+            if k in self.dims.aliased:  # another group's runs, named there
                 continue
             ranks = [c.figures["ranks"] for c in self.finished(k) if c.figures.get("ranks")]
             if ranks and max(ranks) > cores:
-                L.append("- **%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and times there "
-                         "measure the sharing as much as communication." % (self.dims.text(k), max(ranks), cores))
-        return L + [""] if L else []
+                over.append("%s (%d ranks)" % (self.dims.text(k), max(ranks)))
+        if not over:
+            return []
+        return ["- **More ranks than the %d cores** in %s: %s. Ranks time-share the cores, so rates and times "
+                "there measure the sharing as much as communication." % (
+                    cores, "1 group" if len(over) == 1 else "%d groups" % len(over), "; ".join(over)), ""]
 
     def decentral(self):
         """The decentralized modes among the report's groups, in gorila's order."""
@@ -365,24 +380,34 @@ class Report:
         return [m for m in facts.modes() if facts.is_decentralized(m) and m in modes]
 
     def staleness_note(self):
+        """The staleness columns explained: a sentence per kind of mode the
+        report has cells of."""
         bins = facts.staleness_bins()
+        modes = {k[0] for k in self.keys}
         dm = self.decentral()
-        more = ""
+        parts = []
+        if modes & set(facts.gradient_ps_modes()):
+            parts.append("`roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or more "
+                         "versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
+                         "\u2265%d means at least 1%% were that stale." % (bins, bins - 1, bins - 1, bins - 1))
+        if ALLREDUCE in modes:
+            parts.append("*allreduce* has no parameter-server ranks: the learners average their gradients in an "
+                         "allreduce and all apply the same update in lockstep, so every gradient is computed on the "
+                         "current parameters (staleness 0) and none is dropped, by construction rather than by "
+                         "measurement.")
+        if "ps_sync" in modes:
+            parts.append("`ps_sync` applies one averaged step per round of all learners.")
+        if "ps_bounded" in modes:
+            parts.append("Only `ps_bounded` drops gradients (more than `sync.staleness` versions old).")
         if any(not facts.has_ps(m) for m in dm):
-            more += (" *gossip* and *local_sgd* have no parameter-server ranks either: each learner applies its own "
-                     "gradient to its own copy at once, so staleness is 0 and nothing is dropped, by construction.")
+            parts.append("*gossip* and *local_sgd* have no parameter-server ranks%s: each learner applies its own "
+                         "gradient to its own copy at once, so staleness is 0 and nothing is dropped, by construction."
+                         % (" either" if ALLREDUCE in modes else ""))
         if facts.EASGD in dm:
-            more += (" *easgd*'s parameter servers count, per exchange, the center's versions (the learners' local "
-                     "steps) since that learner's last exchange: how far the others moved meanwhile, not the age "
-                     "of a gradient; nothing is dropped.")
-        return ["Staleness: `roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or "
-                "more versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
-                "\u2265%d means at least 1%% were that stale. *allreduce* has no parameter-server ranks: the "
-                "learners average their gradients in a ring allreduce and all apply the same update in lockstep, "
-                "so every gradient is computed on the current parameters (staleness 0) and none is dropped, by "
-                "construction rather than by measurement. `ps_sync` applies one averaged step per round of all "
-                "learners; only `ps_bounded` drops gradients (more than `sync.staleness` versions old).%s"
-                % (bins, bins - 1, bins - 1, bins - 1, more), ""]
+            parts.append("*easgd*'s parameter servers count, per exchange, the center's versions (the learners' local "
+                         "steps) since that learner's last exchange: how far the others moved meanwhile, not the age "
+                         "of a gradient; nothing is dropped.")
+        return ["Staleness: " + " ".join(parts), ""] if parts else []
 
     def run_row(self, c):
         f = c.figures
@@ -472,6 +497,7 @@ def write_report(out, cells, head_lines, interrupted=False, network=None, skippe
     r = Report(out, cells, skipped_note)
     mc = ModelCheck(out, cells, r.dims, network) if network else None
     L = r.header(head_lines, interrupted)
+    L += lessons_section(cells)
     L += r.learning()
     L += r.cores_warnings()
     L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
