@@ -171,7 +171,10 @@ class ModelCheck:
             wait = _med(cl, "sample_wait_pg")
             r = {"key": key, "kind": kind, "measured": sync, "compute": comp, "runs": len(cl)}
             if kind is None or sync is None:
-                r["verdict"] = "not modelled (Open MPI's own algorithm)" if kind is None else "no per-worker figures"
+                r["verdict"] = ("not modelled (Open MPI's own algorithm)" if kind is None
+                                else "no updates, so nothing measured" if not any(c.figures.get("gradients")
+                                                                                  for c in cl)
+                                else "no per-worker figures (summary.json has no per_worker)")
                 out.append(r)
                 continue
             pred = costmodel.comm_seconds(kind, L, k_bytes, bw, lat, shards=P or None, segment=self.segment,
@@ -293,22 +296,32 @@ class ModelCheck:
                                                every=self.proj_every())) for bw, lat in lat_bw]
 
     def one_learner_compute(self):
-        """The measured compute per gradient of one learner alone (median
-        over the matrix's one-learner cells), else of any cell."""
+        """(The measured compute per gradient of one learner alone, the
+        words for where it comes from): the median over the matrix's
+        one-learner cells, else over all its cells (with more learners
+        sharing the cores, an overestimate), else (None, why)."""
         one = [c for cl in self.groups.values() for c in cl if c.learners == 1]
-        return _med(one, "compute_pg") if one else _med([c for cl in self.groups.values() for c in cl], "compute_pg")
+        v = _med(one, "compute_pg") if one else None
+        if v is not None:
+            return v, "median over this matrix's one-learner cells"
+        v = _med([c for cl in self.groups.values() for c in cl], "compute_pg")
+        if v is not None:
+            return v, ("median over all this matrix's cells, as it has no one-learner cells with the figure: with "
+                       "several learners sharing the cores, likely more than one learner alone takes")
+        return None, "not measured (no finished cell reports it), so 0: communication alone"
 
     def projection(self, extra_params=()):
         L = ["## Projection", ""]
         if not self.n_params:
             return L + ["No finished run reports its parameter count: nothing to project.", ""]
-        comp = self.one_learner_compute() or 0.0
+        comp, whence = self.one_learner_compute()
+        comp = comp or 0.0
         L += ["The model (above) for N = %s nodes, one learner each (the sharded PS with one shard per node), "
               "on links of 1, 10 and 100 Gbit/s with 5 and 50 us latency, for this config's %s parameters; time "
-              "per update = the measured compute per gradient of one learner (%.1f ms, this matrix's one-learner "
-              "cells: a constant of this run, not a projection) + the model's communication. Data: "
+              "per update = the measured compute per gradient of one learner (%.1f ms, %s: a constant of this run, "
+              "not a projection) + the model's communication. Data: "
               "`plots/projection.csv`; plot: `projection.png`.%s" % (
-                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp,
+                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp, whence,
                   " The projection is per_learner's (weak scaling: each node computes a whole batch); with the "
                   "global batch (`learner.batch: global`, strong scaling) each of N nodes computes 1/N of it, so "
                   "its time per update is about compute / N + the same communication, and communication "
@@ -406,7 +419,7 @@ def add_plots(mc, p):
         p.scripts.append(("sync_vs_learners.png", gp, "Sync time per worker per gradient against the learner count: "
                           "measured and the model"))
     if mc.n_params:
-        comp = mc.one_learner_compute() or 0.0
+        comp = mc.one_learner_compute()[0] or 0.0
         data = []
         modes = mc.proj_modes()
         for bw, lat, prow in mc.projection_rows(comp):

@@ -17,11 +17,18 @@ from .stats import DASH, fmt, fmt_median, fmt_stat, median, quantile
 
 BY_CONSTRUCTION = "0 (by construction)"
 PLOT_NOTES = {
-    "bytes_per_worker.png": "Points: bytes one learner sends per gradient to sync it (`per_worker.learners[]` "
+    "bytes_per_worker.png": "Left: bytes one learner sends per gradient to sync it (`per_worker.learners[]` "
                             "`sync_bytes_sent_per_gradient`; mean over the learners, median over the runs; for the "
-                            "naive allreduce also learner 0, its driver); lines: the model's "
-                            "`model_bytes_sent_per_gradient` from the same runs. allreduce with `mpi` is left out: "
-                            "MPI_Allreduce's traffic is not visible to gorila.",
+                            "naive allreduce also learner 0, its driver), against the model: K for a PS learner, "
+                            "2(N-1)/N K for the ring (which approaches 2K), (N-1) K for the naive driver (curves run "
+                            "on to 8 learners at least, past the measured points), and for the decentralized modes "
+                            "`model_bytes_sent_per_gradient` of the same runs. Right (PS modes): bytes into the "
+                            "busiest parameter-server shard per round of N gradients (`per_worker.ps_shards[]` "
+                            "`bytes_in_per_update` x the shard's updates / the run's gradients x N), against N K / P: "
+                            "the single PS's inbound traffic, the bottleneck, grows with N. Series whose points are "
+                            "the same within 0.5% are drawn once and named together (\"a = b\"); kB or MB "
+                            "(10^3, 10^6 bytes). allreduce with `mpi` is left out: MPI_Allreduce's traffic is not "
+                            "visible to gorila. Data: `plots/bytes_per_worker.dat`, `plots/bytes_into_ps.dat`.",
     "consensus.png": "A line per run: metrics.csv's `consensus_distance` (the mean over the learners of each one's "
                      "last measured L2 distance from the mean of all learners' parameters; easgd: from the center "
                      "variable) at each logged row that has one, against the run's env steps; a log scale where "
