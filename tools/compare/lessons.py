@@ -218,7 +218,7 @@ def note_no_updates(cells):
                   "replay.min_size)%s." % (steps, least, ", run.max_seconds %s" % secs if timed else "",
                                            ", or raise run.max_seconds" if timed else ""))
     names = ", ".join(c.name for c in none[:8]) + (" ..." if len(none) > 8 else "")
-    return ["**%s made no updates** (%s): their runs ended before learning started, so they have no rates, bytes or "
+    return ["**%s** (%s): their runs ended before learning started, so they have no rates, bytes or "
             "times per gradient and bear on none of the lessons below.%s"
-            % ("No finished cell" if len(none) == len(fin) else "%d of %d finished cells" % (len(none), len(fin)),
-               names, budget), ""]
+            % ("No finished cell made an update" if len(none) == len(fin)
+               else "%d of %d finished cells made no updates" % (len(none), len(fin)), names, budget), ""]
