@@ -354,13 +354,15 @@ class Plotter:
                   + ([xmax * K] if K and shards else []))
         unit, scale = ("MB", 1e6) if top >= 1e6 else ("kB", 1e3)
         panels = int(bool(blocks)) + int(bool(shards))
-        gp = self.terminal(820 * panels, 560) + self.output("bytes_per_worker.png")
+        # the legend below the panels: a line per entry, two columns
+        entries = len(blocks) + 5 + len(shards) + 2
+        gp = self.terminal(820 * panels, 520 + 11 * entries) + self.output("bytes_per_worker.png")
         gp += "set multiplot layout 1,%d title %s\n" % (panels, gp_quote(
             "Bytes moved to sync: measured (points: median over the runs, bars: interquartile range) and the "
             "model (lines); K = %s bytes, the parameters" % ("{:,}".format(int(K)) if K else "?")))
         xt = sorted(set(lc) | {x for x in (1, 2, 4, 8, 16, 32, 64) if x <= xmax})
         gp += ("set xlabel 'learners N'\nset xtics (%s)\nset xrange [0.5:%g]\nset yrange [0:*]\nset grid\n"
-               "set key top left Left reverse opaque box\nset samples 200\nset format y '%%g'\n"
+               "set key below Left reverse maxcols 2 height 1.5\nset samples 200\nset format y '%%g'\n"
                % (", ".join(map(str, xt)), xmax + 0.5))
         if blocks:
             gp += self.worker_panel(wfile, blocks, K, unit, scale)
@@ -380,9 +382,11 @@ class Plotter:
         gp = ("set title 'sent by one learner per gradient'\nset ylabel '%s sent per worker per gradient'\n"
               % unit)
         parts = []
-        for g in self.same_groups([b[4] for b in blocks]):
+        for j, g in enumerate(self.same_groups([b[4] for b in blocks])):
             title, s, pt, _, _ = blocks[g[0]]
             name = " = ".join(blocks[i][0] for i in g)
+            # a point type per series drawn (the driver's open circle kept), so series that nearly meet stay apart
+            pt = pt if pt == 6 else (7, 5, 9, 11, 13, 15)[j % 6]
             parts.append("%s index %d using 1:($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 lc rgb '%s' "
                          "title %s" % (gp_quote(wfile), g[0], scale, scale, scale, pt, COLORS.get(s[0], "#000000"),
                                        gp_quote(name)))
