@@ -317,14 +317,14 @@ class Plotter:
     @staticmethod
     def same_groups(rows_of):
         """[[index]]: the series whose points (learners, median) are the same
-        within 0.5% at every learner count, drawn once and named together."""
+        within 1% at every learner count, drawn once and named together."""
         def pts(rows):
             return [tuple(float(x) for x in r.split()[:2]) for r in rows]
         out = []
         for i, rows in enumerate(rows_of):
             for g in out:
                 a, b = pts(rows_of[g[0]]), pts(rows)
-                if len(a) == len(b) and all(x[0] == y[0] and abs(x[1] - y[1]) <= 0.005 * max(abs(x[1]), abs(y[1]))
+                if len(a) == len(b) and all(x[0] == y[0] and abs(x[1] - y[1]) <= 0.01 * max(abs(x[1]), abs(y[1]))
                                             for x, y in zip(a, b)):
                     g.append(i)
                     break
@@ -347,7 +347,8 @@ class Plotter:
         K = 4.0 * median(n) if n else None
         lc = self.learner_counts
         # the model's curves run on to 8 learners at least, so the ring's approach to 2K shows
-        xmax = max(lc + [8])
+        curves = bool(shards) or any(not facts.is_decentralized(b[1][0]) for b in blocks)
+        xmax = self.xmax = max(lc + [8]) if curves else max(lc)
         measured = ([float(r.split()[1]) for b in blocks for r in b[4]]
                     + [float(r.split()[1]) for b in shards for r in b[2]])
         top = max(measured + ([2 * K, (xmax - 1) * K if self.has_ar(blocks, "naive") else 0] if K else [0])
@@ -358,11 +359,12 @@ class Plotter:
         entries = len(blocks) + 5 + len(shards) + 2
         gp = self.terminal(820 * panels, 520 + 11 * entries) + self.output("bytes_per_worker.png")
         gp += "set multiplot layout 1,%d title %s\n" % (panels, gp_quote(
-            "Bytes moved to sync: measured (points: median over the runs, bars: interquartile range) and the "
-            "model (lines); K = %s bytes, the parameters" % ("{:,}".format(int(K)) if K else "?")))
+            "Bytes to sync: measured (points, median; bars: IQR) and the model (lines); K = %s bytes"
+            % ("{:,}".format(int(K)) if K else "?")))
         xt = sorted(set(lc) | {x for x in (1, 2, 4, 8, 16, 32, 64) if x <= xmax})
         gp += ("set xlabel 'learners N'\nset xtics (%s)\nset xrange [0.5:%g]\nset yrange [0:*]\nset grid\n"
                "set key below Left reverse maxcols 2 height 1.5\nset samples 200\nset format y '%%g'\n"
+               "set offsets 0, 0, graph 0.08, 0\n"
                % (", ".join(map(str, xt)), xmax + 0.5))
         if blocks:
             gp += self.worker_panel(wfile, blocks, K, unit, scale)
@@ -371,6 +373,11 @@ class Plotter:
         gp += "unset multiplot\n"
         self.scripts.append(("bytes_per_worker.png", gp, "Bytes per worker per gradient, and into one parameter "
                              "server per round, against the learner count: measured and the model"))
+
+    def dodge(self, j, n):
+        """The sideways nudge of the j-th of n series of points (learners), so
+        that none hides another at the same learner count."""
+        return (j - (n - 1) / 2.0) * 0.012 * self.xmax
 
     def has_ar(self, blocks, impl):
         """Some allreduce cell behind blocks ran algorithm impl."""
@@ -382,16 +389,18 @@ class Plotter:
         gp = ("set title 'sent by one learner per gradient'\nset ylabel '%s sent per worker per gradient'\n"
               % unit)
         parts = []
-        for j, g in enumerate(self.same_groups([b[4] for b in blocks])):
+        groups = self.same_groups([b[4] for b in blocks])
+        for j, g in enumerate(groups):
             title, s, pt, _, _ = blocks[g[0]]
+            dx = self.dodge(j, len(groups))
             name = " = ".join(blocks[i][0] for i in g)
             # a point type per series drawn (the driver's open circle kept), so series that nearly meet stay apart
             pt = pt if pt == 6 else (7, 5, 9, 11, 13, 15)[j % 6]
-            parts.append("%s index %d using 1:($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 lc rgb '%s' "
-                         "title %s" % (gp_quote(wfile), g[0], scale, scale, scale, pt, COLORS.get(s[0], "#000000"),
-                                       gp_quote(name)))
+            parts.append("%s index %d using ($1%+g):($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 "
+                         "lc rgb '%s' title %s" % (gp_quote(wfile), g[0], dx, scale, scale, scale, pt,
+                                                   COLORS.get(s[0], "#000000"), gp_quote(name)))
             if facts.is_decentralized(s[0]):  # its model depends on the interval between exchanges
-                parts.append("%s index %d using 1:($5/%g) with lines lw 1 %s title %s"
+                parts.append("%s index %d using 1:($5/%g) with linespoints lw 1 pt 2 ps 1 %s title %s"
                              % (gp_quote(wfile), g[0], scale, self.style(s), gp_quote("model: " + name)))
         if K:
             k = K / scale
@@ -414,11 +423,13 @@ class Plotter:
         gp = ("set title 'into one parameter server per round of N gradients'\n"
               "set ylabel '%s into the busiest PS shard per round'\n" % unit)
         parts = []
-        for g in self.same_groups([b[2] for b in shards]):
+        groups = self.same_groups([b[2] for b in shards])
+        for j, g in enumerate(groups):
             title, s, _ = shards[g[0]]
-            parts.append("%s index %d using 1:($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 lc rgb '%s' "
-                         "title %s" % (gp_quote(sfile), g[0], scale, scale, scale, (7, 5, 9, 11, 13)[len(parts) % 5],
-                                       COLORS.get(s[0], "#000000"), gp_quote(" = ".join(shards[i][0] for i in g))))
+            parts.append("%s index %d using ($1%+g):($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 "
+                         "lc rgb '%s' title %s" % (gp_quote(sfile), g[0], self.dodge(j, len(groups)), scale, scale,
+                                                   scale, (7, 5, 9, 11, 13)[j % 5], COLORS.get(s[0], "#000000"),
+                                                   gp_quote(" = ".join(shards[i][0] for i in g))))
         n = [c.figures["n_params"] for cs in self.groups.values() for c in cs if c.figures.get("n_params")]
         k = 4.0 * median(n) / scale
         for P in sorted({c.ps for cs in self.groups.values() for c in cs if c.mode in facts.gradient_ps_modes()
