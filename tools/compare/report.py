@@ -28,7 +28,8 @@ PLOT_NOTES = {
                             "the single PS's inbound traffic, the bottleneck, grows with N. Series whose points are "
                             "the same within 1% are drawn once and named together (\"a = b\"), the others nudged "
                             "sideways so none hides another; kB or MB (10^3, 10^6 bytes). allreduce with `mpi` is "
-                            "left out: MPI_Allreduce's traffic is not visible to gorila. Data: `plots/bytes_per_worker.dat`, `plots/bytes_into_ps.dat`.",
+                            "left out: MPI_Allreduce's traffic is not visible to gorila. Data: "
+                            "`plots/bytes_per_worker.dat`, `plots/bytes_into_ps.dat`.",
     "consensus.png": "A line per run: metrics.csv's `consensus_distance` (the mean over the learners of each one's "
                      "last measured L2 distance from the mean of all learners' parameters; easgd: from the center "
                      "variable) at each logged row that has one, against the run's env steps; a log scale where "
