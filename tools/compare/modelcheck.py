@@ -31,6 +31,10 @@ DECENTRAL_WORDS = {GOSSIP: "gossip: (a + K / B + 2(N-1) a) / G, a pair exchange 
                               "flag rides along), over H, every H gradients",
                    EASGD: "easgd: 2(a + max(N K / P, K) / B) / tau, every tau gradients, as if all learners exchanged "
                           "at once (it is asynchronous)"}
+# what ranks sharing the cores do to a measurement, said once under the table (rows refer to it)
+CORES_NOTE_REF = "see under the table"
+CORES_NOTE = ("Where ranks share the cores (simulated nodes on one machine): a learner's sync time includes waiting "
+              "for the cores, and the nodes' TCP stacks run on them too.")
 # a round waits for every learner (gossip: the stop-flag ring of each round)
 SYNCHRONOUS = ("ps_sync", ALLREDUCE, GOSSIP, LOCAL_SGD)
 
@@ -117,8 +121,7 @@ def reasons(c_list, kind, ratio, cores):
     out = []
     ranks = max((c.figures.get("ranks") or 0) for c in c_list)
     if ratio > 1 and cores and ranks > cores:
-        out.append("%d ranks share %d cores: a learner's sync time includes waiting for the cores, and the nodes' TCP "
-                   "stacks run on them too" % (ranks, cores))
+        out.append("%d ranks share %d cores (%s)" % (ranks, cores, CORES_NOTE_REF))
     if ratio > 1 and kind in ("ring", GOSSIP, LOCAL_SGD) and c_list[0].learners == 2:
         out.append("with 2 learners %s one node: the two send to each other at once, and each "
                    "direction's TCP acknowledgements wait behind the other direction's data in the same shaper queue"
@@ -257,6 +260,8 @@ class ModelCheck:
                 DASH if r.get("ratio") is None else "%.2f" % r["ratio"],
                 DASH if r.get("share") is None else "%.0f%%" % (100 * r["share"]), r["verdict"]))
         L += tab + [""]
+        if any(CORES_NOTE_REF in r["verdict"] for r in rows):
+            L += [CORES_NOTE, ""]
         if any(r["key"][4] == GLOBAL_BATCH for r in rows):
             L += ["*global batch* rows (`learner.batch: global`): the same bytes per round as per_learner (each "
                   "learner still syncs a gradient of all the parameters), so the same prediction; each learner "
