@@ -95,6 +95,9 @@ expect_contains "4: no naive cells" "$(lesson "$R" 4)" \
 expect_contains "5: gossip at N=4 30% off" "$(lesson "$R" 5)" \
     "**not supported here: gossip N=4 measured 10400 bytes against the model's 2K = 8000, off by more than the 10% tolerance**"
 expect_eq "staleness words: none of ps_bounded, whose cells the report lacks" "$(grep -ci 'only .ps_bounded. drops' "$R/report.md")" 0
+expect_eq "title: the modes the report has" "$(head -1 "$R/report.md")" "# ps_sync, allreduce, gossip: CartPole-v1"
+expect_eq "definitions: no words on ps_async or ps_bounded, which it lacks" \
+    "$(sed -n '/^## Where the figures come from/,$p' "$R/report.md" | grep -c 'ps_async\|ps_bounded')" 0
 expect_contains "staleness words: allreduce's, whose cells it has" "$(cat "$R/report.md")" "*allreduce* has no parameter-server ranks"
 expect_eq "communication words: no naive or mpi model without such cells" \
     "$(grep '^Bytes one learner sends and receives' "$R/report.md" | grep -c 'naive, \|mpi, not visible')" 0
@@ -128,6 +131,8 @@ Z="$W/zero"
 python3 "$FAB" "$Z/runs" ps_sync:1:1:::0 ps_sync:2:1:::0 allreduce:2::ring::0
 run_cmd "$C" --from "$Z"/runs/*/ --out "$Z/report"
 expect_rc "no updates: the report is written (exit 0)" 0
+expect_contains "no updates: said on the terminal too" "$err" \
+    "compare: warning: No finished cell made an update (allreduce-ring-L2-s1, ps_sync-L1-P1-s1, ps_sync-L2-P1-s1); the report says so at its top"
 R="$Z/report"
 want="**No finished cell made an update** (allreduce-ring-L2-s1, ps_sync-L1-P1-s1, ps_sync-L2-P1-s1)"
 line=$(sed -n 3p "$R/report.md")

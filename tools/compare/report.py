@@ -7,6 +7,7 @@ import re
 import subprocess
 
 from . import facts
+from .errors import warn
 from .facts import ALLREDUCE, GORILA, HERE, compare_config_params
 from .lessons import note_no_updates, section as lessons_section
 from .modelcheck import ModelCheck, add_plots
@@ -134,7 +135,8 @@ class Report:
         env = next((c.summary.get("env") for c in cells if c.summary), None)
         n_failed = sum(1 for c in cells if c.failed)
         n_notrun = sum(1 for c in cells if c.exit is None and c.summary is None)
-        L = ["# PS vs allreduce: %s" % (env or "no finished runs"), ""]
+        modes = [m for m in facts.modes() + ["local"] if any(c.mode == m for c in cells)]
+        L = ["# %s: %s" % (", ".join(modes) or "No cells", env or "no finished runs"), ""]
         L += note_no_updates(cells)
         L += head_lines
         L += machine_lines()
@@ -490,10 +492,22 @@ class Report:
                 "by role is `bytes_per_update_by_role` where the run has it, else the role's `bytes_sent` summed "
                 "over message types (plus `roles.learner[].ring.bytes_sent`) over `updates`; *bytes/update* is "
                 "their sum; dropped gradients is `stale_gradients_dropped`. An update is one optimizer step of "
-                "parameter source 0 (in `ps_sync` one per round of all learners, in `allreduce` one per ring "
-                "round), so gradients/update is about the learner count in `ps_sync` and `allreduce` and 1 in "
-                "`ps_async`%s." % (DASH, self.dims.batch and " (with `learner.batch: global` each of those L "
-                                   "gradients is 1/L of the batch)" or ""), ""]
+                "parameter source 0%s." % (DASH, self.per_update_words()), ""]
+
+    def per_update_words(self):
+        """What an update is in the modes the report has, and so gradients/update."""
+        modes = {k[0] for k in self.keys}
+        words = [w for m, w in (("ps_sync", "in `ps_sync` one per round of all learners, so about L gradients"),
+                                ("allreduce", "in `allreduce` one per allreduce round, so about L gradients%s" % (
+                                    " (with `learner.batch: global` each 1/L of the batch)" if self.dims.batch
+                                    else "")),
+                                ("ps_async", "in `ps_async` one per gradient"),
+                                ("ps_bounded", "in `ps_bounded` one per gradient not dropped"))
+                 if m in modes]
+        if self.decentral():
+            words.append("in %s the version of the evaluated parameters (learner 0's local steps; easgd: the "
+                         "center's)" % " and ".join("`%s`" % m for m in self.decentral()))
+        return " (%s)" % "; ".join(words) if words else ""
 
 
 def write_report(out, cells, head_lines, interrupted=False, network=None, skipped_note=None):
@@ -519,4 +533,7 @@ def write_report(out, cells, head_lines, interrupted=False, network=None, skippe
     with open(tmp, "w") as f:
         f.write("\n".join(L) + "\n")
     os.replace(tmp, os.path.join(out, "report.md"))
+    none = note_no_updates(cells)
+    if none:
+        warn("%s; the report says so at its top" % none[0].split(":", 1)[0].replace("**", ""))
     return plots
