@@ -101,6 +101,11 @@ expect_eq "definitions: no words on ps_async or ps_bounded, which it lacks" \
 expect_contains "staleness words: allreduce's, whose cells it has" "$(cat "$R/report.md")" "*allreduce* has no parameter-server ranks"
 expect_eq "communication words: no naive or mpi model without such cells" \
     "$(grep '^Bytes one learner sends and receives' "$R/report.md" | grep -c 'naive, \|mpi, not visible')" 0
+# a report of gossip runs alone: no words on the PS modes' or allreduce's sync
+run_cmd "$C" --from "$A"/runs/gossip-*/ --out "$W/gossip"
+expect_eq "gossip alone: the time split names no PS or allreduce sync" \
+    "$(sed -n '/^## Where the time goes/,/^|/p' "$W/gossip/report.md" | grep -c 'PS modes: \|Per PS shard\|allreduce: ')" 0
+expect_eq "gossip alone: no allreduce in the staleness words" "$(grep '^Staleness: ' "$W/gossip/report.md" | grep -c allreduce)" 0
 # the projection (a matrix on a network): where its compute per gradient comes from
 proj() {
     python3 - "$TEST_ROOT" "$1" "$2" <<'PY'

@@ -298,11 +298,17 @@ class Report:
                 DASH if not bps else "%.2f / %.2f" % (median(bps), median(out))]
 
     def time_split(self):
+        modes = {k[0] for k in self.keys}
+        ps = bool(modes & set(facts.gradient_ps_modes()))
+        sync = [w for cond, w in ((ps, "PS modes: sending GRAD and waiting for PARAMS, which includes the PS's own "
+                                       "work"), (ALLREDUCE in modes, "allreduce: inside the allreduce")) if cond]
         L = ["## Where the time goes", "",
-             "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient (and "
-             "in allreduce applying it), syncing it (PS modes: sending GRAD and waiting for PARAMS, which includes "
-             "the PS's own work; allreduce: inside the allreduce), and waiting for a batch. Per PS shard: the "
-             "fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`).%s" % (
+             "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient%s, "
+             "syncing it%s, and waiting for a batch.%s%s" % (
+                 " (and in allreduce applying it)" if ALLREDUCE in modes else "",
+                 " (%s)" % "; ".join(sync) if sync else "",
+                 " Per PS shard: the fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`)."
+                 if any(facts.has_ps(m) for m in modes) else "",
                  " Decentralized modes: computing includes the learner's own optimizer step, and syncing is its "
                  "exchanges (gossip's pair exchange and stop flag, local_sgd's average, easgd's round trip to the "
                  "center) over all its gradients." if self.decentral() else ""), ""]
