@@ -130,6 +130,13 @@ text = "\n".join(m.against())
 if text.count("includes waiting for the cores") != 1 or text.count("share 2 cores (see under the table)") != 2:
     fails.append(("cores caveat once", text))
 m.cells.pop()
+# a cell that made no updates: said so, not "no per-worker figures"
+z = cell("ps_bounded", 2, 1, None, None, None)
+z.figures.update({"gradients": 0, "updates": 0})
+m.groups = mc.groups(m.cells + [z])
+zr = [r for r in m.rows() if r["key"][0] == "ps_bounded"]
+if not zr or zr[0]["verdict"] != "no updates, so nothing measured":
+    fails.append(("no updates", zr))
 m.groups = mc.groups(m.cells)
 m.cores = None  # real hosts (--hostfile): their cores are their own
 if "ranks share" in {(r["key"][0], r["key"][3]): r for r in m.rows()}[("ps_async", None)]["verdict"]:
