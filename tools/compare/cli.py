@@ -26,9 +26,10 @@ naive driver's grow as (N-1)K, gossip's stay at 2K per exchange), each
 supported (within 10% of the model) or not supported here, with why. A
 matrix whose run.max_env_steps is not above replay.min_size is refused
 (exit 2: its cells would stop before learning starts); cells that finish
-without an update anyway are named at the report's top. --modes: names of sync.mode (`gorila version --json`
-sync_modes); default: every mode gorila lists, the decentralized gossip,
-easgd and local_sgd included (name the modes to run fewer, e.g. --modes
+without an update anyway are named at the report's top.
+--modes: names of sync.mode (`gorila version --json` sync_modes);
+default: every mode gorila lists, the decentralized gossip, easgd and
+local_sgd included (name the modes to run fewer, e.g. --modes
 ps_sync,ps_async,ps_bounded,allreduce for the centralized ones).
 allreduce, gossip and local_sgd cells get roles.param_servers=0; the PS
 cells (ps_sync, ps_async, ps_bounded and easgd, whose center variable lives
