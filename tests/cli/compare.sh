@@ -157,8 +157,9 @@ PY
 ranks=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(len(v) for v in s["roles"].values()))' \
     "$D/runs/ps_sync-L2-s1/summary.json")
 if [ "$ranks" -gt "$(nproc)" ]; then
-    expect_contains "report: warns that ps_sync with 2 learners has more ranks than cores" "$(cat "$R")" \
-        "**ps_sync, 2 learners: $ranks ranks on $(nproc) cores.**"
+    expect_contains "report: warns that ps_sync with 2 learners has more ranks than cores" \
+        "$(grep -F "**More ranks than the $(nproc) cores** in " "$R")" "ps_sync, 2 learners ($ranks ranks)"
+    expect_eq "report: the cores caveat said once" "$(grep -c 'time-share the cores' "$R")" 1
 else
     check "report: ps_sync with 2 learners fits the cores ($ranks ranks, $(nproc) cores): no warning" \
         bash -c '! grep -qF "**ps_sync, 2 learners: " "$1"' _ "$R"

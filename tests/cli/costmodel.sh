@@ -123,6 +123,21 @@ if not (bad["verdict"].startswith("**off by +56%**") and "11 ranks share 2 cores
 if abs(ring["predicted"] - 6.006) > 1e-9 or ring["verdict"] != "within 25% (communication under half the update)":
     fails.append(("ring", ring))
 if not mpi["verdict"].startswith("not modelled (Open MPI"): fails.append(("mpi", mpi))
+# the cores caveat: its explanation once, under the table, the rows referring to it
+m.cells.append(cell("ps_bounded", 4, 1, None, 50.0, 1.0, ranks=11))
+m.groups = mc.groups(m.cells)
+text = "\n".join(m.against())
+if text.count("includes waiting for the cores") != 1 or text.count("share 2 cores (see under the table)") != 2:
+    fails.append(("cores caveat once", text))
+m.cells.pop()
+# a cell that made no updates: said so, not "no per-worker figures"
+z = cell("ps_bounded", 2, 1, None, None, None)
+z.figures.update({"gradients": 0, "updates": 0})
+m.groups = mc.groups(m.cells + [z])
+zr = [r for r in m.rows() if r["key"][0] == "ps_bounded"]
+if not zr or zr[0]["verdict"] != "no updates, so nothing measured":
+    fails.append(("no updates", zr))
+m.groups = mc.groups(m.cells)
 m.cores = None  # real hosts (--hostfile): their cores are their own
 if "ranks share" in {(r["key"][0], r["key"][3]): r for r in m.rows()}[("ps_async", None)]["verdict"]:
     fails.append("a cores reason for real hosts")

@@ -18,9 +18,12 @@ Modules, from the bottom up:
           (mode, learners, [P or algorithm and batch rule,] seed) of the
           matrix
   plots   the gnuplot plots beside the report
+  lessons  report.md's "What this run shows": five lessons of the cost
+          model, each supported or not by the runs' measurements
   report  report.md (with "Consensus distance" for decentralized cells)
   costmodel, modelcheck, network  the cost model, its sections beside a
           measured network, and the measurement
+  budget  refusing a matrix whose cells would stop before learning starts
   matrix  running the cells one job at a time (and --resume)
   fromdirs  --from: the report from finished run directories
   cli     the command line: main()

@@ -19,9 +19,17 @@ Parameter servers against allreduce, and against the decentralized modes:
 trains CONFIG once per sync mode x learner count x seed, one job after the
 other through scripts/launch (never in parallel: the jobs are timed), and
 writes DIR/report.md with tables per (mode, learner count) and PNG plots
-(gnuplot) beside it. --modes: names of sync.mode (`gorila version --json`
-sync_modes); default: every mode gorila lists, the decentralized gossip,
-easgd and local_sgd included (name the modes to run fewer, e.g. --modes
+(gnuplot) beside it. The report opens with "What this run shows": five
+lessons of the communication model (a single PS's inbound N*K grows with
+N, P shards divide it by P, the ring's bytes per worker approach 2K, the
+naive driver's grow as (N-1)K, gossip's stay at 2K per exchange), each
+supported (within 10% of the model) or not supported here, with why. A
+matrix whose run.max_env_steps is not above replay.min_size is refused
+(exit 2: its cells would stop before learning starts); cells that finish
+without an update anyway are named at the report's top.
+--modes: names of sync.mode (`gorila version --json` sync_modes);
+default: every mode gorila lists, the decentralized gossip, easgd and
+local_sgd included (name the modes to run fewer, e.g. --modes
 ps_sync,ps_async,ps_bounded,allreduce for the centralized ones).
 allreduce, gossip and local_sgd cells get roles.param_servers=0; the PS
 cells (ps_sync, ps_async, ps_bounded and easgd, whose center variable lives

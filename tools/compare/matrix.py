@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from . import facts, network
+from . import budget, facts, network
 from .dims import Dims, plural
 from .errors import InputError, warn
 from .costmodel import parse_rate
@@ -714,6 +714,7 @@ class Matrix:
         self.check_config()
         self.make_cells()
         self.check_layouts()
+        budget.check(self.checked)
         self.check_resume()
         self.start_state()
         self.head = self.head_lines()

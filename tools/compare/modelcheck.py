@@ -31,6 +31,10 @@ DECENTRAL_WORDS = {GOSSIP: "gossip: (a + K / B + 2(N-1) a) / G, a pair exchange 
                               "flag rides along), over H, every H gradients",
                    EASGD: "easgd: 2(a + max(N K / P, K) / B) / tau, every tau gradients, as if all learners exchanged "
                           "at once (it is asynchronous)"}
+# what ranks sharing the cores do to a measurement, said once under the table (rows refer to it)
+CORES_NOTE_REF = "see under the table"
+CORES_NOTE = ("Where ranks share the cores (simulated nodes on one machine): a learner's sync time includes waiting "
+              "for the cores, and the nodes' TCP stacks run on them too.")
 # a round waits for every learner (gossip: the stop-flag ring of each round)
 SYNCHRONOUS = ("ps_sync", ALLREDUCE, GOSSIP, LOCAL_SGD)
 
@@ -117,8 +121,7 @@ def reasons(c_list, kind, ratio, cores):
     out = []
     ranks = max((c.figures.get("ranks") or 0) for c in c_list)
     if ratio > 1 and cores and ranks > cores:
-        out.append("%d ranks share %d cores: a learner's sync time includes waiting for the cores, and the nodes' TCP "
-                   "stacks run on them too" % (ranks, cores))
+        out.append("%d ranks share %d cores (%s)" % (ranks, cores, CORES_NOTE_REF))
     if ratio > 1 and kind in ("ring", GOSSIP, LOCAL_SGD) and c_list[0].learners == 2:
         out.append("with 2 learners %s one node: the two send to each other at once, and each "
                    "direction's TCP acknowledgements wait behind the other direction's data in the same shaper queue"
@@ -171,7 +174,10 @@ class ModelCheck:
             wait = _med(cl, "sample_wait_pg")
             r = {"key": key, "kind": kind, "measured": sync, "compute": comp, "runs": len(cl)}
             if kind is None or sync is None:
-                r["verdict"] = "not modelled (Open MPI's own algorithm)" if kind is None else "no per-worker figures"
+                r["verdict"] = ("not modelled (Open MPI's own algorithm)" if kind is None
+                                else "no updates, so nothing measured" if not any(c.figures.get("gradients")
+                                                                                  for c in cl)
+                                else "no per-worker figures (summary.json has no per_worker)")
                 out.append(r)
                 continue
             pred = costmodel.comm_seconds(kind, L, k_bytes, bw, lat, shards=P or None, segment=self.segment,
@@ -254,6 +260,8 @@ class ModelCheck:
                 DASH if r.get("ratio") is None else "%.2f" % r["ratio"],
                 DASH if r.get("share") is None else "%.0f%%" % (100 * r["share"]), r["verdict"]))
         L += tab + [""]
+        if any(CORES_NOTE_REF in r["verdict"] for r in rows):
+            L += [CORES_NOTE, ""]
         if any(r["key"][4] == GLOBAL_BATCH for r in rows):
             L += ["*global batch* rows (`learner.batch: global`): the same bytes per round as per_learner (each "
                   "learner still syncs a gradient of all the parameters), so the same prediction; each learner "
@@ -293,22 +301,32 @@ class ModelCheck:
                                                every=self.proj_every())) for bw, lat in lat_bw]
 
     def one_learner_compute(self):
-        """The measured compute per gradient of one learner alone (median
-        over the matrix's one-learner cells), else of any cell."""
+        """(The measured compute per gradient of one learner alone, the
+        words for where it comes from): the median over the matrix's
+        one-learner cells, else over all its cells (with more learners
+        sharing the cores, an overestimate), else (None, why)."""
         one = [c for cl in self.groups.values() for c in cl if c.learners == 1]
-        return _med(one, "compute_pg") if one else _med([c for cl in self.groups.values() for c in cl], "compute_pg")
+        v = _med(one, "compute_pg") if one else None
+        if v is not None:
+            return v, "median over this matrix's one-learner cells"
+        v = _med([c for cl in self.groups.values() for c in cl], "compute_pg")
+        if v is not None:
+            return v, ("median over all this matrix's cells, as it has no one-learner cells with the figure: with "
+                       "several learners sharing the cores, likely more than one learner alone takes")
+        return None, "not measured (no finished cell reports it), so 0: communication alone"
 
     def projection(self, extra_params=()):
         L = ["## Projection", ""]
         if not self.n_params:
             return L + ["No finished run reports its parameter count: nothing to project.", ""]
-        comp = self.one_learner_compute() or 0.0
+        comp, whence = self.one_learner_compute()
+        comp = comp or 0.0
         L += ["The model (above) for N = %s nodes, one learner each (the sharded PS with one shard per node), "
               "on links of 1, 10 and 100 Gbit/s with 5 and 50 us latency, for this config's %s parameters; time "
-              "per update = the measured compute per gradient of one learner (%.1f ms, this matrix's one-learner "
-              "cells: a constant of this run, not a projection) + the model's communication. Data: "
+              "per update = the measured compute per gradient of one learner (%.1f ms, %s: a constant of this run, "
+              "not a projection) + the model's communication. Data: "
               "`plots/projection.csv`; plot: `projection.png`.%s" % (
-                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp,
+                  ", ".join(map(str, PROJ_NODES)), "{:,}".format(self.n_params), 1e3 * comp, whence,
                   " The projection is per_learner's (weak scaling: each node computes a whole batch); with the "
                   "global batch (`learner.batch: global`, strong scaling) each of N nodes computes 1/N of it, so "
                   "its time per update is about compute / N + the same communication, and communication "
@@ -406,7 +424,7 @@ def add_plots(mc, p):
         p.scripts.append(("sync_vs_learners.png", gp, "Sync time per worker per gradient against the learner count: "
                           "measured and the model"))
     if mc.n_params:
-        comp = mc.one_learner_compute() or 0.0
+        comp = mc.one_learner_compute()[0] or 0.0
         data = []
         modes = mc.proj_modes()
         for bw, lat, prow in mc.projection_rows(comp):

@@ -8,7 +8,9 @@ import shutil
 import subprocess
 
 from . import facts
+from .facts import ALLREDUCE
 from .dims import key_order, plural, series_order
+from .lessons import shard_in_per_round
 from .runs import sum_hists
 from .stats import median, quantile
 
@@ -291,29 +293,151 @@ class Plotter:
                                self.worker_rows(s, "sync_sent_pg_driver", "model_sent_pg_driver")))
         return [b for b in blocks if b[4]]
 
+    def shard_blocks(self):
+        """[(title, series, rows)]: per PS-mode series (gradients to the
+        parameter servers), the bytes into its busiest shard per round of N
+        gradients (lessons.shard_in_per_round) against N, with the model
+        N*K/P."""
+        blocks = []
+        for s in self.series:
+            if s[0] not in facts.gradient_ps_modes():
+                continue
+            rows = []
+            for L in self.learner_counts:
+                cells = [c for c in self.groups.get(self.key(s, L), []) if c.ps and c.figures.get("n_params")]
+                v = [max(x) for x in (shard_in_per_round(c) for c in cells) if x]
+                m = [L * 4.0 * c.figures["n_params"] / c.ps for c in cells]
+                if v:
+                    rows.append("%d %.6g %.6g %.6g %.6g\n" % (L, median(v), quantile(v, .25), quantile(v, .75),
+                                                              median(m)))
+            if rows:
+                blocks.append((self.dims.series_label(s), s, rows))
+        return blocks
+
+    @staticmethod
+    def same_groups(rows_of):
+        """[[index]]: the series whose points (learners, median) are the same
+        within 1% at every learner count, drawn once and named together."""
+        def pts(rows):
+            return [tuple(float(x) for x in r.split()[:2]) for r in rows]
+        out = []
+        for i, rows in enumerate(rows_of):
+            for g in out:
+                a, b = pts(rows_of[g[0]]), pts(rows)
+                if len(a) == len(b) and all(x[0] == y[0] and abs(x[1] - y[1]) <= 0.01 * max(abs(x[1]), abs(y[1]))
+                                            for x, y in zip(a, b)):
+                    g.append(i)
+                    break
+            else:
+                out.append([i])
+        return out
+
     def bytes_per_worker_plot(self):
         blocks = self.worker_blocks()
-        if not blocks:
+        shards = self.shard_blocks()
+        if not blocks and not shards:
             return
         wfile = self.write_data("bytes_per_worker.dat", "", (
             "# %s: learners bytes_sent_per_gradient (median q25 q75 over the runs of %s) model (median)\n%s\n\n"
             % (title, what, "".join(rows)) for title, _, _, what, rows in blocks))
+        sfile = self.write_data("bytes_into_ps.dat", "", (
+            "# %s: learners bytes into the busiest PS shard per round of N gradients (median q25 q75 over the runs) "
+            "model N*K/P (median)\n%s\n\n" % (title, "".join(rows)) for title, _, rows in shards))
+        n = [c.figures["n_params"] for cs in self.groups.values() for c in cs if c.figures.get("n_params")]
+        K = 4.0 * median(n) if n else None
         lc = self.learner_counts
-        gp = self.terminal(1000, max(480, 160 + 40 * len(blocks))) + self.output("bytes_per_worker.png")
-        gp += ("set title 'Bytes sent per worker per gradient'\nset xlabel 'learners N'\n"
-               "set ylabel 'bytes sent per worker per gradient'\nset xtics (%s)\nset xrange [%g:%g]\n"
-               "set yrange [0:*]\nset grid\nset key outside right top Left reverse\n"
-               % (", ".join(str(L) for L in lc), min(lc) - 0.5, max(lc) + 0.5))
+        # the model's curves run on to 8 learners at least, so the ring's approach to 2K shows
+        curves = bool(shards) or any(not facts.is_decentralized(b[1][0]) for b in blocks)
+        xmax = self.xmax = max(lc + [8]) if curves else max(lc)
+        measured = ([float(r.split()[1]) for b in blocks for r in b[4]]
+                    + [float(r.split()[1]) for b in shards for r in b[2]])
+        top = max(measured + ([2 * K, (xmax - 1) * K if self.has_ar(blocks, "naive") else 0] if K else [0])
+                  + ([xmax * K] if K and shards else []))
+        unit, scale = ("MB", 1e6) if top >= 1e6 else ("kB", 1e3)
+        panels = int(bool(blocks)) + int(bool(shards))
+        # the legend below the panels: a line per entry, two columns
+        entries = len(blocks) + 5 + len(shards) + 2
+        gp = self.terminal(820 * panels, 520 + 11 * entries) + self.output("bytes_per_worker.png")
+        gp += "set multiplot layout 1,%d title %s\n" % (panels, gp_quote(
+            "Bytes to sync: measured (points, median; bars: IQR) and the model (lines); K = %s bytes"
+            % ("{:,}".format(int(K)) if K else "?")))
+        xt = sorted(set(lc) | {x for x in (1, 2, 4, 8, 16, 32, 64) if x <= xmax})
+        gp += ("set xlabel 'learners N'\nset xtics (%s)\nset xrange [0.5:%g]\nset yrange [0:*]\nset grid\n"
+               "set key below Left reverse maxcols 2 height 1.5\nset samples 200\nset format y '%%g'\n"
+               "set offsets 0, 0, graph 0.08, 0\n"
+               % (", ".join(map(str, xt)), xmax + 0.5))
+        if blocks:
+            gp += self.worker_panel(wfile, blocks, K, unit, scale)
+        if shards:
+            gp += self.shard_panel(sfile, shards, unit, scale)
+        gp += "unset multiplot\n"
+        self.scripts.append(("bytes_per_worker.png", gp, "Bytes per worker per gradient, and into one parameter "
+                             "server per round, against the learner count: measured and the model"))
+
+    def dodge(self, j, n):
+        """The sideways nudge of the j-th of n series of points (learners), so
+        that none hides another at the same learner count."""
+        return (j - (n - 1) / 2.0) * 0.012 * self.xmax
+
+    def has_ar(self, blocks, impl):
+        """Some allreduce cell behind blocks ran algorithm impl."""
+        return any(c.impl == impl for b in blocks if b[1][0] == ALLREDUCE
+                   for k, cs in self.groups.items() if k[:1] + k[2:] == b[1] for c in cs)
+
+    def worker_panel(self, wfile, blocks, K, unit, scale):
+        """The left panel: what one learner sends per gradient."""
+        gp = ("set title 'sent by one learner per gradient'\nset ylabel '%s sent per worker per gradient'\n"
+              % unit)
         parts = []
-        for i, (title, s, pt, _, _) in enumerate(blocks):
-            color = COLORS.get(s[0], "#000000")
-            parts.append("%s index %d using 1:2:3:4 with yerrorbars pt %d ps 2 lc rgb '%s' title %s"
-                         % (gp_quote(wfile), i, pt, color, gp_quote(title + ": measured")))
-            parts.append("%s index %d using 1:5 with linespoints lw 2 pt 2 ps 1 %s title %s"
-                         % (gp_quote(wfile), i, self.style(s), gp_quote(title + ": model")))
-        gp += "plot " + JOIN.join(parts) + "\n"
-        self.scripts.append(("bytes_per_worker.png", gp, "Bytes sent per worker per gradient against the learner "
-                             "count: measured and the model"))
+        groups = self.same_groups([b[4] for b in blocks])
+        for j, g in enumerate(groups):
+            title, s, pt, _, _ = blocks[g[0]]
+            dx = self.dodge(j, len(groups))
+            name = " = ".join(blocks[i][0] for i in g)
+            # a point type per series drawn (the driver's open circle kept), so series that nearly meet stay apart
+            pt = pt if pt == 6 else (7, 5, 9, 11, 13, 15)[j % 6]
+            parts.append("%s index %d using ($1%+g):($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 "
+                         "lc rgb '%s' title %s" % (gp_quote(wfile), g[0], dx, scale, scale, scale, pt,
+                                                   COLORS.get(s[0], "#000000"), gp_quote(name)))
+            if facts.is_decentralized(s[0]):  # its model depends on the interval between exchanges
+                parts.append("%s index %d using 1:($5/%g) with linespoints lw 1 pt 2 ps 1 %s title %s"
+                             % (gp_quote(wfile), g[0], scale, self.style(s), gp_quote("model: " + name)))
+        if K:
+            k = K / scale
+            modes = {b[1][0] for b in blocks}
+            if modes & set(facts.gradient_ps_modes()) or self.has_ar(blocks, "naive"):
+                parts.append("%g with lines dt 2 lw 1 lc rgb '#555555' title 'model: K (a PS learner; a naive "
+                             "non-driver)'" % k)
+            if self.has_ar(blocks, "ring"):
+                parts.append("(x >= 1 ? 2*(x-1)/x*%g : 1/0) with lines dt 2 lw 2 lc rgb '%s' title "
+                             "'model: ring 2(N-1)/N K'" % (k, COLORS["allreduce"]))
+                parts.append("%g with lines dt 3 lw 1 lc rgb '%s' title '2K, the ring''s limit'"
+                             % (2 * k, COLORS["allreduce"]))
+            if self.has_ar(blocks, "naive"):
+                parts.append("(x >= 1 ? (x-1)*%g : 1/0) with lines dt 4 lw 2 lc rgb '#ff7f0e' title "
+                             "'model: naive driver (N-1) K'" % k)
+        return gp + "plot " + JOIN.join(parts) + "\n"
+
+    def shard_panel(self, sfile, shards, unit, scale):
+        """The right panel: what one parameter-server shard takes in per round."""
+        gp = ("set title 'into one parameter server per round of N gradients'\n"
+              "set ylabel '%s into the busiest PS shard per round'\n" % unit)
+        parts = []
+        groups = self.same_groups([b[2] for b in shards])
+        for j, g in enumerate(groups):
+            title, s, _ = shards[g[0]]
+            parts.append("%s index %d using ($1%+g):($2/%g):($3/%g):($4/%g) with yerrorbars pt %d ps 2 lw 2 "
+                         "lc rgb '%s' title %s" % (gp_quote(sfile), g[0], self.dodge(j, len(groups)), scale, scale,
+                                                   scale, (7, 5, 9, 11, 13)[j % 5], COLORS.get(s[0], "#000000"),
+                                                   gp_quote(" = ".join(shards[i][0] for i in g))))
+        n = [c.figures["n_params"] for cs in self.groups.values() for c in cs if c.figures.get("n_params")]
+        k = 4.0 * median(n) / scale
+        for P in sorted({c.ps for cs in self.groups.values() for c in cs if c.mode in facts.gradient_ps_modes()
+                         and c.ps}):
+            parts.append("(x >= 1 ? x*%g/%d : 1/0) with lines dt %d lw 2 lc rgb '#555555' title %s"
+                         % (k, P, 2 + min(P, 4), gp_quote("model: N K" if P == 1 else "model: N K / %d (P = %d)"
+                                                          % (P, P))))
+        return gp + "plot " + JOIN.join(parts) + "\n"
 
     # -- consensus distance of the decentralized modes against env steps: a panel per learner count
 

@@ -7,7 +7,9 @@ import re
 import subprocess
 
 from . import facts
-from .facts import GORILA, HERE, compare_config_params
+from .errors import warn
+from .facts import ALLREDUCE, GORILA, HERE, compare_config_params
+from .lessons import note_no_updates, section as lessons_section
 from .modelcheck import ModelCheck, add_plots
 from .plots import make_plots
 from .dims import Dims, key_order
@@ -16,11 +18,19 @@ from .stats import DASH, fmt, fmt_median, fmt_stat, median, quantile
 
 BY_CONSTRUCTION = "0 (by construction)"
 PLOT_NOTES = {
-    "bytes_per_worker.png": "Points: bytes one learner sends per gradient to sync it (`per_worker.learners[]` "
+    "bytes_per_worker.png": "Left: bytes one learner sends per gradient to sync it (`per_worker.learners[]` "
                             "`sync_bytes_sent_per_gradient`; mean over the learners, median over the runs; for the "
-                            "naive allreduce also learner 0, its driver); lines: the model's "
-                            "`model_bytes_sent_per_gradient` from the same runs. allreduce with `mpi` is left out: "
-                            "MPI_Allreduce's traffic is not visible to gorila.",
+                            "naive allreduce also learner 0, its driver), against the model: K for a PS learner, "
+                            "2(N-1)/N K for the ring (which approaches 2K), (N-1) K for the naive driver (curves run "
+                            "on to 8 learners at least, past the measured points), and for the decentralized modes "
+                            "`model_bytes_sent_per_gradient` of the same runs. Right (PS modes): bytes into the "
+                            "busiest parameter-server shard per round of N gradients (`per_worker.ps_shards[]` "
+                            "`bytes_in_per_update` x the shard's updates / the run's gradients x N), against N K / P: "
+                            "the single PS's inbound traffic, the bottleneck, grows with N. Series whose points are "
+                            "the same within 1% are drawn once and named together (\"a = b\"), the others nudged "
+                            "sideways so none hides another; kB or MB (10^3, 10^6 bytes). allreduce with `mpi` is "
+                            "left out: MPI_Allreduce's traffic is not visible to gorila. Data: "
+                            "`plots/bytes_per_worker.dat`, `plots/bytes_into_ps.dat`.",
     "consensus.png": "A line per run: metrics.csv's `consensus_distance` (the mean over the learners of each one's "
                      "last measured L2 distance from the mean of all learners' parameters; easgd: from the center "
                      "variable) at each logged row that has one, against the run's env steps; a log scale where "
@@ -125,7 +135,9 @@ class Report:
         env = next((c.summary.get("env") for c in cells if c.summary), None)
         n_failed = sum(1 for c in cells if c.failed)
         n_notrun = sum(1 for c in cells if c.exit is None and c.summary is None)
-        L = ["# PS vs allreduce: %s" % (env or "no finished runs"), ""]
+        modes = [m for m in facts.modes() + ["local"] if any(c.mode == m for c in cells)]
+        L = ["# %s: %s" % (", ".join(modes) or "No cells", env or "no finished runs"), ""]
+        L += note_no_updates(cells)
         L += head_lines
         L += machine_lines()
         L.append("- Cells: %d (%d finished, %d failed%s)" % (
@@ -239,15 +251,24 @@ class Report:
                 med("sync_recv_pg", ".0f"), med("model_recv_pg", ".0f")]
 
     def communication(self):
+        modes = {c.mode for c in self.cells}
+        impls = {c.impl for c in self.cells if c.mode == ALLREDUCE}
+        model = []
+        if modes & set(facts.gradient_ps_modes()):
+            model.append("PS, K up and K down per learner (plus the target when it changed, and 40-byte headers), so "
+                         "N*K into a single PS per round and N*K/P into each of P shards")
+        model += [words for impl, words in (
+            ("ring", "ring, 2(N-1)K/N each way whatever N"),
+            ("naive", "naive, (N-1)K into and out of the driver, K at the others"),
+            ("mpi", "mpi, not visible")) if impl in impls]
         L = ["## Communication per worker", "",
              "Bytes one learner sends and receives to sync one gradient (`summary.json` "
              "`per_worker.learners[]`: PS modes its GRAD and PARAM_REQ out and PARAMS in, allreduce the "
              "algorithm's own messages; mean over the learners, median over the runs), beside the model "
-             "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h). With K the parameter bytes, N learners and "
-             "P PS shards the model is: PS, K up and K down per learner (plus the target when it changed, and "
-             "40-byte headers), so N*K into a single PS per round and N*K/P into each of P shards; ring, "
-             "2(N-1)K/N each way whatever N; naive, (N-1)K into and out of the driver, K at the others; mpi, "
-             "not visible. *max* is the busiest learner (the naive driver).", ""]
+             "(`model_bytes_*_per_gradient`, src/mpi/jobsummary.h).%s%s" % (
+                 " With K the parameter bytes, N learners and P PS shards the model is: %s." % "; ".join(model)
+                 if model else "", " *max* is the busiest learner (the naive driver)." if "naive" in impls
+                 else " *max* is the busiest learner."), ""]
         if self.decentral():
             L += ["The decentralized modes, per gradient, with n the parameter count (K = 4n) and G, H and tau the "
                   "gradients between two exchanges (`sync.gossip_every`, `sync.average_every`, `sync.easgd_every`): "
@@ -277,11 +298,17 @@ class Report:
                 DASH if not bps else "%.2f / %.2f" % (median(bps), median(out))]
 
     def time_split(self):
+        modes = {k[0] for k in self.keys}
+        ps = bool(modes & set(facts.gradient_ps_modes()))
+        sync = [w for cond, w in ((ps, "PS modes: sending GRAD and waiting for PARAMS, which includes the PS's own "
+                                       "work"), (ALLREDUCE in modes, "allreduce: inside the allreduce")) if cond]
         L = ["## Where the time goes", "",
-             "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient (and "
-             "in allreduce applying it), syncing it (PS modes: sending GRAD and waiting for PARAMS, which includes "
-             "the PS's own work; allreduce: inside the allreduce), and waiting for a batch. Per PS shard: the "
-             "fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`).%s" % (
+             "Per learner and per gradient, in milliseconds (`per_worker.learners[]`): computing the gradient%s, "
+             "syncing it%s, and waiting for a batch.%s%s" % (
+                 " (and in allreduce applying it)" if ALLREDUCE in modes else "",
+                 " (%s)" % "; ".join(sync) if sync else "",
+                 " Per PS shard: the fraction of its time busy, and MB/s in / out (`per_worker.ps_shards[]`)."
+                 if any(facts.has_ps(m) for m in modes) else "",
                  " Decentralized modes: computing includes the learner's own optimizer step, and syncing is its "
                  "exchanges (gossip's pair exchange and stop flag, local_sgd's average, easgd's round trip to the "
                  "center) over all its gradients." if self.decentral() else ""), ""]
@@ -347,17 +374,21 @@ class Report:
         return L + [""]
 
     def cores_warnings(self):
-        """One line per (mode, learners) whose ranks outnumber the cores."""
+        """One line naming the (mode, learners) groups whose ranks outnumber
+        the cores, and what that does to their figures (said once)."""
         cores = os.cpu_count() or 1
-        L = []
+        over = []
         for k in self.keys:
-            if k in self.dims.aliased:  # another group's runs, warned about there
+            if k in self.dims.aliased:  # another group's runs, named there
                 continue
             ranks = [c.figures["ranks"] for c in self.finished(k) if c.figures.get("ranks")]
             if ranks and max(ranks) > cores:
-                L.append("- **%s: %d ranks on %d cores.** Ranks time-share the cores, so rates and times there "
-                         "measure the sharing as much as communication." % (self.dims.text(k), max(ranks), cores))
-        return L + [""] if L else []
+                over.append("%s (%d ranks)" % (self.dims.text(k), max(ranks)))
+        if not over:
+            return []
+        return ["- **More ranks than the %d cores** in %s: %s. Ranks time-share the cores, so rates and times "
+                "there measure the sharing as much as communication." % (
+                    cores, "1 group" if len(over) == 1 else "%d groups" % len(over), "; ".join(over)), ""]
 
     def decentral(self):
         """The decentralized modes among the report's groups, in gorila's order."""
@@ -365,24 +396,34 @@ class Report:
         return [m for m in facts.modes() if facts.is_decentralized(m) and m in modes]
 
     def staleness_note(self):
+        """The staleness columns explained: a sentence per kind of mode the
+        report has cells of."""
         bins = facts.staleness_bins()
+        modes = {k[0] for k in self.keys}
         dm = self.decentral()
-        more = ""
+        parts = []
+        if modes & set(facts.gradient_ps_modes()):
+            parts.append("`roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or more "
+                         "versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
+                         "\u2265%d means at least 1%% were that stale." % (bins, bins - 1, bins - 1, bins - 1))
+        if ALLREDUCE in modes:
+            parts.append("*allreduce* has no parameter-server ranks: the learners average their gradients in an "
+                         "allreduce and all apply the same update in lockstep, so every gradient is computed on the "
+                         "current parameters (staleness 0) and none is dropped, by construction rather than by "
+                         "measurement.")
+        if "ps_sync" in modes:
+            parts.append("`ps_sync` applies one averaged step per round of all learners.")
+        if "ps_bounded" in modes:
+            parts.append("Only `ps_bounded` drops gradients (more than `sync.staleness` versions old).")
         if any(not facts.has_ps(m) for m in dm):
-            more += (" *gossip* and *local_sgd* have no parameter-server ranks either: each learner applies its own "
-                     "gradient to its own copy at once, so staleness is 0 and nothing is dropped, by construction.")
+            parts.append("*gossip* and *local_sgd* have no parameter-server ranks%s: each learner applies its own "
+                         "gradient to its own copy at once, so staleness is 0 and nothing is dropped, by construction."
+                         % (" either" if ALLREDUCE in modes else ""))
         if facts.EASGD in dm:
-            more += (" *easgd*'s parameter servers count, per exchange, the center's versions (the learners' local "
-                     "steps) since that learner's last exchange: how far the others moved meanwhile, not the age "
-                     "of a gradient; nothing is dropped.")
-        return ["Staleness: `roles.ps[].staleness_histogram` has %d bins, the last counting every gradient %d or "
-                "more versions old, so a mean marked \u2265 counts those as %d and is a lower bound, and a p99 of "
-                "\u2265%d means at least 1%% were that stale. *allreduce* has no parameter-server ranks: the "
-                "learners average their gradients in a ring allreduce and all apply the same update in lockstep, "
-                "so every gradient is computed on the current parameters (staleness 0) and none is dropped, by "
-                "construction rather than by measurement. `ps_sync` applies one averaged step per round of all "
-                "learners; only `ps_bounded` drops gradients (more than `sync.staleness` versions old).%s"
-                % (bins, bins - 1, bins - 1, bins - 1, more), ""]
+            parts.append("*easgd*'s parameter servers count, per exchange, the center's versions (the learners' local "
+                         "steps) since that learner's last exchange: how far the others moved meanwhile, not the age "
+                         "of a gradient; nothing is dropped.")
+        return ["Staleness: " + " ".join(parts), ""] if parts else []
 
     def run_row(self, c):
         f = c.figures
@@ -457,10 +498,22 @@ class Report:
                 "by role is `bytes_per_update_by_role` where the run has it, else the role's `bytes_sent` summed "
                 "over message types (plus `roles.learner[].ring.bytes_sent`) over `updates`; *bytes/update* is "
                 "their sum; dropped gradients is `stale_gradients_dropped`. An update is one optimizer step of "
-                "parameter source 0 (in `ps_sync` one per round of all learners, in `allreduce` one per ring "
-                "round), so gradients/update is about the learner count in `ps_sync` and `allreduce` and 1 in "
-                "`ps_async`%s." % (DASH, self.dims.batch and " (with `learner.batch: global` each of those L "
-                                   "gradients is 1/L of the batch)" or ""), ""]
+                "parameter source 0%s." % (DASH, self.per_update_words()), ""]
+
+    def per_update_words(self):
+        """What an update is in the modes the report has, and so gradients/update."""
+        modes = {k[0] for k in self.keys}
+        words = [w for m, w in (("ps_sync", "in `ps_sync` one per round of all learners, so about L gradients"),
+                                ("allreduce", "in `allreduce` one per allreduce round, so about L gradients%s" % (
+                                    " (with `learner.batch: global` each 1/L of the batch)" if self.dims.batch
+                                    else "")),
+                                ("ps_async", "in `ps_async` one per gradient"),
+                                ("ps_bounded", "in `ps_bounded` one per gradient not dropped"))
+                 if m in modes]
+        if self.decentral():
+            words.append("in %s the version of the evaluated parameters (learner 0's local steps; easgd: the "
+                         "center's)" % " and ".join("`%s`" % m for m in self.decentral()))
+        return " (%s)" % "; ".join(words) if words else ""
 
 
 def write_report(out, cells, head_lines, interrupted=False, network=None, skipped_note=None):
@@ -472,6 +525,7 @@ def write_report(out, cells, head_lines, interrupted=False, network=None, skippe
     r = Report(out, cells, skipped_note)
     mc = ModelCheck(out, cells, r.dims, network) if network else None
     L = r.header(head_lines, interrupted)
+    L += lessons_section(cells)
     L += r.learning()
     L += r.cores_warnings()
     L += r.throughput() + r.bytes_by_role() + r.waiting() + r.staleness_note()
@@ -485,4 +539,7 @@ def write_report(out, cells, head_lines, interrupted=False, network=None, skippe
     with open(tmp, "w") as f:
         f.write("\n".join(L) + "\n")
     os.replace(tmp, os.path.join(out, "report.md"))
+    none = note_no_updates(cells)
+    if none:
+        warn("%s; the report says so at its top" % none[0].split(":", 1)[0].replace("**", ""))
     return plots
