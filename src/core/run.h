@@ -196,9 +196,10 @@ typedef struct {
 
 /* The end of the run, stop reason r->stop: the last row, summary.json,
  * trace.json, the final line and the run directory on stdout. Returns the
- * exit status: GORILA_EXIT_CKPT_WRITE when the final checkpoint is missing,
- * else GORILA_EXIT_LOG_WRITE when the run's files could not be written,
- * else 0; the reason on stderr. */
+ * exit status: GORILA_EXIT_LOG_WRITE when the run's files (a CSV,
+ * summary.json, trace.json) could not be written, else
+ * GORILA_EXIT_CKPT_WRITE when the final checkpoint is missing, else 0;
+ * every reason on stderr, one line each. */
 int run_end(Run *r, const RunEndHooks *h);
 
 void run_free(Run *r);
