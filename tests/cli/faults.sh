@@ -199,7 +199,7 @@ done
 # shellcheck disable=SC2086
 set -- $set_aside
 expect_eq "abandoned: the two most recent are kept, the oldest ($1) removed" \
-    "$(cd "$A/checkpoints" && ls -d abandoned-* | sort | xargs)" "$(printf '%s\n' "$2" "$3" | sort | xargs)"
+    "$(find "$A/checkpoints" -maxdepth 1 -name 'abandoned-*' -printf '%f\n' | sort | xargs)" "$(printf '%s\n' "$2" "$3" | sort | xargs)"
 ab_run --resume "$A" --set run.max_env_steps=6000 --set checkpoint.keep_abandoned=0
 expect_rc "abandoned: keep_abandoned 0" 0
 expect_eq "abandoned: keep_abandoned 0 removes them all" "$(find "$A/checkpoints" -name 'abandoned-*' | wc -l)" 0
