@@ -18,7 +18,7 @@ enum {
     GORILA_EXIT_DIVERGED = 5,    /* training produced NaN or Inf (loss, gradient or parameters) */
     GORILA_EXIT_HUNG = 6,        /* ranks did not answer the stop within run.stop_deadline_seconds */
     GORILA_EXIT_LOCKED = 7,      /* the run directory is in use by another job */
-    GORILA_EXIT_LOG_WRITE = 8    /* a CSV or summary.json could not be written */
+    GORILA_EXIT_LOG_WRITE = 8    /* a CSV or summary.json could not be written, or a run file is a link */
 };
 
 #endif

@@ -233,6 +233,26 @@ int open_tmp_exclusive(const char *tmp_path) {
     return open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 }
 
+int err_is_link(char *err, const char *path) {
+    return errf(err,
+                "cannot open %s: it is a symbolic link (a run writes its files only inside its directory, never "
+                "through a link; a link at the run directory or above it is fine)",
+                path);
+}
+
+int open_nofollow(const char *path, int flags, mode_t mode, char *err) {
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) return fd;
+    int e = errno;
+    struct stat st;
+    /* ELOOP is also a loop of links above the last component: say "link"
+     * only when the last component is one. */
+    if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) err_is_link(err, path);
+    else errf(err, "cannot open %s: %s", path, strerror(e));
+    errno = e;
+    return -1;
+}
+
 int open_regular(const char *path, const char *what, char *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return errf(err, "cannot open %s%s%s: %s", what, *what ? " " : "", path, strerror(errno));

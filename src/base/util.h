@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #define ERR_LEN 512
 #define PATH_LEN 1024 /* every file-system path buffer, with its terminating NUL */
@@ -79,6 +80,18 @@ int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2,
  * through, then the file is created with O_CREAT | O_EXCL | O_NOFOLLOW.
  * Returns the descriptor, or -1 with errno set. */
 int open_tmp_exclusive(const char *tmp_path);
+
+/* Open path (flags, mode as open(2)) without following a link in its last
+ * component (O_NOFOLLOW is added): for the files a run writes inside its
+ * directory, which must never land outside it. The directories above may
+ * be links (a run directory on another disk). Returns the descriptor, or
+ * -1 with err: "cannot open PATH: it is a symbolic link ..." when the last
+ * component is one, "cannot open PATH: <strerror>" otherwise; errno is
+ * ELOOP or open's. */
+int open_nofollow(const char *path, int flags, mode_t mode, char *err);
+
+/* The message of open_nofollow for a link at path, into err. Returns -1. */
+int err_is_link(char *err, const char *path);
 
 /* Open path read-only (O_CLOEXEC), but only if it is a regular file. The
  * open itself uses O_NONBLOCK | O_NOCTTY, so a FIFO without a writer cannot

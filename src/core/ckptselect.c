@@ -20,10 +20,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* ---- verifying one ----------------------------------------------------------------- */
 
@@ -86,7 +88,86 @@ void rck_prune(const char *base, uint64_t committed, int keep) {
     free(seqs);
 }
 
-void runckpt_drop_above(const char *run_dir, uint64_t seq) {
+/* Whether dir holds a MANIFEST (a regular file, not a link): a checkpoint
+ * that was complete once. Without one it is an attempt that never
+ * finished (a killed job's temporary files, a failed write's leftovers),
+ * which nothing can read. */
+static bool has_manifest(const char *dir) {
+    char path[PATH_LEN], err[ERR_LEN];
+    struct stat st;
+    return rck_join(path, dir, "MANIFEST", err) == 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Set checkpoint directory base/name aside as abandoned-<name>[-k]; the
+ * new path into to. 0, or -1 (errno). */
+static int set_aside(const char *base, const char *name, char *to) {
+    char dir[PATH_LEN], moved[96], err[ERR_LEN];
+    if (rck_join(dir, base, name, err) != 0) return -1;
+    for (int k = 1; k <= 99; k++) {
+        snprintf(moved, sizeof moved, k == 1 ? "abandoned-%s" : "abandoned-%s-%d", name, k);
+        if (rck_join(to, base, moved, err) != 0) return -1;
+        struct stat st;
+        if (lstat(to, &st) == 0) continue; /* an earlier resume's */
+        return rename(dir, to);
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+typedef struct {
+    char name[256];
+    struct timespec when; /* ctime: when it was renamed, i.e. abandoned */
+} Aside;
+
+/* Newest first: later ctime, then the later name. */
+static int newer_first(const void *pa, const void *pb) {
+    const Aside *a = pa, *b = pb;
+    if (a->when.tv_sec != b->when.tv_sec) return a->when.tv_sec < b->when.tv_sec ? 1 : -1;
+    if (a->when.tv_nsec != b->when.tv_nsec) return a->when.tv_nsec < b->when.tv_nsec ? 1 : -1;
+    return -strcmp(a->name, b->name);
+}
+
+/* The abandoned-* entries of base: those without a complete checkpoint
+ * are removed, and of the rest all but the `keep` most recently abandoned
+ * (oldest removed first). One note line on stderr per removal. */
+static void sweep_abandoned(const char *base, int keep) {
+    DIR *d = opendir(base);
+    if (!d) return;
+    Aside *list = NULL;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[PATH_LEN], err[ERR_LEN];
+        struct stat st;
+        if (strncmp(e->d_name, "abandoned-", 10) != 0 || strlen(e->d_name) >= sizeof list->name ||
+            rck_join(path, base, e->d_name, err) != 0 || lstat(path, &st) != 0)
+            continue;
+        if (!S_ISDIR(st.st_mode) || !has_manifest(path)) {
+            if (rck_remove_tree(path, err) == 0)
+                fprintf(stderr, "gorila: note: removed %s: it holds no complete checkpoint (no MANIFEST)\n", path);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            Aside *grown = xmalloc((size_t)cap * sizeof *grown);
+            if (n) memcpy(grown, list, (size_t)n * sizeof *grown);
+            free(list);
+            list = grown;
+        }
+        snprintf(list[n].name, sizeof list[n].name, "%s", e->d_name);
+        list[n++].when = st.st_ctim;
+    }
+    closedir(d);
+    if (n > keep) qsort(list, (size_t)n, sizeof *list, newer_first);
+    for (int i = keep; i < n; i++) {
+        char path[PATH_LEN], err[ERR_LEN];
+        if (rck_join(path, base, list[i].name, err) == 0 && rck_remove_tree(path, err) == 0)
+            fprintf(stderr, "gorila: note: removed %s: checkpoint.keep_abandoned is %d\n", path, keep);
+    }
+    free(list);
+}
+
+void runckpt_drop_above(const char *run_dir, uint64_t seq, int keep_abandoned) {
     char base[PATH_LEN], err[ERR_LEN];
     if (rck_join(base, run_dir, "checkpoints", err)) return;
     uint64_t *seqs;
@@ -95,27 +176,28 @@ void runckpt_drop_above(const char *run_dir, uint64_t seq) {
      * failed for a passing reason (an I/O error on a shared filesystem), so
      * its bytes stay for the user; the new name does not start with ckpt-,
      * so neither the fallback, keep, pruning nor a user's ckpt-* glob sees
-     * it again. */
+     * it again. A directory without MANIFEST never held a checkpoint (a
+     * job killed while writing it): it is removed. */
     for (int i = 0; i < n && seqs[i] > seq; i++) {
-        char dir[PATH_LEN], to[PATH_LEN], name[64], moved[96];
+        char dir[PATH_LEN], to[PATH_LEN], name[64];
         snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
         if (rck_join(dir, base, name, err) != 0) continue;
-        int done = -1;
-        for (int k = 1; k <= 99 && done != 0; k++) {
-            snprintf(moved, sizeof moved, k == 1 ? "abandoned-%s" : "abandoned-%s-%d", name, k);
-            if (rck_join(to, base, moved, err) != 0) break;
-            struct stat st;
-            if (lstat(to, &st) == 0) continue; /* an earlier resume's */
-            done = rename(dir, to);
-        }
-        if (done == 0)
+        if (!has_manifest(dir)) {
+            if (rck_remove_tree(dir, err) == 0)
+                fprintf(stderr, "gorila: note: removed %s: an unfinished checkpoint (no MANIFEST) numbered above the "
+                        "one this run resumes from\n", dir);
+            else
+                fprintf(stderr, "gorila: warning: %s\n", err);
+        } else if (set_aside(base, name, to) == 0) {
             fprintf(stderr, "gorila: note: %s is numbered above the checkpoint this run resumes from: kept as %s\n",
                     dir, to);
-        else
+        } else {
             fprintf(stderr, "gorila: warning: could not set %s aside: %s\n", dir, strerror(errno));
+        }
     }
-    fflush(stderr);
     free(seqs);
+    sweep_abandoned(base, keep_abandoned);
+    fflush(stderr);
 }
 
 /* ---- choosing the latest ------------------------------------------------------ */

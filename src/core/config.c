@@ -129,6 +129,7 @@ void config_defaults(Config *cfg) {
     cfg->checkpoint.every_seconds = 60;
     cfg->checkpoint.every_updates = 0;
     cfg->checkpoint.keep = 2;
+    cfg->checkpoint.keep_abandoned = 2;
     cfg->checkpoint.save_replay = false;
 
     cfg->logging.interval_seconds = 2;

@@ -183,6 +183,7 @@ typedef struct {
         double every_seconds;      /* checkpoint.every_seconds: 0 = off */
         uint64_t every_updates;    /* checkpoint.every_updates: 0 = off */
         int keep;                  /* checkpoint.keep: newest checkpoints kept */
+        int keep_abandoned;        /* checkpoint.keep_abandoned: abandoned-ckpt-* directories kept */
         bool save_replay;          /* checkpoint.save_replay */
     } checkpoint;
     struct {

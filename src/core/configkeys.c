@@ -169,6 +169,7 @@ const Key cfg_keys[] = {
     F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7),
     U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12),
     INT("checkpoint", "keep", checkpoint.keep, 1, 100),
+    INT("checkpoint", "keep_abandoned", checkpoint.keep_abandoned, 0, 100),
     BOOL("checkpoint", "save_replay", checkpoint.save_replay),
 
     F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),

@@ -345,14 +345,17 @@ int run_end(Run *r, const RunEndHooks *h) {
     }
     if (h->lines) h->lines(h->self);
     final_line(r, owed);
+    /* Both failures are said: on a full disk the CSV write that stopped
+     * the run is usually followed by a final checkpoint that fails too, and
+     * the CSV's is the cause (its status wins). */
     if (!r->final_ok) {
         fprintf(stderr, "gorila: error: the final checkpoint could not be written: %s\n",
                 r->final_err[0] ? r->final_err : "(no reason given)");
-        return GORILA_EXIT_CKPT_WRITE;
+        rc = GORILA_EXIT_CKPT_WRITE;
     }
     if (runlog_failed(&r->log)) {
         fprintf(stderr, "gorila: error: the run's files could not be written: %s\n", r->log.fail_err);
-        return GORILA_EXIT_LOG_WRITE;
+        rc = GORILA_EXIT_LOG_WRITE;
     }
     return rc;
 }

@@ -222,9 +222,10 @@ typedef struct {
  * with summary.json's test_skipped saying why, and RUN_TEST_PENDING stays),
  * summary.json, trace.json, the final line and the run directory on
  * stdout. Hooks left NULL are skipped (summary.json then has the common
- * keys only). Returns the exit status: GORILA_EXIT_CKPT_WRITE when the
- * final checkpoint is missing, else GORILA_EXIT_LOG_WRITE when the run's
- * files could not be written, else 0; the reason on stderr. */
+ * keys only). Returns the exit status: GORILA_EXIT_LOG_WRITE when the run's
+ * files (a CSV, summary.json, trace.json) could not be written, else
+ * GORILA_EXIT_CKPT_WRITE when the final checkpoint is missing, else 0;
+ * every reason on stderr, one line each. */
 int run_end(Run *r, const RunEndHooks *h);
 
 /* A resume of a run whose training is complete (stop reason done) but

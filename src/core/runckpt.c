@@ -36,8 +36,15 @@ int rck_join(char *out, const char *a, const char *b, char *err) {
     return 0;
 }
 
-static int mkdir_ok(const char *path, char *err) {
+/* <run>/checkpoints, made when missing. Checkpoint files are written into
+ * it by path, so a link there (to a directory outside the run) is refused
+ * rather than followed. */
+static int ckpts_dir(const char *path, char *err) {
     if (mkdir(path, 0777) != 0 && errno != EEXIST) return errf(err, "cannot create %s: %s", path, strerror(errno));
+    struct stat st;
+    if (lstat(path, &st) != 0) return errf(err, "cannot use %s: %s", path, strerror(errno));
+    if (S_ISLNK(st.st_mode)) return err_is_link(err, path);
+    if (!S_ISDIR(st.st_mode)) return errf(err, "cannot use %s: it exists and is not a directory", path);
     return 0;
 }
 
@@ -148,7 +155,7 @@ int rck_pread(const CkptReader *r, uint64_t off, void *dst, size_t n, char *err)
 
 int runckpt_begin(const char *run_dir, uint64_t seq, char *dir, char *err) {
     char base[PATH_LEN], name[64];
-    if (rck_join(base, run_dir, "checkpoints", err) || mkdir_ok(base, err)) return -1;
+    if (rck_join(base, run_dir, "checkpoints", err) || ckpts_dir(base, err)) return -1;
     snprintf(name, sizeof name, "ckpt-%06" PRIu64, seq);
     if (rck_join(dir, base, name, err)) return -1;
     return fresh_dir(dir, err);
@@ -173,6 +180,14 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
     return 0;
 }
 
+void runckpt_discard(const char *dir) {
+    const char *name = strrchr(dir, '/');
+    name = name ? name + 1 : dir;
+    if (strncmp(name, "ckpt-", 5) != 0 && strncmp(name, "best.new-", 9) != 0) return;
+    char err[ERR_LEN];
+    if (rck_remove_tree(dir, err) != 0) fprintf(stderr, "gorila: warning: %s\n", err);
+}
+
 /* ---- best ----------------------------------------------------------------- */
 
 #define BEST_STAGING "best.new-"
@@ -180,7 +195,7 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
 
 int runckpt_begin_best(const char *run_dir, uint64_t seq, char *dir, char *err) {
     char base[PATH_LEN], name[64];
-    if (rck_join(base, run_dir, "checkpoints", err) || mkdir_ok(base, err)) return -1;
+    if (rck_join(base, run_dir, "checkpoints", err) || ckpts_dir(base, err)) return -1;
     snprintf(name, sizeof name, BEST_STAGING "%06" PRIu64, seq);
     if (rck_join(dir, base, name, err)) return -1;
     return fresh_dir(dir, err);

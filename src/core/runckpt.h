@@ -200,15 +200,27 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
 /* Set aside every ckpt-* directory of run_dir numbered above seq (renamed
  * to abandoned-ckpt-<n>, which no reader, keep or prune counts): the line a
  * job resuming from checkpoint seq abandons (a damaged checkpoint it fell
- * back past, one a killed job left half written). Call it under the run's
- * lock (runlog_init does). Otherwise a damaged directory whose number the
- * resumed job gives to a best checkpoint (best and ckpt-* share the
- * numbers) would sit below its next commit, count towards checkpoint.keep
- * and have the good checkpoints below it pruned. Renamed, not deleted: the
- * fallback may have skipped it for a passing reason (an I/O error). Best
- * effort; prints one line on stderr for each directory set aside (or that
- * could not be). */
-void runckpt_drop_above(const char *run_dir, uint64_t seq);
+ * back past). One without a MANIFEST (a killed job's unfinished attempt:
+ * temporary files, part of the shards) never was a checkpoint and is
+ * removed instead. Then every abandoned-* entry without a complete
+ * checkpoint (no MANIFEST) is removed, and of the rest all but the
+ * keep_abandoned most recently set aside (checkpoint.keep_abandoned; the
+ * oldest go first), so failures cannot fill the disk. Call it under the
+ * run's lock (runlog_init does). Otherwise a damaged directory whose
+ * number the resumed job gives to a best checkpoint (best and ckpt-* share
+ * the numbers) would sit below its next commit, count towards
+ * checkpoint.keep and have the good checkpoints below it pruned. Renamed,
+ * not deleted: the fallback may have skipped it for a passing reason (an
+ * I/O error). Best effort; prints one line on stderr for each directory
+ * set aside or removed (or that could not be). */
+void runckpt_drop_above(const char *run_dir, uint64_t seq, int keep_abandoned);
+
+/* Remove dir, the directory of a checkpoint attempt that failed (from
+ * runckpt_begin or runckpt_begin_best, not committed): the files it holds
+ * (finished shards, temporaries) are of no use, and on a full disk they
+ * would take the space the next attempt needs. Only a directory named
+ * ckpt-* or best.new-* is touched. Best effort. */
+void runckpt_discard(const char *dir);
 
 /* Make the complete checkpoint ckpt_dir the best one too: its shard files
  * are hard-linked into a staging directory and committed with m (whose

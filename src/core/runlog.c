@@ -94,8 +94,8 @@ static int trim_csv(const char *path, const char *header, char *err) {
     /* Only a regular file is cut; anything else (a FIFO, a device such as
      * a /dev/full that stands in for a full disk) is left to the append
      * that follows, which reports its own failure. */
-    int fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT ? 0 : errf(err, "cannot open %s: %s", path, strerror(errno));
+    int fd = open_nofollow(path, O_RDWR | O_NONBLOCK | O_NOCTTY, 0, err);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
     struct stat kind;
     if (fstat(fd, &kind) != 0 || !S_ISREG(kind.st_mode)) {
         close(fd);
@@ -145,15 +145,22 @@ done:
     return rc;
 }
 
+/* Open <dir>/name for writing, appending (a resume) or new, never through a
+ * link (open_nofollow): a CSV replaced by a link to another file is
+ * refused, not appended to, cut or replaced. */
 static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *header, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, name, path);
     if (append && trim_csv(path, header, err) != 0) return NULL;
+    int fd = open_nofollow(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0666, err);
     struct stat st;
-    bool has_rows = append && stat(path, &st) == 0 && st.st_size > 0;
-    FILE *f = fopen(path, append ? "a" : "w");
+    bool has_rows = fd >= 0 && append && fstat(fd, &st) == 0 && st.st_size > 0;
+    FILE *f = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
     if (!f) {
-        errf(err, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0) {
+            errf(err, "cannot open %s: %s", path, strerror(errno));
+            close(fd);
+        }
         return NULL;
     }
     errno = 0;
@@ -166,8 +173,44 @@ static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *hea
     return f;
 }
 
-/* Take <dir>/lock (flock, exclusive, non-blocking) and write "PID HOST"
- * into it. 0, or an exit status with err. */
+/* The message of a run directory held by another process: its holder
+ * from the lock file's text when it has one. Returns GORILA_EXIT_LOCKED. */
+static int in_use(const RunLog *rl, const char *text, char *err) {
+    long pid = 0;
+    char host[256] = "";
+    if (sscanf(text, "%ld %255s", &pid, host) == 2)
+        errf(err, "run directory %s is in use by process %ld on %s (another job or resume is running)", rl->dir, pid,
+             host);
+    else
+        errf(err, "run directory %s is in use by another process (another job or resume is running)", rl->dir);
+    return GORILA_EXIT_LOCKED;
+}
+
+/* Flock the run directory itself (exclusive, non-blocking), beside the
+ * lock file: a lock file removed while its job runs lets a second job take
+ * a new one, but not the directory, which is the same inode for both. The
+ * lock file's holder message stays the first answer; this is the
+ * fallback. 0, or an exit status with err. */
+static int lock_dir(RunLog *rl, char *err) {
+    int fd = open(rl->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        errf(err, "cannot open the run directory %s: %s", rl->dir, strerror(errno));
+        return GORILA_EXIT_LOG_WRITE;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK) return in_use(rl, "", err);
+        errf(err, "cannot lock the run directory %s: %s", rl->dir, strerror(e));
+        return GORILA_EXIT_LOG_WRITE;
+    }
+    rl->dir_fd = fd;
+    return 0;
+}
+
+/* Take <dir>/lock (flock, exclusive, non-blocking) and the directory's own
+ * flock (lock_dir), and write "PID HOST" into the lock file. 0, or an
+ * exit status with err. */
 static int take_lock(RunLog *rl, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, "lock", path);
@@ -189,14 +232,12 @@ static int take_lock(RunLog *rl, char *err) {
         ssize_t got = pread(fd, text, sizeof text - 1, 0);
         close(fd);
         text[got > 0 ? got : 0] = '\0';
-        long pid = 0;
-        char host[256] = "";
-        if (sscanf(text, "%ld %255s", &pid, host) == 2)
-            errf(err, "run directory %s is in use by process %ld on %s (another job or resume is running)", rl->dir,
-                 pid, host);
-        else
-            errf(err, "run directory %s is in use by another process (another job or resume is running)", rl->dir);
-        return GORILA_EXIT_LOCKED;
+        return in_use(rl, text, err);
+    }
+    int rc = lock_dir(rl, err);
+    if (rc) {
+        close(fd);
+        return rc;
     }
     char host[256];
     host_name(host, sizeof host, "unknown");
@@ -205,6 +246,8 @@ static int take_lock(RunLog *rl, char *err) {
     if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n) {
         int e = errno;
         close(fd);
+        close(rl->dir_fd);
+        rl->dir_fd = -1;
         errf(err, "cannot write the lock file %s: %s", path, strerror(e));
         return GORILA_EXIT_LOG_WRITE;
     }
@@ -223,6 +266,16 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
         }
         int rc = take_lock(rl, err);
         if (rc) return rc;
+        /* Checkpoints are written under checkpoints/ by path (several
+         * ranks, several files): a link there would take them outside the
+         * run directory, so it is refused now, not at the first commit. */
+        char ck[PATH_LEN];
+        struct stat st;
+        runlog_path(rl, "checkpoints", ck);
+        if (lstat(ck, &st) == 0 && S_ISLNK(st.st_mode)) {
+            err_is_link(err, ck);
+            return GORILA_EXIT_LOG_WRITE;
+        }
         /* Under the lock, so that no other job moves latest meanwhile. */
         RunCkptManifest m;
         if (runckpt_find_latest(rl->dir, &m, NULL, err) != 0) {
@@ -230,7 +283,7 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_CKPT_READ;
         }
         rl->run_id = m.run_id;
-        runckpt_drop_above(rl->dir, m.seq); /* the line a fallback abandons */
+        runckpt_drop_above(rl->dir, m.seq, cfg->checkpoint.keep_abandoned); /* the line a fallback abandons */
         /* A run made before run_id files: it takes its checkpoint's id. */
         uint64_t own;
         int has = runckpt_run_id(rl->dir, &own, err);
@@ -289,9 +342,13 @@ int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const cha
     char path[PATH_LEN];
     runlog_path(rl, "config.yaml", path);
     if (!resume) {
-        FILE *f = fopen(path, "w");
+        int fd = open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, 0666, err);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
-            errf(err, "cannot write %s: %s", path, strerror(errno));
+            if (fd >= 0) {
+                errf(err, "cannot write %s: %s", path, strerror(errno));
+                close(fd);
+            }
             goto fail;
         }
         errno = 0;
@@ -358,9 +415,12 @@ void runlog_free(RunLog *rl) {
     close_csv(rl, &rl->eval, "eval.csv");
     if (rl->tb_on && tbevents_free(&rl->tb) != 0) tb_fail(rl, errno);
     rl->tb_on = false;
-    if (rl->locked) close(rl->lock_fd); /* releases the flock */
+    if (rl->locked) {
+        close(rl->lock_fd); /* releases the flocks */
+        close(rl->dir_fd);
+    }
     rl->locked = false;
-    rl->lock_fd = -1;
+    rl->lock_fd = rl->dir_fd = -1;
 }
 
 bool runlog_failed(const RunLog *rl) { return rl->failed; }

@@ -14,9 +14,16 @@
  * coordinator of a distributed job; no MPI in here.
  *
  * One job at a time: runlog_init takes an exclusive flock on <run>/lock
- * (fresh and resumed runs alike) and keeps it until runlog_free, so a
- * second job or resume on the same directory stops at once with
- * GORILA_EXIT_LOCKED instead of writing the same checkpoints.
+ * and one on the run directory itself (fresh and resumed runs alike; the
+ * second holds when the lock file is removed) and keeps them until
+ * runlog_free, so a second job or resume on the same directory stops at
+ * once with GORILA_EXIT_LOCKED instead of writing the same checkpoints.
+ *
+ * Links: the run directory and the directories above it may be symbolic
+ * links, but nothing the run writes inside it is written through one: a
+ * CSV, config.yaml, tb/ or checkpoints/ that is a link is refused
+ * (open_nofollow; GORILA_EXIT_LOG_WRITE for the CSVs and checkpoints/),
+ * the atomic files (summary.json, run_id, checkpoint files) replace one.
  *
  * The run id: a random 64-bit number drawn when the run is created and
  * written into every checkpoint (shard headers and MANIFEST), so a shard
@@ -66,6 +73,7 @@ typedef struct {
     char dir[PATH_LEN];
     uint64_t run_id;              /* random for a fresh run; the newest checkpoint's when resumed */
     int lock_fd;                  /* <dir>/lock, flocked while locked */
+    int dir_fd;                   /* <dir> itself, flocked while locked */
     bool locked;
     bool failed;                  /* a CSV or summary write failed (sticky) */
     char fail_err[ERR_LEN];       /* the first such failure */

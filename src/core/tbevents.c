@@ -16,6 +16,7 @@
 #include "tbevents.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,11 +185,12 @@ int tbevents_check(const char *run_dir, char *err) {
     char dir[PATH_LEN];
     if (snprintf(dir, sizeof dir, "%s/tb", run_dir) >= (int)sizeof dir) return errf(err, "path too long: %s/tb", run_dir);
     struct stat st;
-    if (stat(dir, &st) != 0) {
+    if (lstat(dir, &st) != 0) {
         if (errno != ENOENT) return errf(err, "cannot use %s: %s", dir, strerror(errno));
         if (access(run_dir, W_OK | X_OK) != 0) return errf(err, "cannot create %s: %s", dir, strerror(errno));
         return 0;
     }
+    if (S_ISLNK(st.st_mode)) return err_is_link(err, dir);
     if (!S_ISDIR(st.st_mode)) return errf(err, "cannot use %s: it exists and is not a directory", dir);
     if (access(dir, W_OK | X_OK) != 0) return errf(err, "cannot create a file in %s: %s", dir, strerror(errno));
     return 0;
@@ -199,20 +201,38 @@ int tbevents_init(TbEvents *t, const char *run_dir, bool resumed, uint64_t step,
     char dir[PATH_LEN], host[256];
     if (snprintf(dir, sizeof dir, "%s/tb", run_dir) >= (int)sizeof dir) return errf(err, "path too long: %s/tb", run_dir);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return errf(err, "cannot create %s: %s", dir, strerror(errno));
-    struct stat st;
-    if (stat(dir, &st) != 0) return errf(err, "cannot use %s: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return errf(err, "cannot use %s: it exists and is not a directory", dir);
+    /* tb/ itself is opened without following a link, and the file created
+     * in that descriptor: neither can land outside the run directory. */
+    int dfd = open_nofollow(dir, O_RDONLY | O_DIRECTORY, 0, err);
+    if (dfd < 0) {
+        if (errno == ENOTDIR) errf(err, "cannot use %s: it exists and is not a directory", dir);
+        return -1;
+    }
     host_name(host, sizeof host, "localhost");
     for (char *c = host; *c; c++)
         if (*c == '/') *c = '_';
     double now = wall_now();
-    if (snprintf(t->path, sizeof t->path, "%s/events.out.tfevents.%lld.%s.%ld", dir, (long long)now, host,
-                 (long)getpid()) >= (int)sizeof t->path)
+    int n_path = snprintf(t->path, sizeof t->path, "%s/events.out.tfevents.%lld.%s.%ld", dir, (long long)now, host,
+                          (long)getpid());
+    if (n_path >= (int)sizeof t->path) {
+        close(dfd);
         return errf(err, "path too long: %s/events.out.tfevents...", dir);
-    /* "x": a file of the same name (same second, host and pid: a second
-     * run in this process) is never appended to. */
-    t->f = fopen(t->path, "wbx");
-    if (!t->f) return errf(err, "cannot create %s: %s", t->path, strerror(errno));
+    }
+    /* O_EXCL: a file of the same name (same second, host and pid: a second
+     * run in this process) is never appended to, nor a link followed. */
+    const char *name = t->path + strlen(dir) + 1;
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int open_errno = errno;
+    close(dfd);
+    t->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!t->f) {
+        if (fd >= 0) {
+            open_errno = errno;
+            close(fd);
+            unlink(t->path);
+        }
+        return errf(err, "cannot create %s: %s", t->path, strerror(open_errno));
+    }
     size_t n = tbevents_encode_version(t->buf + 12, sizeof t->buf - 16, now);
     int rc = write_record(t, n, !resumed);
     if (rc == 0 && resumed) rc = write_record(t, tbevents_encode_start(t->buf + 12, sizeof t->buf - 16, now,

@@ -37,12 +37,14 @@ void trainer_save_best(Local *L) {
     RunCkptManifest man;
     double t0 = now_seconds();
     describe_ckpt(L, "best", &sh, &man);
-    if (runckpt_begin_best(L->run.log.dir, sh.seq, dir, err) != 0 ||
-        runckpt_write_shard(L->cfg, &L->net, dir, &sh, err) != 0 ||
-        runckpt_commit_best(L->run.log.dir, dir, &man, err) != 0)
-        run_warn(&L->run, "best checkpoint not saved: %s", err);
-    else
-        L->run.best_saved = true;
+    int rc = runckpt_begin_best(L->run.log.dir, sh.seq, dir, err);
+    if (rc == 0 && (runckpt_write_shard(L->cfg, &L->net, dir, &sh, err) != 0 ||
+                    runckpt_commit_best(L->run.log.dir, dir, &man, err) != 0)) {
+        runckpt_discard(dir); /* what the failed attempt wrote */
+        rc = -1;
+    }
+    if (rc != 0) run_warn(&L->run, "best checkpoint not saved: %s", err);
+    else L->run.best_saved = true;
     trace_span(&L->trace, TR_CKPT, t0, now_seconds(), (uint32_t)sh.seq);
 }
 
@@ -64,8 +66,13 @@ int trainer_checkpoint(Local *L, bool final) {
     sh.n_rngs = gather_rngs(L);
     if (cfg->checkpoint.save_replay) sh.replay = &L->replay;
     const char *run_dir = L->run.log.dir;
-    if (runckpt_begin(run_dir, sh.seq, dir, err) != 0 || runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
-        runckpt_commit(run_dir, dir, &man, cfg->checkpoint.keep, err) != 0) {
+    int rc = runckpt_begin(run_dir, sh.seq, dir, err);
+    if (rc == 0 && (runckpt_write_shard(cfg, &L->net, dir, &sh, err) != 0 ||
+                    runckpt_commit(run_dir, dir, &man, cfg->checkpoint.keep, err) != 0)) {
+        runckpt_discard(dir); /* latest never named it: what it holds is of no use */
+        rc = -1;
+    }
+    if (rc != 0) {
         run_warn(&L->run, "checkpoint failed: %s", err);
         snprintf(L->ckpt_err, sizeof L->ckpt_err, "%s", err);
         return -1;

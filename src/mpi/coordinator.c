@@ -218,6 +218,7 @@ static void commit_best(Coord *c) {
     trace_span(&c->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)c->ckpt_seq);
     if (rc != 0) {
         run_warn(run, "best checkpoint not saved: %s", err);
+        runckpt_discard(c->ckpt_dir);
         return;
     }
     run->best_saved = true;
@@ -244,6 +245,7 @@ static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
     if (rc != 0) {
         run_warn(run, "checkpoint %" PRIu64 " not committed: %s", c->ckpt_seq, err);
         if (final) run_final_failed(run, err);
+        runckpt_discard(c->ckpt_dir); /* latest never named it */
         return;
     }
     if (final) run_final_committed(run, c->ckpt_dir);
@@ -279,6 +281,9 @@ static void on_ckpt_done(Coord *c, const Msg *m) {
     if (c->ckpt_failed) {
         run_warn(&c->run, "checkpoint %" PRIu64 " failed: %s", c->ckpt_seq, c->ckpt_err);
         if (c->ckpt_kind == CK_FINAL) run_final_failed(&c->run, c->ckpt_err);
+        /* Every writer has answered: the files the others finished would
+         * only take the space the next attempt needs. */
+        runckpt_discard(c->ckpt_dir);
         return;
     }
     /* The final checkpoint is committed once every worker has stopped, with

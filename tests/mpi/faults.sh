@@ -195,4 +195,46 @@ else
     ok "disk full (distributed): exit status 3 # SKIP cannot create a mount namespace here (unshare -m)"
 fi
 
+# A checkpoint that fails on one writer only (issue 29): the replay shard's
+# rank under a 60 KiB file size limit (SIGXFSZ ignored, so the write fails
+# with EFBIG) cannot write its replay file once the buffer outgrows it,
+# while the parameter server writes its shard. The coordinator removes
+# each failed attempt's directory, with the shard it holds; only committed
+# checkpoints stay. The replay shard is rank 2 of the small job's layout.
+wrap="$TEST_TMP/mpi-faults-fsize.sh"
+cat >"$wrap" <<EOF
+#!/bin/bash
+if [ "\${OMPI_COMM_WORLD_RANK:-}" = 2 ]; then trap '' XFSZ; ulimit -f 60; fi
+exec "$GORILA" "\$@"
+EOF
+chmod +x "$wrap"
+GORILA="$wrap" job fsize-$$ --set checkpoint.every_updates=100 --set checkpoint.save_replay=true
+expect_rc "replay file too large: the final checkpoint fails, exit status 3" 3
+failed=$(sed -n 's/.* warning: checkpoint \([0-9]*\) failed: replay 0 (rank 2).*File too large$/\1/p' <<<"$err" | xargs)
+check "replay file too large: checkpoints failed on the replay shard (${failed:-none})" test -n "$failed"
+left=""
+for n in $failed; do
+    d="$RUN/checkpoints/$(printf 'ckpt-%06d' "$n")"
+    [ -e "$d" ] && left="$left $d"
+done
+expect_eq "replay file too large: no failed attempt's directory is left" "$left" ""
+expect_eq "replay file too large: every ckpt-* left is committed" \
+    "$(find "$RUN/checkpoints" -mindepth 1 -maxdepth 1 -name 'ckpt-*' ! -exec test -f '{}/MANIFEST' ';' -print)" ""
+
+# A CSV that is a link, resumed through scripts/launch: the coordinator
+# refuses it (exit status 8, not restarted), the file it points to untouched.
+if [ -s "$RUN/checkpoints/latest" ]; then
+    printf 'x,y\n1,2\n' >"$TEST_TMP/mpi-faults-outside.csv"
+    rm -f "$RUN/eval.csv"
+    ln -s "$TEST_TMP/mpi-faults-outside.csv" "$RUN/eval.csv"
+    run_cmd timeout --kill-after=5 120 "$LAUNCH" --resume "$RUN" --set run.max_env_steps=5000 --max-restarts 2
+    expect_rc "link: eval.csv a link, launch --resume: exit status 8" 8
+    expect_contains "link: names it" "$err" "cannot open $RUN/eval.csv: it is a symbolic link"
+    expect_contains "link: not restarted" "$err" "launch: not restarting:"
+    expect_eq "link: the file it points to is untouched" "$(cat "$TEST_TMP/mpi-faults-outside.csv")" "x,y
+1,2"
+else
+    not_ok "link: the fsize job committed no checkpoint to resume"
+fi
+
 done_testing

@@ -1845,7 +1845,7 @@ Test(runckpt, a_resume_drops_the_abandoned_line_so_keep_spares_the_good) {
     RunCkptManifest m;
     cr_assert_eq(runckpt_find_latest(f.run, &m, warn, err), 0, "%s", err);
     cr_assert_eq(m.seq, 2);
-    runckpt_drop_above(f.run, m.seq);
+    runckpt_drop_above(f.run, m.seq, 2);
     ckpt_path(&f, 3, NULL, path);
     cr_expect(!exists(path), "the damaged checkpoint 3 is set aside");
     char aside[PATH_LEN + 96];
@@ -1862,7 +1862,7 @@ Test(runckpt, a_resume_drops_the_abandoned_line_so_keep_spares_the_good) {
     ckpt_path(&f, 2, "MANIFEST", path);
     cr_expect(exists(path), "keep 2 keeps checkpoint 2, the good one below 4");
     /* Nothing below the given number is touched. */
-    runckpt_drop_above(f.run, 4);
+    runckpt_drop_above(f.run, 4, 2);
     cr_expect(exists(path));
     teardown(&f);
 }
