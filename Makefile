@@ -45,7 +45,11 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 INC_BASE   := -Isrc/base
 INC_ENVS   := $(INC_BASE) -Ienvs
 INC_AGENTS := $(INC_BASE) -Iagents
-INC_CORE   := $(INC_BASE) -Ienvs -Iagents -Isrc/core
+# src/core is in rooms (docs/ARCHITECTURE.md): each room's public headers
+# are on the path of every file above base, envs and agents; a room's
+# private/ headers only on its own files' path (PRIV_INC).
+CORE_ROOMS := $(sort $(patsubst %/,%,$(dir $(wildcard src/core/*/*.c))))
+INC_CORE   := $(INC_BASE) -Ienvs -Iagents $(addprefix -I,$(CORE_ROOMS))
 INC_MPI   := $(INC_CORE) -Isrc/mpi
 INC_CLI    := $(INC_MPI) -Isrc/cli
 
@@ -95,7 +99,7 @@ LDLIBS   := $(BLAS_LIBS) $(YAML_LIBS) -lm $(RPATH_FLAGS)
 # Only where the unit tests are linked: make gorila needs no Criterion.
 TEST_LDLIBS = $(shell $(PKGCONF) --libs criterion)
 
-LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*.c)
+LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*/*.c)
 LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  := $(filter-out src/cli/fuzz_%.c,$(wildcard src/cli/*.c))
@@ -112,29 +116,35 @@ OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
-.PHONY: all gorila install uninstall test test-unit test-cli test-mpi test-kernels test-asan check-layers fuzz run deps clean
+.PHONY: all gorila install uninstall test test-unit test-cli test-mpi test-kernels test-asan check-layers check-cycles fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
 all: $(GORILA) $(UNIT) $(MPI_TESTS) $(OTHER_BUILD)
 gorila: $(GORILA)
 
+# A file's own room's private headers (src/core/ROOM/private), when it has them.
+PRIV_INC = $(addprefix -I,$(wildcard $(dir $<)private))
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(PRIV_INC) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The source id (src/base/version.h): a hash of every source file and this
 # Makefile. Only version.o depends on it, through a stamp file rewritten
 # when the id changes.
 # The release is the VERSION file (CHANGELOG.md's top entry); in a git
 # checkout `gorila version` also says which commit it was built from.
-SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile VERSION
+SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h src/core/*/*.c src/core/*/*.h src/core/*/private/*.h \
+    envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile VERSION
 SOURCE_ID := $(shell cat $(SOURCE_FILES) | sha256sum | cut -c1-12)
 VERSION := $(shell cat VERSION)
 GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
 VERSION_DEFS = -DGORILA_VERSION='"$(VERSION)"' -DGORILA_GIT_DESCRIBE='"$(GIT_DESCRIBE)"'
 VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE)
-.PHONY: FORCE
+.PHONY: FORCE source-id
+# `make -s source-id`: the id this tree's build embeds (tests/cli/version.sh, layers.sh)
+source-id:
+	@echo $(SOURCE_ID)
 $(BUILD)/source-id: FORCE
 	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "$(VERSION_STAMP)" ] || echo "$(VERSION_STAMP)" > $@
 $(BUILD)/obj/src/base/version.o: src/base/version.c $(BUILD)/source-id
@@ -157,9 +167,11 @@ $(BUILD)/obj/agents/%.o: agents/%.c
 	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(AGENTS_CFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Tests: Criterion's Test() macro defines functions without prototypes.
+# Unit tests are white-box: every room's private headers are on their path.
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) -Wno-missing-prototypes $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(addprefix -I,$(wildcard src/core/*/private)) $(BASEFLAGS) -Wno-missing-prototypes \
+	    $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -184,21 +196,46 @@ $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 # The dependency rule, checked by the compiler: every file of base, envs,
 # agents and core compiles with plain gcc (no MPI include path) and only the
 # include paths of its own layer, so an include that points up the stack
-# (or <mpi.h>) fails. Syntax only: no objects are written.
+# (or <mpi.h>) fails; a file of a src/core room sees the public headers of
+# every room and the private/ headers of its own only, and no file of the
+# library or the binary names a path in a quoted include (which could reach
+# another room's private/ through a room's path). Syntax only: no objects
+# are written. check-cycles: no cycle among the library's and the
+# binary's object files (who calls whom, from nm: a file that uses a
+# symbol another defines depends on it; tsort finds any loop).
 LAYER_CC ?= gcc
 check-layers:
 	@mkdir -p $(BUILD); fail=0; \
-	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h agents/*.h src/core/*.h); do \
+	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
 	    case $$f in \
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
-	    agents/*) inc="$(INC_AGENTS)";; *) inc="$(INC_CORE)";; esac; \
+	    agents/*) inc="$(INC_AGENTS)";; \
+	    src/core/*) room=$$(echo "$$f" | cut -d/ -f1-3); inc="$(INC_CORE)"; \
+	        if [ -d "$$room/private" ]; then inc="$$inc -I$$room/private"; fi;; \
+	    *) inc="$(INC_CORE)";; esac; \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]mpi\.h[">]' $$f; then \
 	        echo "check-layers: $$f includes mpi.h: only src/mpi may use MPI"; fail=1; continue; fi; \
 	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(LIB_CFLAGS) -fsyntax-only \
 	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
 	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \
 	done; \
-	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-layers: base, envs, agents and core are MPI-free and include nothing above them"
+	for f in $(LIB_SRC) $(CLI_SRC) $(wildcard src/*/*.h src/core/*/*.h src/core/*/private/*.h envs/*.h agents/*.h); do \
+	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*/' $$f; then \
+	        echo "check-layers: $$f: a quoted include names a path; name the header alone (its folder is on the include path)"; fail=1; fi; \
+	done; \
+	if [ $$fail -ne 0 ]; then exit 1; fi; \
+	echo "check-layers: base, envs, agents and core are MPI-free and include nothing above them; each room's private headers are its own"
+
+check-cycles: $(LIB_OBJ) $(CLI_OBJ)
+	@mkdir -p $(BUILD); fail=0; \
+	for o in $(LIB_OBJ) $(CLI_OBJ); do nm --defined-only -g $$o | awk -v o=$$o 'NF == 3 { print $$3, o }'; done \
+	    | sort -k1,1 >$(BUILD)/check-cycles.defs; \
+	for o in $(LIB_OBJ) $(CLI_OBJ); do nm -u $$o | awk -v o=$$o '{ print $$2, o }'; done | sort -k1,1 \
+	    | join - $(BUILD)/check-cycles.defs | awk '$$2 != $$3 { print $$2, $$3 }' | sort -u >$(BUILD)/check-cycles.edges; \
+	if ! tsort $(BUILD)/check-cycles.edges >/dev/null 2>$(BUILD)/check-cycles.err; then \
+	    sed -e 's|^tsort: $(BUILD)/check-cycles.edges: input contains a loop:|check-cycles: a cycle between object files:|' \
+	        -e 's|^tsort: $(BUILD)/obj/|    |' $(BUILD)/check-cycles.err; fail=1; fi; \
+	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-cycles: no cycle between object files"
 
 test: all check-layers
 	tests/run-all -j2 $(BUILD) unit cli mpi
@@ -223,11 +260,11 @@ test-asan:
 
 # Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := $(wildcard src/core/config*.c) src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
+FUZZ_SRC := $(wildcard src/core/config/*.c) src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
-$(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config.h src/base/util.h
+$(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config/config.h src/base/util.h
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) $(LIB_CFLAGS) \
+	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) -Isrc/core/config/private $(LIB_CFLAGS) \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    src/cli/fuzz_config.c $(FUZZ_SRC) $(LDLIBS) -o $@
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \

@@ -43,7 +43,7 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line);
  * xmalloc_for: a large buffer the config sizes (replay storage, network
  * copies, ...), 64-byte aligned like xmalloc_aligned (free with free()). On
  * failure it names the buffer and the key to lower:
- *   error: src/core/replaybuf.c:33: out of memory allocating replay storage
+ *   error: src/core/replay/replaybuf.c:33: out of memory allocating replay storage
  *   (41.0 GiB): lower replay.capacity (gorila config check prints the memory plan)
  * key may be NULL (then no advice). src/mpi/memplan.h sums these buffers
  * per rank before anything is allocated. */

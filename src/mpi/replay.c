@@ -15,7 +15,7 @@
  * PRIORITY messages set new priorities; an update for a slot overwritten
  * since it was sampled is ignored and counted.
  *
- * Samples-per-insert limiter: the rules are in src/core/pacing.h (a request
+ * Samples-per-insert limiter: the rules are in src/core/replay/pacing.h (a request
  * waits while the learners are ahead of spi * inserts, a chunk while the
  * actors are ahead; one of the two is always allowed; lifted once every
  * actor of the shard has sent its last chunk). This file applies them:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Stop signals and evaluations in the local trainer (src/core/signals.h,
+# Stop signals and evaluations in the local trainer (src/core/run/signals.h,
 # evaluator.h): a SIGINT during the held-out test or a periodic evaluation
 # gives it up at once and stops cleanly with a final checkpoint, the test's
 # keys null with test_skipped saying why; --resume then runs only the owed

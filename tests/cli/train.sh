@@ -113,7 +113,7 @@ expect_rc "prioritized resume: exit status 0" 0
 expect_contains "prioritized resume: the replay came back" "$err" "3000 env steps, "
 # With priorities from the acting forward the last step's transition (one
 # env, 1-step returns) waits for the next forward to be scored, so the
-# checkpoint holds 2999 of the 3000 (src/core/actorcore.h).
+# checkpoint holds 2999 of the 3000 (src/core/train/actorcore.h).
 expect_contains "prioritized resume: with its transitions (all but the one awaiting its priority)" "$err" \
     "replay 2999 transitions"
 expect_contains "prioritized resume: runs to the new budget" "$(cat "$P/summary.json")" '"env_steps": 4000,'

@@ -46,6 +46,8 @@ check "LICENSE is the MIT licence" grep -q "^MIT License" LICENSE
 build=$("$GORILA" version | head -1)
 expect_eq "build: the first line of gorila version" "$(field build)" "\"$build\""
 expect_contains "source: the source id in the build" "$build" "(source $(field source | tr -d '"'))"
+expect_eq "source: the id make computes for this tree (make source-id)" "$(field source | tr -d '"')" \
+    "$(make -s --no-print-directory source-id 2>/dev/null)"
 for k in cpu blas_kernel blas_config openblas_coretype; do
     check "platform has $k" python3 -c 'import json, sys; assert sys.argv[2] in json.loads(sys.argv[1])["platform"]' \
         "$json" "$k"
@@ -64,7 +66,7 @@ expect_eq "allreduce_segment_floats: RING_SEGMENT" "$(field allreduce_segment_fl
 # in src/core they are, and the names the loader lists when it refuses one
 # (a table may span lines: joined from its "{" to its "};")
 table() {
-    cat src/core/*.c | awk -v t="char *const $1[] = {" 'index($0, t) { on = 1 } on { printf "%s ", $0 } on && /};/ { exit }' |
+    cat src/core/*/*.c | awk -v t="char *const $1[] = {" 'index($0, t) { on = 1 } on { printf "%s ", $0 } on && /};/ { exit }' |
         tr -s ' ' | sed -n 's/.*= {\(.*\)};.*/\1/p' | c_list
 }
 expect_eq "sync_modes: the sync_modes table of src/core" "$(field sync_modes)" "$(table sync_modes)"

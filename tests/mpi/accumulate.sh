@@ -13,7 +13,7 @@
 #     request): 32 rows per gradient, and at least 90% of the replay
 #     ratio's rows (8 per insert past min_size 200) trained. Only a lower
 #     bound: once the actors have sent their last chunk the limiter serves
-#     every request until the stop (src/core/pacing.h), so a job may train
+#     every request until the stop (src/core/replay/pacing.h), so a job may train
 #     more, by timing;
 #   - the sync bytes sent per gradient are a quarter of the K = 1 job's
 #     (within 5%), and the job's bytes agree with jobsum_model_bytes within

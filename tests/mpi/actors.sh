@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Ape-X exploration with many actors, per-actor returns: a short job with
 # explore.kind apex, 3 actors on 2 replay shards and 3-step returns (uniform
-# replay), whose summary.json must have an `actors` array (src/core/actorstats.h,
+# replay), whose summary.json must have an `actors` array (src/core/train/actorstats.h,
 # docs/OUTPUTS.md) that agrees with what else the run wrote:
 #   - one entry per actor, in order, with epsilon 0.4^(1 + 7 i / 2), computed
 #     here, not by gorila;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# learner.loss_outlier_sigma (src/core/lossguard.h): with a low bound some
+# learner.loss_outlier_sigma (src/core/train/lossguard.h): with a low bound some
 # gradients are dropped in every sync mode, the job still ends (a dropped
 # gradient in ps_sync and allreduce is a zero in the round, so nobody waits
 # for it), and summary.json counts them per learner and in all; with the

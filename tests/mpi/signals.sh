@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Stop signals in a distributed job (src/core/signals.h, comm.c's STOP_REQ,
+# Stop signals in a distributed job (src/core/run/signals.h, comm.c's STOP_REQ,
 # coordinator.c): the launcher's SIGTERM during the held-out test gives the
 # test up (final checkpoint, test keys null, test-pending kept) and
 # --resume then runs only the test; SIGTERM to one actor's pid, to one

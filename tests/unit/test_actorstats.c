@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_actorstats.c: per-actor training returns (src/core/actorstats.c),
+/* test_actorstats.c: per-actor training returns (src/core/train/actorstats.c),
  * what summary.json's `actors` array and the end-of-run line of a
  * distributed job are made of: each actor's episodes, the mean of its last
  * up to 100 returns (the ring wraps), its best, its epsilon; nothing of one

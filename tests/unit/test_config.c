@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_config.c: the config loader (src/core/config.c).
+/* test_config.c: the config loader (src/core/config/config.c).
  *
  * Every file in tests/fixtures/bad_configs/ is listed below with the exact error it
  * must produce, FILE:LINE:COL included; the expected texts were worked out

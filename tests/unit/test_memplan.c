@@ -180,7 +180,7 @@ Test(memplan, local_trainer_items_match_their_allocations) {
 }
 
 /* The local trainer as a whole: everything local_init allocates before it
- * trains, in its order (src/core/trainer.c), against the plan's total less
+ * trains, in its order (src/core/train/trainer.c), against the plan's total less
  * the buffers that exist only while a checkpoint is written. */
 Test(memplan, local_trainer_total_matches_its_allocations) {
     NEEDS_GLIBC_MALLOC();

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_pacing.c: the pacing policy (src/core/pacing.h): the budget split,
+/* test_pacing.c: the pacing policy (src/core/replay/pacing.h): the budget split,
  * the actor-to-shard mapping, the samples-per-insert limiter and the
  * learners' round-robin, first each on its own, then together in a
  * simulated job over many layouts.

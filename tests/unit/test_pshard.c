@@ -85,7 +85,7 @@ Test(pshard, slices_start_as_the_local_network) {
 }
 
 /* K steps of the same gradients on P slices and on the whole network as
- * src/core/trainer.c takes them. */
+ * src/core/train/trainer.c takes them. */
 static void check_steps_like_local(const Config *cfg, int P, int K) {
     Owner o[MAX_P];
     PShard s[MAX_P];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_runckpt.c: checkpoint directories of a run (src/core/runckpt.c): shard
+/* test_runckpt.c: checkpoint directories of a run (src/core/ckpt/runckpt.c): shard
  * files written by P shards and read back by any other number of shards
  * give the same parameters, target and optimizer state bit for bit; the
  * manifest and `latest` work as the commit point; damage and mismatches are

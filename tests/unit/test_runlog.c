@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_runlog.c: the run directory (src/core/runlog.c): one job at a time
+/* test_runlog.c: the run directory (src/core/run/runlog.c): one job at a time
  * (the lock, held by this process or by another, released however the
  * holder ends), the run id (fresh, and kept across a resume), write
  * errors of the CSVs and summary.json that are reported and stay reported,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_tbevents.c: TensorBoard event files (src/core/tbevents.c) against
+/* test_tbevents.c: TensorBoard event files (src/core/run/tbevents.c) against
  * expectations that do not come from the code: the published CRC-32C check
  * value, varints from the protobuf encoding guide, an Event assembled by
  * hand from the wire format, and the first record of two event files other

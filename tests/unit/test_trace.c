@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_trace.c: the span recorder (src/core/trace.c): the ring keeps the
+/* test_trace.c: the span recorder (src/core/run/trace.c): the ring keeps the
  * newest logging.trace_events spans and counts what it overwrote, off is a
  * no-op, and trace.json, for a hand-made pair of tracks whose clocks differ,
  * is exactly the document worked out below. */

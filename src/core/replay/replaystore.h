@@ -54,7 +54,7 @@
  * meaning; with batch normalization a batch's largest weight is exactly 1.
  * Since (N P_i)^-beta / (N P_min)^-beta = (P_min / P_i)^beta, N cancels.
  *
- * Who talks to it: the local trainer (src/core/trainer.c), the replay and
+ * Who talks to it: the local trainer (src/core/train/trainer.c), the replay and
  * learner roles of a distributed job, `gorila bench replay`, checkpoints.
  */
 #ifndef GORILA_PRIOREPLAY_H

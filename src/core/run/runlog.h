@@ -8,7 +8,7 @@
  *   summary.json  the final figures (written at the end, atomically)
  *   tb/           TensorBoard event files, with logging.tensorboard
  *                 (tbevents.h; runlog_tensorboard, runlog_scalars)
- *   checkpoints/  see src/core/runckpt.h, src/core/ckptfile.h and docs/CHECKPOINT.md
+ *   checkpoints/  see src/core/ckpt/runckpt.h, src/core/ckpt/ckptfile.h and docs/CHECKPOINT.md
  *   lock          "PID HOST" of the process that holds the run (below)
  * plus the progress line on stderr. Used by the local trainer and by the
  * coordinator of a distributed job; no MPI in here.
