@@ -65,6 +65,12 @@ with their PS shards). The report states the network, measures it first
 (gorila bench pingpong between two nodes: latency and bandwidth) and sets
 the cost model's prediction beside each cell's measurement (the
 decentralized modes too, per local step), then projects it to many nodes.
+--set key=value goes to every cell, except a sync key of some modes only
+(sync.staleness: ps_bounded; sync.learner_pull_every: ps_async, ps_bounded;
+sync.allreduce_impl: allreduce, local_sgd; sync.gossip_every and
+sync.gossip_topology: gossip; sync.easgd_every and sync.easgd_alpha: easgd;
+sync.average_every: local_sgd), which goes only to those modes' cells
+(gorila refuses one set under another mode).
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).

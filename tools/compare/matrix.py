@@ -202,12 +202,34 @@ def launch_args(config, sets, opts):
             % ("--spread " if spread else "")] + args
 
 
+def set_key(s):
+    """The key of a --set key=value."""
+    return s.split("=", 1)[0].strip()
+
+
+def mode_sets(mode, sets):
+    """The --set options of a cell of mode: without the sync keys only other
+    modes use (gorila refuses one set under another mode)."""
+    return [s for s in sets if facts.mode_uses(mode, set_key(s))]
+
+
+def check_mode_keys(user_sets, modes):
+    """A mode-specific sync key of --set that no mode of --modes uses: said
+    once (it changes nothing)."""
+    for s in user_sets:
+        if not any(facts.mode_uses(m, set_key(s)) for m in modes):
+            users = facts.mode_sync_keys()[set_key(s)]
+            warn("--set %s: only %s use%s %s, and --modes has %s, so it changes nothing"
+                 % (s, " and ".join(users), "s" if len(users) == 1 else "", set_key(s),
+                    "none of them" if len(users) > 1 else "no " + users[0]))
+
+
 def check_sets(user_sets, batch_swept):
     """batch_swept: --learner-batch given, so the matrix sets learner.batch
     itself (without it a --set learner.batch is the config's, as any key)."""
     owned = dict(MATRIX_KEYS, **({"learner.batch": "--learner-batch"} if batch_swept else {}))
     for s in user_sets:
-        key = s.split("=", 1)[0].strip()
+        key = set_key(s)
         if "=" not in s:
             raise InputError("--set expects key=value, got %r" % s)
         if key in owned:
@@ -369,7 +391,10 @@ class Matrix:
         """The config itself: a distributed one; the PS count of PS cells."""
         # with --learner-batch every cell sets learner.batch itself: the config's own (global: allreduce only) is
         # checked as per_learner here
-        sets = self.user_sets + (["learner.batch=%s" % PER_LEARNER] if self.batches_opt else [])
+        # (the sync keys of one mode only are checked with the cells of their modes, below)
+        sets = [s for s in self.user_sets if set_key(s) not in facts.mode_sync_keys()] + \
+            (["learner.batch=%s" % PER_LEARNER] if self.batches_opt else [])
+        check_mode_keys(self.user_sets, self.modes)
         try:
             base = facts.config_check(self.config, sets)
         except InputError:
@@ -378,6 +403,9 @@ class Matrix:
             m = self.modes[0]
             base = facts.config_check(self.config, sets + ["sync.mode=%s" % m] +
                                       ([] if facts.has_ps(m) else ["roles.param_servers=0"]))
+        for s in self.user_sets:  # the algorithm a --set gives the allreduce cells
+            if set_key(s) == "sync.allreduce_impl":
+                base["sync.allreduce_impl"] = s.split("=", 1)[1].strip()
         if base.get("run.mode", "distributed") != "distributed":
             raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
                              "configs/cartpole.yaml)" % (self.config, base.get("run.mode")))
@@ -445,7 +473,9 @@ class Matrix:
             c.extra["allreduce_impl"] = impl
         if self.sweep_batch and m == ALLREDUCE:
             c.extra["learner_batch"] = batch
-        c.sets = list(self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L, "roles.param_servers=%d" % P]
+        # the user's --set but the sync keys of other modes
+        c.sets = mode_sets(m, self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L,
+                                                 "roles.param_servers=%d" % P]
         if facts.has_impl(m) and self.impls_opt:
             c.sets.append("sync.allreduce_impl=%s" % impl)
         if self.batches_opt:
