@@ -291,7 +291,7 @@ def wait_job(c, p, timeout):
         c.interrupted = stopped is not None
         return 124, stopped
     except KeyboardInterrupt as e:
-        rc, again = stop_job(p, job.signum_of(e), 60)
+        rc, _ = stop_job(p, job.signum_of(e), 60)  # a second signal only hastens the kill
         c.interrupted = rc != 0
         return rc, e
 
