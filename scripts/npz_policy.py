@@ -17,7 +17,9 @@ Backends (--backend, default auto = the first one available):
   numpy   np.load and the forward pass in numpy, float32
   stdlib  no third-party package: the zip is read with `zipfile`, each .npy
           header parsed with `struct` and `ast.literal_eval`, the forward
-          pass in Python floats (float64 arithmetic on the float32 weights)
+          pass in Python floats (float64 arithmetic on the float32 weights);
+          a member whose size in the zip is not its .npy header plus what
+          its shape needs is refused before it is inflated
 
 Every backend picks argmax_a Q(s, a) with ties going to the lowest index,
 as gorila does. Near-ties can differ between backends in float rounding;
@@ -52,10 +54,18 @@ except ImportError:
 # ------------------------------------------------------------- loading
 
 
-def _npy_parse(name, data):
-    """Decode one .npy v1.0/2.0 file (bytes) into (shape, values) with the
-    standard library only: values is a flat list (numbers or bools), or a
-    str for a 0-d unicode/bytes array."""
+# Bounds of what the stdlib loader reads of one .npy member: its header
+# (numpy writes under 128 bytes for these arrays; numpy itself refuses more
+# than 10000 by default) and its data (an exported array is a few MB; 1 GiB
+# of float32 is far beyond any network gorila trains).
+MAX_NPY_HEADER = 65536
+MAX_NPY_DATA = 1 << 30
+NPY_CODES = {"f4": "f", "f8": "d", "i8": "q", "i4": "i", "b1": "?", "u1": "B"}
+
+
+def _npy_header(name, data):
+    """(descr, shape, offset of the data) of a .npy v1.0/2.0/3.0 file from its
+    first bytes (at least the whole header)."""
     if data[:6] != b"\x93NUMPY":
         raise ValueError("%s: not a .npy file" % name)
     major = data[6]
@@ -67,16 +77,52 @@ def _npy_parse(name, data):
         start = 12
     else:
         raise ValueError("%s: .npy version %d not supported" % (name, major))
-    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
-    descr, shape = header["descr"], tuple(header["shape"])
+    if hlen > MAX_NPY_HEADER:
+        raise ValueError("%s: a .npy header of %d bytes (at most %d)" % (name, hlen, MAX_NPY_HEADER))
+    if len(data) < start + hlen:
+        raise ValueError("%s: the .npy header is cut short" % name)
+    try:
+        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+        descr, shape = header["descr"], tuple(header["shape"])
+    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError):
+        raise ValueError("%s: not a .npy header: %r" % (name, data[start:start + min(hlen, 80)]))
+    if not isinstance(descr, str) or len(descr) < 2 or \
+            not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise ValueError("%s: .npy header with dtype %r and shape %r" % (name, descr, shape))
     if header.get("fortran_order"):
         raise ValueError("%s: Fortran order not supported" % name)
-    body = data[start + hlen:]
+    return descr, shape, start + hlen
+
+
+def _npy_data_bytes(name, descr, shape):
+    """Bytes of the data of an array of descr and shape (the dtypes
+    _npy_parse reads)."""
+    count = 1
+    for d in shape:
+        count *= d
+    kind = descr[1:]
+    if kind[0] in "US" and kind[1:].isdigit():
+        return (4 if kind[0] == "U" else 1) * int(kind[1:]) * count
+    if kind not in NPY_CODES:
+        raise ValueError("%s: dtype %s not supported" % (name, descr))
+    return struct.calcsize(NPY_CODES[kind]) * count
+
+
+def _npy_parse(name, data):
+    """Decode one .npy v1.0/2.0 file (bytes) into (shape, values) with the
+    standard library only: values is a flat list (numbers or bools), or a
+    str for a 0-d unicode/bytes array."""
+    descr, shape, start = _npy_header(name, data)
+    body = data[start:]
     count = 1
     for d in shape:
         count *= d
     order, kind = descr[0], descr[1:]
-    endian = {"<": "<", ">": ">", "|": "<", "=": "="}[order]
+    endian = {"<": "<", ">": ">", "|": "<", "=": "="}.get(order)
+    if endian is None:
+        raise ValueError("%s: dtype %s not supported" % (name, descr))
+    if len(body) < _npy_data_bytes(name, descr, shape):
+        raise ValueError("%s: the data is cut short" % name)
     if kind[0] == "U":
         width = int(kind[1:])
         chars = struct.unpack("%s%dI" % (endian, width * count), body[: 4 * width * count])
@@ -88,23 +134,49 @@ def _npy_parse(name, data):
         if count != 1:
             raise ValueError("%s: only 0-d strings are supported" % name)
         return shape, body[:width].rstrip(b"\0").decode("ascii")
-    codes = {"f4": "f", "f8": "d", "i8": "q", "i4": "i", "b1": "?", "u1": "B"}
-    if kind not in codes:
-        raise ValueError("%s: dtype %s not supported" % (name, descr))
-    size = struct.calcsize(codes[kind])
-    values = list(struct.unpack("%s%d%s" % (endian, count, codes[kind]), body[: size * count]))
+    size = struct.calcsize(NPY_CODES[kind])
+    values = list(struct.unpack("%s%d%s" % (endian, count, NPY_CODES[kind]), body[: size * count]))
     return shape, values
 
 
+def _read_npy_member(z, info):
+    """The bytes of one .npy member, never more than its shape needs: the
+    size the zip declares for it (file_size) must be its .npy header plus
+    the data its dtype and shape need, checked before the data is inflated,
+    and only that many bytes are read."""
+    name = info.filename
+    if info.file_size > MAX_NPY_HEADER + 12 + MAX_NPY_DATA:
+        raise ValueError("%s: the zip declares %d bytes for it, more than an exported array can be (%d)"
+                         % (name, info.file_size, MAX_NPY_HEADER + 12 + MAX_NPY_DATA))
+    with z.open(info) as f:
+        head = f.read(12)
+        if len(head) == 12 and head[:6] == b"\x93NUMPY" and head[6] in (1, 2, 3):
+            hlen = struct.unpack("<H", head[8:10])[0] + 10 if head[6] == 1 else struct.unpack("<I", head[8:12])[0] + 12
+            head += f.read(min(hlen, MAX_NPY_HEADER + 12) - len(head))
+        descr, shape, start = _npy_header(name, head)
+        data = _npy_data_bytes(name, descr, shape)
+        if data > MAX_NPY_DATA:
+            raise ValueError("%s: shape %s of %s needs %d bytes, more than an exported array can be (%d)"
+                             % (name, shape, descr, data, MAX_NPY_DATA))
+        if info.file_size != start + data:
+            raise ValueError("%s: the zip declares %d bytes for it, and its .npy header (%d bytes, %s %s) with "
+                             "the data of its shape makes %d; refused before inflating it"
+                             % (name, info.file_size, start, descr, shape, start + data))
+        body = f.read(start + data - len(head))
+    return head + body
+
+
 def load_stdlib(path):
-    """{name: (shape, values)} from the .npz, standard library only."""
+    """{name: (shape, values)} from the .npz, standard library only. Each
+    member is checked against the size its shape needs before it is
+    inflated (_read_npy_member): a zip bomb is refused, not expanded."""
     out = {}
     with zipfile.ZipFile(path) as z:
         for info in z.infolist():
             if not info.filename.endswith(".npy"):
                 continue
             name = info.filename[: -len(".npy")]
-            out[name] = _npy_parse(info.filename, z.read(info))
+            out[name] = _npy_parse(info.filename, _read_npy_member(z, info))
     return out
 
 

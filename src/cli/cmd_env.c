@@ -27,7 +27,8 @@
  * only what these commands print follows Gymnasium.
  * Any malformed line stops the replay with one line on stderr,
  * "gorila env replay: line N: ...", and exit status 2; the lines before it
- * have been answered on stdout.
+ * have been answered on stdout. So does a line longer than 64 KiB or one
+ * with a NUL byte; control bytes of the input are quoted as \xHH.
  *
  * Exit status: 0 success, 1 failure at run time (reading stdin; for check:
  * a check failed), 2 bad usage or bad input.
@@ -290,17 +291,53 @@ static int tokenize(char *line, char **tok, int max) {
 }
 
 /* A bad line of replay input: flush the answers so far, then one line on
- * stderr in the form compilers use, "gorila env replay: line N: ...". */
+ * stderr in the form compilers use, "gorila env replay: line N: ...". The
+ * message may quote the input: its control bytes are written as \xHH (an
+ * escape sequence of the input never reaches the terminal), and a message
+ * past REPLAY_MSG_MAX bytes is cut with "...". */
+enum { REPLAY_MSG_MAX = 1024 };
 static int line_error(long lineno, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int line_error(long lineno, const char *fmt, ...) {
+    char msg[REPLAY_MSG_MAX];
     va_list ap;
     fflush(stdout);
-    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+    fputs(n >= (int)sizeof msg ? "...\n" : "\n", stderr);
     return EXIT_USAGE;
+}
+
+/* One line of replay input: at most REPLAY_LINE_MAX bytes, its newline
+ * included; no NUL byte (the input is text: a NUL would silently end the
+ * line's string). */
+enum { REPLAY_LINE_MAX = 65536 };
+typedef enum { LINE_OK, LINE_EOF, LINE_LONG, LINE_NUL } LineRead;
+
+/* Reads the next line into buf (REPLAY_LINE_MAX + 1 bytes) as a string.
+ * LINE_LONG and LINE_NUL (at byte *col, from 1) stop reading there;
+ * LINE_EOF: nothing was left (or reading failed: ferror). */
+static LineRead read_line(FILE *f, char *buf, size_t *col) {
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF) {
+        if (c == '\0') {
+            *col = n + 1;
+            return LINE_NUL;
+        }
+        if (n == REPLAY_LINE_MAX) return LINE_LONG;
+        buf[n++] = (char)c;
+        if (c == '\n') break;
+    }
+    buf[n] = '\0';
+    return n == 0 ? LINE_EOF : LINE_OK;
 }
 
 static void print_transition(const Env *e, const float *obs, EnvStep r) {
@@ -311,74 +348,82 @@ static void print_transition(const Env *e, const float *obs, EnvStep r) {
     putchar('\n');
 }
 
+/* The replay's environment and where it is. */
+typedef struct {
+    Env e;
+    bool have_state;
+    float obs[ENV_MAX_OBS];
+} Replay;
+
+enum { MAX_TOKENS = ENV_MAX_STATE + 2 };
+
+/* state v1 ... vk (nvals values in tok[1..], -1: more than MAX_TOKENS - 1). */
+static int replay_state(Replay *r, long lineno, char **tok, int nvals) {
+    const EnvSpec *s = r->e.spec;
+    double st[ENV_MAX_STATE];
+    char err[ERR_LEN];
+    if (nvals < 0)
+        return line_error(lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
+                          MAX_TOKENS - 1);
+    if (nvals != s->state_dim)
+        return line_error(lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
+    for (int i = 0; i < nvals; i++)
+        if (parse_double(tok[i + 1], &st[i], err) < 0) return line_error(lineno, "state: value %d: %s", i + 1, err);
+    env_set_state(&r->e, st, r->obs);
+    r->have_state = true;
+    return 0;
+}
+
+/* step A: one transition printed. */
+static int replay_step(Replay *r, long lineno, char **tok, int nvals) {
+    long act;
+    char err[ERR_LEN];
+    if (nvals < 0)
+        return line_error(lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
+    if (nvals != 1) return line_error(lineno, "step: expected 1 action index, got %d values", nvals);
+    if (parse_int_range(tok[1], 0, r->e.num_actions - 1, &act, err) < 0)
+        return line_error(lineno, "step: action for %s: %s", r->e.spec->name, err);
+    if (!r->have_state) return line_error(lineno, "step before any state command (set the state first)");
+    EnvStep res = reported_flags(&r->e, env_step(&r->e, (int)act, r->obs));
+    print_transition(&r->e, r->obs, res);
+    return 0;
+}
+
+/* One line of input: a command, a comment or a blank line. */
+static int replay_line(Replay *r, long lineno, char *line) {
+    char *p = line + strspn(line, " \t");
+    if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') return 0;
+    char *tok[MAX_TOKENS + 1];
+    int n = tokenize(p, tok, MAX_TOKENS);
+    if (n == 0) return 0;                    /* a line of blanks and a stray \r */
+    int nvals = n > MAX_TOKENS ? -1 : n - 1; /* -1: more than we count */
+    if (!strcmp(tok[0], "state")) return replay_state(r, lineno, tok, nvals);
+    if (!strcmp(tok[0], "step")) return replay_step(r, lineno, tok, nvals);
+    return line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
+}
+
 static int env_replay(int argc, char **argv) {
     static const char *const allowed[] = {"--torques", NULL};
     const char *what = "env replay";
     EnvArgs a = {0};
     int rc = parse_env_args(what, argc, argv, allowed, &a);
     if (rc) return rc;
-    Env e;
-    rc = make_env(what, &a, 0, &e);
+    Replay r = {.have_state = false};
+    rc = make_env(what, &a, 0, &r.e);
     if (rc) return rc;
-    const EnvSpec *s = e.spec;
 
-    enum { MAX_TOKENS = ENV_MAX_STATE + 2 };
-    char *line = NULL;
-    size_t cap = 0;
+    char *line = xmalloc(REPLAY_LINE_MAX + 1);
     long lineno = 0;
-    bool have_state = false;
-    float obs[ENV_MAX_OBS];
-    char err[ERR_LEN];
-    rc = 0;
-    while (rc == 0 && getline(&line, &cap, stdin) >= 0) {
+    size_t col = 0;
+    LineRead got;
+    while (rc == 0 && (got = read_line(stdin, line, &col)) != LINE_EOF) {
         lineno++;
-        char *p = line + strspn(line, " \t");
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
-        char *tok[MAX_TOKENS + 1];
-        int n = tokenize(p, tok, MAX_TOKENS);
-        if (n == 0) continue;                    /* a line of blanks and a stray \r */
-        int nvals = n > MAX_TOKENS ? -1 : n - 1; /* -1: more than we count */
-        if (!strcmp(tok[0], "state")) {
-            double st[ENV_MAX_STATE];
-            if (nvals != s->state_dim) {
-                if (nvals < 0)
-                    rc = line_error(lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
-                                    MAX_TOKENS - 1);
-                else
-                    rc = line_error(lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
-                break;
-            }
-            for (int i = 0; i < nvals; i++) {
-                if (parse_double(tok[i + 1], &st[i], err) < 0) {
-                    rc = line_error(lineno, "state: value %d: %s", i + 1, err);
-                    break;
-                }
-            }
-            if (rc) break;
-            env_set_state(&e, st, obs);
-            have_state = true;
-        } else if (!strcmp(tok[0], "step")) {
-            long act;
-            if (nvals != 1) {
-                if (nvals < 0)
-                    rc = line_error(lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
-                else
-                    rc = line_error(lineno, "step: expected 1 action index, got %d values", nvals);
-                break;
-            }
-            if (parse_int_range(tok[1], 0, e.num_actions - 1, &act, err) < 0) {
-                rc = line_error(lineno, "step: action for %s: %s", s->name, err);
-                break;
-            }
-            if (!have_state) {
-                rc = line_error(lineno, "step before any state command (set the state first)");
-                break;
-            }
-            EnvStep r = reported_flags(&e, env_step(&e, (int)act, obs));
-            print_transition(&e, obs, r);
-        } else {
-            rc = line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
-        }
+        if (got == LINE_LONG)
+            rc = line_error(lineno, "longer than %d bytes (a command is one short line)", REPLAY_LINE_MAX);
+        else if (got == LINE_NUL)
+            rc = line_error(lineno, "a NUL byte at byte %zu (the input must be text)", col);
+        else
+            rc = replay_line(&r, lineno, line);
     }
     if (!rc && ferror(stdin)) {
         fprintf(stderr, "gorila: error: %s: reading stdin: %s\n", what, strerror(errno));

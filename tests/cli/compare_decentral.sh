@@ -13,9 +13,10 @@
 # 2(N-1)/N x 4(n+1) / H, easgd (P x 40 + 4n) / tau). Then: --from gives the
 # same section, --resume keeps every cell, the layout of each mode under
 # --allreduce-impls and --param-servers (through a launcher stand-in that
-# runs nothing), the cost model's sections with the new modes (--hostfile,
-# run here by stand-ins) against hand-computed predictions, and bad input
-# refused before anything starts: exit 2, one line.
+# runs nothing), each mode given only its own sync keys of --set, the cost
+# model's sections with the new modes (--hostfile, run here by stand-ins)
+# against hand-computed predictions, and bad input refused before anything
+# starts: exit 2, one line.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../comparelib.sh"
 cd "$TEST_ROOT" || exit 1
@@ -200,6 +201,43 @@ expect_contains "layouts: the report's tables name P and the algorithm" "$(cat "
     "| local_sgd (naive) | 2 | 0 | 0/1 (1 failed) |"
 expect_contains "layouts: the failed cells are listed as failed" "$(cat "$W/layout/report.md")" \
     "- easgd, 2 learners, 2 parameter servers, seed 1: failed (exit 3)"
+
+# ---- each mode gets only the sync keys it uses (docs/CONFIG.md "sync") --------------------
+# gorila refuses a mode-specific sync key set under another mode (unless at
+# its default): every such --set goes only to the cells of its modes, any
+# other key to every cell. The table below is CONFIG.md's, not the script's.
+rm -f "$W/launches"
+run_cmd env GORILA_LAUNCH="$W/bin/none" "$C" "${small[@]}" --learners 2 --seeds 1 --out "$W/keys" \
+    --set sync.staleness=2 --set sync.learner_pull_every=2 --set sync.gossip_every=3 --set sync.gossip_topology=ring \
+    --set sync.easgd_every=5 --set sync.easgd_alpha=0.25 --set sync.average_every=6 --set sync.allreduce_impl=naive \
+    --set optimizer.lr=0.002
+expect_rc "sync keys: exit status 0 (the stand-in's cells fail)" 0
+expect_eq "sync keys: one job per mode" "$(launches)" 7
+keys_of() { # the sync keys but sync.mode, and optimizer.lr, of each launch: "mode: key key ..."
+    awk '{ m = ""; k = ""
+        for (i = 1; i <= NF; i++) {
+            if ($i ~ /^sync\.mode=/) m = substr($i, 11)
+            else if ($i ~ /^(sync\.|optimizer\.lr=)/) { sub(/=.*/, "", $i); k = k " " $i }
+        }
+        print m ":" k }' "$W/launches" | sort
+}
+expect_eq "sync keys: each mode's own, and the other keys everywhere" "$(keys_of)" "$(sort <<'EOF'
+ps_sync: optimizer.lr
+ps_async: sync.learner_pull_every optimizer.lr
+ps_bounded: sync.staleness sync.learner_pull_every optimizer.lr
+allreduce: sync.allreduce_impl optimizer.lr
+gossip: sync.gossip_every sync.gossip_topology optimizer.lr
+easgd: sync.easgd_every sync.easgd_alpha optimizer.lr
+local_sgd: sync.average_every sync.allreduce_impl optimizer.lr
+EOF
+)"
+rm -f "$W/launches"
+run_cmd env GORILA_LAUNCH="$W/bin/none" "$C" "${small[@]}" --modes ps_sync --learners 1 --seeds 1 --out "$W/keys1" \
+    --set sync.gossip_every=3
+expect_rc "sync keys: a key no mode of --modes uses: exit status 0" 0
+expect_contains "sync keys: ... said" "$err" \
+    "--set sync.gossip_every=3: only gossip uses sync.gossip_every, and --modes has no gossip, so it changes nothing"
+expect_eq "sync keys: ... and not passed" "$(launches)/$(grep -c gossip_every "$W/launches")" "1/0"
 
 # ---- the cost model's sections (--hostfile, run here by stand-ins) -------------------------
 {

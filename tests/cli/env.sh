@@ -205,6 +205,49 @@ expect_eq "CartPole: a step beyond termination earns 0" "$(sed -n 2p <<<"$out" |
 run_cmd bash -c 'printf "state 0.5 0.01\r\n\t\r\nstep 1\r\n" | "$1" env replay MountainCar-v0' _ "$GORILA"
 expect_rc "replay accepts CRLF and blank lines" 0
 
+# ---- replay input that is not short text lines: refused with one line, exit 2
+# a line past 64 KiB (65536 bytes, its newline included): one error line,
+# and not read whole (a 300 MB line is refused as soon as 64 KiB are in)
+long_line() { # long_line N: "state" and blanks, N bytes with the newline
+    python3 -c 'import sys; n = int(sys.argv[1]); sys.stdout.write("state" + " " * (n - 6) + "\n")' "$1"
+}
+big_line() { { echo "# fine"; yes state | tr -d "\n" | head -c 300000000; }; }
+export -f big_line
+run_cmd bash -c '"$1" | "$2" env replay CartPole-v1' _ big_line "$GORILA"
+expect_rc "replay: a 300 MB line: exit status 2" 2
+expect_eq "replay: a 300 MB line: one line on stderr" "$err" \
+    "gorila env replay: line 2: longer than 65536 bytes (a command is one short line)"
+if [ -x /usr/bin/time ]; then
+    big_line | /usr/bin/time -f %M -o "$TEST_TMP/replay-rss" "$GORILA" env replay CartPole-v1 >/dev/null 2>&1
+    rss=$(tail -1 "$TEST_TMP/replay-rss")
+    check "replay: a 300 MB line is not read whole (peak RSS $rss KB < 150 MB)" [ "${rss:-999999}" -lt 150000 ]
+else
+    ok "replay: a 300 MB line is not read whole # SKIP no /usr/bin/time"
+fi
+long_line 65537 >"$TEST_TMP/replay-long" && long_line 65536 >"$TEST_TMP/replay-64k"
+run_cmd bash -c '"$1" env replay CartPole-v1 <"$2"' _ "$GORILA" "$TEST_TMP/replay-long"
+expect_rc "replay: a line of 65537 bytes: exit status 2" 2
+expect_contains "replay: a line of 65537 bytes: said" "$err" "line 1: longer than 65536 bytes"
+run_cmd bash -c '"$1" env replay CartPole-v1 <"$2"' _ "$GORILA" "$TEST_TMP/replay-64k"
+expect_rc "replay: a line of 65536 bytes is read (state without values: exit 2)" 2
+expect_contains "replay: a line of 65536 bytes: parsed" "$err" "line 1: state: expected 4 values for CartPole-v1, got 0"
+# NUL bytes: 200 KB of them, and one inside a command (which once read as "state 0 0 0 0")
+run_cmd bash -c 'head -c 200000 /dev/zero | "$1" env replay CartPole-v1' _ "$GORILA"
+expect_rc "replay: 200 KB of NUL bytes: exit status 2" 2
+expect_eq "replay: 200 KB of NUL bytes: one line" "$err" "gorila env replay: line 1: a NUL byte at byte 1 (the input must be text)"
+run_cmd bash -c 'printf "state 0 0 0 0\nstep 1\nstep 1\0junk\n" | "$1" env replay CartPole-v1' _ "$GORILA"
+expect_rc "replay: a NUL inside a command: exit status 2" 2
+expect_contains "replay: a NUL inside a command: said, with its place" "$err" "line 3: a NUL byte at byte 7"
+expect_eq "replay: the step before it answered, not the one with the NUL" "$(grep -c . <<<"$out")" 1
+# control bytes of the input are quoted, never written raw to the terminal
+run_cmd bash -c 'printf "\033[2J\033]0;owned\007\n" | "$1" env replay CartPole-v1' _ "$GORILA"
+expect_rc "replay: escape sequences as a command: exit status 2" 2
+expect_eq "replay: escape sequences quoted as \\xHH" "$err" \
+    'gorila env replay: line 1: unknown command "\x1b[2J\x1b]0;owned\x07" (expected state or step)'
+check "replay: no raw control byte on stderr" bash -c '! LC_ALL=C grep -q "[[:cntrl:]]" <<<"$1"' _ "$err"
+run_cmd bash -c 'printf "state 0 0 \033[31mx 0\n" | "$1" env replay CartPole-v1' _ "$GORILA"
+expect_contains "replay: a bad value's quote escaped too" "$err" 'value 3: expected a number, got "\x1b[31mx"'
+
 # truncation through the binary: 200 steps of Pendulum, flag only on the last
 run_cmd bash -c '{ echo "state 0 0"; for i in $(seq 200); do echo "step 1"; done; } | "$1" env replay Pendulum-v1' _ "$GORILA"
 expect_eq "replay: truncated exactly at step 200" "$(awk -F, '$6 == 1 {print NR}' <<<"$out")" "200"

@@ -177,6 +177,50 @@ EOF
 expect_eq "c.npz: every weight is the raw (in, out) parameter transposed, bit for bit" "$out" \
     "114 of 114 floats placed, 0 differ"
 same_actions "c" "$X/c.npz" "$RUNS/c" "$X/cartpole.obs"
+
+# ---- a zip bomb: the standard-library loader refuses a member whose size
+# (the zip's file_size) is not what its .npy header and shape need, before
+# inflating it. bomb.npz: c.npz with 20 MB of zeros after layers.0.bias's 16
+# floats (deflated to some 20 KB); cut.npz: layers.0.bias's header claims 17
+# floats and the member holds 16. The loader's reads are counted: a few
+# hundred bytes of the bad member, not 20 MB.
+python3 - "$X/c.npz" "$X/bomb.npz" "$X/cut.npz" <<'EOF'
+import sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+for out, bad in ((sys.argv[2], lambda b: b + bytes(20 << 20)),
+                 (sys.argv[3], lambda b: b.replace(b"(16,)", b"(17,)"))):
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in src.infolist():
+            data = src.read(i)
+            z.writestr(i.filename, bad(data) if i.filename == "layers.0.bias.npy" else data)
+EOF
+check "bomb.npz is small ($(stat -c %s "$X/bomb.npz") bytes)" [ "$(stat -c %s "$X/bomb.npz")" -lt 200000 ]
+for f in bomb cut; do
+    run_cmd python3 "$POLICY" "$X/$f.npz" --info --backend stdlib
+    expect_rc "$f.npz: refused (exit 1)" 1
+    expect_eq "$f.npz: one line on stderr" "$(wc -l <<<"$err")" 1
+    expect_contains "$f.npz: the line names the member and its sizes" "$err" \
+        "layers.0.bias.npy: the zip declares $([ $f = bomb ] && echo $((128 + 64 + (20 << 20))) || echo 192) bytes for it"
+    run_cmd python3 - "$X/$f.npz" <<'EOF'
+import sys, zipfile
+sys.path.insert(0, "scripts")
+import npz_policy
+got = {}
+read = zipfile.ZipExtFile.read
+def counted(self, n=-1):
+    b = read(self, n)
+    got[self.name] = got.get(self.name, 0) + len(b)
+    return b
+zipfile.ZipExtFile.read = counted
+try:
+    npz_policy.load_stdlib(sys.argv[1])
+    print("accepted")
+except ValueError:
+    print("refused after reading %d bytes of it" % got.get("layers.0.bias.npy", 0))
+EOF
+    check "$f.npz: the loader read at most 4 KiB of the member ($out)" \
+        python3 -c 'import sys; w = sys.argv[1].split(); sys.exit(not (w[0] == "refused" and int(w[3]) <= 4096))' "$out"
+done
 "$GORILA" export "$RUNS/c" "$X/c2.npz" >/dev/null 2>&1
 check "the same checkpoint exports the same bytes" cmp -s "$X/c.npz" "$X/c2.npz"
 run_cmd "$GORILA" eval "$RUNS/c" --episodes 1 --export "$X/c3.npz"

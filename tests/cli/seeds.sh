@@ -8,9 +8,12 @@
 # summary.json), --markdown, a failed seed (a stand-in gorila that exits 5)
 # counted with its status while the table goes on, the held-out test
 # columns and --solved-on (the stand-in adds the test keys), --compare and
-# --sweep interleaved with P(X > Y) checked against the runs, and bad input
-# refused with one line and exit 2 before any run starts.
+# --sweep interleaved with P(X > Y) checked against the runs, SIGINT,
+# SIGTERM and SIGKILL to scripts/seeds stopping its run (never left running
+# unattended), and bad input refused with one line and exit 2 before any
+# run starts.
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../comparelib.sh"
 cd "$TEST_ROOT" || exit 1
 S="$TEST_ROOT/scripts/seeds"
 W="$TEST_TMP/seeds"
@@ -248,6 +251,39 @@ check "sweep: one folder, run directories named after the value" test -f "$D/opt
     -a -f "$D/optimizer.lr_0.002-s6/summary.json"
 check "sweep: each ran with its value" grep -q '^  lr: 0.002$' "$D/optimizer.lr_0.002-s6/config.yaml"
 check "sweep: P(X > Y) of the two values" grep -qE '^optimizer.lr=0.001 +optimizer.lr=0.002 +[01]\.[0-9]{2} ' <<<"$out"
+
+# ---- signals: the run stops with scripts/seeds, never runs on unattended ------------
+# scripts/seeds in the background with SIGINT restored (a background job
+# of a script otherwise ignores it), two seeds of a run too long to finish
+# (no stop when solved); once the first run has its config.yaml, SIGNAL
+# goes to the seeds process alone. The run (gorila train) must stop cleanly (summary.json stop_reason
+# signal) and no process of it may be left; the second seed never starts.
+signal_run() {
+    local sig=$1 want=$2
+    R="$W/sig-$sig"
+    (trap - INT; exec "$S" $C -n 2 --first 6 --set run.max_env_steps=100000000 --set run.stop_when_solved=false \
+        --set run.out_dir="$R" >"$R.out" 2>"$R.err") &
+    local spid=$!
+    check "$sig: the first run started" wait_for "its config.yaml" test -s "$R/seeds-cartpole-6/config.yaml"
+    local tpid
+    tpid=$(pgrep -P "$spid" -f " train ")
+    check "$sig: the run is a child of scripts/seeds" test -n "$tpid"
+    kill -"$sig" "$spid"
+    check "$sig: scripts/seeds ends" wait_for "scripts/seeds to end" gone "$spid"
+    alive "$spid" && kill -KILL "$spid"
+    { wait "$spid"; } 2>/dev/null
+    expect_eq "$sig: exit status $want" "$?" "$want"
+    check "$sig: the run ends" wait_for "the run to end" gone "${tpid:-0}"
+    [ -n "$tpid" ] && alive "$tpid" && kill -KILL "$tpid"
+    expect_eq "$sig: the run stopped cleanly (summary.json stop_reason)" "$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("stop_reason"))' "$R/seeds-cartpole-6/summary.json" 2>&1)" signal
+    check "$sig: the second seed did not start" test ! -e "$R/seeds-cartpole-7"
+}
+signal_run INT 130
+expect_contains "INT: scripts/seeds says so" "$(cat "$R.err")" "seeds: interrupted"
+signal_run TERM 143
+expect_contains "TERM: scripts/seeds says so" "$(cat "$R.err")" "seeds: interrupted"
+signal_run KILL 137
 
 # ---- bad input: one line on stderr, exit 2, nothing run ---------------------------
 rm -f "$W/trains"

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from . import job
 from .errors import InputError, die
 from .fromdirs import from_dirs
 from .matrix import matrix
@@ -72,12 +73,26 @@ with their PS shards). The report states the network, measures it first
 (gorila bench pingpong between two nodes: latency and bandwidth) and sets
 the cost model's prediction beside each cell's measurement (the
 decentralized modes too, per local step), then projects it to many nodes.
+--set key=value goes to every cell, except a sync key of some modes only
+(sync.staleness: ps_bounded; sync.learner_pull_every: ps_async, ps_bounded;
+sync.allreduce_impl: allreduce, local_sgd; sync.gossip_every and
+sync.gossip_topology: gossip; sync.easgd_every and sync.easgd_alpha: easgd;
+sync.average_every: local_sgd), which goes only to those modes' cells
+(gorila refuses one set under another mode).
 --max-ranks N (default 32): refuse layouts needing more MPI ranks.
 --jobs-timeout SEC: stop a job after SEC seconds (cleanly, then by force)
 and report it as timed out (exit 124).
 Default DIR: runs/compare-<config name>-<date>-<time> (--from: runs/compare-from-...).
+Each cell records its job's own exit status. SIGINT or SIGTERM to this
+script (Ctrl-C, timeout(1), systemd, scancel) is passed on to the running
+job, which stops cleanly with a final checkpoint (the same signal again:
+it is killed); the cell is recorded as interrupted with the job's status
+(unless it had ended by itself with 0), --resume runs it again, and the
+report of the finished cells is written. The job runs in a process group
+of its own and gets SIGTERM from the kernel when this script dies (kill
+-9 too), so it never runs on unattended.
 Exit status: 0 report written (even with failed cells), 2 bad input,
-130 interrupted (the report of the finished cells is written)."""
+130 interrupted by SIGINT, 143 by SIGTERM (the report is written)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -116,6 +131,7 @@ def main(argv):
     if opts.help:
         print(USAGE)
         return 0
+    job.install_stop_handlers()
     try:
         if opts.from_dirs:
             if opts.config:
@@ -135,3 +151,6 @@ def main(argv):
         return matrix(opts, argv)
     except InputError as e:
         die(str(e))
+    except KeyboardInterrupt as e:  # before the matrix runs, or a second signal while the report is written
+        print("compare: interrupted", file=sys.stderr)
+        return job.signum_of(e) + 128

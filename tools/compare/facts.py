@@ -125,6 +125,35 @@ def every_key(mode):
     return mode_facts(mode).get("every_key")
 
 
+# The mode-specific sync keys the binary does not name in sync_mode_facts
+# (docs/CONFIG.md, "sync"), with the modes that use them; each mode's period
+# key (every_key) and sync.allreduce_impl (allreduce_impl) come from
+# sync_mode_facts. gorila refuses such a key set to other than its default
+# under a mode that does not use it. sync.learner_pull_every: ps_sync always
+# pulls after every update, the decentralized modes never pull.
+MODE_ONLY_SYNC_KEYS = {"sync.staleness": ("ps_bounded",), "sync.learner_pull_every": ("ps_async", "ps_bounded"),
+                       "sync.gossip_topology": (GOSSIP,), "sync.easgd_alpha": (EASGD,)}
+
+
+def mode_sync_keys():
+    """{key: [modes that use it]} of every mode-specific sync key."""
+    out = {k: [m for m in modes() if m in ms] for k, ms in MODE_ONLY_SYNC_KEYS.items()}
+    for m in modes():
+        own = (["sync." + every_key(m)] if every_key(m) else []) + (["sync.allreduce_impl"] if has_impl(m) else [])
+        for k in own:
+            out.setdefault(k, [])
+            if m not in out[k]:
+                out[k].append(m)
+    return out
+
+
+def mode_uses(mode, key):
+    """False for a mode-specific sync key (mode_sync_keys) that mode does not
+    use; True for every other key."""
+    users = mode_sync_keys().get(key)
+    return users is None or mode in users
+
+
 def allreduce_impls():
     """Every sync.allreduce_impl, in gorila's order; InputError when the
     binary does not list them (a build older than the option)."""

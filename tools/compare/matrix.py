@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from . import budget, facts, network
+from . import budget, facts, job, network
 from .dims import Dims, plural
 from .errors import InputError, warn
 from .costmodel import parse_rate
@@ -202,12 +202,34 @@ def launch_args(config, sets, opts):
             % ("--spread " if spread else "")] + args
 
 
+def set_key(s):
+    """The key of a --set key=value."""
+    return s.split("=", 1)[0].strip()
+
+
+def mode_sets(mode, sets):
+    """The --set options of a cell of mode: without the sync keys only other
+    modes use (gorila refuses one set under another mode)."""
+    return [s for s in sets if facts.mode_uses(mode, set_key(s))]
+
+
+def check_mode_keys(user_sets, modes):
+    """A mode-specific sync key of --set that no mode of --modes uses: said
+    once (it changes nothing)."""
+    for s in user_sets:
+        if not any(facts.mode_uses(m, set_key(s)) for m in modes):
+            users = facts.mode_sync_keys()[set_key(s)]
+            warn("--set %s: only %s use%s %s, and --modes has %s, so it changes nothing"
+                 % (s, " and ".join(users), "s" if len(users) == 1 else "", set_key(s),
+                    "none of them" if len(users) > 1 else "no " + users[0]))
+
+
 def check_sets(user_sets, batch_swept):
     """batch_swept: --learner-batch given, so the matrix sets learner.batch
     itself (without it a --set learner.batch is the config's, as any key)."""
     owned = dict(MATRIX_KEYS, **({"learner.batch": "--learner-batch"} if batch_swept else {}))
     for s in user_sets:
-        key = s.split("=", 1)[0].strip()
+        key = set_key(s)
         if "=" not in s:
             raise InputError("--set expects key=value, got %r" % s)
         if key in owned:
@@ -234,34 +256,50 @@ def save_state(out, state):
     os.replace(tmp, os.path.join(out, "compare.json"))
 
 
-def wait_job(c, p, timeout):
-    """Waits for the launcher p; returns its exit status (124: timed out,
-    130: interrupted)."""
+def stop_job(p, signum, grace):
+    """Stops job p as its first signal signum does (the launcher's clean stop
+    with a final checkpoint); after grace seconds, or at a (further) stop
+    signal to this script, kills it (its job follows: parent-death signal,
+    scripts/launch). Returns (its exit status, that stop signal's
+    KeyboardInterrupt or None)."""
+    job.stop(p, signum)
     try:
-        return p.wait(timeout=timeout)
+        return p.wait(timeout=grace), None
     except subprocess.TimeoutExpired:
-        # the launcher turns the first SIGTERM into a clean stop with a final checkpoint
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()  # its job follows it (parent-death signal, scripts/launch)
-            p.wait()
+        p.kill()
+        return p.wait(), None
+    except KeyboardInterrupt as e:
+        p.kill()
+        return p.wait(), e
+
+
+def wait_job(c, p, timeout):
+    """Waits for the launcher p; returns (its exit status, the
+    KeyboardInterrupt of a stop signal to this script, or None). A job past
+    the time limit is stopped and, unless it still ended by itself with 0,
+    marked timed out with status 124. A stop signal (SIGINT, SIGTERM) is
+    passed on to the job, whose own status is returned: a job that ended
+    before it could stop keeps its 0, any other is marked interrupted (and
+    runs again on --resume)."""
+    try:
+        return p.wait(timeout=timeout), None
+    except subprocess.TimeoutExpired:
+        rc, stopped = stop_job(p, signal.SIGTERM, 30)
+        if rc == 0 and stopped is None:
+            return 0, None
         c.timed_out = True
-        return 124
-    except KeyboardInterrupt:
-        # the launcher, in our process group, got the SIGINT too and stops its job
-        try:
-            p.wait(timeout=60)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            p.kill()
-            p.wait()
-        c.interrupted = True
-        return 130
+        c.interrupted = stopped is not None
+        return 124, stopped
+    except KeyboardInterrupt as e:
+        rc, _ = stop_job(p, job.signum_of(e), 60)  # a second signal only hastens the kill
+        c.interrupted = rc != 0
+        return rc, e
 
 
 def run_cell(c, config, sets, out, opts):
-    """Runs one job through the launcher; fills c.exit, c.seconds, c.run_dir."""
+    """Runs one job through the launcher; fills c.exit, c.seconds, c.run_dir.
+    Interrupted (a stop signal to this script): the job is stopped, recorded
+    with its own exit status, and the signal's KeyboardInterrupt raised."""
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     c.log = os.path.join(out, "logs", c.name + ".log")
     args = launch_args(config, sets, opts)
@@ -270,8 +308,8 @@ def run_cell(c, config, sets, out, opts):
     with open(c.log, "w") as log:
         log.write("$ %s\n" % " ".join(shlex.quote(a) for a in args))
         log.flush()
-        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        rc = wait_job(c, p, timeout)
+        p = job.start(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        rc, stopped = wait_job(c, p, timeout)
     c.seconds = time.monotonic() - t0
     c.exit = rc if rc >= 0 else 128 - rc
     with open(c.log, errors="replace") as f:
@@ -280,8 +318,8 @@ def run_cell(c, config, sets, out, opts):
         c.run_dir = os.path.abspath(found[-1])
     elif os.path.isdir(os.path.join(out, "runs", c.name)):
         c.run_dir = os.path.join(out, "runs", c.name)
-    if c.interrupted:
-        raise KeyboardInterrupt
+    if stopped is not None:
+        raise stopped
 
 
 def progress_line(k, n, c, label, elapsed, left):
@@ -353,7 +391,10 @@ class Matrix:
         """The config itself: a distributed one; the PS count of PS cells."""
         # with --learner-batch every cell sets learner.batch itself: the config's own (global: allreduce only) is
         # checked as per_learner here
-        sets = self.user_sets + (["learner.batch=%s" % PER_LEARNER] if self.batches_opt else [])
+        # (the sync keys of one mode only are checked with the cells of their modes, below)
+        sets = [s for s in self.user_sets if set_key(s) not in facts.mode_sync_keys()] + \
+            (["learner.batch=%s" % PER_LEARNER] if self.batches_opt else [])
+        check_mode_keys(self.user_sets, self.modes)
         try:
             base = facts.config_check(self.config, sets)
         except InputError:
@@ -362,6 +403,9 @@ class Matrix:
             m = self.modes[0]
             base = facts.config_check(self.config, sets + ["sync.mode=%s" % m] +
                                       ([] if facts.has_ps(m) else ["roles.param_servers=0"]))
+        for s in self.user_sets:  # the algorithm a --set gives the allreduce cells
+            if set_key(s) == "sync.allreduce_impl":
+                base["sync.allreduce_impl"] = s.split("=", 1)[1].strip()
         if base.get("run.mode", "distributed") != "distributed":
             raise InputError("%s is a %s config (run.mode); compare needs a distributed one (e.g. "
                              "configs/cartpole.yaml)" % (self.config, base.get("run.mode")))
@@ -429,7 +473,9 @@ class Matrix:
             c.extra["allreduce_impl"] = impl
         if self.sweep_batch and m == ALLREDUCE:
             c.extra["learner_batch"] = batch
-        c.sets = list(self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L, "roles.param_servers=%d" % P]
+        # the user's --set but the sync keys of other modes
+        c.sets = mode_sets(m, self.user_sets) + ["sync.mode=%s" % m, "roles.learners=%d" % L,
+                                                 "roles.param_servers=%d" % P]
         if facts.has_impl(m) and self.impls_opt:
             c.sets.append("sync.allreduce_impl=%s" % impl)
         if self.batches_opt:
@@ -664,10 +710,12 @@ class Matrix:
         to_run = 0
         for c in self.cells:
             d = os.path.join(self.runs, c.name)
-            if self.opts.resume and finished_run(d):
+            rec = self.prior.get(c.name, {})
+            # a cell recorded as interrupted runs again even where its run wrote a summary.json (a build that
+            # recorded 130 for a job that had ended by itself)
+            if self.opts.resume and finished_run(d) and not (rec.get("interrupted") and rec.get("exit")):
                 c.skipped = True
                 c.run_dir = d
-                rec = self.prior.get(c.name, {})
                 c.exit = rec.get("exit", 0) if rec.get("exit") is not None else 0
                 c.seconds = rec.get("seconds")
                 c.timed_out = bool(rec.get("timed_out"))
@@ -692,7 +740,8 @@ class Matrix:
                 self.record()
 
     def run_all(self, t_start):
-        """Runs the cells not kept; returns (jobs run, interrupted)."""
+        """Runs the cells not kept; returns (jobs run, the stop signal that
+        interrupted them, or 0)."""
         to_run = self.keep_finished()
         self.record()
         times = []
@@ -703,11 +752,12 @@ class Matrix:
                 left = (sum(times) / len(times)) * (to_run - len(times)) if times else None
                 print(progress_line(k, len(self.cells), c, self.label(c), time.monotonic() - t_start, left),
                       flush=True)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             self.record()
-            print("compare: interrupted; `--resume` runs the remaining cells", file=sys.stderr)
-            return len(times), True
-        return len(times), False
+            print("compare: interrupted (%s); `--resume` runs the remaining cells"
+                  % signal.Signals(job.signum_of(e)).name, file=sys.stderr)
+            return len(times), job.signum_of(e)
+        return len(times), 0
 
     def run(self):
         self.check_input()
@@ -738,9 +788,10 @@ class Matrix:
         self.head.append("- Jobs run by this command: %d, %s in all%s" % (
             done_run, fmt_secs(time.monotonic() - t_start),
             "; kept from before (--resume): %d" % sum(1 for c in self.cells if c.skipped) if self.opts.resume else ""))
-        write_report(self.out, self.cells, self.head, interrupted, self.state.get("network"), self.skipped_note())
+        write_report(self.out, self.cells, self.head, bool(interrupted), self.state.get("network"),
+                     self.skipped_note())
         print("report: %s" % os.path.join(self.out, "report.md"))
-        return 130 if interrupted else 0
+        return 128 + interrupted if interrupted else 0
 
 
 def matrix(opts, argv):

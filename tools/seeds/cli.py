@@ -9,9 +9,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
-from ..compare import facts
+from ..compare import facts, job
 from ..compare.errors import InputError
 from ..compare.stats import DASH, num
 from . import stats
@@ -71,8 +72,14 @@ names>, --sweep: seeds-sweep-<config name>-<key>; run.out_dir moves it),
 printed first, and in it a run directory per config and seed:
 <config>-s<seed> (<config> as labelled in the table, / as -; --sweep:
 <key>_<value>-s<seed>).
+SIGINT or SIGTERM to this script is passed on to the running run, which
+stops cleanly with a final checkpoint (the same signal again: it is
+killed); the run runs in a process group of its own and gets SIGTERM from
+the kernel when this script dies (kill -9 too), so it never runs on
+unattended.
 Exit status: 0 every run finished (exit 0), 1 some run failed, 2 bad input,
-130 interrupted (the statistics of the finished runs are printed)."""
+130 interrupted by SIGINT, 143 by SIGTERM (the statistics of the finished
+runs are printed)."""
 
 # Keys scripts/seeds sets on every run itself.
 OWN_KEYS = ("run.seed", "run.name", "run.out_dir")
@@ -367,21 +374,26 @@ def run_one(arm, seed):
     cmd = [facts.GORILA, "train"] + args if arm.cfg["ranks"] == 1 else [facts.LAUNCH] + args
     r = Run(seed)
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                         errors="replace")
-    try:
-        log, _ = p.communicate()
-    except KeyboardInterrupt:
-        # The run got the SIGINT too (one process group) and stops cleanly,
-        # with a final checkpoint: wait for it. A second one kills it.
-        print("seeds: interrupted: waiting for %s seed %d to stop (again: kill it)" % (arm.label, seed),
-              file=sys.stderr)
+    # in a process group of its own, SIGTERM when this script dies (tools/compare/job.py); its output to a
+    # file, not a pipe, so that a run outliving this script by its clean stop is not killed writing to it
+    with tempfile.TemporaryFile("w+", errors="replace") as out:
+        p = job.start(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            p.communicate()
-        except KeyboardInterrupt:
-            p.kill()
-            p.communicate()
-        raise
+            p.wait()
+        except KeyboardInterrupt as e:
+            # Passed on to the run, which stops cleanly with a final
+            # checkpoint: wait for it. A second one kills it.
+            print("seeds: interrupted: waiting for %s seed %d to stop (again: kill it)" % (arm.label, seed),
+                  file=sys.stderr)
+            job.stop(p, job.signum_of(e))
+            try:
+                p.wait()
+            except KeyboardInterrupt:
+                p.kill()
+                p.wait()
+            raise
+        out.seek(0)
+        log = out.read()
     r.seconds = time.monotonic() - t0
     r.rc = p.returncode
     dirs = re.findall(r"^run directory: (.*)$", log, re.M)
@@ -693,6 +705,7 @@ def notes(o, arms, figs):
 
 def main(argv):
     """argv as sys.argv; returns the exit status."""
+    job.install_stop_handlers()
     try:
         o = parse_args(argv[1:])
         if o is None:
@@ -704,9 +717,9 @@ def main(argv):
     except InputError as e:
         err(one_line(str(e)))
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("seeds: interrupted before any run", file=sys.stderr)
-        return 130
+        return 128 + job.signum_of(e)
     seeds = list(range(o.first, o.first + o.n))
     several = len(arms) > 1
     printer = RowPrinter(o.markdown, max(len("config"), max(len(a.label) for a in arms)) if several else 0)
@@ -717,22 +730,22 @@ def main(argv):
     print("run directories: %s/<config>-s<seed>" % parent)
     print()
     printer.header()
-    interrupted = False
+    interrupted = 0
     try:
         for seed in seeds:
             for a in arms:
                 r = run_one(a, seed)
                 a.runs.append(r)
                 printer.row(a, r)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as e:
+        interrupted = job.signum_of(e)
         print("seeds: interrupted; the statistics of the finished runs follow (the interrupted run is not among "
               "them)", file=sys.stderr)
     if any(a.runs for a in arms):
         for line in summary(o, arms):
             print(line)
     if interrupted:
-        return 130
+        return 128 + interrupted
     return 1 if any(r.failed for a in arms for r in a.runs) else 0
 
 
