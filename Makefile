@@ -42,14 +42,29 @@ SAN      ?=
 DEPFLAGS := -MMD -MP
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Include paths per layer: a layer sees its own folder and those below it.
+# MinAtar (envs/minatar, GPL-3.0-or-later): in the library when MINATAR=1
+# (the default; the binary is then GPL-3.0-or-later as a whole, and says so
+# in `gorila version`); `make MINATAR=0` builds an MIT-only binary without
+# it. Switching rebuilds what depends on it (the minatar-build stamp).
+MINATAR ?= 1
+ifeq ($(MINATAR),1)
+MINATAR_SRC := $(wildcard envs/minatar/*.c)
+MINATAR_INC := -Ienvs/minatar
+MINATAR_DEFS := -DGORILA_MINATAR=1 -DGORILA_LICENSE='"GPL-3.0-or-later"'
+else
+MINATAR_SRC :=
+MINATAR_INC :=
+MINATAR_DEFS :=
+endif
+
 INC_BASE   := -Isrc/base
-INC_ENVS   := $(INC_BASE) -Ienvs
+INC_ENVS   := $(INC_BASE) -Ienvs $(MINATAR_INC)
 INC_AGENTS := $(INC_BASE) -Iagents
 # src/core is in rooms (docs/ARCHITECTURE.md): each room's public headers
 # are on the path of every file above base, envs and agents; a room's
 # private/ headers only on its own files' path (PRIV_INC).
 CORE_ROOMS := $(sort $(patsubst %/,%,$(dir $(wildcard src/core/*/*.c))))
-INC_CORE   := $(INC_BASE) -Ienvs -Iagents $(addprefix -I,$(CORE_ROOMS))
+INC_CORE   := $(INC_ENVS) -Iagents $(addprefix -I,$(CORE_ROOMS))
 INC_MPI   := $(INC_CORE) -Isrc/mpi
 INC_CLI    := $(INC_MPI) -Isrc/cli
 
@@ -99,12 +114,13 @@ LDLIBS   := $(BLAS_LIBS) $(YAML_LIBS) -lm $(RPATH_FLAGS)
 # Only where the unit tests are linked: make gorila needs no Criterion.
 TEST_LDLIBS = $(shell $(PKGCONF) --libs criterion)
 
-LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*/*.c)
+
+LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*/*.c) $(MINATAR_SRC)
 LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  := $(filter-out src/cli/fuzz_%.c,$(wildcard src/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_SRC := $(filter-out $(if $(MINATAR_SRC),,tests/unit/test_minatar%),$(wildcard tests/unit/test_*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 MPI_TEST_SRC := $(wildcard tests/mpi/mpi_*.c tests/bench/mpi_*.c)
 MPI_TESTS := $(addprefix $(BUILD)/tests/,$(notdir $(MPI_TEST_SRC:.c=)))
@@ -135,12 +151,12 @@ $(BUILD)/obj/%.o: %.c
 # The release is the VERSION file (CHANGELOG.md's top entry); in a git
 # checkout `gorila version` also says which commit it was built from.
 SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h src/core/*/*.c src/core/*/*.h src/core/*/private/*.h \
-    envs/*.c envs/*.h agents/*.c agents/*.h)) Makefile VERSION
-SOURCE_ID := $(shell cat $(SOURCE_FILES) | sha256sum | cut -c1-12)
+    envs/*.c envs/*.h envs/minatar/*.c envs/minatar/*.h agents/*.c agents/*.h)) Makefile VERSION
+SOURCE_ID := $(shell (cat $(SOURCE_FILES); echo MINATAR=$(MINATAR)) | sha256sum | cut -c1-12)
 VERSION := $(shell cat VERSION)
 GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
 VERSION_DEFS = -DGORILA_VERSION='"$(VERSION)"' -DGORILA_GIT_DESCRIBE='"$(GIT_DESCRIBE)"'
-VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE)
+VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE) MINATAR=$(MINATAR)
 .PHONY: FORCE source-id
 # `make -s source-id`: the id this tree's build embeds (tests/cli/version.sh, layers.sh)
 source-id:
@@ -149,10 +165,14 @@ $(BUILD)/source-id: FORCE
 	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "$(VERSION_STAMP)" ] || echo "$(VERSION_STAMP)" > $@
 $(BUILD)/obj/src/base/version.o: src/base/version.c $(BUILD)/source-id
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -DGORILA_SOURCE_ID='"$(SOURCE_ID)"' $(VERSION_DEFS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) $(DEPFLAGS) -DGORILA_SOURCE_ID='"$(SOURCE_ID)"' $(VERSION_DEFS) $(MINATAR_DEFS) -c $< -o $@
 $(BUILD)/obj/tests/version-other.o: src/base/version.c $(BUILD)/source-id
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) -DGORILA_SOURCE_ID='"0th3r0bui1d0"' $(VERSION_DEFS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASEFLAGS) $(CFLAGS) -DGORILA_SOURCE_ID='"0th3r0bui1d0"' $(VERSION_DEFS) $(MINATAR_DEFS) -c $< -o $@
+$(BUILD)/minatar-build: FORCE
+	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "MINATAR=$(MINATAR)" ] || echo "MINATAR=$(MINATAR)" > $@
+$(BUILD)/obj/src/cli/cmd_env_minatar.o: CFLAGS += $(MINATAR_DEFS)
+$(BUILD)/obj/src/cli/cmd_env_minatar.o: $(BUILD)/minatar-build
 $(OTHER_BUILD): $(CLI_OBJ) $(BUILD)/obj/tests/version-other.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -206,7 +226,7 @@ $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 LAYER_CC ?= gcc
 check-layers:
 	@mkdir -p $(BUILD); fail=0; \
-	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
+	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
 	    case $$f in \
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
 	    agents/*) inc="$(INC_AGENTS)";; \

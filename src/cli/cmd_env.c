@@ -35,6 +35,7 @@
  */
 #include "clock.h"
 #include "cmd.h"
+#include "cmd_env_minatar.h"
 #include "env.h"
 #include "envcheck.h"
 #include "rng.h"
@@ -198,6 +199,7 @@ static int env_list(int argc, char **argv) {
     }
     printf("\nPendulum-v1: actions are the discrete torques {-2, 0, 2} (--torques to change);\n"
            "Gymnasium registers no reward threshold for it, -200 is gorila's \"solved\" bar.\n");
+    minatar_cli_list();
     char err[ERR_LEN];
     if (env_registry_check(err) < 0) {
         fprintf(stderr, "gorila: error: env list: %s\n", err);
@@ -405,6 +407,7 @@ static int replay_line(Replay *r, long lineno, char *line) {
 static int env_replay(int argc, char **argv) {
     static const char *const allowed[] = {"--torques", NULL};
     const char *what = "env replay";
+    if (minatar_cli_wants(argc, argv)) return minatar_cli_replay(argc, argv); /* cmd_env_minatar.c */
     EnvArgs a = {0};
     int rc = parse_env_args(what, argc, argv, allowed, &a);
     if (rc) return rc;
@@ -441,6 +444,7 @@ static const char env_usage[] =
     "usage: gorila env list\n"
     "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "       gorila env replay NAME [--torques a,b,...] < commands\n"
+    "       gorila env replay MinAtar/<Game>-v0|-v1 [--sticky P] [--no-ramping] < commands\n"
     "       gorila env check NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "\n"
     "replay reads one command per line (blank and # lines ignored):\n"
@@ -449,6 +453,7 @@ static const char env_usage[] =
     "Flags follow Gymnasium: truncated is 1 once the step count reaches the time\n"
     "limit, also on a step that terminated (both 1); rollout's end column then\n"
     "reads terminated+truncated.\n"
+    "MinAtar replay reads seed S, reset, step A; prints R T CELLS (docs/ENVIRONMENTS.md).\n"
     "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
     "check steps the environment with random actions for N episodes (default 10)\n"
     "and checks its contract (sizes, finite values, bounds, flags, determinism,\n"

@@ -41,7 +41,15 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
 else
     expect_eq "git_describe: null outside a checkout" "$(field git_describe)" "null"
 fi
-expect_eq "license: MIT (the root LICENSE)" "$(field license)" '"MIT"'
+# A build with MinAtar (make MINATAR=1, the default: `gorila env list` then
+# lists the MinAtar/ ids) links envs/minatar, GPL-3.0-or-later, and is so as
+# a whole; make MINATAR=0 builds an MIT-only binary.
+if "$GORILA" env list | grep -q '^MinAtar/Breakout-v0 '; then
+    expect_eq "license: GPL-3.0-or-later (a build with MinAtar, envs/minatar/COPYING)" "$(field license)" \
+        '"GPL-3.0-or-later"'
+else
+    expect_eq "license: MIT (the root LICENSE; a build without MinAtar)" "$(field license)" '"MIT"'
+fi
 check "LICENSE is the MIT licence" grep -q "^MIT License" LICENSE
 build=$("$GORILA" version | head -1)
 expect_eq "build: the first line of gorila version" "$(field build)" "\"$build\""
