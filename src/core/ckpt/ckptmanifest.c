@@ -187,7 +187,7 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const
     return out;
 }
 
-int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
+int ckptmanifest_check(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->n_shards < 1 || m->n_shards > MANIFEST_MAX_SHARDS)
         return errf(err, "cannot commit checkpoint %s: %d shards (1 .. %d)", dir, m->n_shards, MANIFEST_MAX_SHARDS);
     if (m->n_replay < 0 || m->n_replay > MANIFEST_MAX_SHARDS)
@@ -203,18 +203,13 @@ int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->eval_episodes < 0 || (m->eval_episodes > 0 && !isfinite(m->eval_mean)))
         return errf(err, "cannot commit checkpoint %s: evaluation of %d episodes with mean %g", dir,
                     m->eval_episodes, m->eval_mean);
-    ShardSum *sums = xcalloc((size_t)m->n_shards, sizeof *sums);
-    ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
-    ShardSum *csums = xcalloc((size_t)m->n_copies + 1, sizeof *csums);
-    int rc = rck_sum_shards(dir, m, sums, err);
-    if (rc == 0) rc = rck_sum_replays(dir, m, rsums, err);
-    if (rc == 0) rc = rck_sum_copies(dir, m, csums, err);
-    char *text = rc == 0 ? manifest_text(m, sums, rsums, csums) : NULL;
-    free(sums);
-    free(rsums);
-    free(csums);
-    if (rc != 0) return err_prefix(err, "cannot commit checkpoint %s", dir);
-    rc = rck_write_atomic(dir, "MANIFEST", text, err);
+    return 0;
+}
+
+int ckptmanifest_write(const char *dir, const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums,
+                       const ShardSum *csums, char *err) {
+    char *text = manifest_text(m, sums, rsums, csums);
+    int rc = ckptio_write_atomic(dir, "MANIFEST", text, err);
     free(text);
     return rc;
 }
@@ -504,7 +499,7 @@ int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, Shar
     if (rsums) *rsums = NULL;
     if (csums) *csums = NULL;
     char path[PATH_LEN];
-    if (rck_join(path, dir, "MANIFEST", err)) return -1;
+    if (ckptio_join(path, dir, "MANIFEST", err)) return -1;
     char *text, *body = NULL;
     size_t len = 0;
     if (load_manifest(path, &text, &len, err)) return -1;
@@ -552,7 +547,7 @@ int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
 int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
     char path[PATH_LEN], text[64];
     *id = 0;
-    if (rck_join(path, run_dir, RUN_ID_FILE, err)) return -1;
+    if (ckptio_join(path, run_dir, RUN_ID_FILE, err)) return -1;
     struct stat st;
     if (lstat(path, &st) != 0 && errno == ENOENT) return 1;
     if (read_small_file(path, "", text, sizeof text, err)) return -1;
@@ -568,7 +563,7 @@ int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
 int runckpt_save_run_id(const char *run_dir, uint64_t id, char *err) {
     char text[32];
     snprintf(text, sizeof text, "%016" PRIx64 "\n", id);
-    return rck_write_atomic(run_dir, RUN_ID_FILE, text, err);
+    return ckptio_write_atomic(run_dir, RUN_ID_FILE, text, err);
 }
 
 int rck_check_run(const char *run_dir, const RunCkptManifest *m, char *err) {

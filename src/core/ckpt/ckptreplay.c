@@ -40,7 +40,7 @@ static int src_read(const SecSrc *s, uint64_t off, void *dst, size_t n, char *er
         memcpy(dst, s->mem + off, n);
         return 0;
     }
-    return rck_pread(s->r, s->base + off, dst, n, err);
+    return ckptio_pread(s->r, s->base + off, dst, n, err);
 }
 
 /* What one column of the replay section must hold. */
@@ -161,13 +161,13 @@ int rck_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char
 int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err) {
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, rp->index);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (rp->n_shards < 1 || rp->index < 0 || rp->index >= rp->n_shards)
         return errf(err, "cannot write checkpoint %s: replay shard %d outside the %d replay shards", path, rp->index,
                     rp->n_shards);
     assert(rp->replay != NULL);
     CkptMeta m;
-    rck_fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
+    ckptio_fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
     m.run_id = rp->run_id;
     m.seq = rp->seq;
     m.n_shards = (uint64_t)rp->n_shards;
@@ -197,7 +197,7 @@ static int open_replay(const char *dir, int s, const RunCkptManifest *m, const S
                        bool rows, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, s);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
     uint32_t crc;
     if (rck_check_binding(r, s, m, true, want, err) || rck_file_crc(r, want, &crc, err)) goto fail;
@@ -320,7 +320,7 @@ static int restore_replay(const Config *cfg, const QNet *net, const char *dir, c
                           RunCkptReplayInfo *info, char *err) {
     int n_old = m->n_replay;
     ReplayRestore rr = {.dir = dir, .man = m, .rsums = rsums, .n_shards = n_shards, .replay = replay, .info = info};
-    rck_fill_net(cfg, net, &rr.want);
+    ckptio_fill_net(cfg, net, &rr.want);
     rr.sizes = xcalloc((size_t)n_old, sizeof *rr.sizes);
     rr.first = xcalloc((size_t)n_old, sizeof *rr.first);
     rr.count = xcalloc((size_t)n_old, sizeof *rr.count);

@@ -46,7 +46,7 @@ static size_t first_non_finite(const float *x, size_t n) {
 /* The header of shard sh of network net: its slice, counters, versions and
  * binding (optimizer and sections come with the sections). */
 static void shard_meta(const Config *cfg, const QNet *net, const RunCkptShard *sh, CkptMeta *m) {
-    rck_fill_net(cfg, net, m);
+    ckptio_fill_net(cfg, net, m);
     m->slice_offset = sh->off;
     m->slice_count = sh->len;
     m->env_steps = sh->env_steps;
@@ -64,7 +64,7 @@ static void shard_meta(const Config *cfg, const QNet *net, const RunCkptShard *s
 int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
     char path[PATH_LEN], name[32];
     shard_name(name, sizeof name, sh->index);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
         return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
                     sh->index, sh->n_shards);
@@ -136,7 +136,7 @@ static int check_optim_step(const CkptReader *r, char *err) {
     const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
     if (!e || e->bytes < 8) return 0;
     uint64_t step;
-    if (rck_pread(r, e->offset, &step, 8, err)) return -1;
+    if (ckptio_pread(r, e->offset, &step, 8, err)) return -1;
     if (step > CKPT_MAX_COUNT)
         return errf(err, "%s: optimizer step count %" PRIu64 " is above 2^53, more than any run can count: the "
                     "optimizer state is damaged", r->path, step);
@@ -150,7 +150,7 @@ static int scan_finite(const CkptReader *r, uint64_t off, uint64_t n, uint64_t *
     float buf[CHUNK];
     for (uint64_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t k = n - i0 < CHUNK ? (size_t)(n - i0) : CHUNK;
-        if (rck_pread(r, off + i0 * sizeof(float), buf, k * sizeof(float), err)) return -1;
+        if (ckptio_pread(r, off + i0 * sizeof(float), buf, k * sizeof(float), err)) return -1;
         size_t j = first_non_finite(buf, k);
         if (j < k) {
             *at = i0 + j;
@@ -239,7 +239,7 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
                       ShardSum *got, Tiling *t, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
     shard_name(name, sizeof name, q);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
     if (rck_check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
@@ -426,7 +426,7 @@ int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunC
         return -1;
     }
     SliceRead sr = {.sh = sh, .lo = sh->off, .hi = sh->off + sh->len};
-    rck_fill_net(cfg, net, &sr.want);
+    ckptio_fill_net(cfg, net, &sr.want);
     Tiling t = {0, 0};
     int rc = 0;
     /* Pass 2: read the overlapping parts. */
@@ -447,7 +447,7 @@ static void copy_name(char *name, size_t cap, int k) { snprintf(name, cap, "lear
 int runckpt_write_copy(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
     char path[PATH_LEN], name[40];
     copy_name(name, sizeof name, sh->index);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards || sh->off != 0 || sh->len != net->n_params)
         return errf(err, "cannot write checkpoint %s: learner %d of %d, slice [%zu, %zu) of %zu parameters", path,
                     sh->index, sh->n_shards, sh->off, sh->off + sh->len, net->n_params);
@@ -462,7 +462,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
                      CkptReader *r, char *err) {
     char path[PATH_LEN], name[40];
     copy_name(name, sizeof name, k);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
     const CkptMeta *h = &r->meta;
     uint32_t crc;
@@ -519,7 +519,7 @@ int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int l
         rc = open_copy(dir, learner, &man, &csums[learner], NULL, &r, err);
         if (rc == 0) {
             SliceRead sr = {.sh = sh, .lo = 0, .hi = sh->len};
-            rck_fill_net(cfg, net, &sr.want);
+            ckptio_fill_net(cfg, net, &sr.want);
             rc = read_open_shard(&r, 0, &sr, err);
             if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
             if (rc == 0 && sr.covered != sh->len)

@@ -37,37 +37,43 @@ typedef struct {
     uint64_t rows; /* replay files: transitions held */
 } ShardSum;
 
-/* ---- runckpt.c: paths and files ------------------------------------------ */
+/* ---- ckptio.c: paths and files ------------------------------------------- */
 
 /* out (PATH_LEN) = "a/b"; -1 with err when it does not fit. */
-int rck_join(char *out, const char *a, const char *b, char *err);
+int ckptio_join(char *out, const char *a, const char *b, char *err);
 
 /* Remove path: a directory of plain files (a checkpoint) with its files, or
  * anything else (a file, a planted link) by itself. Missing is fine. 0 or
  * -1 with err. */
-int rck_remove_tree(const char *path, char *err);
+int ckptio_remove_tree(const char *path, char *err);
 
 /* fsync the directory dir; best effort. */
-void rck_fsync_dir(const char *dir);
+void ckptio_fsync_dir(const char *dir);
 
 /* Write dir/name with text atomically (tmp, fsync, rename, fsync dir).
  * 0 or -1 with err. */
-int rck_write_atomic(const char *dir, const char *name, const char *text, char *err);
+int ckptio_write_atomic(const char *dir, const char *name, const char *text, char *err);
 
 /* m zeroed, then the network and env that cfg and net describe (slice
  * [0, 0), optimizer none, counters 0). */
-void rck_fill_net(const Config *cfg, const QNet *net, CkptMeta *m);
+void ckptio_fill_net(const Config *cfg, const QNet *net, CkptMeta *m);
 
 /* Read n bytes at file offset off of the open checkpoint r into dst.
  * 0, or -1 with err starting with r's path. */
-int rck_pread(const CkptReader *r, uint64_t off, void *dst, size_t n, char *err);
+int ckptio_pread(const CkptReader *r, uint64_t off, void *dst, size_t n, char *err);
 
 /* ---- ckptmanifest.c: binding ----------------------------------------------- */
 
-/* Check m's fields, open every shard and replay file it lists (binding and
- * tiling, as a reader will), and write dir/MANIFEST with their sizes and
- * CRCs. 0 or -1 with err. */
-int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err);
+/* m's fields are fit for a MANIFEST (shard, replay and copy counts, kind,
+ * mode, evaluation). 0 or -1 with err ("cannot commit checkpoint dir: ..."). */
+int ckptmanifest_check(const char *dir, const RunCkptManifest *m, char *err);
+
+/* Write dir/MANIFEST (atomic) for m, which ckptmanifest_check passed, with
+ * the sizes and CRCs of its files: sums (n_shards), rsums (n_replay) and
+ * csums (n_copies, those below first_copy unused), computed by the commit
+ * (rck_sum_shards, rck_sum_replays, rck_sum_copies). 0 or -1 with err. */
+int ckptmanifest_write(const char *dir, const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums,
+                       const ShardSum *csums, char *err);
 
 /* Read dir/MANIFEST into m and, if sums is not NULL, the shard sums
  * (*sums: n_shards entries, caller frees), if rsums is not NULL, the replay
