@@ -89,7 +89,7 @@ typedef struct {
     uint32_t optim_slots;                /* per-parameter float arrays in OPTIM */
     uint64_t env_steps, updates, episodes, param_version;
     double wall_seconds;
-    /* The run layer's fields (runckpt.c; docs/CHECKPOINT.md "Checkpoints of
+    /* The run layer's fields (runckpt.h; docs/CHECKPOINT.md "Checkpoints of
      * a run"). This module writes them and reads them back as given and
      * checks none of them: their meaning and bounds are the run layer's.
      * They fill header bytes 184 .. 239, once the spare counters

@@ -52,7 +52,7 @@
  * that its data is what its writer meant, so a damaged file is refused
  * here, when a checkpoint is chosen, and never first when its data is
  * read. */
-int rck_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char *err) {
+int ckptmanifest_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char *err) {
     unsigned char buf[65536];
     uint32_t c = 0, sc[CKPT_MAX_SECTIONS] = {0};
     for (uint64_t done = 0; done < r->file_bytes;) {
@@ -82,13 +82,13 @@ int rck_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char 
     return 0;
 }
 
-int rck_check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool replay, const ShardSum *want,
-                      char *err) {
+int ckptmanifest_check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool replay,
+                               const ShardSum *want, char *err) {
     const CkptMeta *h = &r->meta;
     const char *path = r->path;
     int n = replay ? m->n_replay : m->n_shards;
-    if (h->kind != (replay ? RCK_KIND_REPLAY : RCK_KIND_PARAMS))
-        return errf(err, "%s holds %s, not %s", path, h->kind == RCK_KIND_REPLAY ? "replay contents" : "parameters",
+    if (h->kind != (replay ? RUNCKPT_KIND_REPLAY : RUNCKPT_KIND_PARAMS))
+        return errf(err, "%s holds %s, not %s", path, h->kind == RUNCKPT_KIND_REPLAY ? "replay contents" : "parameters",
                     replay ? "replay contents" : "parameters");
     if (h->run_id != m->run_id)
         return errf(err, "%s belongs to run %016" PRIx64 ", but the manifest is of run %016" PRIx64, path, h->run_id,
@@ -492,7 +492,7 @@ static int parse_copies(Lines *L, RunCkptManifest *m, ShardSum **cs, char *err) 
     return 0;
 }
 
-int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
+int ckptmanifest_read(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
                       char *err) {
     memset(m, 0, sizeof *m);
     if (sums) *sums = NULL;
@@ -537,7 +537,7 @@ out:
 }
 
 int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
-    return rck_read_manifest(dir, m, NULL, NULL, NULL, err);
+    return ckptmanifest_read(dir, m, NULL, NULL, NULL, err);
 }
 
 /* ---- the run id of a run directory ------------------------------------------ */
@@ -566,7 +566,7 @@ int runckpt_save_run_id(const char *run_dir, uint64_t id, char *err) {
     return ckptio_write_atomic(run_dir, RUN_ID_FILE, text, err);
 }
 
-int rck_check_run(const char *run_dir, const RunCkptManifest *m, char *err) {
+int ckptmanifest_check_run(const char *run_dir, const RunCkptManifest *m, char *err) {
     uint64_t own;
     int rc = runckpt_run_id(run_dir, &own, err);
     if (rc < 0) return -1;

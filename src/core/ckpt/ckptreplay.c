@@ -141,7 +141,7 @@ static int check_replay_rows(const SecSrc *src, uint64_t bytes, uint32_t obs_dim
     return 0;
 }
 
-int rck_check_file_rows(const CkptReader *r, char *err) {
+int ckptreplay_check_file_rows(const CkptReader *r, char *err) {
     const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
     if (!e) return 0;
     SecSrc src = {r, e->offset, NULL};
@@ -150,7 +150,7 @@ int rck_check_file_rows(const CkptReader *r, char *err) {
     return -1;
 }
 
-int rck_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char *err) {
+int ckptreplay_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char *err) {
     SecSrc src = {r, 0, data};
     if (check_replay_rows(&src, bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
     return err_prefix(err, "%s", r->path);
@@ -172,7 +172,7 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
     m.seq = rp->seq;
     m.n_shards = (uint64_t)rp->n_shards;
     m.shard_index = (uint64_t)rp->index;
-    m.kind = RCK_KIND_REPLAY;
+    m.kind = RUNCKPT_KIND_REPLAY;
     m.rows = replaystore_size(rp->replay);
     size_t bytes = replaystore_serial_bytes(rp->replay);
     /* Plain malloc: a buffer this large may not be there, and that should
@@ -200,16 +200,17 @@ static int open_replay(const char *dir, int s, const RunCkptManifest *m, const S
     if (ckptio_join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
     uint32_t crc;
-    if (rck_check_binding(r, s, m, true, want, err) || rck_file_crc(r, want, &crc, err)) goto fail;
+    if (ckptmanifest_check_binding(r, s, m, true, want, err) || ckptmanifest_file_crc(r, want, &crc, err))
+        goto fail;
     if (got) *got = (ShardSum){r->file_bytes, crc, r->meta.rows};
-    if (rows && rck_check_file_rows(r, err)) goto fail;
+    if (rows && ckptreplay_check_file_rows(r, err)) goto fail;
     return 0;
 fail:
     ckpt_close(r);
     return -1;
 }
 
-int rck_sum_replays(const char *dir, const RunCkptManifest *m, ShardSum *rsums, char *err) {
+int ckptreplay_sum_files(const char *dir, const RunCkptManifest *m, ShardSum *rsums, char *err) {
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, NULL, &rsums[s], false, &r, err)) return -1;
@@ -218,7 +219,7 @@ int rck_sum_replays(const char *dir, const RunCkptManifest *m, ShardSum *rsums, 
     return 0;
 }
 
-int rck_verify_replays(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
+int ckptreplay_verify_files(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, &rsums[s], NULL, true, &r, err)) return -1;
@@ -297,7 +298,7 @@ static int restore_file(const ReplayRestore *rr, int j, char *err) {
     if (read_replay_section(&r, &data, &bytes, err)) goto out;
     /* Rank 0 checked the rows when it chose the checkpoint; checked again
      * here in memory, as they are about to be served. */
-    if (rck_check_mem_rows(&r, data, bytes, err)) goto out;
+    if (ckptreplay_check_mem_rows(&r, data, bytes, err)) goto out;
     if (add_rows(rr, j, data, bytes, err) != 0) {
         err_prefix(err, "%s", r.path);
         goto out;
@@ -356,7 +357,7 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
     memset(info, 0, sizeof *info);
     RunCkptManifest man;
     ShardSum *rsums;
-    if (rck_read_manifest(dir, &man, NULL, &rsums, NULL, err)) return -1;
+    if (ckptmanifest_read(dir, &man, NULL, &rsums, NULL, err)) return -1;
     info->files = man.n_replay;
     int rc = 0;
     if (man.n_replay > 0) rc = restore_replay(cfg, net, dir, &man, rsums, index, n_shards, replay, info, err);

@@ -4,7 +4,7 @@
  * fallback), the best one (runckpt_best), re-choosing when a running job
  * moves on meanwhile (runckpt_read_chosen), and the numbered directories
  * that no longer count: an abandoned line set aside (runckpt_drop_above),
- * old ones pruned after a commit (rck_prune). Part of runckpt
+ * old ones pruned after a commit (ckptselect_prune). Part of runckpt
  * (runckptint.h).
  *
  * Fallback. runckpt_find_latest trusts `latest` only after verifying the
@@ -31,10 +31,10 @@
 
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err) {
     ShardSum *sums, *rsums, *csums;
-    if (rck_read_manifest(dir, m, &sums, &rsums, &csums, err)) return -1;
-    int rc = rck_verify_shards(dir, m, sums, err);
-    if (rc == 0) rc = rck_verify_replays(dir, m, rsums, err);
-    if (rc == 0) rc = rck_verify_copies(dir, m, csums, err);
+    if (ckptmanifest_read(dir, m, &sums, &rsums, &csums, err)) return -1;
+    int rc = ckptslice_verify_shards(dir, m, sums, err);
+    if (rc == 0) rc = ckptreplay_verify_files(dir, m, rsums, err);
+    if (rc == 0) rc = ckptslice_verify_copies(dir, m, csums, err);
     free(sums);
     free(rsums);
     free(csums);
@@ -75,7 +75,7 @@ static int list_ckpts(const char *base, uint64_t **seqs) {
     return n;
 }
 
-void rck_prune(const char *base, uint64_t committed, int keep) {
+void ckptselect_prune(const char *base, uint64_t committed, int keep) {
     uint64_t *seqs;
     int n = list_ckpts(base, &seqs), kept = 0;
     for (int i = 0; i < n; i++) {
@@ -281,7 +281,7 @@ int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *wa
         if (strcmp(now, seen) == 0) break;
     }
     if (rc != 0) return -1;
-    if (rck_check_run(run_dir, m, err)) {
+    if (ckptmanifest_check_run(run_dir, m, err)) {
         memset(m, 0, sizeof *m);
         return -1;
     }
@@ -315,7 +315,7 @@ int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
     }
     if (runckpt_verify(best, m, err)) return -1;
     if (strcmp(m->kind, "best") != 0) return errf(err, "%s is a checkpoint of kind %s, not best", best, m->kind);
-    return rck_check_run(run_dir, m, err);
+    return ckptmanifest_check_run(run_dir, m, err);
 }
 
 /* The same checkpoint, as far as a reader can tell. */

@@ -61,16 +61,6 @@ static void shard_meta(const Config *cfg, const QNet *net, const RunCkptShard *s
     m->shard_index = (uint64_t)sh->index;
 }
 
-int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
-    char path[PATH_LEN], name[32];
-    shard_name(name, sizeof name, sh->index);
-    if (ckptio_join(path, dir, name, err)) return -1;
-    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
-        return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
-                    sh->index, sh->n_shards);
-    return rck_write_params(cfg, net, path, sh, RCK_KIND_PARAMS, err);
-}
-
 /* The parameters, target and optimizer state of sh are all finite: a
  * reader refuses a file with a non-finite one as damaged (check_finite), so
  * no writer makes one. 0 or -1 with err. */
@@ -95,7 +85,10 @@ static int shard_finite(const char *path, const RunCkptShard *sh, char *err) {
     return 0;
 }
 
-int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err) {
+/* Write the parameter file path for sh with header kind `kind`
+ * (RUNCKPT_KIND_PARAMS or RUNCKPT_KIND_COPY). */
+static int write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind,
+                        char *err) {
     if (shard_finite(path, sh, err)) return -1;
     CkptMeta m;
     shard_meta(cfg, net, sh, &m);
@@ -126,6 +119,16 @@ int rck_write_params(const Config *cfg, const QNet *net, const char *path, const
     free(opt_bytes);
     free(rep);
     return rc;
+}
+
+int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
+    char path[PATH_LEN], name[32];
+    shard_name(name, sizeof name, sh->index);
+    if (ckptio_join(path, dir, name, err)) return -1;
+    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
+        return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
+                    sh->index, sh->n_shards);
+    return write_params(cfg, net, path, sh, RUNCKPT_KIND_PARAMS, err);
 }
 
 /* ---- checking a set ------------------------------------------------------------- */
@@ -230,7 +233,7 @@ static int tiling_done(const char *dir, const Tiling *t, char *err) {
 }
 
 /* Open shard q of the checkpoint in dir (m its manifest) into r and check
- * its binding (rck_check_binding), its CRC and its sections' CRCs against
+ * its binding (ckptmanifest_check_binding), its CRC and its sections' CRCs against
  * want (want NULL: compute size and CRC into got instead; check_crc false:
  * size only; with want and check_crc, the optimizer step and the rows of a
  * replay section too) and its place in the tiling (t). On success r is
@@ -241,12 +244,12 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
     shard_name(name, sizeof name, q);
     if (ckptio_join(path, dir, name, err)) return -1;
     if (ckpt_open(r, path, err) != 0) return -1;
-    if (rck_check_binding(r, q, m, false, want, err)) goto fail;
+    if (ckptmanifest_check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
         uint32_t crc;
-        if (rck_file_crc(r, want, &crc, err)) goto fail;
+        if (ckptmanifest_file_crc(r, want, &crc, err)) goto fail;
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
-        if (want && (check_optim_step(r, err) || check_finite(r, err) || rck_check_file_rows(r, err))) goto fail;
+        if (want && (check_optim_step(r, err) || check_finite(r, err) || ckptreplay_check_file_rows(r, err))) goto fail;
     }
     if (check_tiling(r, q, t, err)) goto fail;
     return 0;
@@ -255,7 +258,7 @@ fail:
     return -1;
 }
 
-int rck_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, char *err) {
+int ckptslice_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, char *err) {
     Tiling t = {0, 0};
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
@@ -265,7 +268,7 @@ int rck_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, ch
     return tiling_done(dir, &t, err);
 }
 
-int rck_verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
+int ckptslice_verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
     Tiling t = {0, 0};
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
@@ -366,7 +369,7 @@ static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
         uint8_t *rep = xmalloc(e->bytes);
         size_t dropped = 0;
         int rr = ckpt_read_section(r, CKPT_SEC_REPLAY, rep, e->bytes, err);
-        if (rr == 0) rr = rck_check_mem_rows(r, rep, e->bytes, err);
+        if (rr == 0) rr = ckptreplay_check_mem_rows(r, rep, e->bytes, err);
         if (rr == 0) rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
         free(rep);
         if (rr) return -1;
@@ -419,9 +422,9 @@ static int read_shard_file(const char *dir, int q, const RunCkptManifest *man, c
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err) {
     RunCkptManifest man;
     ShardSum *sums;
-    if (rck_read_manifest(dir, &man, &sums, NULL, NULL, err)) return -1;
+    if (ckptmanifest_read(dir, &man, &sums, NULL, NULL, err)) return -1;
     /* Pass 1: the whole set is bound, intact and tiles the parameters. */
-    if (rck_verify_shards(dir, &man, sums, err)) {
+    if (ckptslice_verify_shards(dir, &man, sums, err)) {
         free(sums);
         return -1;
     }
@@ -451,7 +454,7 @@ int runckpt_write_copy(const Config *cfg, const QNet *net, const char *dir, cons
     if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards || sh->off != 0 || sh->len != net->n_params)
         return errf(err, "cannot write checkpoint %s: learner %d of %d, slice [%zu, %zu) of %zu parameters", path,
                     sh->index, sh->n_shards, sh->off, sh->off + sh->len, net->n_params);
-    return rck_write_params(cfg, net, path, sh, RCK_KIND_COPY, err);
+    return write_params(cfg, net, path, sh, RUNCKPT_KIND_COPY, err);
 }
 
 /* Open learner k's copy in dir into r: a learner copy of this run and
@@ -466,7 +469,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     if (ckpt_open(r, path, err) != 0) return -1;
     const CkptMeta *h = &r->meta;
     uint32_t crc;
-    if (h->kind != RCK_KIND_COPY)
+    if (h->kind != RUNCKPT_KIND_COPY)
         errf(err, "%s is not a learner copy (kind %" PRIu64 ")", path, (uint64_t)h->kind);
     else if (h->run_id != m->run_id || h->seq != m->seq)
         errf(err, "%s belongs to run %016" PRIx64 " checkpoint %" PRIu64 ", but the manifest is of run %016" PRIx64
@@ -480,7 +483,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     else if (want && r->file_bytes != want->bytes)
         errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
              path, r->file_bytes, want->bytes);
-    else if (rck_file_crc(r, want, &crc, err) == 0 &&
+    else if (ckptmanifest_file_crc(r, want, &crc, err) == 0 &&
              (!want || (check_optim_step(r, err) == 0 && check_finite(r, err) == 0))) {
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
         return 0;
@@ -489,7 +492,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     return -1;
 }
 
-int rck_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err) {
+int ckptslice_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err) {
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, NULL, &csums[k], &r, err)) return -1;
@@ -498,7 +501,7 @@ int rck_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, c
     return 0;
 }
 
-int rck_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err) {
+int ckptslice_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err) {
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, &csums[k], NULL, &r, err)) return -1;
@@ -512,7 +515,7 @@ int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int l
     *found = false;
     RunCkptManifest man;
     ShardSum *csums;
-    if (rck_read_manifest(dir, &man, NULL, NULL, &csums, err)) return -1;
+    if (ckptmanifest_read(dir, &man, NULL, NULL, &csums, err)) return -1;
     int rc = 0;
     if (man.n_copies == n_learners && learner >= man.first_copy && learner < man.n_copies) {
         CkptReader r;

@@ -59,9 +59,9 @@ static int write_manifest(const char *dir, const RunCkptManifest *m, char *err) 
     ShardSum *sums = xcalloc((size_t)m->n_shards, sizeof *sums);
     ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
     ShardSum *csums = xcalloc((size_t)m->n_copies + 1, sizeof *csums);
-    int rc = rck_sum_shards(dir, m, sums, err);
-    if (rc == 0) rc = rck_sum_replays(dir, m, rsums, err);
-    if (rc == 0) rc = rck_sum_copies(dir, m, csums, err);
+    int rc = ckptslice_sum_shards(dir, m, sums, err);
+    if (rc == 0) rc = ckptreplay_sum_files(dir, m, rsums, err);
+    if (rc == 0) rc = ckptslice_sum_copies(dir, m, csums, err);
     if (rc != 0) err_prefix(err, "cannot commit checkpoint %s", dir);
     else rc = ckptmanifest_write(dir, m, sums, rsums, csums, err);
     free(sums);
@@ -95,7 +95,7 @@ int runckpt_commit(const char *run_dir, const char *dir, const RunCkptManifest *
     if (snprintf(latest, sizeof latest, "%s\n", name) >= (int)sizeof latest)
         return errf(err, "checkpoint directory name too long: %s", name);
     if (ckptio_write_atomic(base, "latest", latest, err)) return -1;
-    rck_prune(base, m->seq, keep);
+    ckptselect_prune(base, m->seq, keep);
     return 0;
 }
 
