@@ -77,7 +77,7 @@ int ckptmanifest_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *c
     for (uint32_t i = 0; i < r->n_sections; i++)
         if (sc[i] != r->entry[i].crc)
             return errf(err, "%s: section %s CRC mismatch (stored 0x%08x, computed 0x%08x): the data is corrupt", r->path,
-                        ckpt_section_name(r->entry[i].id), r->entry[i].crc, sc[i]);
+                        ckptfile_section_name(r->entry[i].id), r->entry[i].crc, sc[i]);
     *crc = c;
     return 0;
 }
@@ -108,7 +108,7 @@ int ckptmanifest_check_binding(const CkptReader *r, int q, const RunCkptManifest
     if (want && r->file_bytes != want->bytes)
         return errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
                     path, r->file_bytes, want->bytes);
-    if (replay && (h->slice_count != 0 || !ckpt_find(r, CKPT_SEC_REPLAY)))
+    if (replay && (h->slice_count != 0 || !ckptfile_find(r, CKPT_SEC_REPLAY)))
         return errf(err, "%s is marked as a replay file but holds %s", path,
                     h->slice_count ? "parameters" : "no replay section");
     if (replay && want && h->rows != want->rows)

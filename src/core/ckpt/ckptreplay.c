@@ -142,7 +142,7 @@ static int check_replay_rows(const SecSrc *src, uint64_t bytes, uint32_t obs_dim
 }
 
 int ckptreplay_check_file_rows(const CkptReader *r, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
     if (!e) return 0;
     SecSrc src = {r, e->offset, NULL};
     if (check_replay_rows(&src, e->bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
@@ -183,7 +183,7 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
     replaystore_serialize(rp->replay, rep);
     float none = 0.0f; /* the params section of an empty slice: 0 bytes */
     CkptSection sec[2] = {{CKPT_SEC_PARAMS, &none, 0}, {CKPT_SEC_REPLAY, rep, bytes}};
-    int rc = ckpt_write(path, &m, sec, 2, err);
+    int rc = ckptfile_write(path, &m, sec, 2, err);
     free(rep);
     return rc;
 }
@@ -198,7 +198,7 @@ static int open_replay(const char *dir, int s, const RunCkptManifest *m, const S
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, s);
     if (ckptio_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
     uint32_t crc;
     if (ckptmanifest_check_binding(r, s, m, true, want, err) || ckptmanifest_file_crc(r, want, &crc, err))
         goto fail;
@@ -206,7 +206,7 @@ static int open_replay(const char *dir, int s, const RunCkptManifest *m, const S
     if (rows && ckptreplay_check_file_rows(r, err)) goto fail;
     return 0;
 fail:
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
@@ -214,7 +214,7 @@ int ckptreplay_sum_files(const char *dir, const RunCkptManifest *m, ShardSum *rs
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, NULL, &rsums[s], false, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -223,7 +223,7 @@ int ckptreplay_verify_files(const char *dir, const RunCkptManifest *m, const Sha
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, &rsums[s], NULL, true, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -233,15 +233,15 @@ int ckptreplay_verify_files(const char *dir, const RunCkptManifest *m, const Sha
 /* Read the replay section of the open replay file r into a new allocation
  * (*data, *bytes; caller frees), its data checked by the section CRC. */
 static int read_replay_section(CkptReader *r, uint8_t **data, size_t *bytes, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
     *data = NULL;
     if (!e) return errf(err, "%s has no replay section", r->path);
     if (e->bytes > SIZE_MAX) return errf(err, "%s: replay section too large for this machine", r->path);
     *bytes = (size_t)e->bytes;
-    /* The section lies within the file (ckpt_open), so a failed allocation
+    /* The section lies within the file (ckptfile_open), so a failed allocation
      * is this machine's memory, not damage: exit 2 naming the key. */
     *data = xmalloc_for(*bytes ? *bytes : 1, "a replay checkpoint's section", "replay.capacity");
-    if (ckpt_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
+    if (ckptfile_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
         free(*data);
         *data = NULL;
         return -1;
@@ -291,7 +291,7 @@ static int restore_file(const ReplayRestore *rr, int j, char *err) {
     size_t bytes = 0;
     int rc = -1;
     if (open_replay(rr->dir, j, rr->man, &rr->rsums[j], NULL, false, &r, err)) return -1;
-    if (ckpt_check_compatible(&r.meta, &rr->want, err) != 0) {
+    if (ckptfile_check_compatible(&r.meta, &rr->want, err) != 0) {
         err_prefix(err, "%s", r.path);
         goto out;
     }
@@ -306,7 +306,7 @@ static int restore_file(const ReplayRestore *rr, int j, char *err) {
     rc = 0;
 out:
     free(data);
-    ckpt_close(&r);
+    ckptfile_close(&r);
     return rc;
 }
 

@@ -25,7 +25,7 @@
 
 static void shard_name(char *name, size_t cap, int q) { snprintf(name, cap, "ps-%d.ckpt", q); }
 
-static CkptOptim ckpt_kind(OptimKind k) {
+static CkptOptim file_optim(OptimKind k) {
     switch (k) {
     case OPTIM_SGD: return CKPT_OPT_SGD;
     case OPTIM_ADAM: return CKPT_OPT_ADAM;
@@ -99,7 +99,7 @@ static int write_params(const Config *cfg, const QNet *net, const char *path, co
     sec[n++] = (CkptSection){CKPT_SEC_TARGET, sh->target, sh->len * sizeof(float)};
     uint8_t *opt_bytes = NULL;
     if (sh->opt) {
-        m.optimizer = ckpt_kind(sh->opt->p.kind);
+        m.optimizer = file_optim(sh->opt->p.kind);
         m.optim_slots = sh->len ? (uint32_t)(sh->opt->n_state / sh->len) : 0;
         size_t bytes = 8 + sh->opt->n_state * sizeof(float);
         opt_bytes = xmalloc(bytes);
@@ -115,7 +115,7 @@ static int write_params(const Config *cfg, const QNet *net, const char *path, co
         replaystore_serialize(sh->replay, rep);
         sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
     }
-    int rc = ckpt_write(path, &m, sec, n, err);
+    int rc = ckptfile_write(path, &m, sec, n, err);
     free(opt_bytes);
     free(rep);
     return rc;
@@ -136,7 +136,7 @@ int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, con
 /* The optimizer's step count (the first 8 bytes of the optim section, if
  * any) is a counter like the header's: at most 2^53. */
 static int check_optim_step(const CkptReader *r, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_OPTIM);
     if (!e || e->bytes < 8) return 0;
     uint64_t step;
     if (ckptio_pread(r, e->offset, &step, 8, err)) return -1;
@@ -181,21 +181,22 @@ static int check_finite(const CkptReader *r, char *err) {
         const char *what;
     } arrays[] = {{CKPT_SEC_PARAMS, "the network"}, {CKPT_SEC_TARGET, "the target network"}};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        const CkptEntry *e = ckpt_find(r, arrays[i].id);
+        const CkptEntry *e = ckptfile_find(r, arrays[i].id);
         if (!e) continue;
         if (scan_finite(r, e->offset, n, &at, &v, err)) return -1;
         if (at < n)
             return errf(err, "%s: parameter %" PRIu64 " of %s is %g, and no checkpoint is written with a non-finite "
                         "one: the parameters are damaged", r->path, h->slice_offset + at, arrays[i].what, (double)v);
     }
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_OPTIM);
     uint64_t total = (uint64_t)h->optim_slots * n;
     if (!e || total == 0) return 0;
     if (scan_finite(r, e->offset + 8, total, &at, &v, err)) return -1;
     if (at < total)
         return errf(err, "%s: %s state array %" PRIu64 " of %u at parameter %" PRIu64 " is %g, and no checkpoint is "
                     "written with a non-finite one: the optimizer state is damaged", r->path,
-                    ckpt_optim_name(h->optimizer), at / n + 1, h->optim_slots, h->slice_offset + at % n, (double)v);
+                    ckptfile_optim_name(h->optimizer), at / n + 1, h->optim_slots, h->slice_offset + at % n,
+                    (double)v);
     return 0;
 }
 
@@ -243,7 +244,7 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
     char path[PATH_LEN], name[32];
     shard_name(name, sizeof name, q);
     if (ckptio_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
     if (ckptmanifest_check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
         uint32_t crc;
@@ -254,7 +255,7 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
     if (check_tiling(r, q, t, err)) goto fail;
     return 0;
 fail:
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
@@ -263,7 +264,7 @@ int ckptslice_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *su
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
         if (open_shard(dir, q, m, NULL, true, &sums[q], &t, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return tiling_done(dir, &t, err);
 }
@@ -273,7 +274,7 @@ int ckptslice_verify_shards(const char *dir, const RunCkptManifest *m, const Sha
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
         if (open_shard(dir, q, m, &sums[q], true, NULL, &t, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return tiling_done(dir, &t, err);
 }
@@ -314,7 +315,7 @@ static int copy_optim(CkptReader *r, SliceRead *sr, size_t a, size_t b, bool hol
                     sh->opt->n_state / sh->len);
     free(sr->obuf);
     sr->obuf = xmalloc(bytes);
-    if (ckpt_read_section(r, CKPT_SEC_OPTIM, sr->obuf, bytes, err)) return -1;
+    if (ckptfile_read_section(r, CKPT_SEC_OPTIM, sr->obuf, bytes, err)) return -1;
     uint64_t step;
     memcpy(&step, sr->obuf, 8);
     if (step > CKPT_MAX_COUNT)
@@ -338,12 +339,12 @@ static int copy_overlap(CkptReader *r, SliceRead *sr, bool holds_start, char *er
     if (a >= b) return 0;
     free(sr->buf);
     sr->buf = xmalloc(ql * sizeof(float));
-    if (ckpt_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err) ||
+    if (ckptfile_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err) ||
         read_finite(sr->buf, ql, ql, qo, "the network", err))
         return -1;
     memcpy(sh->params + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
-    if (ckpt_find(r, CKPT_SEC_TARGET)) {
-        if (ckpt_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err) ||
+    if (ckptfile_find(r, CKPT_SEC_TARGET)) {
+        if (ckptfile_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err) ||
             read_finite(sr->buf, ql, ql, qo, "the target network", err))
             return -1;
         memcpy(sh->target + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
@@ -359,16 +360,16 @@ static int copy_overlap(CkptReader *r, SliceRead *sr, bool holds_start, char *er
  * its random generators and its replay contents, when asked for. */
 static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
     if (sh->rngs && sh->n_rngs > 0) {
-        const CkptEntry *e = ckpt_find(r, CKPT_SEC_RNG);
+        const CkptEntry *e = ckptfile_find(r, CKPT_SEC_RNG);
         if (!e || e->bytes != (uint64_t)sh->n_rngs * sizeof(Rng))
             return errf(err, "random generator states missing or of another count");
-        if (ckpt_read_section(r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) return -1;
+        if (ckptfile_read_section(r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) return -1;
     }
-    if (sh->replay && ckpt_find(r, CKPT_SEC_REPLAY)) {
-        const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    if (sh->replay && ckptfile_find(r, CKPT_SEC_REPLAY)) {
+        const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
         uint8_t *rep = xmalloc(e->bytes);
         size_t dropped = 0;
-        int rr = ckpt_read_section(r, CKPT_SEC_REPLAY, rep, e->bytes, err);
+        int rr = ckptfile_read_section(r, CKPT_SEC_REPLAY, rep, e->bytes, err);
         if (rr == 0) rr = ckptreplay_check_mem_rows(r, rep, e->bytes, err);
         if (rr == 0) rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
         free(rep);
@@ -386,10 +387,10 @@ static int read_open_shard(CkptReader *r, int q, SliceRead *sr, char *err) {
     RunCkptShard *sh = sr->sh;
     sr->want.slice_offset = m->slice_offset;
     sr->want.slice_count = m->slice_count;
-    if (ckpt_check_compatible(m, &sr->want, err) != 0) return -1;
-    if (sh->opt && m->optimizer != ckpt_kind(sh->opt->p.kind))
-        return errf(err, "optimizer differs: checkpoint has %s state, config uses %s", ckpt_optim_name(m->optimizer),
-                    ckpt_optim_name(ckpt_kind(sh->opt->p.kind)));
+    if (ckptfile_check_compatible(m, &sr->want, err) != 0) return -1;
+    if (sh->opt && m->optimizer != file_optim(sh->opt->p.kind))
+        return errf(err, "optimizer differs: checkpoint has %s state, config uses %s",
+                    ckptfile_optim_name(m->optimizer), ckptfile_optim_name(file_optim(sh->opt->p.kind)));
     size_t qo = m->slice_offset, ql = m->slice_count;
     bool holds_start = (sr->lo >= qo && sr->lo < qo + ql) || (sh->len == 0 && q == 0);
     if (holds_start || !sr->have_version) {
@@ -415,7 +416,7 @@ static int read_shard_file(const char *dir, int q, const RunCkptManifest *man, c
     int rc = read_open_shard(&r, q, sr, err);
     /* Messages of ckptfile already start with the path. */
     if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
-    ckpt_close(&r);
+    ckptfile_close(&r);
     return rc;
 }
 
@@ -466,7 +467,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     char path[PATH_LEN], name[40];
     copy_name(name, sizeof name, k);
     if (ckptio_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
     const CkptMeta *h = &r->meta;
     uint32_t crc;
     if (h->kind != RUNCKPT_KIND_COPY)
@@ -488,7 +489,7 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
         return 0;
     }
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
@@ -496,7 +497,7 @@ int ckptslice_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *cs
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, NULL, &csums[k], &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -505,7 +506,7 @@ int ckptslice_verify_copies(const char *dir, const RunCkptManifest *m, const Sha
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, &csums[k], NULL, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -527,7 +528,7 @@ int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int l
             if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
             if (rc == 0 && sr.covered != sh->len)
                 rc = errf(err, "%s covers %zu of the %zu parameters", r.path, sr.covered, sh->len);
-            ckpt_close(&r);
+            ckptfile_close(&r);
             free(sr.buf);
             free(sr.obuf);
             *found = rc == 0;
