@@ -241,18 +241,18 @@ static size_t data_offset(const Fixture *fx, int i) {
 
 static void write_fixture(const Fixture *fx, const char *path) {
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_write(path, &fx->meta, fx->sec, N_SEC, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path, &fx->meta, fx->sec, N_SEC, err), 0, "%s", err);
 }
 
-/* ckpt_open must fail on path with a message containing `want`. */
+/* ckptfile_open must fail on path with a message containing `want`. */
 static void expect_open_error(const char *path, const char *want, const char *what) {
     CkptReader r;
     char err[ERR_LEN] = "";
-    int rc = ckpt_open(&r, path, err);
+    int rc = ckptfile_open(&r, path, err);
     cr_assert_eq(rc, -1, "%s: opened without complaint", what);
     cr_assert_not_null(strstr(err, want), "%s: message \"%s\" lacks \"%s\"", what, err, want);
     cr_assert_not(r.is_open);
-    ckpt_close(&r);
+    ckptfile_close(&r);
 }
 
 static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
@@ -278,7 +278,7 @@ Test(checkpoint, round_trip_is_bit_exact) {
 
     CkptReader r;
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_open(&r, path, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
     const CkptMeta *m = &r.meta, *w = &fx.meta;
     cr_assert_eq(m->net.obs_dim, 4);
     cr_assert_eq(m->net.num_actions, 2);
@@ -317,28 +317,28 @@ Test(checkpoint, round_trip_is_bit_exact) {
     }
     free(img);
     cr_assert(memcmp(m, w, sizeof *m) == 0, "meta differs somewhere");
-    cr_assert_eq(ckpt_check_compatible(m, w, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_check_compatible(m, w, err), 0, "%s", err);
 
     cr_assert_eq(r.n_sections, N_SEC);
     size_t total = 256 + 16 * N_SEC;
     for (int i = 0; i < N_SEC; i++) {
-        const CkptEntry *e = ckpt_find(&r, fx.sec[i].id);
+        const CkptEntry *e = ckptfile_find(&r, fx.sec[i].id);
         cr_assert_not_null(e);
         cr_assert_eq(e->bytes, fx.sec[i].bytes);
         cr_assert_eq(e->offset, data_offset(&fx, i));
         void *buf = xmalloc(fx.sec[i].bytes);
-        cr_assert_eq(ckpt_read_section(&r, fx.sec[i].id, buf, fx.sec[i].bytes, err), 0, "%s", err);
+        cr_assert_eq(ckptfile_read_section(&r, fx.sec[i].id, buf, fx.sec[i].bytes, err), 0, "%s", err);
         cr_assert(memcmp(buf, fx.sec[i].data, fx.sec[i].bytes) == 0, "section %s differs",
-                  ckpt_section_name(fx.sec[i].id));
+                  ckptfile_section_name(fx.sec[i].id));
         free(buf);
         total += fx.sec[i].bytes;
     }
     cr_assert_eq(r.file_bytes, total);
-    cr_assert_eq(ckpt_verify(&r, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_verify(&r, err), 0, "%s", err);
 
     /* The replay section restores the buffer it came from. */
     void *rbytes = xmalloc(fx.replay_bytes);
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_REPLAY, rbytes, fx.replay_bytes, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_REPLAY, rbytes, fx.replay_bytes, err), 0, "%s", err);
     ReplayBuf rb;
     replaybuf_init(&rb, 8, 4);
     cr_assert_eq(replaybuf_restore(&rb, rbytes, fx.replay_bytes, NULL, err), 0, "%s", err);
@@ -347,8 +347,8 @@ Test(checkpoint, round_trip_is_bit_exact) {
     replaybuf_free(&rb);
     free(rbytes);
 
-    ckpt_close(&r);
-    ckpt_close(&r);
+    ckptfile_close(&r);
+    ckptfile_close(&r);
     char names[256];
     cr_assert_eq(count_entries(dir, names, sizeof names), 1, "left behind: %s", names);
     fixture_free(&fx);
@@ -371,33 +371,33 @@ Test(checkpoint, shard_slices_round_trip) {
                           {CKPT_SEC_PARAMS, fx.params, 537 * 4},
                           {CKPT_SEC_TARGET, fx.target, 537 * 4}};
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_write(path, &fx.meta, sec, 3, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, 3, err), 0, "%s", err);
     CkptReader r;
-    cr_assert_eq(ckpt_open(&r, path, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
     cr_assert_eq(r.meta.slice_offset, 1000);
     cr_assert_eq(r.meta.slice_count, 537);
-    cr_assert_null(ckpt_find(&r, CKPT_SEC_RNG));
-    cr_assert_eq(ckpt_find(&r, CKPT_SEC_OPTIM)->offset, 256 + 3 * 16);
+    cr_assert_null(ckptfile_find(&r, CKPT_SEC_RNG));
+    cr_assert_eq(ckptfile_find(&r, CKPT_SEC_OPTIM)->offset, 256 + 3 * 16);
     float got[537];
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_TARGET, got, sizeof got, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_TARGET, got, sizeof got, err), 0, "%s", err);
     cr_assert(memcmp(got, fx.target, sizeof got) == 0);
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_RNG, got, 32, err), -1);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_RNG, got, 32, err), -1);
     cr_assert(strstr(err, ": no section rng_states in this checkpoint"), "%s", err);
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_PARAMS, got, 536 * 4, err), -1);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_PARAMS, got, 536 * 4, err), -1);
     cr_assert(strstr(err, ": section params is 2148 bytes, the caller expects 2144"), "%s", err);
-    ckpt_close(&r);
+    ckptfile_close(&r);
 
     fx.meta.slice_offset = NP;
     fx.meta.slice_count = 0;
     fx.meta.optimizer = CKPT_OPT_NONE;
     fx.meta.optim_slots = 0;
     CkptSection empty = {CKPT_SEC_PARAMS, NULL, 0};
-    cr_assert_eq(ckpt_write(path, &fx.meta, &empty, 1, err), 0, "%s", err);
-    cr_assert_eq(ckpt_open(&r, path, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, &empty, 1, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
     cr_assert_eq(r.meta.slice_count, 0);
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_PARAMS, got, 0, err), 0, "%s", err);
-    cr_assert_eq(ckpt_verify(&r, err), 0, "%s", err);
-    ckpt_close(&r);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_PARAMS, got, 0, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_verify(&r, err), 0, "%s", err);
+    ckptfile_close(&r);
     fixture_free(&fx);
     remove_dir(dir);
 }
@@ -414,12 +414,12 @@ Test(checkpoint, overwrite_replaces_and_leaves_no_temporary) {
     write_fixture(&fx, path);
     CkptReader r;
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_open(&r, path, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
     cr_assert_eq(r.meta.updates, 5);
     float p0[NP];
-    cr_assert_eq(ckpt_read_section(&r, CKPT_SEC_PARAMS, p0, sizeof p0, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_PARAMS, p0, sizeof p0, err), 0, "%s", err);
     cr_assert_eq(p0[0], 42.0f);
-    ckpt_close(&r);
+    ckptfile_close(&r);
     char names[256];
     cr_assert_eq(count_entries(dir, names, sizeof names), 1, "left behind: %s", names);
     struct stat st;
@@ -451,17 +451,17 @@ Test(checkpoint, flipped_byte_in_each_section_is_named) {
             img[at] ^= 0x10;
             spit(bad, img, bytes);
             img[at] ^= 0x10;
-            const char *name = ckpt_section_name(fx.sec[s].id);
+            const char *name = ckptfile_section_name(fx.sec[s].id);
             char want[128];
             snprintf(want, sizeof want, "section %s CRC mismatch", name);
             CkptReader r;
             char err[ERR_LEN] = "";
-            cr_assert_eq(ckpt_open(&r, bad, err), 0, "%s", err);
-            cr_assert_eq(ckpt_verify(&r, err), -1, "verify missed a flip in %s", name);
+            cr_assert_eq(ckptfile_open(&r, bad, err), 0, "%s", err);
+            cr_assert_eq(ckptfile_verify(&r, err), -1, "verify missed a flip in %s", name);
             cr_assert(strstr(err, want), "verify: \"%s\" lacks \"%s\"", err, want);
             for (int o = 0; o < N_SEC; o++) {
                 void *buf = xmalloc(fx.sec[o].bytes);
-                int rc = ckpt_read_section(&r, fx.sec[o].id, buf, fx.sec[o].bytes, err);
+                int rc = ckptfile_read_section(&r, fx.sec[o].id, buf, fx.sec[o].bytes, err);
                 if (o == s) {
                     cr_assert_eq(rc, -1, "read missed a flip in %s", name);
                     cr_assert(strstr(err, want), "read: \"%s\" lacks \"%s\"", err, want);
@@ -470,7 +470,7 @@ Test(checkpoint, flipped_byte_in_each_section_is_named) {
                 }
                 free(buf);
             }
-            ckpt_close(&r);
+            ckptfile_close(&r);
         }
     }
     free(img);
@@ -574,7 +574,7 @@ Test(checkpoint, truncation_is_detected_and_located) {
             snprintf(want, sizeof want,
                      "truncated file: section %s needs %zu bytes at offset %zu, but the file is %zu bytes long "
                      "(%zu of them present)",
-                     ckpt_section_name(fx.sec[s].id), len, start, cuts[k], cuts[k] - start);
+                     ckptfile_section_name(fx.sec[s].id), len, start, cuts[k], cuts[k] - start);
             expect_open_error(bad, want, "cut in a section");
         }
     }
@@ -671,7 +671,7 @@ Test(checkpoint, inconsistent_table_is_refused) {
     char path2[FILE_LEN];
     snprintf(path2, sizeof path2, "%s/four.bin", dir);
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_write(path2, &fx.meta, fx.sec, 4, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path2, &fx.meta, fx.sec, 4, err), 0, "%s", err);
     size_t bytes4;
     unsigned char *img4 = slurp(path2, &bytes4);
     put32(img4 + entry_params, CKPT_SEC_REPLAY);
@@ -748,51 +748,51 @@ Test(checkpoint, write_validates_meta_and_sections) {
     CkptSection sec[N_SEC];
     memcpy(sec, fx.sec, sizeof sec);
     sec[0].bytes -= 4;
-    cr_assert_eq(ckpt_write(path, &fx.meta, sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC, err), -1);
     snprintf(want, sizeof want,
              "cannot write checkpoint %s: section params is 18436 bytes, the layout needs 18440 (4610 floats)", path);
     cr_assert_str_eq(err, want);
 
-    cr_assert_eq(ckpt_write(path, &fx.meta, fx.sec + 1, N_SEC - 1, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec + 1, N_SEC - 1, err), -1);
     cr_assert(strstr(err, "required section params is missing"), "%s", err);
 
     memcpy(sec, fx.sec, sizeof sec);
     sec[4] = sec[3];
-    cr_assert_eq(ckpt_write(path, &fx.meta, sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC, err), -1);
     cr_assert(strstr(err, "section rng_states appears twice"), "%s", err);
 
     sec[4].id = 77;
-    cr_assert_eq(ckpt_write(path, &fx.meta, sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC, err), -1);
     cr_assert(strstr(err, "unknown section id 77"), "%s", err);
 
-    cr_assert_eq(ckpt_write(path, &fx.meta, fx.sec, 0, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec, 0, err), -1);
     cr_assert(strstr(err, "0 sections, a checkpoint has 1 .. 16"), "%s", err);
 
     CkptMeta m = fx.meta;
     m.optimizer = CKPT_OPT_NONE;
     m.optim_slots = 0;
-    cr_assert_eq(ckpt_write(path, &m, fx.sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &m, fx.sec, N_SEC, err), -1);
     cr_assert(strstr(err, "section optim_state present, but the optimizer is none"), "%s", err);
 
     m = fx.meta;
     m.net.hidden[5] = 3;
-    cr_assert_eq(ckpt_write(path, &m, fx.sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &m, fx.sec, N_SEC, err), -1);
     cr_assert(strstr(err, "hidden width 5 given beyond the 2 hidden layers"), "%s", err);
 
     m = fx.meta;
     m.slice_offset = 10;
-    cr_assert_eq(ckpt_write(path, &m, fx.sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &m, fx.sec, N_SEC, err), -1);
     cr_assert(strstr(err, "slice [10, 10 + 4610) lies outside the 4610 parameters"), "%s", err);
 
     m = fx.meta;
     memset(m.env, 'x', sizeof m.env);
-    cr_assert_eq(ckpt_write(path, &m, fx.sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &m, fx.sec, N_SEC, err), -1);
     cr_assert(strstr(err, "env name is not NUL-terminated within 32 bytes"), "%s", err);
 
     m = fx.meta;
     memcpy(sec, fx.sec, sizeof sec);
     sec[3].bytes = 40;
-    cr_assert_eq(ckpt_write(path, &m, sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &m, sec, N_SEC, err), -1);
     cr_assert(strstr(err, "section rng_states is 40 bytes, not a whole number of 32-byte Rng states"), "%s", err);
 
     char names[256];
@@ -814,42 +814,42 @@ Test(checkpoint, compatibility_messages_say_what_differs) {
     want.env_steps = 0; /* counters and optimizer are not compared */
     want.optimizer = CKPT_OPT_SGD;
     want.optim_slots = 0;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), 0, "%s", err);
 
     want = *have;
     want.net.hidden[0] = want.net.hidden[1] = 128;
     want.net.n_params = 17410;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [128, 128]");
 
     want = *have;
     want.net.n_hidden = 3;
     want.net.hidden[2] = 64;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [64, 64, 64]");
 
     want = *have;
     want.net.obs_dim = 6;
     want.net.num_actions = 3;
     want.net.dueling = 1;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "network differs: checkpoint has obs_dim 4, expected 6; num_actions 2, expected 3; "
                           "dueling no, expected yes");
 
     want = *have;
     want.net.n_params = NP + 1;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "network differs: checkpoint has n_params 4610, expected 4611");
 
     want = *have;
     snprintf(want.env, sizeof want.env, "Acrobot-v1");
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "env differs: checkpoint has \"CartPole-v1\", expected \"Acrobot-v1\"");
 
     want = *have;
     want.slice_offset = 2305;
     want.slice_count = 2305;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "slice differs: checkpoint holds parameters [0, 4610), expected [2305, 4610)");
 
     want = *have;
@@ -857,7 +857,7 @@ Test(checkpoint, compatibility_messages_say_what_differs) {
     want.net.hidden[1] = 0;
     snprintf(want.env, sizeof want.env, "MountainCar-v0");
     want.slice_count = 100;
-    cr_assert_eq(ckpt_check_compatible(have, &want, err), -1);
+    cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
     cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [64]; "
                           "env differs: checkpoint has \"CartPole-v1\", expected \"MountainCar-v0\"; "
                           "slice differs: checkpoint holds parameters [0, 4610), expected [0, 100)");
@@ -873,7 +873,7 @@ Test(checkpoint, missing_directory_fails_cleanly) {
     Fixture fx;
     fixture_init(&fx);
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_write(path, &fx.meta, fx.sec, N_SEC, err), -1);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec, N_SEC, err), -1);
     char want[WANT_LEN];
     snprintf(want, sizeof want, "cannot write checkpoint %s: cannot create temporary file", path);
     cr_assert(strstr(err, want), "%s", err);
@@ -899,7 +899,7 @@ Test(checkpoint, full_disk_fails_cleanly_and_keeps_the_old_checkpoint) {
     fixture_init(&fx);
     /* The old checkpoint: params only, small. */
     char err[ERR_LEN] = "";
-    cr_assert_eq(ckpt_write(path, &fx.meta, fx.sec, 1, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec, 1, err), 0, "%s", err);
     size_t old_bytes;
     unsigned char *old = slurp(path, &old_bytes);
     fx.meta.updates++;
@@ -915,7 +915,7 @@ Test(checkpoint, full_disk_fails_cleanly_and_keeps_the_old_checkpoint) {
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         struct rlimit lim = {caps[i], saved.rlim_max};
         cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0, "setrlimit: %s", strerror(errno));
-        int rc = ckpt_write(path, &fx.meta, fx.sec, N_SEC, err);
+        int rc = ckptfile_write(path, &fx.meta, fx.sec, N_SEC, err);
         cr_assert_eq(setrlimit(RLIMIT_FSIZE, &saved), 0);
         cr_assert_eq(rc, -1, "cap %llu: the write claimed success", (unsigned long long)caps[i]);
         char want[WANT_LEN];
@@ -932,7 +932,7 @@ Test(checkpoint, full_disk_fails_cleanly_and_keeps_the_old_checkpoint) {
         free(now);
     }
     /* With the limit lifted the same write goes through. */
-    cr_assert_eq(ckpt_write(path, &fx.meta, fx.sec, N_SEC, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec, N_SEC, err), 0, "%s", err);
     free(old);
     fixture_free(&fx);
     remove_dir(dir);

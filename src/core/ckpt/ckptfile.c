@@ -86,7 +86,7 @@ _Static_assert(OFF_TARGET_VERSION == OFF_WALL_SECONDS + 8 && OFF_RESERVED == OFF
 _Static_assert(OFF_RESERVED + 8 * CKPT_N_RESERVED == OFF_PAD1, "header layout");
 
 
-const char *ckpt_section_name(uint32_t id) {
+const char *ckptfile_section_name(uint32_t id) {
     switch (id) {
     case CKPT_SEC_PARAMS: return "params";
     case CKPT_SEC_TARGET: return "target_params";
@@ -97,7 +97,7 @@ const char *ckpt_section_name(uint32_t id) {
     }
 }
 
-const char *ckpt_optim_name(uint32_t kind) {
+const char *ckptfile_optim_name(uint32_t kind) {
     switch (kind) {
     case CKPT_OPT_NONE: return "none";
     case CKPT_OPT_SGD: return "sgd";
@@ -156,7 +156,7 @@ static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *e
     uint64_t floats = m->slice_count;
     if (floats > UINT64_MAX / 4 / (CKPT_OPTIM_MAX_SLOTS + 1))
         return errf(err, "slice of %" PRIu64 " parameters is too large", floats);
-    const char *name = ckpt_section_name(id);
+    const char *name = ckptfile_section_name(id);
     switch (id) {
     case CKPT_SEC_PARAMS:
     case CKPT_SEC_TARGET:
@@ -170,7 +170,7 @@ static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *e
         if (bytes != want)
             return errf(err, "section %s is %" PRIu64 " bytes, the layout needs %" PRIu64 " (8 + %u x %" PRIu64 " floats for %s)", name,
                         bytes, want, m->optim_slots,
-                        floats, ckpt_optim_name(m->optimizer));
+                        floats, ckptfile_optim_name(m->optimizer));
         return 0;
     }
     case CKPT_SEC_RNG:
@@ -190,7 +190,7 @@ static int check_table(const CkptMeta *m, const uint32_t *ids, const uint64_t *b
     bool seen[CKPT_SEC_END_] = {false};
     for (size_t i = 0; i < n; i++) {
         if (check_section(m, ids[i], bytes[i], err) < 0) return -1;
-        if (seen[ids[i]]) return errf(err, "section %s appears twice", ckpt_section_name(ids[i]));
+        if (seen[ids[i]]) return errf(err, "section %s appears twice", ckptfile_section_name(ids[i]));
         seen[ids[i]] = true;
     }
     if (!seen[CKPT_SEC_PARAMS]) return errf(err, "required section params is missing");
@@ -298,7 +298,7 @@ static void dir_of(const char *path, char *dir, size_t cap) {
     }
 }
 
-int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err) {
+int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err) {
     if (check_meta(meta, err) < 0) return err_prefix(err, "cannot write checkpoint %s", path);
     uint32_t ids[CKPT_MAX_SECTIONS] = {0};
     uint64_t lens[CKPT_MAX_SECTIONS] = {0};
@@ -336,7 +336,7 @@ int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sectio
     if (write_all(fd, head, CKPT_HEADER_BYTES + table_bytes) < 0) goto fail;
     char what_buf[64];
     for (size_t i = 0; i < n_sections; i++) {
-        snprintf(what_buf, sizeof what_buf, "writing section %s to", ckpt_section_name(sections[i].id));
+        snprintf(what_buf, sizeof what_buf, "writing section %s to", ckptfile_section_name(sections[i].id));
         what = what_buf;
         if (sections[i].bytes > 0 && write_all(fd, sections[i].data, sections[i].bytes) < 0) goto fail;
     }
@@ -392,7 +392,7 @@ static int pread_all(int fd, void *buf, size_t bytes, uint64_t offset, size_t *g
 
 /* Leave r closed after a failed open; err is already filled. */
 static int open_fail(CkptReader *r) {
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
@@ -502,7 +502,7 @@ static int check_extent(const CkptReader *r, const char *path, uint64_t size, ui
             return errf(err,
                         "%s: truncated file: section %s needs %" PRIu64 " bytes at offset %" PRIu64 ", but the file is %" PRIu64 " bytes "
                         "long (%" PRIu64 " of them present)",
-                        path, ckpt_section_name(en->id), en->bytes,
+                        path, ckptfile_section_name(en->id), en->bytes,
                         en->offset, size,
                         (size > en->offset ? size - en->offset : 0));
     }
@@ -513,7 +513,7 @@ static int check_extent(const CkptReader *r, const char *path, uint64_t size, ui
     return 0;
 }
 
-int ckpt_open(CkptReader *r, const char *path, char *err) {
+int ckptfile_open(CkptReader *r, const char *path, char *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
     /* Only a regular file, opened without blocking: a FIFO in a shard's
@@ -537,13 +537,13 @@ int ckpt_open(CkptReader *r, const char *path, char *err) {
     return 0;
 }
 
-void ckpt_close(CkptReader *r) {
+void ckptfile_close(CkptReader *r) {
     if (r->is_open) close(r->fd);
     r->is_open = false;
     r->fd = -1;
 }
 
-const CkptEntry *ckpt_find(const CkptReader *r, uint32_t id) {
+const CkptEntry *ckptfile_find(const CkptReader *r, uint32_t id) {
     for (uint32_t i = 0; i < r->n_sections; i++)
         if (r->entry[i].id == id) return &r->entry[i];
     return NULL;
@@ -551,23 +551,23 @@ const CkptEntry *ckpt_find(const CkptReader *r, uint32_t id) {
 
 static int section_crc_error(const CkptReader *r, const CkptEntry *en, uint32_t computed, char *err) {
     return errf(err, "%s: section %s CRC mismatch (stored 0x%08x, computed 0x%08x): the data is corrupt", r->path,
-                ckpt_section_name(en->id), en->crc, computed);
+                ckptfile_section_name(en->id), en->crc, computed);
 }
 
 static int section_read_error(const CkptReader *r, const CkptEntry *en, int e, size_t got, size_t want, char *err) {
     if (got < want && e == 0)
         return errf(err, "%s: section %s: the file ended after %zu of %zu bytes (changed since it was opened?)",
-                    r->path, ckpt_section_name(en->id), got, want);
-    return errf(err, "%s: cannot read section %s: %s", r->path, ckpt_section_name(en->id), strerror(e));
+                    r->path, ckptfile_section_name(en->id), got, want);
+    return errf(err, "%s: cannot read section %s: %s", r->path, ckptfile_section_name(en->id), strerror(e));
 }
 
-int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err) {
+int ckptfile_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err) {
     if (!r->is_open) return errf(err, "checkpoint %s is not open", r->path);
-    const CkptEntry *en = ckpt_find(r, id);
-    if (!en) return errf(err, "%s: no section %s in this checkpoint", r->path, ckpt_section_name(id));
+    const CkptEntry *en = ckptfile_find(r, id);
+    if (!en) return errf(err, "%s: no section %s in this checkpoint", r->path, ckptfile_section_name(id));
     if (en->bytes != bytes)
-        return errf(err, "%s: section %s is %" PRIu64 " bytes, the caller expects %zu", r->path, ckpt_section_name(id),
-                    en->bytes, bytes);
+        return errf(err, "%s: section %s is %" PRIu64 " bytes, the caller expects %zu", r->path,
+                    ckptfile_section_name(id), en->bytes, bytes);
     size_t got;
     if (pread_all(r->fd, dst, bytes, en->offset, &got) < 0) return section_read_error(r, en, errno, got, bytes, err);
     if (got != bytes) return section_read_error(r, en, 0, got, bytes, err);
@@ -576,7 +576,7 @@ int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char 
     return 0;
 }
 
-int ckpt_verify(CkptReader *r, char *err) {
+int ckptfile_verify(CkptReader *r, char *err) {
     if (!r->is_open) return errf(err, "checkpoint %s is not open", r->path);
     unsigned char buf[16384];
     for (uint32_t i = 0; i < r->n_sections; i++) {
@@ -623,7 +623,7 @@ static void net_item(char *out, int *items, const char *field, const char *have,
     (*items)++;
 }
 
-int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err) {
+int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err) {
     char msg[ERR_LEN] = "";
     char a[128], b[128];
     const CkptNet *f = &found->net, *w = &want->net;

@@ -23,6 +23,10 @@
  *
  * The network layout is described here in plain numbers (CkptNet), not
  * through agents/qnet.h: the trainer maps its layout onto CkptNet.
+ *
+ * Names: functions are ckptfile_*, after this file; types (Ckpt*) and
+ * constants (CKPT_*) keep the format's short name, which
+ * docs/CHECKPOINT.md uses for its fields and section ids.
  */
 #ifndef GORILA_CKPTFILE_H
 #define GORILA_CKPTFILE_H
@@ -89,7 +93,7 @@ typedef struct {
     uint32_t optim_slots;                /* per-parameter float arrays in OPTIM */
     uint64_t env_steps, updates, episodes, param_version;
     double wall_seconds;
-    /* The run layer's fields (runckpt.c; docs/CHECKPOINT.md "Checkpoints of
+    /* The run layer's fields (runckpt.h; docs/CHECKPOINT.md "Checkpoints of
      * a run"). This module writes them and reads them back as given and
      * checks none of them: their meaning and bounds are the run layer's.
      * They fill header bytes 184 .. 239, once the spare counters
@@ -116,7 +120,7 @@ typedef struct {
  * sizes are validated as a reader would. Returns 0, or -1 with a message
  * in err naming the path and the cause (the OS reason for system calls:
  * "No space left on device", "File too large", ...). */
-int ckpt_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err);
+int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err);
 
 /* One entry of a file's section table. */
 typedef struct {
@@ -125,7 +129,7 @@ typedef struct {
     uint64_t offset;  /* where the data starts in the file */
 } CkptEntry;
 
-/* An open, validated checkpoint. ckpt_open/ckpt_close rather than
+/* An open, validated checkpoint. ckptfile_open/ckptfile_close rather than
  * init/free: the struct owns a file descriptor, not memory. */
 typedef struct {
     bool is_open;
@@ -138,34 +142,35 @@ typedef struct {
 } CkptReader;
 
 /* Open path and validate its header, section table and length (every check
- * except the sections' CRCs, which ckpt_read_section and ckpt_verify do).
+ * except the sections' CRCs, which ckptfile_read_section and ckptfile_verify
+ * do).
  * r is overwritten: close it first if it was open. Returns 0 with r open
  * and r->meta filled, or -1 with a message in err and r closed. */
-int ckpt_open(CkptReader *r, const char *path, char *err);
+int ckptfile_open(CkptReader *r, const char *path, char *err);
 
 /* Close the file; safe on a zeroed or closed reader. */
-void ckpt_close(CkptReader *r);
+void ckptfile_close(CkptReader *r);
 
 /* The table entry of section id, or NULL when the file has none. */
-const CkptEntry *ckpt_find(const CkptReader *r, uint32_t id);
+const CkptEntry *ckptfile_find(const CkptReader *r, uint32_t id);
 
 /* Read section id into dst (bytes must equal its length; caller-owned) and
  * check its CRC. Returns 0, or -1 with a message in err (section missing,
  * size differs, read error, CRC mismatch). dst is clobbered on error. */
-int ckpt_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err);
+int ckptfile_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, char *err);
 
 /* Check the CRC of every section (streaming, no allocation). Returns 0, or
  * -1 with a message naming the first bad section. */
-int ckpt_verify(CkptReader *r, char *err);
+int ckptfile_verify(CkptReader *r, char *err);
 
 /* Compare a checkpoint's network layout, env and slice with what the caller
  * expects (optimizer and counters are not compared). Returns 0 when they
  * agree, or -1 with every difference in err, e.g.
  *   "network differs: checkpoint has hidden [64, 64], expected [128, 128]" */
-int ckpt_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err);
+int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err);
 
 /* Lower-case names for messages ("params", "adam"); "unknown" otherwise. */
-const char *ckpt_section_name(uint32_t id);
-const char *ckpt_optim_name(uint32_t kind);
+const char *ckptfile_section_name(uint32_t id);
+const char *ckptfile_optim_name(uint32_t kind);
 
 #endif

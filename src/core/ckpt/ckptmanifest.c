@@ -52,7 +52,7 @@
  * that its data is what its writer meant, so a damaged file is refused
  * here, when a checkpoint is chosen, and never first when its data is
  * read. */
-int rck_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char *err) {
+int ckptmanifest_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char *err) {
     unsigned char buf[65536];
     uint32_t c = 0, sc[CKPT_MAX_SECTIONS] = {0};
     for (uint64_t done = 0; done < r->file_bytes;) {
@@ -77,18 +77,18 @@ int rck_file_crc(const CkptReader *r, const ShardSum *want, uint32_t *crc, char 
     for (uint32_t i = 0; i < r->n_sections; i++)
         if (sc[i] != r->entry[i].crc)
             return errf(err, "%s: section %s CRC mismatch (stored 0x%08x, computed 0x%08x): the data is corrupt", r->path,
-                        ckpt_section_name(r->entry[i].id), r->entry[i].crc, sc[i]);
+                        ckptfile_section_name(r->entry[i].id), r->entry[i].crc, sc[i]);
     *crc = c;
     return 0;
 }
 
-int rck_check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool replay, const ShardSum *want,
-                      char *err) {
+int ckptmanifest_check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool replay,
+                               const ShardSum *want, char *err) {
     const CkptMeta *h = &r->meta;
     const char *path = r->path;
     int n = replay ? m->n_replay : m->n_shards;
-    if (h->kind != (replay ? RCK_KIND_REPLAY : RCK_KIND_PARAMS))
-        return errf(err, "%s holds %s, not %s", path, h->kind == RCK_KIND_REPLAY ? "replay contents" : "parameters",
+    if (h->kind != (replay ? RUNCKPT_KIND_REPLAY : RUNCKPT_KIND_PARAMS))
+        return errf(err, "%s holds %s, not %s", path, h->kind == RUNCKPT_KIND_REPLAY ? "replay contents" : "parameters",
                     replay ? "replay contents" : "parameters");
     if (h->run_id != m->run_id)
         return errf(err, "%s belongs to run %016" PRIx64 ", but the manifest is of run %016" PRIx64, path, h->run_id,
@@ -108,7 +108,7 @@ int rck_check_binding(const CkptReader *r, int q, const RunCkptManifest *m, bool
     if (want && r->file_bytes != want->bytes)
         return errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
                     path, r->file_bytes, want->bytes);
-    if (replay && (h->slice_count != 0 || !ckpt_find(r, CKPT_SEC_REPLAY)))
+    if (replay && (h->slice_count != 0 || !ckptfile_find(r, CKPT_SEC_REPLAY)))
         return errf(err, "%s is marked as a replay file but holds %s", path,
                     h->slice_count ? "parameters" : "no replay section");
     if (replay && want && h->rows != want->rows)
@@ -187,7 +187,7 @@ static char *manifest_text(const RunCkptManifest *m, const ShardSum *sums, const
     return out;
 }
 
-int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
+int ckptmanifest_check(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->n_shards < 1 || m->n_shards > MANIFEST_MAX_SHARDS)
         return errf(err, "cannot commit checkpoint %s: %d shards (1 .. %d)", dir, m->n_shards, MANIFEST_MAX_SHARDS);
     if (m->n_replay < 0 || m->n_replay > MANIFEST_MAX_SHARDS)
@@ -203,18 +203,13 @@ int rck_write_manifest(const char *dir, const RunCkptManifest *m, char *err) {
     if (m->eval_episodes < 0 || (m->eval_episodes > 0 && !isfinite(m->eval_mean)))
         return errf(err, "cannot commit checkpoint %s: evaluation of %d episodes with mean %g", dir,
                     m->eval_episodes, m->eval_mean);
-    ShardSum *sums = xcalloc((size_t)m->n_shards, sizeof *sums);
-    ShardSum *rsums = xcalloc((size_t)m->n_replay + 1, sizeof *rsums);
-    ShardSum *csums = xcalloc((size_t)m->n_copies + 1, sizeof *csums);
-    int rc = rck_sum_shards(dir, m, sums, err);
-    if (rc == 0) rc = rck_sum_replays(dir, m, rsums, err);
-    if (rc == 0) rc = rck_sum_copies(dir, m, csums, err);
-    char *text = rc == 0 ? manifest_text(m, sums, rsums, csums) : NULL;
-    free(sums);
-    free(rsums);
-    free(csums);
-    if (rc != 0) return err_prefix(err, "cannot commit checkpoint %s", dir);
-    rc = rck_write_atomic(dir, "MANIFEST", text, err);
+    return 0;
+}
+
+int ckptmanifest_write(const char *dir, const RunCkptManifest *m, const ShardSum *sums, const ShardSum *rsums,
+                       const ShardSum *csums, char *err) {
+    char *text = manifest_text(m, sums, rsums, csums);
+    int rc = ckptio_write_atomic(dir, "MANIFEST", text, err);
     free(text);
     return rc;
 }
@@ -497,14 +492,14 @@ static int parse_copies(Lines *L, RunCkptManifest *m, ShardSum **cs, char *err) 
     return 0;
 }
 
-int rck_read_manifest(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
+int ckptmanifest_read(const char *dir, RunCkptManifest *m, ShardSum **sums, ShardSum **rsums, ShardSum **csums,
                       char *err) {
     memset(m, 0, sizeof *m);
     if (sums) *sums = NULL;
     if (rsums) *rsums = NULL;
     if (csums) *csums = NULL;
     char path[PATH_LEN];
-    if (rck_join(path, dir, "MANIFEST", err)) return -1;
+    if (ckptio_join(path, dir, "MANIFEST", err)) return -1;
     char *text, *body = NULL;
     size_t len = 0;
     if (load_manifest(path, &text, &len, err)) return -1;
@@ -542,7 +537,7 @@ out:
 }
 
 int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
-    return rck_read_manifest(dir, m, NULL, NULL, NULL, err);
+    return ckptmanifest_read(dir, m, NULL, NULL, NULL, err);
 }
 
 /* ---- the run id of a run directory ------------------------------------------ */
@@ -552,7 +547,7 @@ int runckpt_read_manifest(const char *dir, RunCkptManifest *m, char *err) {
 int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
     char path[PATH_LEN], text[64];
     *id = 0;
-    if (rck_join(path, run_dir, RUN_ID_FILE, err)) return -1;
+    if (ckptio_join(path, run_dir, RUN_ID_FILE, err)) return -1;
     struct stat st;
     if (lstat(path, &st) != 0 && errno == ENOENT) return 1;
     if (read_small_file(path, "", text, sizeof text, err)) return -1;
@@ -568,10 +563,10 @@ int runckpt_run_id(const char *run_dir, uint64_t *id, char *err) {
 int runckpt_save_run_id(const char *run_dir, uint64_t id, char *err) {
     char text[32];
     snprintf(text, sizeof text, "%016" PRIx64 "\n", id);
-    return rck_write_atomic(run_dir, RUN_ID_FILE, text, err);
+    return ckptio_write_atomic(run_dir, RUN_ID_FILE, text, err);
 }
 
-int rck_check_run(const char *run_dir, const RunCkptManifest *m, char *err) {
+int ckptmanifest_check_run(const char *run_dir, const RunCkptManifest *m, char *err) {
     uint64_t own;
     int rc = runckpt_run_id(run_dir, &own, err);
     if (rc < 0) return -1;

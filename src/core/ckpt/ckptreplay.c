@@ -40,7 +40,7 @@ static int src_read(const SecSrc *s, uint64_t off, void *dst, size_t n, char *er
         memcpy(dst, s->mem + off, n);
         return 0;
     }
-    return rck_pread(s->r, s->base + off, dst, n, err);
+    return ckptio_pread(s->r, s->base + off, dst, n, err);
 }
 
 /* What one column of the replay section must hold. */
@@ -141,8 +141,8 @@ static int check_replay_rows(const SecSrc *src, uint64_t bytes, uint32_t obs_dim
     return 0;
 }
 
-int rck_check_file_rows(const CkptReader *r, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+int ckptreplay_check_file_rows(const CkptReader *r, char *err) {
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
     if (!e) return 0;
     SecSrc src = {r, e->offset, NULL};
     if (check_replay_rows(&src, e->bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
@@ -150,7 +150,7 @@ int rck_check_file_rows(const CkptReader *r, char *err) {
     return -1;
 }
 
-int rck_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char *err) {
+int ckptreplay_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char *err) {
     SecSrc src = {r, 0, data};
     if (check_replay_rows(&src, bytes, r->meta.net.obs_dim, r->meta.net.num_actions, err) == 0) return 0;
     return err_prefix(err, "%s", r->path);
@@ -161,18 +161,18 @@ int rck_check_mem_rows(const CkptReader *r, const void *data, size_t bytes, char
 int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, const RunCkptReplay *rp, char *err) {
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, rp->index);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (rp->n_shards < 1 || rp->index < 0 || rp->index >= rp->n_shards)
         return errf(err, "cannot write checkpoint %s: replay shard %d outside the %d replay shards", path, rp->index,
                     rp->n_shards);
     assert(rp->replay != NULL);
     CkptMeta m;
-    rck_fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
+    ckptio_fill_net(cfg, net, &m); /* slice [0, 0): no parameters, optimizer none */
     m.run_id = rp->run_id;
     m.seq = rp->seq;
     m.n_shards = (uint64_t)rp->n_shards;
     m.shard_index = (uint64_t)rp->index;
-    m.kind = RCK_KIND_REPLAY;
+    m.kind = RUNCKPT_KIND_REPLAY;
     m.rows = replaystore_size(rp->replay);
     size_t bytes = replaystore_serial_bytes(rp->replay);
     /* Plain malloc: a buffer this large may not be there, and that should
@@ -183,7 +183,7 @@ int runckpt_write_replay(const Config *cfg, const QNet *net, const char *dir, co
     replaystore_serialize(rp->replay, rep);
     float none = 0.0f; /* the params section of an empty slice: 0 bytes */
     CkptSection sec[2] = {{CKPT_SEC_PARAMS, &none, 0}, {CKPT_SEC_REPLAY, rep, bytes}};
-    int rc = ckpt_write(path, &m, sec, 2, err);
+    int rc = ckptfile_write(path, &m, sec, 2, err);
     free(rep);
     return rc;
 }
@@ -197,32 +197,33 @@ static int open_replay(const char *dir, int s, const RunCkptManifest *m, const S
                        bool rows, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
     replay_name(name, sizeof name, s);
-    if (rck_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
     uint32_t crc;
-    if (rck_check_binding(r, s, m, true, want, err) || rck_file_crc(r, want, &crc, err)) goto fail;
+    if (ckptmanifest_check_binding(r, s, m, true, want, err) || ckptmanifest_file_crc(r, want, &crc, err))
+        goto fail;
     if (got) *got = (ShardSum){r->file_bytes, crc, r->meta.rows};
-    if (rows && rck_check_file_rows(r, err)) goto fail;
+    if (rows && ckptreplay_check_file_rows(r, err)) goto fail;
     return 0;
 fail:
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
-int rck_sum_replays(const char *dir, const RunCkptManifest *m, ShardSum *rsums, char *err) {
+int ckptreplay_sum_files(const char *dir, const RunCkptManifest *m, ShardSum *rsums, char *err) {
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, NULL, &rsums[s], false, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
 
-int rck_verify_replays(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
+int ckptreplay_verify_files(const char *dir, const RunCkptManifest *m, const ShardSum *rsums, char *err) {
     for (int s = 0; s < m->n_replay; s++) {
         CkptReader r;
         if (open_replay(dir, s, m, &rsums[s], NULL, true, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -232,15 +233,15 @@ int rck_verify_replays(const char *dir, const RunCkptManifest *m, const ShardSum
 /* Read the replay section of the open replay file r into a new allocation
  * (*data, *bytes; caller frees), its data checked by the section CRC. */
 static int read_replay_section(CkptReader *r, uint8_t **data, size_t *bytes, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
     *data = NULL;
     if (!e) return errf(err, "%s has no replay section", r->path);
     if (e->bytes > SIZE_MAX) return errf(err, "%s: replay section too large for this machine", r->path);
     *bytes = (size_t)e->bytes;
-    /* The section lies within the file (ckpt_open), so a failed allocation
+    /* The section lies within the file (ckptfile_open), so a failed allocation
      * is this machine's memory, not damage: exit 2 naming the key. */
     *data = xmalloc_for(*bytes ? *bytes : 1, "a replay checkpoint's section", "replay.capacity");
-    if (ckpt_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
+    if (ckptfile_read_section(r, CKPT_SEC_REPLAY, *data, *bytes, err) != 0) {
         free(*data);
         *data = NULL;
         return -1;
@@ -290,14 +291,14 @@ static int restore_file(const ReplayRestore *rr, int j, char *err) {
     size_t bytes = 0;
     int rc = -1;
     if (open_replay(rr->dir, j, rr->man, &rr->rsums[j], NULL, false, &r, err)) return -1;
-    if (ckpt_check_compatible(&r.meta, &rr->want, err) != 0) {
+    if (ckptfile_check_compatible(&r.meta, &rr->want, err) != 0) {
         err_prefix(err, "%s", r.path);
         goto out;
     }
     if (read_replay_section(&r, &data, &bytes, err)) goto out;
     /* Rank 0 checked the rows when it chose the checkpoint; checked again
      * here in memory, as they are about to be served. */
-    if (rck_check_mem_rows(&r, data, bytes, err)) goto out;
+    if (ckptreplay_check_mem_rows(&r, data, bytes, err)) goto out;
     if (add_rows(rr, j, data, bytes, err) != 0) {
         err_prefix(err, "%s", r.path);
         goto out;
@@ -305,7 +306,7 @@ static int restore_file(const ReplayRestore *rr, int j, char *err) {
     rc = 0;
 out:
     free(data);
-    ckpt_close(&r);
+    ckptfile_close(&r);
     return rc;
 }
 
@@ -320,7 +321,7 @@ static int restore_replay(const Config *cfg, const QNet *net, const char *dir, c
                           RunCkptReplayInfo *info, char *err) {
     int n_old = m->n_replay;
     ReplayRestore rr = {.dir = dir, .man = m, .rsums = rsums, .n_shards = n_shards, .replay = replay, .info = info};
-    rck_fill_net(cfg, net, &rr.want);
+    ckptio_fill_net(cfg, net, &rr.want);
     rr.sizes = xcalloc((size_t)n_old, sizeof *rr.sizes);
     rr.first = xcalloc((size_t)n_old, sizeof *rr.first);
     rr.count = xcalloc((size_t)n_old, sizeof *rr.count);
@@ -356,7 +357,7 @@ int runckpt_read_replay(const Config *cfg, const QNet *net, const char *dir, int
     memset(info, 0, sizeof *info);
     RunCkptManifest man;
     ShardSum *rsums;
-    if (rck_read_manifest(dir, &man, NULL, &rsums, NULL, err)) return -1;
+    if (ckptmanifest_read(dir, &man, NULL, &rsums, NULL, err)) return -1;
     info->files = man.n_replay;
     int rc = 0;
     if (man.n_replay > 0) rc = restore_replay(cfg, net, dir, &man, rsums, index, n_shards, replay, info, err);

@@ -4,7 +4,7 @@
  * fallback), the best one (runckpt_best), re-choosing when a running job
  * moves on meanwhile (runckpt_read_chosen), and the numbered directories
  * that no longer count: an abandoned line set aside (runckpt_drop_above),
- * old ones pruned after a commit (rck_prune). Part of runckpt
+ * old ones pruned after a commit (ckptselect_prune). Part of runckpt
  * (runckptint.h).
  *
  * Fallback. runckpt_find_latest trusts `latest` only after verifying the
@@ -31,10 +31,10 @@
 
 int runckpt_verify(const char *dir, RunCkptManifest *m, char *err) {
     ShardSum *sums, *rsums, *csums;
-    if (rck_read_manifest(dir, m, &sums, &rsums, &csums, err)) return -1;
-    int rc = rck_verify_shards(dir, m, sums, err);
-    if (rc == 0) rc = rck_verify_replays(dir, m, rsums, err);
-    if (rc == 0) rc = rck_verify_copies(dir, m, csums, err);
+    if (ckptmanifest_read(dir, m, &sums, &rsums, &csums, err)) return -1;
+    int rc = ckptslice_verify_shards(dir, m, sums, err);
+    if (rc == 0) rc = ckptreplay_verify_files(dir, m, rsums, err);
+    if (rc == 0) rc = ckptslice_verify_copies(dir, m, csums, err);
     free(sums);
     free(rsums);
     free(csums);
@@ -75,7 +75,7 @@ static int list_ckpts(const char *base, uint64_t **seqs) {
     return n;
 }
 
-void rck_prune(const char *base, uint64_t committed, int keep) {
+void ckptselect_prune(const char *base, uint64_t committed, int keep) {
     uint64_t *seqs;
     int n = list_ckpts(base, &seqs), kept = 0;
     for (int i = 0; i < n; i++) {
@@ -83,7 +83,7 @@ void rck_prune(const char *base, uint64_t committed, int keep) {
         if (s <= committed && (s == committed || ++kept < keep)) continue;
         char dir[PATH_LEN], name[64], err[ERR_LEN];
         snprintf(name, sizeof name, "ckpt-%06" PRIu64, s);
-        if (rck_join(dir, base, name, err) == 0) rck_remove_tree(dir, err);
+        if (ckptio_join(dir, base, name, err) == 0) ckptio_remove_tree(dir, err);
     }
     free(seqs);
 }
@@ -95,17 +95,17 @@ void rck_prune(const char *base, uint64_t committed, int keep) {
 static bool has_manifest(const char *dir) {
     char path[PATH_LEN], err[ERR_LEN];
     struct stat st;
-    return rck_join(path, dir, "MANIFEST", err) == 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return ckptio_join(path, dir, "MANIFEST", err) == 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Set checkpoint directory base/name aside as abandoned-<name>[-k]; the
  * new path into to. 0, or -1 (errno). */
 static int set_aside(const char *base, const char *name, char *to) {
     char dir[PATH_LEN], moved[96], err[ERR_LEN];
-    if (rck_join(dir, base, name, err) != 0) return -1;
+    if (ckptio_join(dir, base, name, err) != 0) return -1;
     for (int k = 1; k <= 99; k++) {
         snprintf(moved, sizeof moved, k == 1 ? "abandoned-%s" : "abandoned-%s-%d", name, k);
-        if (rck_join(to, base, moved, err) != 0) return -1;
+        if (ckptio_join(to, base, moved, err) != 0) return -1;
         struct stat st;
         if (lstat(to, &st) == 0) continue; /* an earlier resume's */
         return rename(dir, to);
@@ -140,10 +140,10 @@ static void sweep_abandoned(const char *base, int keep) {
         char path[PATH_LEN], err[ERR_LEN];
         struct stat st;
         if (strncmp(e->d_name, "abandoned-", 10) != 0 || strlen(e->d_name) >= sizeof list->name ||
-            rck_join(path, base, e->d_name, err) != 0 || lstat(path, &st) != 0)
+            ckptio_join(path, base, e->d_name, err) != 0 || lstat(path, &st) != 0)
             continue;
         if (!S_ISDIR(st.st_mode) || !has_manifest(path)) {
-            if (rck_remove_tree(path, err) == 0)
+            if (ckptio_remove_tree(path, err) == 0)
                 fprintf(stderr, "gorila: note: removed %s: it holds no complete checkpoint (no MANIFEST)\n", path);
             continue;
         }
@@ -161,7 +161,7 @@ static void sweep_abandoned(const char *base, int keep) {
     if (n > keep) qsort(list, (size_t)n, sizeof *list, newer_first);
     for (int i = keep; i < n; i++) {
         char path[PATH_LEN], err[ERR_LEN];
-        if (rck_join(path, base, list[i].name, err) == 0 && rck_remove_tree(path, err) == 0)
+        if (ckptio_join(path, base, list[i].name, err) == 0 && ckptio_remove_tree(path, err) == 0)
             fprintf(stderr, "gorila: note: removed %s: checkpoint.keep_abandoned is %d\n", path, keep);
     }
     free(list);
@@ -169,7 +169,7 @@ static void sweep_abandoned(const char *base, int keep) {
 
 void runckpt_drop_above(const char *run_dir, uint64_t seq, int keep_abandoned) {
     char base[PATH_LEN], err[ERR_LEN];
-    if (rck_join(base, run_dir, "checkpoints", err)) return;
+    if (ckptio_join(base, run_dir, "checkpoints", err)) return;
     uint64_t *seqs;
     int n = list_ckpts(base, &seqs);
     /* Renamed, not deleted: a checkpoint skipped by the fallback may have
@@ -181,9 +181,9 @@ void runckpt_drop_above(const char *run_dir, uint64_t seq, int keep_abandoned) {
     for (int i = 0; i < n && seqs[i] > seq; i++) {
         char dir[PATH_LEN], to[PATH_LEN], name[64];
         snprintf(name, sizeof name, "ckpt-%06" PRIu64, seqs[i]);
-        if (rck_join(dir, base, name, err) != 0) continue;
+        if (ckptio_join(dir, base, name, err) != 0) continue;
         if (!has_manifest(dir)) {
-            if (rck_remove_tree(dir, err) == 0)
+            if (ckptio_remove_tree(dir, err) == 0)
                 fprintf(stderr, "gorila: note: removed %s: an unfinished checkpoint (no MANIFEST) numbered above the "
                         "one this run resumes from\n", dir);
             else
@@ -212,7 +212,7 @@ void runckpt_drop_above(const char *run_dir, uint64_t seq, int keep_abandoned) {
  * says. */
 static int try_ckpt(const char *base, const char *name, RunCkptManifest *m, char *err) {
     char dir[PATH_LEN];
-    if (rck_join(dir, base, name, err) || runckpt_verify(dir, m, err)) return -1;
+    if (ckptio_join(dir, base, name, err) || runckpt_verify(dir, m, err)) return -1;
     uint64_t s;
     char extra;
     if (sscanf(name, "ckpt-%" SCNu64 "%c", &s, &extra) != 1 || s != m->seq)
@@ -236,7 +236,7 @@ static int find_once(const char *run_dir, const char *base, const char *latest, 
         if (got != 1 || sscanf(name, "ckpt-%" SCNu64 "%c", &s, &c) != 1) {
             errf(reason, "%s does not name a checkpoint directory", latest);
             name[0] = '\0';
-        } else if (rck_join(named, base, name, err) == 0) {
+        } else if (ckptio_join(named, base, name, err) == 0) {
             if (hook) hook->fn(hook->arg, named);
             if (try_ckpt(base, name, m, reason) == 0) return 0;
             damaged = named;
@@ -265,7 +265,7 @@ int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *wa
                                char *err) {
     if (warn) warn[0] = '\0';
     char base[PATH_LEN], latest[PATH_LEN];
-    if (rck_join(base, run_dir, "checkpoints", err) || rck_join(latest, base, "latest", err)) return -1;
+    if (ckptio_join(base, run_dir, "checkpoints", err) || ckptio_join(latest, base, "latest", err)) return -1;
     char note[ERR_LEN], seen[128], now[128], ignored[ERR_LEN];
     int rc;
     for (int attempt = 0;; attempt++) {
@@ -281,7 +281,7 @@ int runckpt_find_latest_hooked(const char *run_dir, RunCkptManifest *m, char *wa
         if (strcmp(now, seen) == 0) break;
     }
     if (rc != 0) return -1;
-    if (rck_check_run(run_dir, m, err)) {
+    if (ckptmanifest_check_run(run_dir, m, err)) {
         memset(m, 0, sizeof *m);
         return -1;
     }
@@ -307,7 +307,7 @@ int runckpt_latest(const char *run_dir, RunCkptManifest *m, char *err) {
 
 int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
     char base[PATH_LEN], best[PATH_LEN];
-    if (rck_join(base, run_dir, "checkpoints", err) || rck_join(best, base, "best", err)) return -1;
+    if (ckptio_join(base, run_dir, "checkpoints", err) || ckptio_join(best, base, "best", err)) return -1;
     struct stat st;
     if (lstat(best, &st) != 0 && errno == ENOENT) {
         memset(m, 0, sizeof *m);
@@ -315,7 +315,7 @@ int runckpt_best(const char *run_dir, RunCkptManifest *m, char *err) {
     }
     if (runckpt_verify(best, m, err)) return -1;
     if (strcmp(m->kind, "best") != 0) return errf(err, "%s is a checkpoint of kind %s, not best", best, m->kind);
-    return rck_check_run(run_dir, m, err);
+    return ckptmanifest_check_run(run_dir, m, err);
 }
 
 /* The same checkpoint, as far as a reader can tell. */

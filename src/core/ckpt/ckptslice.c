@@ -25,7 +25,7 @@
 
 static void shard_name(char *name, size_t cap, int q) { snprintf(name, cap, "ps-%d.ckpt", q); }
 
-static CkptOptim ckpt_kind(OptimKind k) {
+static CkptOptim file_optim(OptimKind k) {
     switch (k) {
     case OPTIM_SGD: return CKPT_OPT_SGD;
     case OPTIM_ADAM: return CKPT_OPT_ADAM;
@@ -46,7 +46,7 @@ static size_t first_non_finite(const float *x, size_t n) {
 /* The header of shard sh of network net: its slice, counters, versions and
  * binding (optimizer and sections come with the sections). */
 static void shard_meta(const Config *cfg, const QNet *net, const RunCkptShard *sh, CkptMeta *m) {
-    rck_fill_net(cfg, net, m);
+    ckptio_fill_net(cfg, net, m);
     m->slice_offset = sh->off;
     m->slice_count = sh->len;
     m->env_steps = sh->env_steps;
@@ -59,16 +59,6 @@ static void shard_meta(const Config *cfg, const QNet *net, const RunCkptShard *s
     m->seq = sh->seq;
     m->n_shards = (uint64_t)sh->n_shards;
     m->shard_index = (uint64_t)sh->index;
-}
-
-int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
-    char path[PATH_LEN], name[32];
-    shard_name(name, sizeof name, sh->index);
-    if (rck_join(path, dir, name, err)) return -1;
-    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
-        return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
-                    sh->index, sh->n_shards);
-    return rck_write_params(cfg, net, path, sh, RCK_KIND_PARAMS, err);
 }
 
 /* The parameters, target and optimizer state of sh are all finite: a
@@ -95,7 +85,10 @@ static int shard_finite(const char *path, const RunCkptShard *sh, char *err) {
     return 0;
 }
 
-int rck_write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind, char *err) {
+/* Write the parameter file path for sh with header kind `kind`
+ * (RUNCKPT_KIND_PARAMS or RUNCKPT_KIND_COPY). */
+static int write_params(const Config *cfg, const QNet *net, const char *path, const RunCkptShard *sh, int kind,
+                        char *err) {
     if (shard_finite(path, sh, err)) return -1;
     CkptMeta m;
     shard_meta(cfg, net, sh, &m);
@@ -106,7 +99,7 @@ int rck_write_params(const Config *cfg, const QNet *net, const char *path, const
     sec[n++] = (CkptSection){CKPT_SEC_TARGET, sh->target, sh->len * sizeof(float)};
     uint8_t *opt_bytes = NULL;
     if (sh->opt) {
-        m.optimizer = ckpt_kind(sh->opt->p.kind);
+        m.optimizer = file_optim(sh->opt->p.kind);
         m.optim_slots = sh->len ? (uint32_t)(sh->opt->n_state / sh->len) : 0;
         size_t bytes = 8 + sh->opt->n_state * sizeof(float);
         opt_bytes = xmalloc(bytes);
@@ -122,10 +115,20 @@ int rck_write_params(const Config *cfg, const QNet *net, const char *path, const
         replaystore_serialize(sh->replay, rep);
         sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
     }
-    int rc = ckpt_write(path, &m, sec, n, err);
+    int rc = ckptfile_write(path, &m, sec, n, err);
     free(opt_bytes);
     free(rep);
     return rc;
+}
+
+int runckpt_write_shard(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
+    char path[PATH_LEN], name[32];
+    shard_name(name, sizeof name, sh->index);
+    if (ckptio_join(path, dir, name, err)) return -1;
+    if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards)
+        return errf(err, "cannot write checkpoint %s: shard index %d outside the %d shards of the checkpoint", path,
+                    sh->index, sh->n_shards);
+    return write_params(cfg, net, path, sh, RUNCKPT_KIND_PARAMS, err);
 }
 
 /* ---- checking a set ------------------------------------------------------------- */
@@ -133,10 +136,10 @@ int rck_write_params(const Config *cfg, const QNet *net, const char *path, const
 /* The optimizer's step count (the first 8 bytes of the optim section, if
  * any) is a counter like the header's: at most 2^53. */
 static int check_optim_step(const CkptReader *r, char *err) {
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_OPTIM);
     if (!e || e->bytes < 8) return 0;
     uint64_t step;
-    if (rck_pread(r, e->offset, &step, 8, err)) return -1;
+    if (ckptio_pread(r, e->offset, &step, 8, err)) return -1;
     if (step > CKPT_MAX_COUNT)
         return errf(err, "%s: optimizer step count %" PRIu64 " is above 2^53, more than any run can count: the "
                     "optimizer state is damaged", r->path, step);
@@ -150,7 +153,7 @@ static int scan_finite(const CkptReader *r, uint64_t off, uint64_t n, uint64_t *
     float buf[CHUNK];
     for (uint64_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t k = n - i0 < CHUNK ? (size_t)(n - i0) : CHUNK;
-        if (rck_pread(r, off + i0 * sizeof(float), buf, k * sizeof(float), err)) return -1;
+        if (ckptio_pread(r, off + i0 * sizeof(float), buf, k * sizeof(float), err)) return -1;
         size_t j = first_non_finite(buf, k);
         if (j < k) {
             *at = i0 + j;
@@ -178,21 +181,22 @@ static int check_finite(const CkptReader *r, char *err) {
         const char *what;
     } arrays[] = {{CKPT_SEC_PARAMS, "the network"}, {CKPT_SEC_TARGET, "the target network"}};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        const CkptEntry *e = ckpt_find(r, arrays[i].id);
+        const CkptEntry *e = ckptfile_find(r, arrays[i].id);
         if (!e) continue;
         if (scan_finite(r, e->offset, n, &at, &v, err)) return -1;
         if (at < n)
             return errf(err, "%s: parameter %" PRIu64 " of %s is %g, and no checkpoint is written with a non-finite "
                         "one: the parameters are damaged", r->path, h->slice_offset + at, arrays[i].what, (double)v);
     }
-    const CkptEntry *e = ckpt_find(r, CKPT_SEC_OPTIM);
+    const CkptEntry *e = ckptfile_find(r, CKPT_SEC_OPTIM);
     uint64_t total = (uint64_t)h->optim_slots * n;
     if (!e || total == 0) return 0;
     if (scan_finite(r, e->offset + 8, total, &at, &v, err)) return -1;
     if (at < total)
         return errf(err, "%s: %s state array %" PRIu64 " of %u at parameter %" PRIu64 " is %g, and no checkpoint is "
                     "written with a non-finite one: the optimizer state is damaged", r->path,
-                    ckpt_optim_name(h->optimizer), at / n + 1, h->optim_slots, h->slice_offset + at % n, (double)v);
+                    ckptfile_optim_name(h->optimizer), at / n + 1, h->optim_slots, h->slice_offset + at % n,
+                    (double)v);
     return 0;
 }
 
@@ -230,7 +234,7 @@ static int tiling_done(const char *dir, const Tiling *t, char *err) {
 }
 
 /* Open shard q of the checkpoint in dir (m its manifest) into r and check
- * its binding (rck_check_binding), its CRC and its sections' CRCs against
+ * its binding (ckptmanifest_check_binding), its CRC and its sections' CRCs against
  * want (want NULL: compute size and CRC into got instead; check_crc false:
  * size only; with want and check_crc, the optimizer step and the rows of a
  * replay section too) and its place in the tiling (t). On success r is
@@ -239,38 +243,38 @@ static int open_shard(const char *dir, int q, const RunCkptManifest *m, const Sh
                       ShardSum *got, Tiling *t, CkptReader *r, char *err) {
     char path[PATH_LEN], name[32];
     shard_name(name, sizeof name, q);
-    if (rck_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
-    if (rck_check_binding(r, q, m, false, want, err)) goto fail;
+    if (ckptio_join(path, dir, name, err)) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
+    if (ckptmanifest_check_binding(r, q, m, false, want, err)) goto fail;
     if (!want || check_crc) {
         uint32_t crc;
-        if (rck_file_crc(r, want, &crc, err)) goto fail;
+        if (ckptmanifest_file_crc(r, want, &crc, err)) goto fail;
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
-        if (want && (check_optim_step(r, err) || check_finite(r, err) || rck_check_file_rows(r, err))) goto fail;
+        if (want && (check_optim_step(r, err) || check_finite(r, err) || ckptreplay_check_file_rows(r, err))) goto fail;
     }
     if (check_tiling(r, q, t, err)) goto fail;
     return 0;
 fail:
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
-int rck_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, char *err) {
+int ckptslice_sum_shards(const char *dir, const RunCkptManifest *m, ShardSum *sums, char *err) {
     Tiling t = {0, 0};
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
         if (open_shard(dir, q, m, NULL, true, &sums[q], &t, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return tiling_done(dir, &t, err);
 }
 
-int rck_verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
+int ckptslice_verify_shards(const char *dir, const RunCkptManifest *m, const ShardSum *sums, char *err) {
     Tiling t = {0, 0};
     for (int q = 0; q < m->n_shards; q++) {
         CkptReader r;
         if (open_shard(dir, q, m, &sums[q], true, NULL, &t, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return tiling_done(dir, &t, err);
 }
@@ -311,7 +315,7 @@ static int copy_optim(CkptReader *r, SliceRead *sr, size_t a, size_t b, bool hol
                     sh->opt->n_state / sh->len);
     free(sr->obuf);
     sr->obuf = xmalloc(bytes);
-    if (ckpt_read_section(r, CKPT_SEC_OPTIM, sr->obuf, bytes, err)) return -1;
+    if (ckptfile_read_section(r, CKPT_SEC_OPTIM, sr->obuf, bytes, err)) return -1;
     uint64_t step;
     memcpy(&step, sr->obuf, 8);
     if (step > CKPT_MAX_COUNT)
@@ -335,12 +339,12 @@ static int copy_overlap(CkptReader *r, SliceRead *sr, bool holds_start, char *er
     if (a >= b) return 0;
     free(sr->buf);
     sr->buf = xmalloc(ql * sizeof(float));
-    if (ckpt_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err) ||
+    if (ckptfile_read_section(r, CKPT_SEC_PARAMS, sr->buf, ql * sizeof(float), err) ||
         read_finite(sr->buf, ql, ql, qo, "the network", err))
         return -1;
     memcpy(sh->params + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
-    if (ckpt_find(r, CKPT_SEC_TARGET)) {
-        if (ckpt_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err) ||
+    if (ckptfile_find(r, CKPT_SEC_TARGET)) {
+        if (ckptfile_read_section(r, CKPT_SEC_TARGET, sr->buf, ql * sizeof(float), err) ||
             read_finite(sr->buf, ql, ql, qo, "the target network", err))
             return -1;
         memcpy(sh->target + (a - lo), sr->buf + (a - qo), (b - a) * sizeof(float));
@@ -356,17 +360,17 @@ static int copy_overlap(CkptReader *r, SliceRead *sr, bool holds_start, char *er
  * its random generators and its replay contents, when asked for. */
 static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
     if (sh->rngs && sh->n_rngs > 0) {
-        const CkptEntry *e = ckpt_find(r, CKPT_SEC_RNG);
+        const CkptEntry *e = ckptfile_find(r, CKPT_SEC_RNG);
         if (!e || e->bytes != (uint64_t)sh->n_rngs * sizeof(Rng))
             return errf(err, "random generator states missing or of another count");
-        if (ckpt_read_section(r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) return -1;
+        if (ckptfile_read_section(r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) return -1;
     }
-    if (sh->replay && ckpt_find(r, CKPT_SEC_REPLAY)) {
-        const CkptEntry *e = ckpt_find(r, CKPT_SEC_REPLAY);
+    if (sh->replay && ckptfile_find(r, CKPT_SEC_REPLAY)) {
+        const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);
         uint8_t *rep = xmalloc(e->bytes);
         size_t dropped = 0;
-        int rr = ckpt_read_section(r, CKPT_SEC_REPLAY, rep, e->bytes, err);
-        if (rr == 0) rr = rck_check_mem_rows(r, rep, e->bytes, err);
+        int rr = ckptfile_read_section(r, CKPT_SEC_REPLAY, rep, e->bytes, err);
+        if (rr == 0) rr = ckptreplay_check_mem_rows(r, rep, e->bytes, err);
         if (rr == 0) rr = replaystore_restore(sh->replay, rep, e->bytes, &dropped, err);
         free(rep);
         if (rr) return -1;
@@ -383,10 +387,10 @@ static int read_open_shard(CkptReader *r, int q, SliceRead *sr, char *err) {
     RunCkptShard *sh = sr->sh;
     sr->want.slice_offset = m->slice_offset;
     sr->want.slice_count = m->slice_count;
-    if (ckpt_check_compatible(m, &sr->want, err) != 0) return -1;
-    if (sh->opt && m->optimizer != ckpt_kind(sh->opt->p.kind))
-        return errf(err, "optimizer differs: checkpoint has %s state, config uses %s", ckpt_optim_name(m->optimizer),
-                    ckpt_optim_name(ckpt_kind(sh->opt->p.kind)));
+    if (ckptfile_check_compatible(m, &sr->want, err) != 0) return -1;
+    if (sh->opt && m->optimizer != file_optim(sh->opt->p.kind))
+        return errf(err, "optimizer differs: checkpoint has %s state, config uses %s",
+                    ckptfile_optim_name(m->optimizer), ckptfile_optim_name(file_optim(sh->opt->p.kind)));
     size_t qo = m->slice_offset, ql = m->slice_count;
     bool holds_start = (sr->lo >= qo && sr->lo < qo + ql) || (sh->len == 0 && q == 0);
     if (holds_start || !sr->have_version) {
@@ -412,21 +416,21 @@ static int read_shard_file(const char *dir, int q, const RunCkptManifest *man, c
     int rc = read_open_shard(&r, q, sr, err);
     /* Messages of ckptfile already start with the path. */
     if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
-    ckpt_close(&r);
+    ckptfile_close(&r);
     return rc;
 }
 
 int runckpt_read_slice(const Config *cfg, const QNet *net, const char *dir, RunCkptShard *sh, char *err) {
     RunCkptManifest man;
     ShardSum *sums;
-    if (rck_read_manifest(dir, &man, &sums, NULL, NULL, err)) return -1;
+    if (ckptmanifest_read(dir, &man, &sums, NULL, NULL, err)) return -1;
     /* Pass 1: the whole set is bound, intact and tiles the parameters. */
-    if (rck_verify_shards(dir, &man, sums, err)) {
+    if (ckptslice_verify_shards(dir, &man, sums, err)) {
         free(sums);
         return -1;
     }
     SliceRead sr = {.sh = sh, .lo = sh->off, .hi = sh->off + sh->len};
-    rck_fill_net(cfg, net, &sr.want);
+    ckptio_fill_net(cfg, net, &sr.want);
     Tiling t = {0, 0};
     int rc = 0;
     /* Pass 2: read the overlapping parts. */
@@ -447,11 +451,11 @@ static void copy_name(char *name, size_t cap, int k) { snprintf(name, cap, "lear
 int runckpt_write_copy(const Config *cfg, const QNet *net, const char *dir, const RunCkptShard *sh, char *err) {
     char path[PATH_LEN], name[40];
     copy_name(name, sizeof name, sh->index);
-    if (rck_join(path, dir, name, err)) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
     if (sh->n_shards < 1 || sh->index < 0 || sh->index >= sh->n_shards || sh->off != 0 || sh->len != net->n_params)
         return errf(err, "cannot write checkpoint %s: learner %d of %d, slice [%zu, %zu) of %zu parameters", path,
                     sh->index, sh->n_shards, sh->off, sh->off + sh->len, net->n_params);
-    return rck_write_params(cfg, net, path, sh, RCK_KIND_COPY, err);
+    return write_params(cfg, net, path, sh, RUNCKPT_KIND_COPY, err);
 }
 
 /* Open learner k's copy in dir into r: a learner copy of this run and
@@ -462,11 +466,11 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
                      CkptReader *r, char *err) {
     char path[PATH_LEN], name[40];
     copy_name(name, sizeof name, k);
-    if (rck_join(path, dir, name, err)) return -1;
-    if (ckpt_open(r, path, err) != 0) return -1;
+    if (ckptio_join(path, dir, name, err)) return -1;
+    if (ckptfile_open(r, path, err) != 0) return -1;
     const CkptMeta *h = &r->meta;
     uint32_t crc;
-    if (h->kind != RCK_KIND_COPY)
+    if (h->kind != RUNCKPT_KIND_COPY)
         errf(err, "%s is not a learner copy (kind %" PRIu64 ")", path, (uint64_t)h->kind);
     else if (h->run_id != m->run_id || h->seq != m->seq)
         errf(err, "%s belongs to run %016" PRIx64 " checkpoint %" PRIu64 ", but the manifest is of run %016" PRIx64
@@ -480,29 +484,29 @@ static int open_copy(const char *dir, int k, const RunCkptManifest *m, const Sha
     else if (want && r->file_bytes != want->bytes)
         errf(err, "%s is %" PRIu64 " bytes, but the manifest records %" PRIu64 " (the file is damaged or replaced)",
              path, r->file_bytes, want->bytes);
-    else if (rck_file_crc(r, want, &crc, err) == 0 &&
+    else if (ckptmanifest_file_crc(r, want, &crc, err) == 0 &&
              (!want || (check_optim_step(r, err) == 0 && check_finite(r, err) == 0))) {
         if (got) *got = (ShardSum){r->file_bytes, crc, 0};
         return 0;
     }
-    ckpt_close(r);
+    ckptfile_close(r);
     return -1;
 }
 
-int rck_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err) {
+int ckptslice_sum_copies(const char *dir, const RunCkptManifest *m, ShardSum *csums, char *err) {
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, NULL, &csums[k], &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
 
-int rck_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err) {
+int ckptslice_verify_copies(const char *dir, const RunCkptManifest *m, const ShardSum *csums, char *err) {
     for (int k = m->first_copy; k < m->n_copies; k++) {
         CkptReader r;
         if (open_copy(dir, k, m, &csums[k], NULL, &r, err)) return -1;
-        ckpt_close(&r);
+        ckptfile_close(&r);
     }
     return 0;
 }
@@ -512,19 +516,19 @@ int runckpt_read_copy(const Config *cfg, const QNet *net, const char *dir, int l
     *found = false;
     RunCkptManifest man;
     ShardSum *csums;
-    if (rck_read_manifest(dir, &man, NULL, NULL, &csums, err)) return -1;
+    if (ckptmanifest_read(dir, &man, NULL, NULL, &csums, err)) return -1;
     int rc = 0;
     if (man.n_copies == n_learners && learner >= man.first_copy && learner < man.n_copies) {
         CkptReader r;
         rc = open_copy(dir, learner, &man, &csums[learner], NULL, &r, err);
         if (rc == 0) {
             SliceRead sr = {.sh = sh, .lo = 0, .hi = sh->len};
-            rck_fill_net(cfg, net, &sr.want);
+            ckptio_fill_net(cfg, net, &sr.want);
             rc = read_open_shard(&r, 0, &sr, err);
             if (rc != 0 && strncmp(err, r.path, strlen(r.path)) != 0) err_prefix(err, "%s", r.path);
             if (rc == 0 && sr.covered != sh->len)
                 rc = errf(err, "%s covers %zu of the %zu parameters", r.path, sr.covered, sh->len);
-            ckpt_close(&r);
+            ckptfile_close(&r);
             free(sr.buf);
             free(sr.obuf);
             *found = rc == 0;

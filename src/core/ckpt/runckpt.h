@@ -34,9 +34,10 @@
  * saved rows are dealt out again (runckpt_read_replay).
  *
  * The code behind this header is split by concern (runckptint.h lists the
- * files): begin and commit (runckpt.c), MANIFEST and binding
- * (ckptmanifest.c), shard files (ckptslice.c), replay files
- * (ckptreplay.c), choosing a checkpoint (ckptselect.c).
+ * files, their order and how they are named): begin and commit
+ * (runckpt.c), choosing a checkpoint (ckptselect.c), shard files
+ * (ckptslice.c), replay files (ckptreplay.c), MANIFEST and binding
+ * (ckptmanifest.c), file helpers (ckptio.c).
  */
 #ifndef GORILA_RUNCKPT_H
 #define GORILA_RUNCKPT_H
