@@ -11,10 +11,10 @@
  *
  * Criterion calls report hooks in the runner process (not in the test's),
  * for the whole binary, wherever this file is linked and whatever order
- * its tests run in: nothing here needs to come last (the file used to be
- * named test_zz_blas.c, which changed neither). A hook that set the count
- * with openblas_set_num_threads would set the runner's only; the variable
- * is what reaches the tests, and the test below checks that it does. */
+ * its tests run in: nothing here needs to come last. A hook that set the
+ * count with openblas_set_num_threads would set the runner's only; the
+ * variable is what reaches the tests, and the test below checks that it
+ * does. */
 #include <cblas.h>
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
