@@ -118,7 +118,7 @@ TEST_LDLIBS = $(shell $(PKGCONF) --libs criterion)
 LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*/*.c) $(MINATAR_SRC)
 LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-CLI_SRC  := $(filter-out src/cli/fuzz_%.c,$(wildcard src/cli/*.c))
+CLI_SRC  := $(wildcard src/cli/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(filter-out $(if $(MINATAR_SRC),,tests/unit/test_minatar%),$(wildcard tests/unit/test_*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -278,15 +278,16 @@ test-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    tests/run-all -j2 build-asan unit cli
 
-# Fuzz target for the config loader (needs clang and libclang-rt-14-dev).
+# Fuzz target for the config loader (tests/fuzz; needs clang and
+# libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
 FUZZ_SRC := $(wildcard src/core/config/*.c) src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
-$(BUILD)/fuzz_config: src/cli/fuzz_config.c $(FUZZ_SRC) src/core/config/config.h src/base/util.h
+$(BUILD)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_SRC) src/core/config/config.h src/base/util.h
 	@mkdir -p $(dir $@)
 	clang -std=c11 -O1 -g -D_GNU_SOURCE $(INC_CORE) -Isrc/core/config/private $(LIB_CFLAGS) \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    src/cli/fuzz_config.c $(FUZZ_SRC) $(LDLIBS) -o $@
+	    tests/fuzz/fuzz_config.c $(FUZZ_SRC) $(LDLIBS) -o $@
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \
 	    mkdir -p $(BUILD)/fuzz-corpus && \
 	    $@ -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=5 -rss_limit_mb=2048 \

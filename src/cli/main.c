@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c: the gorila binary. Parses the subcommand and dispatches; every
- * subcommand lives in its own cmd_*.c file. */
+ * subcommand lives in its own cmd_*.c file, and calls nothing here (the
+ * helpers they share are files of their own: usage.c, cliload.c,
+ * cliexport.c). */
 #include "cmd.h"
 #include "version.h"
 
 #include <stdbool.h>
-
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,16 +51,6 @@ static const char usage[] =
     "  help                  this text\n"
     "\n"
     "Documentation: README.md and docs/ in the source tree.\n";
-
-int usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gorila: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The held-out test evaluation at the end of a run (src/core/train/testeval.h):
+# The held-out test evaluation at the end of a run (src/core/train/heldout.h):
 # the saved best and final networks scored on eval.test_seed. Each score
 # must be what `gorila eval` gives for that checkpoint on that seed and
 # episode count (an independent path: the CLI loads the files itself),

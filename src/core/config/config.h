@@ -177,7 +177,7 @@ typedef struct {
         int episodes;              /* eval.episodes */
         uint64_t seed;             /* eval.seed: seeds the separate eval environments */
         int test_episodes;         /* eval.test_episodes: held-out test episodes at the end (0: none) */
-        uint64_t test_seed;        /* eval.test_seed: seeds them; never eval.seed (testeval.h) */
+        uint64_t test_seed;        /* eval.test_seed: seeds them; never eval.seed (heldout.h) */
     } eval;
     struct {
         double every_seconds;      /* checkpoint.every_seconds: 0 = off */

@@ -270,13 +270,13 @@ static int write_summary(Run *r, const RunEndHooks *h) {
     return 0;
 }
 
-/* The held-out test evaluation of the saved networks (testeval.h), none
+/* The held-out test evaluation of the saved networks (heldout.h), none
  * after a signal (the user wants out now), and a signal during it abandons
  * it (r->abandon). Its time is left out of the run's wall time, so the
  * rates are those of training. Returns whether the test is still owed (a
  * signal kept it from running: RUN_TEST_PENDING stays for --resume). */
 static bool test_eval(Run *r) {
-    TestEval *t = &r->test;
+    HeldOut *t = &r->test;
     memset(t, 0, sizeof *t);
     t->seed = r->cfg->eval.test_seed;
     t->episodes = r->cfg->eval.test_episodes;
@@ -293,8 +293,8 @@ static bool test_eval(Run *r) {
         return true;
     }
     char err[ERR_LEN];
-    if (testeval_run(r->cfg, r->log.dir, r->best_saved, r->final_ok ? r->final_dir : NULL, r->abandon, r->abandon_arg,
-                     t, err) != 0)
+    if (heldout_run(r->cfg, r->log.dir, r->best_saved, r->final_ok ? r->final_dir : NULL, r->abandon, r->abandon_arg,
+                    t, err) != 0)
         run_warn(r, "test evaluation: %s", err);
     r->t0 += t->seconds;
     if (t->interrupted) {

@@ -37,7 +37,7 @@
 #include "runckpt.h"
 #include "runctl.h"
 #include "runlog.h"
-#include "testeval.h"
+#include "heldout.h"
 #include "trace.h"
 #include "util.h"
 
@@ -88,7 +88,7 @@ typedef struct {
     char final_dir[PATH_LEN];   /* its directory */
     char final_name[PATH_LEN + 16]; /* "checkpoints/ckpt-000012" */
     char final_err[RUN_ERR_LEN]; /* why it was not written */
-    TestEval test;              /* the held-out test evaluation (run_end) */
+    HeldOut test;               /* the held-out test evaluation (run_end) */
     /* stop signals */
     bool stop_asked;            /* the coordinator: another rank got a stop signal (STOP_REQ) */
     EvalAbandonFn abandon;      /* asked during the held-out test (run_set_abandon; NULL: never) */

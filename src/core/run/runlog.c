@@ -651,10 +651,10 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s) {
     }
     json_num(j, "reward_threshold", e->threshold);
     json_u64(j, "evaluations", (uint64_t)e->evaluations);
-    /* The held-out test evaluation (testeval.h): the saved best and final
+    /* The held-out test evaluation (heldout.h): the saved best and final
      * networks on eval.test_seed, which nothing selected on; null where a
      * network was not scored (none saved, a signal stop, test episodes 0). */
-    const TestEval *te = s->test;
+    const HeldOut *te = s->test;
     bool ran = te && te->ran;
     if (te && te->episodes > 0) {
         json_u64(j, "test_eval_seed", te->seed);

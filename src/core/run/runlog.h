@@ -44,7 +44,7 @@
 #include "config.h"
 #include "json.h"
 #include "tbevents.h"
-#include "testeval.h"
+#include "heldout.h"
 
 #define RUNLOG_MAX_EXTRA 48
 
@@ -142,8 +142,8 @@ typedef struct {
      * written as null with uniform replay */
     bool prioritized;
     uint64_t stale_priority_updates;
-    /* the held-out test evaluation (testeval.h); NULL: not configured */
-    const TestEval *test;
+    /* the held-out test evaluation (heldout.h); NULL: not configured */
+    const HeldOut *test;
 } RunSummary;
 /* Write the keys of s as members of the JSON object open in j. */
 void runlog_summary_fields(JsonW *j, const RunSummary *s);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_config.c: libFuzzer target for the config loader (make fuzz).
+/* fuzz_config.c: libFuzzer target for the config loader (make fuzz; not
+ * part of the gorila binary).
  *
  * Any input must load or fail cleanly (no crash, leak, UB or hang under
  * ASan/UBSan). A config that loads must survive a round trip: config_write

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* testeval.h: the held-out test evaluation at the end of a run.
+/* heldout.h: the held-out test evaluation at the end of a run.
  *
  * checkpoints/best is chosen by the evaluations on eval.seed, and those
  * evaluations are also what it is reported with: the best of many noisy
@@ -16,8 +16,8 @@
  * checkpoint is committed, from the files (what a user loads is what is
  * scored).
  */
-#ifndef GORILA_TESTEVAL_H
-#define GORILA_TESTEVAL_H
+#ifndef GORILA_HELDOUT_H
+#define GORILA_HELDOUT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@ typedef struct {
     double seconds;           /* wall time of the test evaluation */
     bool interrupted;         /* abandoned (a stop signal): nothing scored, ran false */
     const char *skipped;      /* why it did not run (summary.json test_skipped), NULL when it ran */
-} TestEval;
+} HeldOut;
 
 /* Evaluate run_dir's checkpoints/best (when best_saved) and the final
  * checkpoint final_dir (NULL: none) on the test seed. A checkpoint that
@@ -44,7 +44,7 @@ typedef struct {
  * with err. abandon(arg) (NULL: never) is asked as the evaluator asks it
  * (evaluator.h); when it says to give up, nothing is scored: t->ran false,
  * t->interrupted true, and 0 is returned. */
-int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
-                 EvalAbandonFn abandon, void *arg, TestEval *t, char *err);
+int heldout_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
+                EvalAbandonFn abandon, void *arg, HeldOut *t, char *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* testeval.c: see testeval.h. */
-#include "testeval.h"
+/* heldout.c: see heldout.h. */
+#include "heldout.h"
 
 #include "agentcfg.h"
 #include "clock.h"
@@ -20,8 +20,8 @@ static int score(const Config *cfg, const QNet *net, Evaluator *ev, const char *
     return evaluator_run(ev, params, res) ? 0 : 1;
 }
 
-int testeval_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
-                 EvalAbandonFn abandon, void *arg, TestEval *t, char *err) {
+int heldout_run(const Config *cfg, const char *run_dir, bool best_saved, const char *final_dir,
+                EvalAbandonFn abandon, void *arg, HeldOut *t, char *err) {
     memset(t, 0, sizeof *t);
     t->seed = cfg->eval.test_seed;
     t->episodes = cfg->eval.test_episodes;

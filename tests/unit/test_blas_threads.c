@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_zz_blas.c: one BLAS thread for every unit test, as gorila runs
+/* test_blas_threads.c: one BLAS thread for every unit test, as gorila runs
  * (main.c re-executes with OPENBLAS_NUM_THREADS=1; docs/REPRODUCIBILITY.md:
  * a result is reproducible for one kernel and one thread).
  *
@@ -7,8 +7,14 @@
  * core unless OPENBLAS_NUM_THREADS says otherwise), and Criterion runs each
  * test in a process of its own that loads the library again: that start is
  * about a third of the suite's time. The runner sets the variable before
- * it starts the first test process (they inherit it), and each test
- * process sets the count again before its test, whatever it was given. */
+ * it starts the first test process, and every test process inherits it.
+ *
+ * Criterion calls report hooks in the runner process (not in the test's),
+ * for the whole binary, wherever this file is linked and whatever order
+ * its tests run in: nothing here needs to come last. A hook that set the
+ * count with openblas_set_num_threads would set the runner's only; the
+ * variable is what reaches the tests, and the test below checks that it
+ * does. */
 #include <cblas.h>
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
@@ -17,11 +23,6 @@
 ReportHook(PRE_ALL)(struct criterion_test_set *set) {
     (void)set;
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
-}
-
-ReportHook(PRE_INIT)(struct criterion_test *test) {
-    (void)test;
-    openblas_set_num_threads(1);
 }
 
 /* The hook ran: the tests compute with one BLAS thread. */
