@@ -357,12 +357,12 @@ static int path_id(const char *path, char *tail, size_t cap) {
  * (from 1) says which of the caller's overrides it is. */
 static int apply_set(Config *cfg, const char *assignment, int index, char *err) {
     char shown[SHOW_LEN], path[KEY_PATH_LEN], sh[SHOW_LEN], tail[ERR_LEN], msg[ERR_LEN];
-    Load L = {.cfg = cfg, .err = err, .assign = cfg_show_text(assignment, strlen(assignment), false, shown)};
+    Load L = {.cfg = cfg, .err = err, .assign = configtext_show(assignment, strlen(assignment), false, shown)};
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
         return errf(err, "--set %s: expected KEY.PATH=VALUE, e.g. --set roles.actors=4", shown);
     size_t plen = (size_t)(eq - assignment);
-    snprintf(path, sizeof path, "%s", cfg_show_text(assignment, plen, false, sh));
+    snprintf(path, sizeof path, "%s", configtext_show(assignment, plen, false, sh));
     L.set_path = path;
     int id = plen < KEY_PATH_LEN ? path_id(path, tail, sizeof tail) : -1;
     if (id < 0) {

@@ -34,7 +34,7 @@ static void set_text(const Check *C, int id, char *buf) {
     snprintf(path, sizeof path, "%s.%s=", cfg_keys[id].section, cfg_keys[id].name);
     if (C->sets && o->line >= 1 && o->line <= C->n_sets && !strncmp(C->sets[o->line - 1], path, strlen(path))) {
         const char *a = C->sets[o->line - 1];
-        cfg_show_text(a, strlen(a), false, buf);
+        configtext_show(a, strlen(a), false, buf);
         return;
     }
     cfg_key_value_text(C->cfg, id, val, sizeof val);
@@ -85,7 +85,7 @@ static int check_key(const Check *C, int id) {
     case T_F64: {
         double v = get_f64(cfg, k);
         cfg_fmt_range(k, r, sizeof r);
-        cfg_fmt_f64(v, num, sizeof num);
+        configtext_fmt_f64(v, num, sizeof num);
         if (!isfinite(v)) return fail_key(C, id, path, "expected a finite number in %s, got %s", r, num);
         if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
             return fail_key(C, id, path, "expected a number in %s, got %s%s", r, num, k->hint ? k->hint : "");
@@ -123,7 +123,7 @@ static int check_key(const Check *C, int id) {
             } else {
                 const double *a = cat(cfg, k);
                 cfg_fmt_range(k, r, sizeof r);
-                cfg_fmt_f64(a[i], num, sizeof num);
+                configtext_fmt_f64(a[i], num, sizeof num);
                 if (!isfinite(a[i]) || a[i] < k->flo || a[i] > k->fhi)
                     return fail_key(C, id, sub, "expected a finite number in %s, got %s%s", r, num,
                                     k->hint ? k->hint : "");
@@ -474,8 +474,8 @@ int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *e
     }
     if (cfg->explore.end > cfg->explore.start) {
         const int ids[] = {k_end, k_start};
-        cfg_fmt_f64(cfg->explore.end, a, sizeof a);
-        cfg_fmt_f64(cfg->explore.start, b, sizeof b);
+        configtext_fmt_f64(cfg->explore.end, a, sizeof a);
+        configtext_fmt_f64(cfg->explore.start, b, sizeof b);
         return fail_rule(&C, ids, 2, "explore.end (%s%s) must be at most explore.start (%s%s)", a,
                          origin_note(&C, k_end, false), b, origin_note(&C, k_start, false));
     }

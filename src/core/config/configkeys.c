@@ -198,6 +198,15 @@ int cfg_key_id(const char *section, const char *name) {
     abort();
 }
 
+/* See configint.h. */
+const char *cfg_fmt_range(const Key *k, char *buf, size_t cap) {
+    char lo[32], hi[32];
+    configtext_fmt_f64(k->flo, lo, sizeof lo);
+    configtext_fmt_f64(k->fhi, hi, sizeof hi);
+    snprintf(buf, cap, "%c%s, %s%c", k->lo_open ? '(' : '[', lo, hi, k->hi_open ? ')' : ']');
+    return buf;
+}
+
 /* ---- the names of choices ------------------------------------------- */
 
 const char *cfg_enum_name(const char *const *names, int v) {

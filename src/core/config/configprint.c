@@ -2,8 +2,8 @@
 /* configprint.c: config values as text. config_write (YAML that
  * config_load reads back) and config_write_json walk the key table the same
  * way (printed()), so both print the same keys in the same order;
- * config_same compares two configs key by key; and the quoting of values
- * in one-line error messages. See configint.h for how the loader is split.
+ * config_same compares two configs key by key. See configint.h for how the
+ * loader is split.
  */
 #include "config.h"
 #include "configint.h"
@@ -16,73 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- values in messages ------------------------------------------------ */
-
-/* Write s[0..len) into out (SHOW_LEN bytes) for a one-line message: control
- * characters (and, when quoted, quotes and backslashes) escaped, long values
- * cut at SHOW_CHARS characters with "...". */
-const char *cfg_show_text(const char *s, size_t len, bool quoted, char *out) {
-    size_t o = 0, chars = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        bool lead = (c & 0xC0) != 0x80;
-        if (lead && (chars == SHOW_CHARS || o + 10 > SHOW_LEN)) {
-            memcpy(out + o, "...", 3);
-            o += 3;
-            break;
-        }
-        chars += lead;
-        /* C1 controls and the Unicode line separators, which libyaml and
-         * some terminals treat as line breaks. */
-        unsigned char c1 = i + 1 < len ? (unsigned char)s[i + 1] : 0;
-        unsigned char c2 = i + 2 < len ? (unsigned char)s[i + 2] : 0;
-        if (c == 0xC2 && c1 >= 0x80 && c1 <= 0x9F) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\u%04x", c1);
-            i += 1;
-        } else if (c == 0xE2 && c1 == 0x80 && (c2 == 0xA8 || c2 == 0xA9)) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\u%04x", 0x2000 | c2);
-            i += 2;
-        } else if (quoted && (c == '"' || c == '\\')) {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c == '\n') {
-            memcpy(out + o, "\\n", 2);
-            o += 2;
-        } else if (c == '\t') {
-            memcpy(out + o, "\\t", 2);
-            o += 2;
-        } else if (c < 0x20 || c == 0x7F) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\x%02x", c);
-        } else {
-            out[o++] = (char)c;
-        }
-    }
-    out[o] = '\0';
-    return out;
-}
-
-/* Shortest text that reads back as exactly v (integral values without
- * exponent, so 100000 stays 100000). */
-void cfg_fmt_f64(double v, char *buf, size_t cap) {
-    if (isfinite(v) && v == floor(v) && fabs(v) < 1e15) {
-        snprintf(buf, cap, "%.0f", v);
-        return;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, cap, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
-
-/* "[0, 1]", "(0, 10]", ... */
-const char *cfg_fmt_range(const Key *k, char *buf, size_t cap) {
-    char lo[32], hi[32];
-    cfg_fmt_f64(k->flo, lo, sizeof lo);
-    cfg_fmt_f64(k->fhi, hi, sizeof hi);
-    snprintf(buf, cap, "%c%s, %s%c", k->lo_open ? '(' : '[', lo, hi, k->hi_open ? ')' : ']');
-    return buf;
-}
-
 /* ---- writing ------------------------------------------------------------------ */
 
 /* A double-quoted YAML string that reads back byte for byte: non-ASCII as
@@ -93,7 +26,7 @@ static void quote(const char *s, char *buf, size_t cap) {
     buf[o++] = '"';
     for (size_t i = 0; i < n && o + 12 < cap;) {
         uint32_t cp;
-        size_t w = cfg_utf8_decode(u + i, n - i, &cp);
+        size_t w = configtext_utf8_decode(u + i, n - i, &cp);
         if (!w) w = 1, cp = u[i]; /* not UTF-8 (a Config built in code) */
         if (cp == '"' || cp == '\\') buf[o++] = '\\', buf[o++] = (char)cp;
         else if (cp >= 0x20 && cp < 0x7F) buf[o++] = (char)cp;
@@ -126,7 +59,7 @@ void cfg_key_value_text(const Config *cfg, int id, char *buf, size_t cap) {
         snprintf(buf, cap, "%" PRIu64, get_u64(cfg, k));
         break;
     case T_F64:
-        cfg_fmt_f64(get_f64(cfg, k), buf, cap);
+        configtext_fmt_f64(get_f64(cfg, k), buf, cap);
         break;
     case T_BOOL:
         snprintf(buf, cap, "%s", get_bool(cfg, k) ? "true" : "false");
@@ -154,7 +87,7 @@ void cfg_key_value_text(const Config *cfg, int id, char *buf, size_t cap) {
             } else {
                 double v;
                 memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
-                cfg_fmt_f64(v, num, sizeof num);
+                configtext_fmt_f64(v, num, sizeof num);
             }
             o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", num);
         }

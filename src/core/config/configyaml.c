@@ -81,34 +81,6 @@ static size_t pos_offset(const char *text, size_t len, int line, int col) {
     return i;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF) and its code point, or 0 if invalid. */
-size_t cfg_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned char c = s[0];
-    size_t need;
-    uint32_t v, lo2 = 0x80, hi2 = 0xBF;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF) need = 1, v = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) need = 2, v = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) need = 3, v = c & 0x07;
-    else return 0;
-    if (c == 0xE0) lo2 = 0xA0;
-    if (c == 0xED) hi2 = 0x9F;
-    if (c == 0xF0) lo2 = 0x90;
-    if (c == 0xF4) hi2 = 0x8F;
-    if (n < need + 1) return 0;
-    for (size_t i = 1; i <= need; i++) {
-        unsigned char b = s[i];
-        if (i == 1 ? (b < lo2 || b > hi2) : (b < 0x80 || b > 0xBF)) return 0;
-        v = v << 6 | (b & 0x3F);
-    }
-    *cp = v;
-    return need + 1;
-}
-
 /* The characters libyaml's reader accepts (YAML 1.1 "printable"). */
 static bool printable(uint32_t c) {
     return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
@@ -131,7 +103,7 @@ int cfg_prescan(const char *text, size_t len, size_t *off, char *msg) {
     }
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        size_t n = cfg_utf8_decode(s + i, len - i, &cp);
+        size_t n = configtext_utf8_decode(s + i, len - i, &cp);
         if (!n) {
             *off = i;
             return errf(msg, "expected UTF-8 text, found the byte 0x%02x, which is not valid UTF-8", s[i]);

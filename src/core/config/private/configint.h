@@ -14,7 +14,10 @@
  *   configcheck.c  config_validate: every key's range again, then the rules
  *                  that tie keys together;
  *   configprint.c  values as text: config_write (YAML), config_write_json,
- *                  config_same, and the quoting of values in messages.
+ *                  config_same;
+ *   configtext.c   text helpers that call no other file of the loader: the
+ *                  quoting of values in messages, numbers that read back
+ *                  exactly, UTF-8 decoding.
  * Nothing here is a setting or part of the file format: names and layout may
  * change with the loader.
  */
@@ -33,6 +36,23 @@
 #define SHOW_LEN 256        /* buffer for a quoted value (escapes take 6 bytes) */
 #define KEY_PATH_LEN 400    /* buffer for a key path (a shown key fits) */
 #define CFG_N_SECTIONS 14   /* run, env, ..., logging (checked against the table) */
+
+/* ---- text (configtext.c, which calls no other file of the loader) ------- */
+
+/* Write s[0..len) into out (SHOW_LEN bytes) for a one-line message: control
+ * characters (and, when quoted, quotes and backslashes) escaped, long values
+ * cut at SHOW_CHARS characters with "...". Returns out. */
+const char *configtext_show(const char *s, size_t len, bool quoted, char *out);
+static inline const char *show(const char *s, size_t len, char *out) { return configtext_show(s, len, true, out); }
+static inline const char *show_str(const char *s, char *out) { return show(s, strlen(s), out); }
+
+/* Shortest text that reads back as exactly v (integral values without
+ * exponent, so 100000 stays 100000). */
+void configtext_fmt_f64(double v, char *buf, size_t cap);
+
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF) and its code point, or 0 if invalid. */
+size_t configtext_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* ---- the schema (configkeys.c) ------------------------------------------ */
 
@@ -72,6 +92,9 @@ const char *cfg_enum_name(const char *const *names, int v);
 
 /* run.name's rule (also for the stem of a file name): 0, or -1 with msg. */
 int cfg_rule_run_name(const char *s, size_t len, char *msg);
+
+/* Key k's range of numbers: "[0, 1]", "(0, 10]", ... Returns buf. */
+const char *cfg_fmt_range(const Key *k, char *buf, size_t cap);
 
 /* The stored value of key k in c. Enums are stored as int. */
 static inline void *at(Config *c, const Key *k) { return (char *)c + k->off; }
@@ -141,10 +164,6 @@ typedef struct {
  * or -1 with *off at the offending byte and a message in msg. */
 int cfg_prescan(const char *text, size_t len, size_t *off, char *msg);
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF) and its code point, or 0 if invalid. */
-size_t cfg_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
-
 /* A file's text into L->t: prescan, then one YAML document (an empty one
  * is an error). Returns 0, or -1 with L->err; cfg_tree_free L->t after
  * either. */
@@ -185,20 +204,6 @@ int cfg_assign(Load *L, int id, const Node *n, const char *path);
 int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *err);
 
 /* ---- values as text (configprint.c) -------------------------------------- */
-
-/* Write s[0..len) into out (SHOW_LEN bytes) for a one-line message: control
- * characters (and, when quoted, quotes and backslashes) escaped, long values
- * cut at SHOW_CHARS characters with "...". Returns out. */
-const char *cfg_show_text(const char *s, size_t len, bool quoted, char *out);
-static inline const char *show(const char *s, size_t len, char *out) { return cfg_show_text(s, len, true, out); }
-static inline const char *show_str(const char *s, char *out) { return show(s, strlen(s), out); }
-
-/* Shortest text that reads back as exactly v (integral values without
- * exponent, so 100000 stays 100000). */
-void cfg_fmt_f64(double v, char *buf, size_t cap);
-
-/* Key k's range of numbers: "[0, 1]", "(0, 10]", ... Returns buf. */
-const char *cfg_fmt_range(const Key *k, char *buf, size_t cap);
 
 /* The value of key id as YAML text (what config_write prints). */
 void cfg_key_value_text(const Config *cfg, int id, char *buf, size_t cap);
