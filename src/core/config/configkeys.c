@@ -54,131 +54,140 @@ static int rule_out_dir(const char *s, size_t len, char *msg);
 static int rule_env_name(const char *s, size_t len, char *msg);
 static int rule_blas_kernel(const char *s, size_t len, char *msg);
 
-#define INT(s, k, m, lo, hi) {.section = s, .name = k, .type = T_INT, .off = OFF(m), .ilo = lo, .ihi = hi}
-#define U64(s, k, m, lo, hi) {.section = s, .name = k, .type = T_U64, .off = OFF(m), .ilo = lo, .ihi = hi}
-#define F64(s, k, m, lo, hi, lo_x, hi_x) \
-    {.section = s, .name = k, .type = T_F64, .off = OFF(m), .flo = lo, .fhi = hi, .lo_open = lo_x, .hi_open = hi_x}
-#define F_CC(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, false) /* [lo, hi] */
-#define F_OC(s, k, m, lo, hi) F64(s, k, m, lo, hi, true, false)  /* (lo, hi] */
-#define F_CO(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, true)  /* [lo, hi) */
-#define BOOL(s, k, m) {.section = s, .name = k, .type = T_BOOL, .off = OFF(m)}
-#define STR(s, k, m, r) \
-    {.section = s, .name = k, .type = T_STR, .off = OFF(m), .cap = sizeof(((Config *)0)->m), .rule = r}
-#define ENUM(s, k, m, t) {.section = s, .name = k, .type = T_ENUM, .off = OFF(m), .names = t}
+/* Each row ends with the key's default (config_defaults). */
+#define INT(s, k, m, lo, hi, d) {.section = s, .name = k, .type = T_INT, .off = OFF(m), .ilo = lo, .ihi = hi, .idef = d}
+#define U64(s, k, m, lo, hi, d) {.section = s, .name = k, .type = T_U64, .off = OFF(m), .ilo = lo, .ihi = hi, .idef = d}
+#define F64(s, k, m, lo, hi, lo_x, hi_x, d)                                                                        \
+    {.section = s, .name = k, .type = T_F64, .off = OFF(m), .flo = lo, .fhi = hi, .lo_open = lo_x, .hi_open = hi_x, \
+     .fdef = d}
+#define F_CC(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, false, false, d) /* [lo, hi] */
+#define F_OC(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, true, false, d)  /* (lo, hi] */
+#define F_CO(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, false, true, d)  /* [lo, hi) */
+#define BOOL(s, k, m, d) {.section = s, .name = k, .type = T_BOOL, .off = OFF(m), .idef = d}
+#define STR(s, k, m, r, d) \
+    {.section = s, .name = k, .type = T_STR, .off = OFF(m), .cap = sizeof(((Config *)0)->m), .rule = r, .sdef = d}
+#define ENUM(s, k, m, t, d) {.section = s, .name = k, .type = T_ENUM, .off = OFF(m), .names = t, .idef = d}
+#define COUNT(a) (int)(sizeof a / sizeof a[0])
 
 #define E12 UINT64_C(1000000000000)
 
-const Key cfg_keys[] = {
-    STR("run", "name", run.name, cfg_rule_run_name),
-    STR("run", "out_dir", run.out_dir, rule_out_dir),
-    U64("run", "seed", run.seed, 0, UINT64_MAX),
-    ENUM("run", "mode", run.mode, run_modes),
-    U64("run", "max_env_steps", run.max_env_steps, 0, E12),
-    U64("run", "max_updates", run.max_updates, 0, E12),
-    F_CC("run", "max_seconds", run.max_seconds, 0, 1e7),
-    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
-    BOOL("run", "stop_when_solved", run.stop_when_solved),
-    INT("run", "blas_threads", run.blas_threads, 1, 64),
-    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel),
-    ENUM("run", "wait", run.wait, wait_modes),
-    BOOL("run", "pin_cores", run.pin_cores),
+static const double default_torques[] = {-2, 0, 2};
+static const int default_hidden[] = {64, 64};
+_Static_assert(COUNT(default_torques) <= CFG_MAX_TORQUES && COUNT(default_hidden) <= CFG_MAX_LAYERS,
+               "list defaults fit their keys");
 
-    STR("env", "name", env.name, rule_env_name),
-    INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000),
+const Key cfg_keys[] = {
+    STR("run", "name", run.name, cfg_rule_run_name, "run"),
+    STR("run", "out_dir", run.out_dir, rule_out_dir, "runs"),
+    U64("run", "seed", run.seed, 0, UINT64_MAX, 1),
+    ENUM("run", "mode", run.mode, run_modes, RUN_DISTRIBUTED),
+    U64("run", "max_env_steps", run.max_env_steps, 0, E12, 100000),
+    U64("run", "max_updates", run.max_updates, 0, E12, 0),
+    F_CC("run", "max_seconds", run.max_seconds, 0, 1e7, 0),
+    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7, 10),
+    BOOL("run", "stop_when_solved", run.stop_when_solved, true),
+    INT("run", "blas_threads", run.blas_threads, 1, 64, 1),
+    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel, "auto"),
+    ENUM("run", "wait", run.wait, wait_modes, WAIT_AUTO),
+    BOOL("run", "pin_cores", run.pin_cores, true),
+
+    STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
+    INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000, 0),
     {.section = "env", .name = "torques", .type = T_F64S, .off = OFF(env.torques), .n_off = OFF(env.n_torques),
      .cap = CFG_MAX_TORQUES, .flo = -2, .fhi = 2, .what = "torques",
-     .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)"},
+     .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)", .ldef = default_torques,
+     .n_ldef = COUNT(default_torques)},
 
-    INT("roles", "actors", roles.actors, 1, 1024),
-    INT("roles", "replay_shards", roles.replay_shards, 1, 256),
-    INT("roles", "learners", roles.learners, 1, 256),
-    INT("roles", "param_servers", roles.param_servers, 0, 256),
+    INT("roles", "actors", roles.actors, 1, 1024, 1),
+    INT("roles", "replay_shards", roles.replay_shards, 1, 256, 1),
+    INT("roles", "learners", roles.learners, 1, 256, 1),
+    INT("roles", "param_servers", roles.param_servers, 0, 256, 1),
 
-    ENUM("sync", "mode", sync.mode, sync_modes),
-    INT("sync", "staleness", sync.staleness, 0, 10000),
-    INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000),
-    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls),
-    ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings),
-    INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000),
-    INT("sync", "gossip_every", sync.gossip_every, 1, 1000000),
-    ENUM("sync", "gossip_topology", sync.gossip_topology, gossip_topologies),
-    INT("sync", "easgd_every", sync.easgd_every, 1, 1000000),
-    F64("sync", "easgd_alpha", sync.easgd_alpha, 0, 1, true, true),
-    INT("sync", "average_every", sync.average_every, 1, 1000000),
+    ENUM("sync", "mode", sync.mode, sync_modes, SYNC_PS_SYNC),
+    INT("sync", "staleness", sync.staleness, 0, 10000, 4),
+    INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000, 1),
+    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls, ALLREDUCE_RING),
+    ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings, LR_SCALING_NONE),
+    INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000, 0),
+    INT("sync", "gossip_every", sync.gossip_every, 1, 1000000, 4),
+    ENUM("sync", "gossip_topology", sync.gossip_topology, gossip_topologies, GOSSIP_RANDOM),
+    INT("sync", "easgd_every", sync.easgd_every, 1, 1000000, 4),
+    F64("sync", "easgd_alpha", sync.easgd_alpha, 0, 1, true, true, 0.5),
+    INT("sync", "average_every", sync.average_every, 1, 1000000, 8),
 
-    ENUM("learner", "batch", learner.batch, learner_batches),
-    F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
-    INT("learner", "prefetch", learner.prefetch, 1, LEARNER_MAX_PREFETCH),
-    INT("learner", "accumulate", learner.accumulate, 1, LEARNER_MAX_ACCUMULATE),
+    ENUM("learner", "batch", learner.batch, learner_batches, LEARNER_BATCH_PER_LEARNER),
+    F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000, 0),
+    INT("learner", "prefetch", learner.prefetch, 1, LEARNER_MAX_PREFETCH, 1),
+    INT("learner", "accumulate", learner.accumulate, 1, LEARNER_MAX_ACCUMULATE, 1),
 
-    INT("actor", "envs", actor.envs, 1, 4096),
-    INT("actor", "pull_every", actor.pull_every, 1, 1000000),
-    INT("actor", "chunk", actor.chunk, 1, 65536),
+    INT("actor", "envs", actor.envs, 1, 4096, 1),
+    INT("actor", "pull_every", actor.pull_every, 1, 1000000, 100),
+    INT("actor", "chunk", actor.chunk, 1, 65536, 32),
 
-    ENUM("replay", "kind", replay.kind, replay_kinds),
-    U64("replay", "capacity", replay.capacity, 1, 1000000000),
-    INT("replay", "batch_size", replay.batch_size, 1, 65536),
-    U64("replay", "min_size", replay.min_size, 1, 1000000000),
-    F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000),
-    F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100),
-    F_CC("replay", "alpha", replay.alpha, 0, 1),
-    F_CC("replay", "beta", replay.beta, 0, 1),
-    F_CC("replay", "beta_final", replay.beta_final, 0, 1),
-    U64("replay", "beta_steps", replay.beta_steps, 0, 1000000000000ULL),
-    F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6),
-    ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities),
+    ENUM("replay", "kind", replay.kind, replay_kinds, REPLAY_UNIFORM),
+    U64("replay", "capacity", replay.capacity, 1, 1000000000, 100000),
+    INT("replay", "batch_size", replay.batch_size, 1, 65536, 64),
+    U64("replay", "min_size", replay.min_size, 1, 1000000000, 1000),
+    F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000, 0),
+    F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100, 0.01),
+    F_CC("replay", "alpha", replay.alpha, 0, 1, 0.6), /* Schaul et al. 2016, proportional variant; Ape-X */
+    F_CC("replay", "beta", replay.beta, 0, 1, 0.4), /* Schaul et al. 2016; Ape-X keeps 0.4 */
+    F_CC("replay", "beta_final", replay.beta_final, 0, 1, 1.0), /* Schaul et al. 2016 anneal to 1 */
+    U64("replay", "beta_steps", replay.beta_steps, 0, 1000000000000ULL, 100000),
+    F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6, 1e-6),
+    ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities, PRIORITY_ACTOR),
 
     {.section = "network", .name = "hidden", .type = T_INTS, .off = OFF(network.hidden),
      .n_off = OFF(network.n_hidden), .cap = CFG_MAX_LAYERS, .ilo = 1, .ihi = CFG_MAX_HIDDEN,
-     .what = "layer widths"},
-    BOOL("network", "dueling", network.dueling),
+     .what = "layer widths", .ldef = default_hidden, .n_ldef = COUNT(default_hidden)},
+    BOOL("network", "dueling", network.dueling, false),
 
-    F_CC("agent", "gamma", agent.gamma, 0, 1),
-    INT("agent", "n_step", agent.n_step, 1, 100),
-    BOOL("agent", "double_dqn", agent.double_dqn),
-    F_OC("agent", "huber_delta", agent.huber_delta, 0, 1e6),
-    INT("agent", "train_every", agent.train_every, 1, 1000000),
-    INT("agent", "gradient_steps", agent.gradient_steps, 1, 10000),
-    ENUM("agent", "target_update", agent.target_update, target_kinds),
-    INT("agent", "target_every", agent.target_every, 1, 100000000),
-    F_OC("agent", "tau", agent.tau, 0, 1),
+    F_CC("agent", "gamma", agent.gamma, 0, 1, 0.99),
+    INT("agent", "n_step", agent.n_step, 1, 100, 1),
+    BOOL("agent", "double_dqn", agent.double_dqn, true),
+    F_OC("agent", "huber_delta", agent.huber_delta, 0, 1e6, 1.0),
+    INT("agent", "train_every", agent.train_every, 1, 1000000, 1),
+    INT("agent", "gradient_steps", agent.gradient_steps, 1, 10000, 1),
+    ENUM("agent", "target_update", agent.target_update, target_kinds, TARGET_HARD),
+    INT("agent", "target_every", agent.target_every, 1, 100000000, 500),
+    F_OC("agent", "tau", agent.tau, 0, 1, 0.005),
 
-    ENUM("optimizer", "kind", optimizer.kind, optim_kinds),
-    F_OC("optimizer", "lr", optimizer.lr, 0, 10),
-    F_CO("optimizer", "beta1", optimizer.beta1, 0, 1),
-    F_CO("optimizer", "beta2", optimizer.beta2, 0, 1),
-    F_OC("optimizer", "eps", optimizer.eps, 0, 1),
-    F_CO("optimizer", "decay", optimizer.decay, 0, 1),
-    BOOL("optimizer", "centered", optimizer.centered),
-    F_CO("optimizer", "momentum", optimizer.momentum, 0, 1),
-    F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6),
+    ENUM("optimizer", "kind", optimizer.kind, optim_kinds, OPT_ADAM),
+    F_OC("optimizer", "lr", optimizer.lr, 0, 10, 1e-3),
+    F_CO("optimizer", "beta1", optimizer.beta1, 0, 1, 0.9),
+    F_CO("optimizer", "beta2", optimizer.beta2, 0, 1, 0.999),
+    F_OC("optimizer", "eps", optimizer.eps, 0, 1, 1e-8),
+    F_CO("optimizer", "decay", optimizer.decay, 0, 1, 0.95),
+    BOOL("optimizer", "centered", optimizer.centered, true),
+    F_CO("optimizer", "momentum", optimizer.momentum, 0, 1, 0),
+    F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6, 10),
 
-    ENUM("explore", "kind", explore.kind, explore_kinds),
-    F_CC("explore", "start", explore.start, 0, 1),
-    F_CC("explore", "end", explore.end, 0, 1),
-    U64("explore", "decay_steps", explore.decay_steps, 1, E12),
-    F_CC("explore", "apex_eps", explore.apex_eps, 0, 1),
-    F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100),
+    ENUM("explore", "kind", explore.kind, explore_kinds, EXPLORE_LINEAR),
+    F_CC("explore", "start", explore.start, 0, 1, 1.0),
+    F_CC("explore", "end", explore.end, 0, 1, 0.05),
+    U64("explore", "decay_steps", explore.decay_steps, 1, E12, 10000),
+    F_CC("explore", "apex_eps", explore.apex_eps, 0, 1, 0.4),
+    F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100, 7),
 
-    U64("eval", "every_updates", eval.every_updates, 0, E12),
-    INT("eval", "episodes", eval.episodes, 1, 10000),
-    U64("eval", "seed", eval.seed, 0, UINT64_MAX),
-    INT("eval", "test_episodes", eval.test_episodes, 0, 10000),
-    U64("eval", "test_seed", eval.test_seed, 0, UINT64_MAX),
+    U64("eval", "every_updates", eval.every_updates, 0, E12, 1000),
+    INT("eval", "episodes", eval.episodes, 1, 10000, 100),
+    U64("eval", "seed", eval.seed, 0, UINT64_MAX, 12345),
+    INT("eval", "test_episodes", eval.test_episodes, 0, 10000, 100),
+    U64("eval", "test_seed", eval.test_seed, 0, UINT64_MAX, 54321),
 
-    F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7),
-    U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12),
-    INT("checkpoint", "keep", checkpoint.keep, 1, 100),
-    INT("checkpoint", "keep_abandoned", checkpoint.keep_abandoned, 0, 100),
-    BOOL("checkpoint", "save_replay", checkpoint.save_replay),
+    F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7, 60),
+    U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12, 0),
+    INT("checkpoint", "keep", checkpoint.keep, 1, 100, 2),
+    INT("checkpoint", "keep_abandoned", checkpoint.keep_abandoned, 0, 100, 2),
+    BOOL("checkpoint", "save_replay", checkpoint.save_replay, false),
 
-    F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
-    U64("logging", "metrics_every_env_steps", logging.metrics_every_env_steps, 0, E12),
-    U64("logging", "metrics_every_updates", logging.metrics_every_updates, 0, E12),
-    ENUM("logging", "progress", logging.progress, progress_modes),
-    BOOL("logging", "trace", logging.trace),
-    INT("logging", "trace_events", logging.trace_events, 16, 10000000),
-    BOOL("logging", "tensorboard", logging.tensorboard),
+    F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400, 2),
+    U64("logging", "metrics_every_env_steps", logging.metrics_every_env_steps, 0, E12, 100),
+    U64("logging", "metrics_every_updates", logging.metrics_every_updates, 0, E12, 0),
+    ENUM("logging", "progress", logging.progress, progress_modes, PROGRESS_AUTO),
+    BOOL("logging", "trace", logging.trace, false),
+    INT("logging", "trace_events", logging.trace_events, 16, 10000000, 200000),
+    BOOL("logging", "tensorboard", logging.tensorboard, false),
 };
 
 const int cfg_n_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);
@@ -205,6 +214,45 @@ const char *cfg_fmt_range(const Key *k, char *buf, size_t cap) {
     configtext_fmt_f64(k->fhi, hi, sizeof hi);
     snprintf(buf, cap, "%c%s, %s%c", k->lo_open ? '(' : '[', lo, hi, k->hi_open ? ')' : ']');
     return buf;
+}
+
+/* ---- defaults --------------------------------------------------------- */
+
+/* Key k's default (the last column of its row) into c. */
+static void set_default(Config *c, const Key *k) {
+    switch (k->type) {
+    case T_INT:
+    case T_ENUM: {
+        int v = (int)k->idef;
+        memcpy(at(c, k), &v, sizeof v);
+        break;
+    }
+    case T_U64:
+        memcpy(at(c, k), &k->idef, sizeof k->idef);
+        break;
+    case T_F64:
+        memcpy(at(c, k), &k->fdef, sizeof k->fdef);
+        break;
+    case T_BOOL: {
+        bool v = k->idef != 0;
+        memcpy(at(c, k), &v, sizeof v);
+        break;
+    }
+    case T_STR:
+        snprintf(at(c, k), k->cap, "%s", k->sdef);
+        break;
+    case T_INTS:
+    case T_F64S:
+        memcpy(at(c, k), k->ldef, (size_t)k->n_ldef * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
+        memcpy((char *)c + k->n_off, &k->n_ldef, sizeof k->n_ldef);
+        break;
+    }
+}
+
+/* Every key's default; what no key holds (source, origin) zeroed. */
+void config_defaults(Config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    for (int id = 0; id < cfg_n_keys; id++) set_default(cfg, &cfg_keys[id]);
 }
 
 /* ---- the names of choices ------------------------------------------- */

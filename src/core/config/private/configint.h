@@ -2,13 +2,14 @@
 /* configint.h: what the files of the config loader share; private to them.
  *
  * config.h is the public contract. The loader is split by concern:
- *   config.c       the entry points (config_defaults, config_load,
- *                  config_load_string, config_set): reading the file, walking
- *                  the tree onto the key table, --set overrides;
+ *   config.c       the entry points (config_load, config_load_string,
+ *                  config_set): reading the file, walking the tree onto the
+ *                  key table, --set overrides;
  *   configyaml.c   text -> tree: the prescan, libyaml's events into a flat
  *                  array of Nodes (the only file that includes libyaml);
  *                  errors at a position of the text (cfg_fail_at);
- *   configkeys.c   the schema: the key table, the names of choices, the
+ *   configkeys.c   the schema: the key table with each key's default
+ *                  (config_defaults walks it), the names of choices, the
  *                  rules of string keys, and typed values from nodes
  *                  (cfg_assign);
  *   configcheck.c  config_validate: every key's range again, then the rules
@@ -71,6 +72,12 @@ typedef struct {
     int (*rule)(const char *s, size_t len, char *msg); /* strings: validity */
     const char *what;          /* lists: what the elements are */
     const char *hint;          /* appended to range errors */
+    /* The default (config_defaults): */
+    uint64_t idef;             /* integers; booleans 0 or 1; enums the index */
+    double fdef;               /* numbers */
+    const char *sdef;          /* strings */
+    const void *ldef;          /* lists: n_ldef ints (T_INTS) or doubles (T_F64S) */
+    int n_ldef;
 } Key;
 
 #define OFF(m) offsetof(Config, m)
