@@ -382,6 +382,69 @@ static int parse_f64(const Load *L, const Key *k, const Node *n, const char *pat
     return 0;
 }
 
+/* An enum key: one of k->names, stored as its index. */
+static int assign_enum(Load *L, const Key *k, const Node *n, const char *path) {
+    char d[SHOW_LEN + 32], list[256] = "";
+    if (n->kind == N_SCALAR && !cfg_is_null(L, n)) {
+        for (int i = 0; k->names[i]; i++) {
+            if (strlen(k->names[i]) == n->len && !strcmp(sval(L, n), k->names[i])) {
+                memcpy(at(L->cfg, k), &i, sizeof i);
+                return 0;
+            }
+        }
+    }
+    for (int i = 0; k->names[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
+    const char *guess = n->kind == N_SCALAR ? did_you_mean(sval(L, n), k->names) : NULL;
+    if (guess)
+        return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s (did you mean \"%s\"?)", list,
+                           cfg_describe(L, n, d), guess);
+    return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s", list, cfg_describe(L, n, d));
+}
+
+/* A list key: 1 to k->cap elements, each in k's range (numbers distinct),
+ * stored with their count. */
+static int assign_list(Load *L, const Key *k, const Node *n, const char *path) {
+    Config *cfg = L->cfg;
+    char d[SHOW_LEN + 32], sh[SHOW_LEN];
+    int count = 0;
+    if (n->kind == N_SEQ)
+        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
+    if (n->kind != N_SEQ || count == 0 || count > (int)k->cap)
+        return cfg_fail_at(L, n->line, n->col, path, "expected a list of 1 to %zu %s, got %s", k->cap, k->what,
+                           n->kind != N_SEQ ? cfg_describe(L, n, d)
+                           : count == 0     ? "an empty list"
+                                        : (snprintf(d, sizeof d, "%d of them", count), d));
+    int ints[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+    double nums[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+    int i = 0;
+    for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
+        const Node *e = &L->t.v[c];
+        char sub[KEY_PATH_LEN + 16];
+        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        if (k->type == T_INTS) {
+            uint64_t v;
+            if (parse_uint(L, k, e, sub, &v)) return -1;
+            ints[i] = (int)v;
+        } else {
+            if (parse_f64(L, k, e, sub, &nums[i])) return -1;
+            for (int j = 0; j < i; j++) {
+                if (nums[j] == nums[i]) {
+                    char prev[KEY_PATH_LEN + 16];
+                    snprintf(prev, sizeof prev, "%s[%d]", path, j);
+                    return cfg_fail_at(L, e->line, e->col, sub, "expected distinct %s, got %s again (as %s)",
+                                       k->what, show(sval(L, e), e->len, sh), prev);
+                }
+            }
+        }
+    }
+    memset(at(cfg, k), 0, k->cap * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
+    memcpy(at(cfg, k), k->type == T_INTS ? (void *)ints : (void *)nums,
+           (size_t)count * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
+    memcpy((char *)cfg + k->n_off, &count, sizeof count);
+    return 0;
+}
+
 /* Store one node into key id of L->cfg (type and range checked). */
 int cfg_assign(Load *L, int id, const Node *n, const char *path) {
     const Key *k = &cfg_keys[id];
@@ -426,63 +489,11 @@ int cfg_assign(Load *L, int id, const Node *n, const char *path) {
         memcpy(at(cfg, k), s, n->len); /* the rule bounds len below k->cap */
         return 0;
     }
-    case T_ENUM: {
-        char list[256] = "";
-        if (n->kind == N_SCALAR && !cfg_is_null(L, n)) {
-            for (int i = 0; k->names[i]; i++) {
-                if (strlen(k->names[i]) == n->len && !strcmp(sval(L, n), k->names[i])) {
-                    memcpy(at(cfg, k), &i, sizeof i);
-                    return 0;
-                }
-            }
-        }
-        for (int i = 0; k->names[i]; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
-        const char *guess = n->kind == N_SCALAR ? did_you_mean(sval(L, n), k->names) : NULL;
-        if (guess)
-            return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s (did you mean \"%s\"?)", list,
-                               cfg_describe(L, n, d), guess);
-        return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s", list, cfg_describe(L, n, d));
-    }
+    case T_ENUM:
+        return assign_enum(L, k, n, path);
     case T_INTS:
-    case T_F64S: {
-        int count = 0;
-        if (n->kind == N_SEQ)
-            for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
-        if (n->kind != N_SEQ || count == 0 || count > (int)k->cap)
-            return cfg_fail_at(L, n->line, n->col, path, "expected a list of 1 to %zu %s, got %s", k->cap, k->what,
-                               n->kind != N_SEQ ? cfg_describe(L, n, d)
-                               : count == 0     ? "an empty list"
-                                            : (snprintf(d, sizeof d, "%d of them", count), d));
-        int ints[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
-        double nums[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
-        int i = 0;
-        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
-            const Node *e = &L->t.v[c];
-            char sub[KEY_PATH_LEN + 16];
-            snprintf(sub, sizeof sub, "%s[%d]", path, i);
-            if (k->type == T_INTS) {
-                uint64_t v;
-                if (parse_uint(L, k, e, sub, &v)) return -1;
-                ints[i] = (int)v;
-            } else {
-                if (parse_f64(L, k, e, sub, &nums[i])) return -1;
-                for (int j = 0; j < i; j++) {
-                    if (nums[j] == nums[i]) {
-                        char prev[KEY_PATH_LEN + 16];
-                        snprintf(prev, sizeof prev, "%s[%d]", path, j);
-                        return cfg_fail_at(L, e->line, e->col, sub, "expected distinct %s, got %s again (as %s)",
-                                           k->what, show(sval(L, e), e->len, sh), prev);
-                    }
-                }
-            }
-        }
-        memset(at(cfg, k), 0, k->cap * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
-        memcpy(at(cfg, k), k->type == T_INTS ? (void *)ints : (void *)nums,
-               (size_t)count * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
-        memcpy((char *)cfg + k->n_off, &count, sizeof count);
-        return 0;
-    }
+    case T_F64S:
+        return assign_list(L, k, n, path);
     }
     return -1;
 }
