@@ -30,14 +30,14 @@ typedef struct {
  * ERR_LEN bytes. */
 static void set_text(const Check *C, int id, char *buf) {
     const ConfigOrigin *o = &C->cfg->origin[id];
-    char path[64], val[SHOW_LEN];
-    snprintf(path, sizeof path, "%s.%s=", cfg_keys[id].section, cfg_keys[id].name);
+    char path[64], val[CFG_SHOW_LEN];
+    snprintf(path, sizeof path, "%s.%s=", configkeys_table[id].section, configkeys_table[id].name);
     if (C->sets && o->line >= 1 && o->line <= C->n_sets && !strncmp(C->sets[o->line - 1], path, strlen(path))) {
         const char *a = C->sets[o->line - 1];
         configtext_show(a, strlen(a), false, buf);
         return;
     }
-    cfg_key_value_text(C->cfg, id, val, sizeof val);
+    configprint_value_text(C->cfg, id, val, sizeof val);
     snprintf(buf, ERR_LEN, "%s%s", path, val);
 }
 
@@ -64,57 +64,57 @@ __attribute__((format(printf, 4, 5))) static int fail_key(const Check *C, int id
  * parser checked, for configs built or changed in code). */
 static int check_key(const Check *C, int id) {
     const Config *cfg = C->cfg;
-    const Key *k = &cfg_keys[id];
-    char path[KEY_PATH_LEN], r[80], num[40], msg[ERR_LEN];
+    const CfgKey *k = &configkeys_table[id];
+    char path[CFG_KEY_PATH_LEN], r[80], num[40], msg[ERR_LEN];
     snprintf(path, sizeof path, "%s.%s", k->section, k->name);
     switch (k->type) {
-    case T_INT: {
+    case CFG_T_INT: {
         int v = get_int(cfg, k);
         if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
             return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %d", k->ilo, k->ihi,
                             v);
         return 0;
     }
-    case T_U64: {
+    case CFG_T_U64: {
         uint64_t v = get_u64(cfg, k);
         if (v < k->ilo || v > k->ihi)
             return fail_key(C, id, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %" PRIu64, k->ilo,
                             k->ihi, v);
         return 0;
     }
-    case T_F64: {
+    case CFG_T_F64: {
         double v = get_f64(cfg, k);
-        cfg_fmt_range(k, r, sizeof r);
+        configkeys_range_text(k, r, sizeof r);
         configtext_fmt_f64(v, num, sizeof num);
         if (!isfinite(v)) return fail_key(C, id, path, "expected a finite number in %s, got %s", r, num);
         if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
             return fail_key(C, id, path, "expected a number in %s, got %s%s", r, num, k->hint ? k->hint : "");
         return 0;
     }
-    case T_BOOL:
+    case CFG_T_BOOL:
         return 0;
-    case T_STR: {
+    case CFG_T_STR: {
         const char *s = cat(cfg, k);
         size_t len = strnlen(s, k->cap);
         if (len == k->cap) return fail_key(C, id, path, "expected a string of at most %zu bytes", k->cap - 1);
         if (k->rule(s, len, msg)) return fail_key(C, id, path, "%s", msg);
         return 0;
     }
-    case T_ENUM: {
+    case CFG_T_ENUM: {
         int v = get_int(cfg, k), n = 0;
         while (k->names[n]) n++;
         if (v < 0 || v >= n) return fail_key(C, id, path, "expected a %s value, got the number %d", path, v);
         return 0;
     }
-    case T_INTS:
-    case T_F64S: {
+    case CFG_T_INTS:
+    case CFG_T_F64S: {
         int count = get_count(cfg, k);
         if (count < 1 || count > (int)k->cap)
             return fail_key(C, id, path, "expected a list of 1 to %zu %s, got %d of them", k->cap, k->what, count);
         for (int i = 0; i < count; i++) {
-            char sub[KEY_PATH_LEN + 16];
+            char sub[CFG_KEY_PATH_LEN + 16];
             snprintf(sub, sizeof sub, "%s[%d]", path, i);
-            if (k->type == T_INTS) {
+            if (k->type == CFG_T_INTS) {
                 int v;
                 memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
                 if (v < 0 || (uint64_t)v < k->ilo || (uint64_t)v > k->ihi)
@@ -122,7 +122,7 @@ static int check_key(const Check *C, int id) {
                                     k->ihi, v);
             } else {
                 const double *a = cat(cfg, k);
-                cfg_fmt_range(k, r, sizeof r);
+                configkeys_range_text(k, r, sizeof r);
                 configtext_fmt_f64(a[i], num, sizeof num);
                 if (!isfinite(a[i]) || a[i] < k->flo || a[i] > k->fhi)
                     return fail_key(C, id, sub, "expected a finite number in %s, got %s%s", r, num,
@@ -154,7 +154,7 @@ static int pick(const Config *cfg, const int *ids, int n) {
 static const char *origin_note(const Check *C, int id, bool alone) {
     switch (C->cfg->origin[id].from) {
     case CFG_FROM_DEFAULT:
-        if (!cfg_same_value(C->cfg, &C->defaults, id)) return "";
+        if (!configprint_same_value(C->cfg, &C->defaults, id)) return "";
         return alone ? " (the default)" : ", the default";
     case CFG_FROM_SET:
         return alone ? " (from --set)" : ", from --set";
@@ -166,13 +166,13 @@ static const char *origin_note(const Check *C, int id, bool alone) {
 /* A rule over several keys failed: report it at the key pick() chooses. */
 __attribute__((format(printf, 4, 5))) static int fail_rule(const Check *C, const int *ids, int n, const char *fmt,
                                                            ...) {
-    char msg[ERR_LEN], path[KEY_PATH_LEN];
+    char msg[ERR_LEN], path[CFG_KEY_PATH_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     int id = pick(C->cfg, ids, n);
-    snprintf(path, sizeof path, "%s.%s", cfg_keys[id].section, cfg_keys[id].name);
+    snprintf(path, sizeof path, "%s.%s", configkeys_table[id].section, configkeys_table[id].name);
     return fail_key(C, id, path, "%s", msg);
 }
 
@@ -184,7 +184,7 @@ __attribute__((format(printf, 4, 5))) static int fail_rule(const Check *C, const
 static int check_decentral(const Check *C, int k_ps, int k_mode) {
     const Config *cfg = C->cfg;
     SyncMode mode = cfg->sync.mode;
-    int k_learners = cfg_key_id("roles", "learners"), k_topo = cfg_key_id("sync", "gossip_topology");
+    int k_learners = configkeys_id("roles", "learners"), k_topo = configkeys_id("sync", "gossip_topology");
     if (mode == SYNC_EASGD && cfg->roles.param_servers == 0) {
         const int ids[] = {k_ps, k_mode};
         return fail_rule(C, ids, 2,
@@ -246,11 +246,11 @@ static void mode_names(unsigned modes, char *out, size_t cap) {
 static int check_mode_keys(const Check *C, int k_mode) {
     const Config *cfg = C->cfg;
     for (size_t i = 0; i < sizeof mode_keys / sizeof mode_keys[0]; i++) {
-        int k = cfg_key_id("sync", mode_keys[i].key);
+        int k = configkeys_id("sync", mode_keys[i].key);
         if (mode_keys[i].modes & 1u << cfg->sync.mode) continue;
         /* A value equal to the default changes nothing (and every
          * effective config.yaml lists them all). */
-        if (cfg->origin[k].from == CFG_FROM_DEFAULT || cfg_same_value(cfg, &C->defaults, k)) continue;
+        if (cfg->origin[k].from == CFG_FROM_DEFAULT || configprint_same_value(cfg, &C->defaults, k)) continue;
         char modes[96];
         mode_names(mode_keys[i].modes, modes, sizeof modes);
         /* Reported at the key (not at a sync.mode the file set). */
@@ -267,9 +267,9 @@ static int check_mode_keys(const Check *C, int k_mode) {
  * it, even when it equals the default set. */
 static int check_env(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_torques = cfg_key_id("env", "torques"), k_env = cfg_key_id("env", "name");
+    int k_torques = configkeys_id("env", "torques"), k_env = configkeys_id("env", "name");
     if (strcmp(cfg->env.name, "Pendulum-v1") &&
-        (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !cfg_same_value(cfg, &C->defaults, k_torques))) {
+        (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !configprint_same_value(cfg, &C->defaults, k_torques))) {
         const int ids[] = {k_torques, k_env};
         return fail_rule(C, ids, 2, "only Pendulum-v1 takes env.torques, but env.name is %s%s", cfg->env.name,
                          origin_note(C, k_env, true));
@@ -283,7 +283,7 @@ static int check_env(const Check *C) {
  * compute at parameters older than its own, which it no longer has. */
 static int check_ps_in_learner(const Check *C, int k_ps, int k_mode) {
     const Config *cfg = C->cfg;
-    int k_learners = cfg_key_id("roles", "learners"), k_pull = cfg_key_id("sync", "learner_pull_every");
+    int k_learners = configkeys_id("roles", "learners"), k_pull = configkeys_id("sync", "learner_pull_every");
     if (!config_sync_no_ps(cfg->sync.mode) && cfg->roles.param_servers == 0 && cfg->roles.learners != 1) {
         const int ids[] = {k_ps, k_learners};
         return fail_rule(C, ids, 2,
@@ -309,7 +309,7 @@ static int check_ps_in_learner(const Check *C, int k_ps, int k_mode) {
 /* sync.mode against the roles and the sync keys. */
 static int check_sync(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_ps = cfg_key_id("roles", "param_servers"), k_mode = cfg_key_id("sync", "mode");
+    int k_ps = configkeys_id("roles", "param_servers"), k_mode = configkeys_id("sync", "mode");
     if (config_sync_no_ps(cfg->sync.mode) && cfg->roles.param_servers > 0) {
         const int ids[] = {k_ps, k_mode};
         return fail_rule(C, ids, 2,
@@ -325,7 +325,7 @@ static int check_sync(const Check *C) {
 /* The held-out test episodes must not be the evaluation episodes. */
 static int check_eval(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_tseed = cfg_key_id("eval", "test_seed"), k_eseed = cfg_key_id("eval", "seed");
+    int k_tseed = configkeys_id("eval", "test_seed"), k_eseed = configkeys_id("eval", "seed");
     if (cfg->eval.test_episodes > 0 && cfg->eval.test_seed == cfg->eval.seed) {
         const int ids[] = {k_tseed, k_eseed};
         return fail_rule(C, ids, 2,
@@ -341,9 +341,9 @@ static int check_eval(const Check *C) {
  * rate scaling, and a batch the learners split evenly. */
 static int check_global_batch(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_lbatch = cfg_key_id("learner", "batch"), k_mode = cfg_key_id("sync", "mode");
-    int k_rkind = cfg_key_id("replay", "kind"), k_scaling = cfg_key_id("sync", "lr_scaling");
-    int k_batch = cfg_key_id("replay", "batch_size"), k_learners = cfg_key_id("roles", "learners");
+    int k_lbatch = configkeys_id("learner", "batch"), k_mode = configkeys_id("sync", "mode");
+    int k_rkind = configkeys_id("replay", "kind"), k_scaling = configkeys_id("sync", "lr_scaling");
+    int k_batch = configkeys_id("replay", "batch_size"), k_learners = configkeys_id("roles", "learners");
     if (cfg->learner.batch != LEARNER_BATCH_GLOBAL || cfg->run.mode != RUN_DISTRIBUTED) return 0;
     if (cfg->sync.mode != SYNC_ALLREDUCE) {
         const int ids[] = {k_lbatch, k_mode};
@@ -386,9 +386,9 @@ static int check_global_batch(const Check *C) {
 /* The learner keys against replay.kind and run.mode. */
 static int check_learner(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_prefetch = cfg_key_id("learner", "prefetch"), k_rkind = cfg_key_id("replay", "kind");
-    int k_sigma = cfg_key_id("learner", "loss_outlier_sigma"), k_run_mode = cfg_key_id("run", "mode");
-    int k_accum = cfg_key_id("learner", "accumulate");
+    int k_prefetch = configkeys_id("learner", "prefetch"), k_rkind = configkeys_id("replay", "kind");
+    int k_sigma = configkeys_id("learner", "loss_outlier_sigma"), k_run_mode = configkeys_id("run", "mode");
+    int k_accum = configkeys_id("learner", "accumulate");
     if (cfg->learner.prefetch > 1 && cfg->replay.kind == REPLAY_PRIORITIZED) {
         const int ids[] = {k_prefetch, k_rkind};
         return fail_rule(C, ids, 2,
@@ -427,8 +427,8 @@ static int check_learner(const Check *C) {
 /* sync.lr_scaling and its warm-up. */
 static int check_lr(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_scaling = cfg_key_id("sync", "lr_scaling"), k_warmup = cfg_key_id("sync", "lr_warmup_updates");
-    int k_mode = cfg_key_id("sync", "mode");
+    int k_scaling = configkeys_id("sync", "lr_scaling"), k_warmup = configkeys_id("sync", "lr_warmup_updates");
+    int k_mode = configkeys_id("sync", "mode");
     if (cfg->sync.lr_scaling != LR_SCALING_NONE &&
         (cfg->sync.mode == SYNC_PS_ASYNC || cfg->sync.mode == SYNC_PS_BOUNDED)) {
         const int ids[] = {k_scaling, k_mode};
@@ -457,12 +457,12 @@ static int check_apex_keys(const Check *C) {
                                             "initial_priority"};
     const Config *cfg = C->cfg;
     if (cfg->replay.kind != REPLAY_UNIFORM) return 0;
-    int k_kind = cfg_key_id("replay", "kind");
+    int k_kind = configkeys_id("replay", "kind");
     for (size_t i = 0; i < sizeof apex_keys / sizeof apex_keys[0]; i++) {
-        int k = cfg_key_id("replay", apex_keys[i]);
+        int k = configkeys_id("replay", apex_keys[i]);
         /* A value equal to the default changes nothing (and every
          * effective config.yaml lists them all). */
-        if (cfg->origin[k].from == CFG_FROM_DEFAULT || cfg_same_value(cfg, &C->defaults, k)) continue;
+        if (cfg->origin[k].from == CFG_FROM_DEFAULT || configprint_same_value(cfg, &C->defaults, k)) continue;
         const int ids[] = {k, k_kind};
         return fail_rule(C, ids, 2,
                          "replay.%s applies to prioritized replay only, but replay.kind is uniform%s; "
@@ -475,9 +475,9 @@ static int check_apex_keys(const Check *C) {
 /* The replay buffer's sizes against each other, the shards and actors. */
 static int check_replay(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_shards = cfg_key_id("roles", "replay_shards"), k_cap = cfg_key_id("replay", "capacity");
-    int k_batch = cfg_key_id("replay", "batch_size"), k_min = cfg_key_id("replay", "min_size");
-    int k_actors = cfg_key_id("roles", "actors");
+    int k_shards = configkeys_id("roles", "replay_shards"), k_cap = configkeys_id("replay", "capacity");
+    int k_batch = configkeys_id("replay", "batch_size"), k_min = configkeys_id("replay", "min_size");
+    int k_actors = configkeys_id("roles", "actors");
     if (cfg->replay.min_size < (uint64_t)cfg->replay.batch_size) {
         const int ids[] = {k_min, k_batch};
         return fail_rule(C, ids, 2,
@@ -517,7 +517,7 @@ static int check_replay(const Check *C) {
 /* The exploration rate only decays. */
 static int check_explore(const Check *C) {
     const Config *cfg = C->cfg;
-    int k_start = cfg_key_id("explore", "start"), k_end = cfg_key_id("explore", "end");
+    int k_start = configkeys_id("explore", "start"), k_end = configkeys_id("explore", "end");
     if (cfg->explore.end > cfg->explore.start) {
         const int ids[] = {k_end, k_start};
         char a[40], b[40];
@@ -535,14 +535,14 @@ static int (*const rules[])(const Check *C) = {check_env,  check_sync, check_eva
                                                 check_lr,   check_replay, check_explore};
 
 /* Every key's range, then the rules that tie keys together. */
-int cfg_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
+int configcheck_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {
     Check C = {.cfg = cfg, .sets = sets, .n_sets = n_sets, .err = err};
     config_defaults(&C.defaults);
-    for (int id = 0; id < cfg_n_keys; id++)
+    for (int id = 0; id < configkeys_count; id++)
         if (check_key(&C, id)) return -1;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i](&C)) return -1;
     return 0;
 }
 
-int config_validate(const Config *cfg, char *err) { return cfg_validate(cfg, NULL, 0, err); }
+int config_validate(const Config *cfg, char *err) { return configcheck_validate(cfg, NULL, 0, err); }

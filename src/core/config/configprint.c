@@ -41,7 +41,7 @@ static void quote(const char *s, char *buf, size_t cap) {
 
 /* Elements of list key k to print: its count, clamped to [0, k->cap] (a
  * Config built in code may hold anything). */
-static int list_count(const Config *cfg, const Key *k) {
+static int list_count(const Config *cfg, const CfgKey *k) {
     int count = get_count(cfg, k);
     if (count < 0) count = 0;
     if (count > (int)k->cap) count = (int)k->cap;
@@ -49,38 +49,38 @@ static int list_count(const Config *cfg, const Key *k) {
 }
 
 /* The value of key id as YAML text. */
-void cfg_key_value_text(const Config *cfg, int id, char *buf, size_t cap) {
-    const Key *k = &cfg_keys[id];
+void configprint_value_text(const Config *cfg, int id, char *buf, size_t cap) {
+    const CfgKey *k = &configkeys_table[id];
     switch (k->type) {
-    case T_INT:
+    case CFG_T_INT:
         snprintf(buf, cap, "%d", get_int(cfg, k));
         break;
-    case T_U64:
+    case CFG_T_U64:
         snprintf(buf, cap, "%" PRIu64, get_u64(cfg, k));
         break;
-    case T_F64:
+    case CFG_T_F64:
         configtext_fmt_f64(get_f64(cfg, k), buf, cap);
         break;
-    case T_BOOL:
+    case CFG_T_BOOL:
         snprintf(buf, cap, "%s", get_bool(cfg, k) ? "true" : "false");
         break;
-    case T_STR: {
+    case CFG_T_STR: {
         char s[PATH_LEN];
         memcpy(s, cat(cfg, k), k->cap);
         s[k->cap - 1] = '\0';
         quote(s, buf, cap);
         break;
     }
-    case T_ENUM:
-        snprintf(buf, cap, "%s", cfg_enum_name(k->names, get_int(cfg, k)));
+    case CFG_T_ENUM:
+        snprintf(buf, cap, "%s", configkeys_enum_name(k->names, get_int(cfg, k)));
         break;
-    case T_INTS:
-    case T_F64S: {
+    case CFG_T_INTS:
+    case CFG_T_F64S: {
         int count = list_count(cfg, k);
         size_t o = (size_t)snprintf(buf, cap, "[");
         for (int i = 0; i < count && o < cap; i++) {
             char num[40];
-            if (k->type == T_INTS) {
+            if (k->type == CFG_T_INTS) {
                 int v;
                 memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
                 snprintf(num, sizeof num, "%d", v);
@@ -101,57 +101,57 @@ void cfg_key_value_text(const Config *cfg, int id, char *buf, size_t cap) {
  * that config_write and config_write_json share, so that both print the
  * same keys in the same order. */
 static bool printed(const Config *cfg, int s, int id) {
-    const Key *k = &cfg_keys[id];
-    if (strcmp(k->section, cfg_sections[s])) return false;
+    const CfgKey *k = &configkeys_table[id];
+    if (strcmp(k->section, configkeys_sections[s])) return false;
     /* env.torques is refused for any other env, even with its default. */
-    return !(k->off == OFF(env.torques) && strcmp(cfg->env.name, "Pendulum-v1"));
+    return !(k->off == CFG_OFF(env.torques) && strcmp(cfg->env.name, "Pendulum-v1"));
 }
 
 void config_write(const Config *cfg, FILE *f) {
     char val[2048];
     fprintf(f, "# Effective gorila config: every key, defaults included.\n");
-    for (int s = 0; cfg_sections[s]; s++) {
-        fprintf(f, "%s:\n", cfg_sections[s]);
-        for (int id = 0; id < cfg_n_keys; id++) {
+    for (int s = 0; configkeys_sections[s]; s++) {
+        fprintf(f, "%s:\n", configkeys_sections[s]);
+        for (int id = 0; id < configkeys_count; id++) {
             if (!printed(cfg, s, id)) continue;
-            cfg_key_value_text(cfg, id, val, sizeof val);
-            fprintf(f, "  %s: %s\n", cfg_keys[id].name, val);
+            configprint_value_text(cfg, id, val, sizeof val);
+            fprintf(f, "  %s: %s\n", configkeys_table[id].name, val);
         }
     }
 }
 
 /* The value of key id as a JSON member of j named by the key. */
 static void key_value_json(const Config *cfg, int id, JsonW *j) {
-    const Key *k = &cfg_keys[id];
+    const CfgKey *k = &configkeys_table[id];
     switch (k->type) {
-    case T_INT:
+    case CFG_T_INT:
         json_num(j, k->name, get_int(cfg, k));
         break;
-    case T_U64:
+    case CFG_T_U64:
         json_u64(j, k->name, get_u64(cfg, k));
         break;
-    case T_F64:
+    case CFG_T_F64:
         json_num(j, k->name, get_f64(cfg, k));
         break;
-    case T_BOOL:
+    case CFG_T_BOOL:
         json_bool(j, k->name, get_bool(cfg, k));
         break;
-    case T_STR: {
+    case CFG_T_STR: {
         char s[PATH_LEN];
         memcpy(s, cat(cfg, k), k->cap);
         s[k->cap - 1] = '\0';
         json_str(j, k->name, s);
         break;
     }
-    case T_ENUM:
-        json_str(j, k->name, cfg_enum_name(k->names, get_int(cfg, k)));
+    case CFG_T_ENUM:
+        json_str(j, k->name, configkeys_enum_name(k->names, get_int(cfg, k)));
         break;
-    case T_INTS:
-    case T_F64S: {
+    case CFG_T_INTS:
+    case CFG_T_F64S: {
         int count = list_count(cfg, k);
         json_begin_array(j, k->name);
         for (int i = 0; i < count; i++) {
-            if (k->type == T_INTS) {
+            if (k->type == CFG_T_INTS) {
                 int v;
                 memcpy(&v, (const char *)cat(cfg, k) + (size_t)i * sizeof v, sizeof v);
                 json_num(j, NULL, v);
@@ -169,41 +169,41 @@ static void key_value_json(const Config *cfg, int id, JsonW *j) {
 
 void config_write_json(const Config *cfg, JsonW *j, const char *key) {
     json_begin_object(j, key);
-    for (int s = 0; cfg_sections[s]; s++) {
-        json_begin_object(j, cfg_sections[s]);
-        for (int id = 0; id < cfg_n_keys; id++)
+    for (int s = 0; configkeys_sections[s]; s++) {
+        json_begin_object(j, configkeys_sections[s]);
+        for (int id = 0; id < configkeys_count; id++)
             if (printed(cfg, s, id)) key_value_json(cfg, id, j);
         json_end_object(j);
     }
     json_end_object(j);
 }
 
-/* Key id holds the same value in a and b (numbers bit for bit). */
-bool cfg_same_value(const Config *a, const Config *b, int id) {
-    const Key *k = &cfg_keys[id];
+/* Whether key id holds the same value in a and b (numbers bit for bit). */
+bool configprint_same_value(const Config *a, const Config *b, int id) {
+    const CfgKey *k = &configkeys_table[id];
     size_t bytes = 0;
     switch (k->type) {
-    case T_INT:
-    case T_ENUM:
+    case CFG_T_INT:
+    case CFG_T_ENUM:
         bytes = sizeof(int);
         break;
-    case T_U64:
+    case CFG_T_U64:
         bytes = sizeof(uint64_t);
         break;
-    case T_F64:
+    case CFG_T_F64:
         bytes = sizeof(double);
         break;
-    case T_BOOL:
+    case CFG_T_BOOL:
         bytes = sizeof(bool);
         break;
-    case T_STR:
+    case CFG_T_STR:
         return !strncmp(cat(a, k), cat(b, k), k->cap);
-    case T_INTS:
-    case T_F64S: {
+    case CFG_T_INTS:
+    case CFG_T_F64S: {
         int n = get_count(a, k);
         if (n != get_count(b, k)) return false;
         if (n < 0 || n > (int)k->cap) n = (int)k->cap;
-        bytes = (size_t)n * (k->type == T_INTS ? sizeof(int) : sizeof(double));
+        bytes = (size_t)n * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double));
         break;
     }
     }
@@ -211,7 +211,7 @@ bool cfg_same_value(const Config *a, const Config *b, int id) {
 }
 
 bool config_same(const Config *a, const Config *b) {
-    for (int id = 0; id < cfg_n_keys; id++)
-        if (!cfg_same_value(a, b, id)) return false;
+    for (int id = 0; id < configkeys_count; id++)
+        if (!configprint_same_value(a, b, id)) return false;
     return true;
 }

@@ -11,15 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Write s[0..len) into out (SHOW_LEN bytes) for a one-line message: control
+/* Write s[0..len) into out (CFG_SHOW_LEN bytes) for a one-line message: control
  * characters (and, when quoted, quotes and backslashes) escaped, long values
- * cut at SHOW_CHARS characters with "...". */
+ * cut at CFG_SHOW_CHARS characters with "...". */
 const char *configtext_show(const char *s, size_t len, bool quoted, char *out) {
     size_t o = 0, chars = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         bool lead = (c & 0xC0) != 0x80;
-        if (lead && (chars == SHOW_CHARS || o + 10 > SHOW_LEN)) {
+        if (lead && (chars == CFG_SHOW_CHARS || o + 10 > CFG_SHOW_LEN)) {
             memcpy(out + o, "...", 3);
             o += 3;
             break;
@@ -30,10 +30,10 @@ const char *configtext_show(const char *s, size_t len, bool quoted, char *out) {
         unsigned char c1 = i + 1 < len ? (unsigned char)s[i + 1] : 0;
         unsigned char c2 = i + 2 < len ? (unsigned char)s[i + 2] : 0;
         if (c == 0xC2 && c1 >= 0x80 && c1 <= 0x9F) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\u%04x", c1);
+            o += (size_t)snprintf(out + o, CFG_SHOW_LEN - o, "\\u%04x", c1);
             i += 1;
         } else if (c == 0xE2 && c1 == 0x80 && (c2 == 0xA8 || c2 == 0xA9)) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\u%04x", 0x2000 | c2);
+            o += (size_t)snprintf(out + o, CFG_SHOW_LEN - o, "\\u%04x", 0x2000 | c2);
             i += 2;
         } else if (quoted && (c == '"' || c == '\\')) {
             out[o++] = '\\';
@@ -45,7 +45,7 @@ const char *configtext_show(const char *s, size_t len, bool quoted, char *out) {
             memcpy(out + o, "\\t", 2);
             o += 2;
         } else if (c < 0x20 || c == 0x7F) {
-            o += (size_t)snprintf(out + o, SHOW_LEN - o, "\\x%02x", c);
+            o += (size_t)snprintf(out + o, CFG_SHOW_LEN - o, "\\x%02x", c);
         } else {
             out[o++] = (char)c;
         }
