@@ -12,10 +12,11 @@
  *               line:col (libyaml would give a bare byte offset; configyaml.c);
  *   3. tree     libyaml's event API into a flat pre-order node array, bounded
  *               in depth and size as it arrives (configyaml.c);
- *   4. schema   one table (configkeys_table, configkeys.c) gives each key its section,
- *               type, bounds and place in Config; the tree is walked onto it
- *               here, each value typed and range-checked by configkeys_assign;
- *               --set, config_validate, config_write, config_write_json and
+ *   4. schema   one table (configkeys_table, configkeys.c) gives each key its
+ *               section, type, bounds, default and place in Config; the tree
+ *               is walked onto it here, each value typed and range-checked
+ *               by configkeys_assign; config_defaults, --set,
+ *               config_validate, config_write, config_write_json and
  *               config_same all walk that same table;
  *   5. --set    overrides, parsed as YAML and checked like the file (here);
  *   6. validate every range again plus the rules that tie keys together

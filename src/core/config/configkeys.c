@@ -3,9 +3,10 @@
  * See configint.h for how the loader is split, config.h for the contract
  * and docs/CONFIG.md for every key, its default and its range.
  *
- * One table (configkeys_table) gives each key its section, type, bounds and place in
- * Config; parsing, --set, config_validate, config_write, config_write_json
- * and config_same all walk that same table.
+ * One table (configkeys_table) gives each key its section, type, bounds,
+ * default and place in Config; config_defaults, parsing, --set,
+ * config_validate, config_write, config_write_json and config_same all walk
+ * that same table.
  *
  * Typing follows YAML 1.2's core schema, strictly: an integer is a plain
  * (unquoted) [-+]?[0-9]+ without leading zeros; a number is a plain decimal
