@@ -12,10 +12,11 @@
  *               line:col (libyaml would give a bare byte offset; configyaml.c);
  *   3. tree     libyaml's event API into a flat pre-order node array, bounded
  *               in depth and size as it arrives (configyaml.c);
- *   4. schema   one table (cfg_keys, configkeys.c) gives each key its section,
- *               type, bounds and place in Config; the tree is walked onto it
- *               here, each value typed and range-checked by cfg_assign;
- *               --set, config_validate, config_write, config_write_json and
+ *   4. schema   one table (configkeys_table, configkeys.c) gives each key its
+ *               section, type, bounds, default and place in Config; the tree
+ *               is walked onto it here, each value typed and range-checked
+ *               by configkeys_assign; config_defaults, --set,
+ *               config_validate, config_write, config_write_json and
  *               config_same all walk that same table;
  *   5. --set    overrides, parsed as YAML and checked like the file (here);
  *   6. validate every range again plus the rules that tie keys together
@@ -37,132 +38,17 @@
 
 #define MAX_SET_BYTES 4096  /* value of one --set */
 
-static const double default_torques[] = {-2, 0, 2};
-
-/* ---- defaults ------------------------------------------------------------ */
-
-void config_defaults(Config *cfg) {
-    memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->run.name, sizeof cfg->run.name, "run");
-    snprintf(cfg->run.out_dir, sizeof cfg->run.out_dir, "runs");
-    cfg->run.seed = 1;
-    cfg->run.mode = RUN_DISTRIBUTED;
-    cfg->run.max_env_steps = 100000;
-    cfg->run.max_updates = 0;
-    cfg->run.max_seconds = 0;
-    cfg->run.stop_deadline_seconds = 10;
-    cfg->run.stop_when_solved = true;
-    cfg->run.blas_threads = 1;
-    snprintf(cfg->run.blas_kernel, sizeof cfg->run.blas_kernel, "auto");
-    cfg->run.wait = WAIT_AUTO;
-    cfg->run.pin_cores = true;
-
-    snprintf(cfg->env.name, sizeof cfg->env.name, "CartPole-v1");
-    cfg->env.max_episode_steps = 0;
-    cfg->env.n_torques = 3;
-    memcpy(cfg->env.torques, default_torques, sizeof default_torques);
-
-    cfg->roles.actors = 1;
-    cfg->roles.replay_shards = 1;
-    cfg->roles.learners = 1;
-    cfg->roles.param_servers = 1;
-
-    cfg->sync.mode = SYNC_PS_SYNC;
-    cfg->sync.staleness = 4;
-    cfg->sync.learner_pull_every = 1;
-
-    cfg->actor.envs = 1;
-    cfg->actor.pull_every = 100;
-    cfg->actor.chunk = 32;
-
-    cfg->replay.kind = REPLAY_UNIFORM;
-    cfg->replay.alpha = 0.6;         /* Schaul et al. 2016, proportional variant; Ape-X */
-    cfg->replay.beta = 0.4;          /* Schaul et al. 2016; Ape-X keeps 0.4 */
-    cfg->replay.beta_final = 1.0;    /* Schaul et al. 2016 anneal to 1 */
-    cfg->replay.beta_steps = 100000;
-    cfg->replay.priority_eps = 1e-6;
-    cfg->replay.initial_priority = PRIORITY_ACTOR;
-    cfg->replay.capacity = 100000;
-    cfg->replay.batch_size = 64;
-    cfg->replay.min_size = 1000;
-    cfg->replay.samples_per_insert = 0;
-    cfg->replay.spi_tolerance = 0.01;
-
-    cfg->network.n_hidden = 2;
-    cfg->network.hidden[0] = 64;
-    cfg->network.hidden[1] = 64;
-    cfg->network.dueling = false;
-
-    cfg->agent.gamma = 0.99;
-    cfg->agent.n_step = 1;
-    cfg->agent.double_dqn = true;
-    cfg->agent.huber_delta = 1.0;
-    cfg->agent.train_every = 1;
-    cfg->agent.gradient_steps = 1;
-    cfg->agent.target_update = TARGET_HARD;
-    cfg->agent.target_every = 500;
-    cfg->agent.tau = 0.005;
-
-    cfg->optimizer.kind = OPT_ADAM;
-    cfg->optimizer.lr = 1e-3;
-    cfg->optimizer.beta1 = 0.9;
-    cfg->optimizer.beta2 = 0.999;
-    cfg->optimizer.eps = 1e-8;
-    cfg->optimizer.decay = 0.95;
-    cfg->optimizer.centered = true;
-    cfg->optimizer.momentum = 0;
-    cfg->optimizer.grad_clip = 10;
-
-    cfg->explore.kind = EXPLORE_LINEAR;
-    cfg->explore.start = 1.0;
-    cfg->explore.end = 0.05;
-    cfg->explore.decay_steps = 10000;
-    cfg->explore.apex_eps = 0.4;
-    cfg->explore.apex_alpha = 7;
-
-    cfg->eval.every_updates = 1000;
-    cfg->eval.episodes = 100;
-    cfg->eval.seed = 12345;
-    cfg->eval.test_episodes = 100;
-    cfg->eval.test_seed = 54321;
-
-    cfg->checkpoint.every_seconds = 60;
-    cfg->checkpoint.every_updates = 0;
-    cfg->checkpoint.keep = 2;
-    cfg->checkpoint.keep_abandoned = 2;
-    cfg->checkpoint.save_replay = false;
-
-    cfg->logging.interval_seconds = 2;
-    cfg->logging.metrics_every_env_steps = 100;
-    cfg->logging.metrics_every_updates = 0;
-    cfg->logging.progress = PROGRESS_AUTO;
-    cfg->logging.trace = false;
-    cfg->logging.trace_events = 200000;
-    cfg->logging.tensorboard = false;
-    cfg->sync.allreduce_impl = ALLREDUCE_RING;
-    cfg->sync.lr_scaling = LR_SCALING_NONE;
-    cfg->sync.lr_warmup_updates = 0;
-    cfg->sync.gossip_every = 4;
-    cfg->sync.gossip_topology = GOSSIP_RANDOM;
-    cfg->sync.easgd_every = 4;
-    cfg->sync.easgd_alpha = 0.5;
-    cfg->sync.average_every = 8;
-    cfg->learner.batch = LEARNER_BATCH_PER_LEARNER;
-    cfg->learner.loss_outlier_sigma = 0;
-    cfg->learner.prefetch = 1;
-    cfg->learner.accumulate = 1;
-}
-
 /* ---- the file's structure ------------------------------------------------- */
 
 /* "valid keys: a, b, c" for a section (or the sections when section is NULL). */
 static const char *valid_keys(const char *section, char *buf, size_t cap) {
     size_t o = (size_t)snprintf(buf, cap, section ? "valid keys: " : "valid sections: ");
     bool first = true;
-    for (int i = 0; section ? i < cfg_n_keys : cfg_sections[i] != NULL; i++) {
-        if (section && strcmp(cfg_keys[i].section, section)) continue;
-        if (o < cap) o += (size_t)snprintf(buf + o, cap - o, "%s%s", first ? "" : ", ",
-                                           section ? cfg_keys[i].name : cfg_sections[i]);
+    for (int i = 0; section ? i < configkeys_count : configkeys_sections[i] != NULL; i++) {
+        if (section && strcmp(configkeys_table[i].section, section)) continue;
+        if (o < cap)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", first ? "" : ", ",
+                                  section ? configkeys_table[i].name : configkeys_sections[i]);
         first = false;
     }
     return buf;
@@ -174,10 +60,11 @@ static const char *valid_keys(const char *section, char *buf, size_t cap) {
 static bool key_elsewhere(const char *section, const char *word, char *buf, size_t cap) {
     size_t o = 0;
     int found = 0;
-    for (int i = 0; i < cfg_n_keys; i++) {
-        if (strcmp(cfg_keys[i].name, word) || (section && !strcmp(cfg_keys[i].section, section))) continue;
-        o += (size_t)snprintf(buf + o, cap - o, "%s\"%s.%s\"", found ? " or " : " (did you mean ", cfg_keys[i].section,
-                              cfg_keys[i].name);
+    for (int i = 0; i < configkeys_count; i++) {
+        if (strcmp(configkeys_table[i].name, word) || (section && !strcmp(configkeys_table[i].section, section)))
+            continue;
+        o += (size_t)snprintf(buf + o, cap - o, "%s\"%s.%s\"", found ? " or " : " (did you mean ",
+                              configkeys_table[i].section, configkeys_table[i].name);
         found++;
         if (o >= cap) break;
     }
@@ -192,8 +79,9 @@ static bool key_elsewhere(const char *section, const char *word, char *buf, size
 static void unknown_tail(const char *section, const char *word, bool full, char *buf, size_t cap) {
     const char *cand[CFG_MAX_KEYS + 1];
     int n = 0;
-    for (int i = 0; section ? i < cfg_n_keys : cfg_sections[i] != NULL; i++)
-        if (!section || !strcmp(cfg_keys[i].section, section)) cand[n++] = section ? cfg_keys[i].name : cfg_sections[i];
+    for (int i = 0; section ? i < configkeys_count : configkeys_sections[i] != NULL; i++)
+        if (!section || !strcmp(configkeys_table[i].section, section))
+            cand[n++] = section ? configkeys_table[i].name : configkeys_sections[i];
     cand[n] = NULL;
     const char *guess = did_you_mean(word, cand);
     if (guess) {
@@ -207,11 +95,11 @@ static void unknown_tail(const char *section, const char *word, bool full, char 
 }
 
 /* The text of a mapping key, for lookup (raw) and messages (shown). */
-static int key_text(const Load *L, const Node *k, const char *parent, const char **raw, char *shown) {
-    char d[SHOW_LEN + 32];
-    if (k->kind != N_SCALAR || cfg_is_null(L, k))
-        return cfg_fail_at(L, k->line, k->col, parent, "expected a %s name, got %s", parent ? "key" : "section",
-                           cfg_describe(L, k, d));
+static int key_text(const CfgLoad *L, const YamlNode *k, const char *parent, const char **raw, char *shown) {
+    char d[CFG_SHOW_LEN + 32];
+    if (k->kind != CFG_NODE_SCALAR || configkeys_is_null(L, k))
+        return configyaml_fail_at(L, k->line, k->col, parent, "expected a %s name, got %s", parent ? "key" : "section",
+                                  configkeys_describe(L, k, d));
     *raw = sval(L, k);
     show(*raw, k->len, shown);
     return 0;
@@ -219,44 +107,45 @@ static int key_text(const Load *L, const Node *k, const char *parent, const char
 
 static int section_id(const char *s, size_t len) {
     for (int i = 0; i < CFG_N_SECTIONS; i++)
-        if (strlen(cfg_sections[i]) == len && !memcmp(cfg_sections[i], s, len)) return i;
+        if (strlen(configkeys_sections[i]) == len && !memcmp(configkeys_sections[i], s, len)) return i;
     return -1;
 }
 
 static int key_in(const char *section, const char *s, size_t len) {
-    for (int i = 0; i < cfg_n_keys; i++)
-        if (!strcmp(cfg_keys[i].section, section) && strlen(cfg_keys[i].name) == len &&
-            !memcmp(cfg_keys[i].name, s, len))
+    for (int i = 0; i < configkeys_count; i++)
+        if (!strcmp(configkeys_table[i].section, section) && strlen(configkeys_table[i].name) == len &&
+            !memcmp(configkeys_table[i].name, s, len))
             return i;
     return -1;
 }
 
-static int walk_section(Load *L, int sec, size_t vi) {
-    const Tree *t = &L->t;
-    const Node *v = &t->v[vi];
-    const char *section = cfg_sections[sec];
-    char d[SHOW_LEN + 32], tail[ERR_LEN];
-    if (v->kind != N_MAP) {
+static int walk_section(CfgLoad *L, int sec, size_t vi) {
+    const YamlTree *t = &L->t;
+    const YamlNode *v = &t->v[vi];
+    const char *section = configkeys_sections[sec];
+    char d[CFG_SHOW_LEN + 32], tail[ERR_LEN];
+    if (v->kind != CFG_NODE_MAP) {
         char what[64];
         snprintf(what, sizeof what, "a mapping of %s keys", section);
-        return cfg_fail_at(L, v->line, v->col, section, "expected %s, got %s", what, cfg_describe(L, v, d));
+        return configyaml_fail_at(L, v->line, v->col, section, "expected %s, got %s", what,
+                                  configkeys_describe(L, v, d));
     }
     for (size_t ki = vi + 1; ki < v->end;) {
-        const Node *k = &t->v[ki];
+        const YamlNode *k = &t->v[ki];
         size_t val = k->end;
         const char *raw = NULL;
-        char shown[SHOW_LEN], path[KEY_PATH_LEN];
+        char shown[CFG_SHOW_LEN], path[CFG_KEY_PATH_LEN];
         if (key_text(L, k, section, &raw, shown)) return -1;
         snprintf(path, sizeof path, "%s.%s", section, shown);
         int id = key_in(section, raw, k->len);
         if (id < 0) {
             unknown_tail(section, shown, false, tail, sizeof tail);
-            return cfg_fail_at(L, k->line, k->col, path, "unknown key%s", tail);
+            return configyaml_fail_at(L, k->line, k->col, path, "unknown key%s", tail);
         }
         ConfigOrigin *o = &L->cfg->origin[id];
         if (o->from == CFG_FROM_FILE)
-            return cfg_fail_at(L, k->line, k->col, path, "duplicate key (first defined at line %d)", o->line);
-        if (cfg_assign(L, id, &t->v[val], path)) return -1;
+            return configyaml_fail_at(L, k->line, k->col, path, "duplicate key (first defined at line %d)", o->line);
+        if (configkeys_assign(L, id, &t->v[val], path)) return -1;
         o->from = CFG_FROM_FILE;
         o->line = k->line;
         o->col = k->col;
@@ -265,28 +154,29 @@ static int walk_section(Load *L, int sec, size_t vi) {
     return 0;
 }
 
-static int walk_root(Load *L) {
-    const Tree *t = &L->t;
-    const Node *r = &t->v[0];
-    char d[SHOW_LEN + 32], tail[ERR_LEN];
-    if (r->kind != N_MAP)
-        return cfg_fail_at(L, r->line, r->col, NULL,
-                           "expected a mapping of sections (run:, env:, ...) at the top level, got %s",
-                           cfg_describe(L, r, d));
+static int walk_root(CfgLoad *L) {
+    const YamlTree *t = &L->t;
+    const YamlNode *r = &t->v[0];
+    char d[CFG_SHOW_LEN + 32], tail[ERR_LEN];
+    if (r->kind != CFG_NODE_MAP)
+        return configyaml_fail_at(L, r->line, r->col, NULL,
+                                  "expected a mapping of sections (run:, env:, ...) at the top level, got %s",
+                                  configkeys_describe(L, r, d));
     int first_line[CFG_N_SECTIONS] = {0};
     for (size_t ki = 1; ki < r->end;) {
-        const Node *k = &t->v[ki];
+        const YamlNode *k = &t->v[ki];
         size_t val = k->end;
         const char *raw = NULL;
-        char shown[SHOW_LEN];
+        char shown[CFG_SHOW_LEN];
         if (key_text(L, k, NULL, &raw, shown)) return -1;
         int sec = section_id(raw, k->len);
         if (sec < 0) {
             unknown_tail(NULL, shown, false, tail, sizeof tail);
-            return cfg_fail_at(L, k->line, k->col, shown, "unknown key%s", tail);
+            return configyaml_fail_at(L, k->line, k->col, shown, "unknown key%s", tail);
         }
         if (first_line[sec])
-            return cfg_fail_at(L, k->line, k->col, shown, "duplicate key (first defined at line %d)", first_line[sec]);
+            return configyaml_fail_at(L, k->line, k->col, shown, "duplicate key (first defined at line %d)",
+                                      first_line[sec]);
         first_line[sec] = k->line;
         if (walk_section(L, sec, val)) return -1;
         ki = t->v[val].end;
@@ -295,10 +185,10 @@ static int walk_root(Load *L) {
 }
 
 /* Prescan, build the tree, walk it into L->cfg. */
-static int load_text(Load *L, const char *text, size_t len) {
-    int rc = cfg_parse_text(L, text, len);
+static int load_text(CfgLoad *L, const char *text, size_t len) {
+    int rc = configyaml_parse_text(L, text, len);
     if (rc == 0) rc = walk_root(L);
-    cfg_tree_free(&L->t);
+    configyaml_tree_free(&L->t);
     return rc;
 }
 
@@ -316,7 +206,7 @@ static void bare_word_tail(const char *word, char *tail, size_t cap) {
         return;
     }
     if (key_elsewhere(NULL, word, tail, cap)) return;
-    const char *sec = did_you_mean(word, cfg_sections);
+    const char *sec = did_you_mean(word, configkeys_sections);
     if (sec)
         snprintf(tail, cap, " (did you mean a key of section \"%s\"? --set %s.KEY=VALUE; %.400s)", sec, sec,
                  valid_keys(sec, list, sizeof list));
@@ -324,16 +214,16 @@ static void bare_word_tail(const char *word, char *tail, size_t cap) {
         unknown_tail(NULL, word, true, tail, cap);
 }
 
-/* Key id of a --set path "section.key", or -1 with the message tail. */
+/* The key id of a --set path "section.key", or -1 with the message tail. */
 static int path_id(const char *path, char *tail, size_t cap) {
     char full[CFG_MAX_KEYS][48];
     const char *cand[CFG_MAX_KEYS + 1];
-    for (int i = 0; i < cfg_n_keys; i++) {
-        snprintf(full[i], sizeof full[i], "%s.%s", cfg_keys[i].section, cfg_keys[i].name);
+    for (int i = 0; i < configkeys_count; i++) {
+        snprintf(full[i], sizeof full[i], "%s.%s", configkeys_table[i].section, configkeys_table[i].name);
         if (!strcmp(full[i], path)) return i;
         cand[i] = full[i];
     }
-    cand[cfg_n_keys] = NULL;
+    cand[configkeys_count] = NULL;
     const char *guess = did_you_mean(path, cand);
     if (guess) {
         snprintf(tail, cap, " (did you mean \"%s\"?)", guess);
@@ -344,7 +234,7 @@ static int path_id(const char *path, char *tail, size_t cap) {
         bare_word_tail(path, tail, cap);
         return -1;
     }
-    char section[KEY_PATH_LEN];
+    char section[CFG_KEY_PATH_LEN];
     snprintf(section, sizeof section, "%.*s", (int)(dot - path), path);
     if (section_id(section, strlen(section)) >= 0)
         unknown_tail(section, dot + 1, true, tail, cap);
@@ -356,17 +246,17 @@ static int path_id(const char *path, char *tail, size_t cap) {
 /* Apply one "key.path=value" to cfg without the final validation; index
  * (from 1) says which of the caller's overrides it is. */
 static int apply_set(Config *cfg, const char *assignment, int index, char *err) {
-    char shown[SHOW_LEN], path[KEY_PATH_LEN], sh[SHOW_LEN], tail[ERR_LEN], msg[ERR_LEN];
-    Load L = {.cfg = cfg, .err = err, .assign = cfg_show_text(assignment, strlen(assignment), false, shown)};
+    char shown[CFG_SHOW_LEN], path[CFG_KEY_PATH_LEN], sh[CFG_SHOW_LEN], tail[ERR_LEN], msg[ERR_LEN];
+    CfgLoad L = {.cfg = cfg, .err = err, .assign = configtext_show(assignment, strlen(assignment), false, shown)};
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
         return errf(err, "--set %s: expected KEY.PATH=VALUE, e.g. --set roles.actors=4", shown);
     size_t plen = (size_t)(eq - assignment);
-    snprintf(path, sizeof path, "%s", cfg_show_text(assignment, plen, false, sh));
+    snprintf(path, sizeof path, "%s", configtext_show(assignment, plen, false, sh));
     L.set_path = path;
-    int id = plen < KEY_PATH_LEN ? path_id(path, tail, sizeof tail) : -1;
+    int id = plen < CFG_KEY_PATH_LEN ? path_id(path, tail, sizeof tail) : -1;
     if (id < 0) {
-        if (plen >= KEY_PATH_LEN) snprintf(tail, sizeof tail, " (a key path is section.key)");
+        if (plen >= CFG_KEY_PATH_LEN) snprintf(tail, sizeof tail, " (a key path is section.key)");
         return errf(err, "--set %s: %s: unknown key%s", shown, path, tail);
     }
     const char *value = eq + 1;
@@ -374,10 +264,10 @@ static int apply_set(Config *cfg, const char *assignment, int index, char *err) 
     if (vlen > MAX_SET_BYTES)
         return errf(err, "--set %s: %s: expected a value of at most %d bytes, got %zu", shown, path, MAX_SET_BYTES,
                     vlen);
-    if (cfg_prescan(value, vlen, &off, msg)) return errf(err, "--set %s: %s: %s", shown, path, msg);
-    if (cfg_parse_value(&L, value, vlen)) return -1;
-    int rc = cfg_assign(&L, id, &L.t.v[0], path);
-    cfg_tree_free(&L.t);
+    if (configyaml_prescan(value, vlen, &off, msg)) return errf(err, "--set %s: %s: %s", shown, path, msg);
+    if (configyaml_parse_value(&L, value, vlen)) return -1;
+    int rc = configkeys_assign(&L, id, &L.t.v[0], path);
+    configyaml_tree_free(&L.t);
     if (rc) return -1;
     cfg->origin[id].from = CFG_FROM_SET;
     cfg->origin[id].line = index;
@@ -387,7 +277,7 @@ static int apply_set(Config *cfg, const char *assignment, int index, char *err) 
 
 int config_set(Config *cfg, const char *assignment, char *err) {
     if (apply_set(cfg, assignment, 1, err)) return -1;
-    return cfg_validate(cfg, &assignment, 1, err);
+    return configcheck_validate(cfg, &assignment, 1, err);
 }
 
 /* ---- loading ------------------------------------------------------------------ */
@@ -450,14 +340,14 @@ static int read_file(const char *path, char **text, size_t *len, char *err) {
 
 /* run.name defaults to the file's stem: configs/cartpole.yaml -> cartpole. */
 static int name_from_stem(Config *cfg, const char *path, char *err) {
-    int id = cfg_key_id("run", "name");
+    int id = configkeys_id("run", "name");
     if (cfg->origin[id].from != CFG_FROM_DEFAULT) return 0;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
     size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
     char msg[ERR_LEN];
-    if (cfg_rule_run_name(base, len, msg))
+    if (configkeys_rule_run_name(base, len, msg))
         return errf(err, "%s: run.name: %s (the file name's stem; set run.name)", path, msg);
     memset(cfg->run.name, 0, sizeof cfg->run.name);
     memcpy(cfg->run.name, base, len);
@@ -465,7 +355,7 @@ static int name_from_stem(Config *cfg, const char *path, char *err) {
 }
 
 void config_run_dir_name(const Config *cfg, char *out, size_t cap) {
-    if (cfg->origin[cfg_key_id("run", "name")].from != CFG_FROM_DEFAULT) {
+    if (cfg->origin[configkeys_id("run", "name")].from != CFG_FROM_DEFAULT) {
         snprintf(out, cap, "%s", cfg->run.name);
         return;
     }
@@ -482,14 +372,14 @@ int config_load(Config *cfg, const char *path, const char *const *sets, int n_se
     char *text = NULL;
     size_t len = 0;
     if (read_file(path, &text, &len, err)) return -1;
-    Load L = {.cfg = cfg, .err = err, .file = path};
+    CfgLoad L = {.cfg = cfg, .err = err, .file = path};
     int rc = load_text(&L, text, len);
     free(text);
     if (rc) return -1;
     for (int i = 0; i < n_sets; i++)
         if (apply_set(cfg, sets[i], i + 1, err)) return -1;
     if (name_from_stem(cfg, path, err)) return -1;
-    return cfg_validate(cfg, sets, n_sets, err);
+    return configcheck_validate(cfg, sets, n_sets, err);
 }
 
 int config_load_string(Config *cfg, const char *name, const char *text, size_t len, char *err) {
@@ -498,7 +388,7 @@ int config_load_string(Config *cfg, const char *name, const char *text, size_t l
     snprintf(cfg->source, sizeof cfg->source, "%s", name);
     if (len > CFG_MAX_FILE_BYTES)
         return errf(err, "%s: expected a config of at most %d bytes, got %zu bytes", name, CFG_MAX_FILE_BYTES, len);
-    Load L = {.cfg = cfg, .err = err, .file = name};
+    CfgLoad L = {.cfg = cfg, .err = err, .file = name};
     if (load_text(&L, text, len)) return -1;
     return config_validate(cfg, err);
 }

@@ -3,9 +3,10 @@
  * See configint.h for how the loader is split, config.h for the contract
  * and docs/CONFIG.md for every key, its default and its range.
  *
- * One table (cfg_keys) gives each key its section, type, bounds and place in
- * Config; parsing, --set, config_validate, config_write, config_write_json
- * and config_same all walk that same table.
+ * One table (configkeys_table) gives each key its section, type, bounds,
+ * default and place in Config; config_defaults, parsing, --set,
+ * config_validate, config_write, config_write_json and config_same all walk
+ * that same table.
  *
  * Typing follows YAML 1.2's core schema, strictly: an integer is a plain
  * (unquoted) [-+]?[0-9]+ without leading zeros; a number is a plain decimal
@@ -54,188 +55,248 @@ static int rule_out_dir(const char *s, size_t len, char *msg);
 static int rule_env_name(const char *s, size_t len, char *msg);
 static int rule_blas_kernel(const char *s, size_t len, char *msg);
 
-#define INT(s, k, m, lo, hi) {.section = s, .name = k, .type = T_INT, .off = OFF(m), .ilo = lo, .ihi = hi}
-#define U64(s, k, m, lo, hi) {.section = s, .name = k, .type = T_U64, .off = OFF(m), .ilo = lo, .ihi = hi}
-#define F64(s, k, m, lo, hi, lo_x, hi_x) \
-    {.section = s, .name = k, .type = T_F64, .off = OFF(m), .flo = lo, .fhi = hi, .lo_open = lo_x, .hi_open = hi_x}
-#define F_CC(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, false) /* [lo, hi] */
-#define F_OC(s, k, m, lo, hi) F64(s, k, m, lo, hi, true, false)  /* (lo, hi] */
-#define F_CO(s, k, m, lo, hi) F64(s, k, m, lo, hi, false, true)  /* [lo, hi) */
-#define BOOL(s, k, m) {.section = s, .name = k, .type = T_BOOL, .off = OFF(m)}
-#define STR(s, k, m, r) \
-    {.section = s, .name = k, .type = T_STR, .off = OFF(m), .cap = sizeof(((Config *)0)->m), .rule = r}
-#define ENUM(s, k, m, t) {.section = s, .name = k, .type = T_ENUM, .off = OFF(m), .names = t}
+/* Each row ends with the key's default (config_defaults). */
+#define INT(s, k, m, lo, hi, d) \
+    {.section = s, .name = k, .type = CFG_T_INT, .off = CFG_OFF(m), .ilo = lo, .ihi = hi, .idef = d}
+#define U64(s, k, m, lo, hi, d) \
+    {.section = s, .name = k, .type = CFG_T_U64, .off = CFG_OFF(m), .ilo = lo, .ihi = hi, .idef = d}
+#define F64(s, k, m, lo, hi, lo_x, hi_x, d)                                                                 \
+    {.section = s, .name = k, .type = CFG_T_F64, .off = CFG_OFF(m), .flo = lo, .fhi = hi, .lo_open = lo_x, \
+     .hi_open = hi_x, .fdef = d}
+#define F_CC(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, false, false, d) /* [lo, hi] */
+#define F_OC(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, true, false, d)  /* (lo, hi] */
+#define F_CO(s, k, m, lo, hi, d) F64(s, k, m, lo, hi, false, true, d)  /* [lo, hi) */
+#define BOOL(s, k, m, d) {.section = s, .name = k, .type = CFG_T_BOOL, .off = CFG_OFF(m), .idef = d}
+#define STR(s, k, m, r, d)                                                                                      \
+    {.section = s, .name = k, .type = CFG_T_STR, .off = CFG_OFF(m), .cap = sizeof(((Config *)0)->m), .rule = r, \
+     .sdef = d}
+#define ENUM(s, k, m, t, d) {.section = s, .name = k, .type = CFG_T_ENUM, .off = CFG_OFF(m), .names = t, .idef = d}
+#define COUNT(a) (int)(sizeof a / sizeof a[0])
 
 #define E12 UINT64_C(1000000000000)
 
-const Key cfg_keys[] = {
-    STR("run", "name", run.name, cfg_rule_run_name),
-    STR("run", "out_dir", run.out_dir, rule_out_dir),
-    U64("run", "seed", run.seed, 0, UINT64_MAX),
-    ENUM("run", "mode", run.mode, run_modes),
-    U64("run", "max_env_steps", run.max_env_steps, 0, E12),
-    U64("run", "max_updates", run.max_updates, 0, E12),
-    F_CC("run", "max_seconds", run.max_seconds, 0, 1e7),
-    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7),
-    BOOL("run", "stop_when_solved", run.stop_when_solved),
-    INT("run", "blas_threads", run.blas_threads, 1, 64),
-    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel),
-    ENUM("run", "wait", run.wait, wait_modes),
-    BOOL("run", "pin_cores", run.pin_cores),
+static const double default_torques[] = {-2, 0, 2};
+static const int default_hidden[] = {64, 64};
+_Static_assert(COUNT(default_torques) <= CFG_MAX_TORQUES && COUNT(default_hidden) <= CFG_MAX_LAYERS,
+               "list defaults fit their keys");
 
-    STR("env", "name", env.name, rule_env_name),
-    INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000),
-    {.section = "env", .name = "torques", .type = T_F64S, .off = OFF(env.torques), .n_off = OFF(env.n_torques),
-     .cap = CFG_MAX_TORQUES, .flo = -2, .fhi = 2, .what = "torques",
-     .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)"},
+const CfgKey configkeys_table[] = {
+    STR("run", "name", run.name, configkeys_rule_run_name, "run"),
+    STR("run", "out_dir", run.out_dir, rule_out_dir, "runs"),
+    U64("run", "seed", run.seed, 0, UINT64_MAX, 1),
+    ENUM("run", "mode", run.mode, run_modes, RUN_DISTRIBUTED),
+    U64("run", "max_env_steps", run.max_env_steps, 0, E12, 100000),
+    U64("run", "max_updates", run.max_updates, 0, E12, 0),
+    F_CC("run", "max_seconds", run.max_seconds, 0, 1e7, 0),
+    F_OC("run", "stop_deadline_seconds", run.stop_deadline_seconds, 0, 1e7, 10),
+    BOOL("run", "stop_when_solved", run.stop_when_solved, true),
+    INT("run", "blas_threads", run.blas_threads, 1, 64, 1),
+    STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel, "auto"),
+    ENUM("run", "wait", run.wait, wait_modes, WAIT_AUTO),
+    BOOL("run", "pin_cores", run.pin_cores, true),
 
-    INT("roles", "actors", roles.actors, 1, 1024),
-    INT("roles", "replay_shards", roles.replay_shards, 1, 256),
-    INT("roles", "learners", roles.learners, 1, 256),
-    INT("roles", "param_servers", roles.param_servers, 0, 256),
+    STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
+    INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000, 0),
+    {.section = "env", .name = "torques", .type = CFG_T_F64S, .off = CFG_OFF(env.torques),
+     .n_off = CFG_OFF(env.n_torques), .cap = CFG_MAX_TORQUES, .flo = -2, .fhi = 2, .what = "torques",
+     .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)", .ldef = default_torques,
+     .n_ldef = COUNT(default_torques)},
 
-    ENUM("sync", "mode", sync.mode, sync_modes),
-    INT("sync", "staleness", sync.staleness, 0, 10000),
-    INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000),
-    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls),
-    ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings),
-    INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000),
-    INT("sync", "gossip_every", sync.gossip_every, 1, 1000000),
-    ENUM("sync", "gossip_topology", sync.gossip_topology, gossip_topologies),
-    INT("sync", "easgd_every", sync.easgd_every, 1, 1000000),
-    F64("sync", "easgd_alpha", sync.easgd_alpha, 0, 1, true, true),
-    INT("sync", "average_every", sync.average_every, 1, 1000000),
+    INT("roles", "actors", roles.actors, 1, 1024, 1),
+    INT("roles", "replay_shards", roles.replay_shards, 1, 256, 1),
+    INT("roles", "learners", roles.learners, 1, 256, 1),
+    INT("roles", "param_servers", roles.param_servers, 0, 256, 1),
 
-    ENUM("learner", "batch", learner.batch, learner_batches),
-    F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000),
-    INT("learner", "prefetch", learner.prefetch, 1, LEARNER_MAX_PREFETCH),
-    INT("learner", "accumulate", learner.accumulate, 1, LEARNER_MAX_ACCUMULATE),
+    ENUM("sync", "mode", sync.mode, sync_modes, SYNC_PS_SYNC),
+    INT("sync", "staleness", sync.staleness, 0, 10000, 4),
+    INT("sync", "learner_pull_every", sync.learner_pull_every, 1, 1000000, 1),
+    ENUM("sync", "allreduce_impl", sync.allreduce_impl, allreduce_impls, ALLREDUCE_RING),
+    ENUM("sync", "lr_scaling", sync.lr_scaling, lr_scalings, LR_SCALING_NONE),
+    INT("sync", "lr_warmup_updates", sync.lr_warmup_updates, 0, 100000000, 0),
+    INT("sync", "gossip_every", sync.gossip_every, 1, 1000000, 4),
+    ENUM("sync", "gossip_topology", sync.gossip_topology, gossip_topologies, GOSSIP_RANDOM),
+    INT("sync", "easgd_every", sync.easgd_every, 1, 1000000, 4),
+    F64("sync", "easgd_alpha", sync.easgd_alpha, 0, 1, true, true, 0.5),
+    INT("sync", "average_every", sync.average_every, 1, 1000000, 8),
 
-    INT("actor", "envs", actor.envs, 1, 4096),
-    INT("actor", "pull_every", actor.pull_every, 1, 1000000),
-    INT("actor", "chunk", actor.chunk, 1, 65536),
+    ENUM("learner", "batch", learner.batch, learner_batches, LEARNER_BATCH_PER_LEARNER),
+    F_CC("learner", "loss_outlier_sigma", learner.loss_outlier_sigma, 0, 1000, 0),
+    INT("learner", "prefetch", learner.prefetch, 1, LEARNER_MAX_PREFETCH, 1),
+    INT("learner", "accumulate", learner.accumulate, 1, LEARNER_MAX_ACCUMULATE, 1),
 
-    ENUM("replay", "kind", replay.kind, replay_kinds),
-    U64("replay", "capacity", replay.capacity, 1, 1000000000),
-    INT("replay", "batch_size", replay.batch_size, 1, 65536),
-    U64("replay", "min_size", replay.min_size, 1, 1000000000),
-    F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000),
-    F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100),
-    F_CC("replay", "alpha", replay.alpha, 0, 1),
-    F_CC("replay", "beta", replay.beta, 0, 1),
-    F_CC("replay", "beta_final", replay.beta_final, 0, 1),
-    U64("replay", "beta_steps", replay.beta_steps, 0, 1000000000000ULL),
-    F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6),
-    ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities),
+    INT("actor", "envs", actor.envs, 1, 4096, 1),
+    INT("actor", "pull_every", actor.pull_every, 1, 1000000, 100),
+    INT("actor", "chunk", actor.chunk, 1, 65536, 32),
 
-    {.section = "network", .name = "hidden", .type = T_INTS, .off = OFF(network.hidden),
-     .n_off = OFF(network.n_hidden), .cap = CFG_MAX_LAYERS, .ilo = 1, .ihi = CFG_MAX_HIDDEN,
-     .what = "layer widths"},
-    BOOL("network", "dueling", network.dueling),
+    ENUM("replay", "kind", replay.kind, replay_kinds, REPLAY_UNIFORM),
+    U64("replay", "capacity", replay.capacity, 1, 1000000000, 100000),
+    INT("replay", "batch_size", replay.batch_size, 1, 65536, 64),
+    U64("replay", "min_size", replay.min_size, 1, 1000000000, 1000),
+    F_CC("replay", "samples_per_insert", replay.samples_per_insert, 0, 10000, 0),
+    F_OC("replay", "spi_tolerance", replay.spi_tolerance, 0, 100, 0.01),
+    F_CC("replay", "alpha", replay.alpha, 0, 1, 0.6), /* Schaul et al. 2016, proportional variant; Ape-X */
+    F_CC("replay", "beta", replay.beta, 0, 1, 0.4), /* Schaul et al. 2016; Ape-X keeps 0.4 */
+    F_CC("replay", "beta_final", replay.beta_final, 0, 1, 1.0), /* Schaul et al. 2016 anneal to 1 */
+    U64("replay", "beta_steps", replay.beta_steps, 0, 1000000000000ULL, 100000),
+    F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6, 1e-6),
+    ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities, PRIORITY_ACTOR),
 
-    F_CC("agent", "gamma", agent.gamma, 0, 1),
-    INT("agent", "n_step", agent.n_step, 1, 100),
-    BOOL("agent", "double_dqn", agent.double_dqn),
-    F_OC("agent", "huber_delta", agent.huber_delta, 0, 1e6),
-    INT("agent", "train_every", agent.train_every, 1, 1000000),
-    INT("agent", "gradient_steps", agent.gradient_steps, 1, 10000),
-    ENUM("agent", "target_update", agent.target_update, target_kinds),
-    INT("agent", "target_every", agent.target_every, 1, 100000000),
-    F_OC("agent", "tau", agent.tau, 0, 1),
+    {.section = "network", .name = "hidden", .type = CFG_T_INTS, .off = CFG_OFF(network.hidden),
+     .n_off = CFG_OFF(network.n_hidden), .cap = CFG_MAX_LAYERS, .ilo = 1, .ihi = CFG_MAX_HIDDEN,
+     .what = "layer widths", .ldef = default_hidden, .n_ldef = COUNT(default_hidden)},
+    BOOL("network", "dueling", network.dueling, false),
 
-    ENUM("optimizer", "kind", optimizer.kind, optim_kinds),
-    F_OC("optimizer", "lr", optimizer.lr, 0, 10),
-    F_CO("optimizer", "beta1", optimizer.beta1, 0, 1),
-    F_CO("optimizer", "beta2", optimizer.beta2, 0, 1),
-    F_OC("optimizer", "eps", optimizer.eps, 0, 1),
-    F_CO("optimizer", "decay", optimizer.decay, 0, 1),
-    BOOL("optimizer", "centered", optimizer.centered),
-    F_CO("optimizer", "momentum", optimizer.momentum, 0, 1),
-    F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6),
+    F_CC("agent", "gamma", agent.gamma, 0, 1, 0.99),
+    INT("agent", "n_step", agent.n_step, 1, 100, 1),
+    BOOL("agent", "double_dqn", agent.double_dqn, true),
+    F_OC("agent", "huber_delta", agent.huber_delta, 0, 1e6, 1.0),
+    INT("agent", "train_every", agent.train_every, 1, 1000000, 1),
+    INT("agent", "gradient_steps", agent.gradient_steps, 1, 10000, 1),
+    ENUM("agent", "target_update", agent.target_update, target_kinds, TARGET_HARD),
+    INT("agent", "target_every", agent.target_every, 1, 100000000, 500),
+    F_OC("agent", "tau", agent.tau, 0, 1, 0.005),
 
-    ENUM("explore", "kind", explore.kind, explore_kinds),
-    F_CC("explore", "start", explore.start, 0, 1),
-    F_CC("explore", "end", explore.end, 0, 1),
-    U64("explore", "decay_steps", explore.decay_steps, 1, E12),
-    F_CC("explore", "apex_eps", explore.apex_eps, 0, 1),
-    F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100),
+    ENUM("optimizer", "kind", optimizer.kind, optim_kinds, OPT_ADAM),
+    F_OC("optimizer", "lr", optimizer.lr, 0, 10, 1e-3),
+    F_CO("optimizer", "beta1", optimizer.beta1, 0, 1, 0.9),
+    F_CO("optimizer", "beta2", optimizer.beta2, 0, 1, 0.999),
+    F_OC("optimizer", "eps", optimizer.eps, 0, 1, 1e-8),
+    F_CO("optimizer", "decay", optimizer.decay, 0, 1, 0.95),
+    BOOL("optimizer", "centered", optimizer.centered, true),
+    F_CO("optimizer", "momentum", optimizer.momentum, 0, 1, 0),
+    F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6, 10),
 
-    U64("eval", "every_updates", eval.every_updates, 0, E12),
-    INT("eval", "episodes", eval.episodes, 1, 10000),
-    U64("eval", "seed", eval.seed, 0, UINT64_MAX),
-    INT("eval", "test_episodes", eval.test_episodes, 0, 10000),
-    U64("eval", "test_seed", eval.test_seed, 0, UINT64_MAX),
+    ENUM("explore", "kind", explore.kind, explore_kinds, EXPLORE_LINEAR),
+    F_CC("explore", "start", explore.start, 0, 1, 1.0),
+    F_CC("explore", "end", explore.end, 0, 1, 0.05),
+    U64("explore", "decay_steps", explore.decay_steps, 1, E12, 10000),
+    F_CC("explore", "apex_eps", explore.apex_eps, 0, 1, 0.4),
+    F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100, 7),
 
-    F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7),
-    U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12),
-    INT("checkpoint", "keep", checkpoint.keep, 1, 100),
-    INT("checkpoint", "keep_abandoned", checkpoint.keep_abandoned, 0, 100),
-    BOOL("checkpoint", "save_replay", checkpoint.save_replay),
+    U64("eval", "every_updates", eval.every_updates, 0, E12, 1000),
+    INT("eval", "episodes", eval.episodes, 1, 10000, 100),
+    U64("eval", "seed", eval.seed, 0, UINT64_MAX, 12345),
+    INT("eval", "test_episodes", eval.test_episodes, 0, 10000, 100),
+    U64("eval", "test_seed", eval.test_seed, 0, UINT64_MAX, 54321),
 
-    F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400),
-    U64("logging", "metrics_every_env_steps", logging.metrics_every_env_steps, 0, E12),
-    U64("logging", "metrics_every_updates", logging.metrics_every_updates, 0, E12),
-    ENUM("logging", "progress", logging.progress, progress_modes),
-    BOOL("logging", "trace", logging.trace),
-    INT("logging", "trace_events", logging.trace_events, 16, 10000000),
-    BOOL("logging", "tensorboard", logging.tensorboard),
+    F_CC("checkpoint", "every_seconds", checkpoint.every_seconds, 0, 1e7, 60),
+    U64("checkpoint", "every_updates", checkpoint.every_updates, 0, E12, 0),
+    INT("checkpoint", "keep", checkpoint.keep, 1, 100, 2),
+    INT("checkpoint", "keep_abandoned", checkpoint.keep_abandoned, 0, 100, 2),
+    BOOL("checkpoint", "save_replay", checkpoint.save_replay, false),
+
+    F_CC("logging", "interval_seconds", logging.interval_seconds, 0.1, 86400, 2),
+    U64("logging", "metrics_every_env_steps", logging.metrics_every_env_steps, 0, E12, 100),
+    U64("logging", "metrics_every_updates", logging.metrics_every_updates, 0, E12, 0),
+    ENUM("logging", "progress", logging.progress, progress_modes, PROGRESS_AUTO),
+    BOOL("logging", "trace", logging.trace, false),
+    INT("logging", "trace_events", logging.trace_events, 16, 10000000, 200000),
+    BOOL("logging", "tensorboard", logging.tensorboard, false),
 };
 
-const int cfg_n_keys = (int)(sizeof cfg_keys / sizeof cfg_keys[0]);
-_Static_assert(sizeof cfg_keys / sizeof cfg_keys[0] <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS in config.h");
+const int configkeys_count = (int)(sizeof configkeys_table / sizeof configkeys_table[0]);
+_Static_assert(sizeof configkeys_table / sizeof configkeys_table[0] <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS in config.h");
 
 /* Sections in the order of the table (and of config_write). */
-const char *const cfg_sections[] = {"run",     "env",   "roles",     "sync",    "learner",
-                                    "actor",   "replay", "network", "agent",   "optimizer",
-                                    "explore", "eval",   "checkpoint", "logging", NULL};
-_Static_assert(sizeof cfg_sections / sizeof cfg_sections[0] == CFG_N_SECTIONS + 1,
+const char *const configkeys_sections[] = {"run",     "env",    "roles",      "sync",    "learner",
+                                           "actor",   "replay", "network",    "agent",   "optimizer",
+                                           "explore", "eval",   "checkpoint", "logging", NULL};
+_Static_assert(sizeof configkeys_sections / sizeof configkeys_sections[0] == CFG_N_SECTIONS + 1,
                "CFG_N_SECTIONS in configint.h counts the sections");
 
 /* See configint.h. */
-int cfg_key_id(const char *section, const char *name) {
-    for (int i = 0; i < cfg_n_keys; i++)
-        if (!strcmp(cfg_keys[i].section, section) && !strcmp(cfg_keys[i].name, name)) return i;
+int configkeys_id(const char *section, const char *name) {
+    for (int i = 0; i < configkeys_count; i++)
+        if (!strcmp(configkeys_table[i].section, section) && !strcmp(configkeys_table[i].name, name)) return i;
     abort();
+}
+
+/* See configint.h. */
+const char *configkeys_range_text(const CfgKey *k, char *buf, size_t cap) {
+    char lo[32], hi[32];
+    configtext_fmt_f64(k->flo, lo, sizeof lo);
+    configtext_fmt_f64(k->fhi, hi, sizeof hi);
+    snprintf(buf, cap, "%c%s, %s%c", k->lo_open ? '(' : '[', lo, hi, k->hi_open ? ')' : ']');
+    return buf;
+}
+
+/* ---- defaults --------------------------------------------------------- */
+
+/* The default of key k (the last column of its row) into c. */
+static void set_default(Config *c, const CfgKey *k) {
+    switch (k->type) {
+    case CFG_T_INT:
+    case CFG_T_ENUM: {
+        int v = (int)k->idef;
+        memcpy(at(c, k), &v, sizeof v);
+        break;
+    }
+    case CFG_T_U64:
+        memcpy(at(c, k), &k->idef, sizeof k->idef);
+        break;
+    case CFG_T_F64:
+        memcpy(at(c, k), &k->fdef, sizeof k->fdef);
+        break;
+    case CFG_T_BOOL: {
+        bool v = k->idef != 0;
+        memcpy(at(c, k), &v, sizeof v);
+        break;
+    }
+    case CFG_T_STR:
+        snprintf(at(c, k), k->cap, "%s", k->sdef);
+        break;
+    case CFG_T_INTS:
+    case CFG_T_F64S:
+        memcpy(at(c, k), k->ldef, (size_t)k->n_ldef * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double)));
+        memcpy((char *)c + k->n_off, &k->n_ldef, sizeof k->n_ldef);
+        break;
+    }
+}
+
+/* Every key's default; what no key holds (source, origin) zeroed. */
+void config_defaults(Config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    for (int id = 0; id < configkeys_count; id++) set_default(cfg, &configkeys_table[id]);
 }
 
 /* ---- the names of choices ------------------------------------------- */
 
-const char *cfg_enum_name(const char *const *names, int v) {
+const char *configkeys_enum_name(const char *const *names, int v) {
     for (int i = 0; names[i]; i++)
         if (i == v) return names[i];
     return "?";
 }
-const char *config_sync_name(SyncMode m) { return cfg_enum_name(sync_modes, (int)m); }
-const char *config_allreduce_impl_name(AllreduceImpl m) { return cfg_enum_name(allreduce_impls, (int)m); }
-const char *config_gossip_topology_name(GossipTopology t) { return cfg_enum_name(gossip_topologies, (int)t); }
-const char *config_lr_scaling_name(LrScaling s) { return cfg_enum_name(lr_scalings, (int)s); }
-const char *config_learner_batch_name(LearnerBatch b) { return cfg_enum_name(learner_batches, (int)b); }
-const char *config_wait_name(WaitMode m) { return cfg_enum_name(wait_modes, (int)m); }
-const char *config_optim_name(CfgOptim k) { return cfg_enum_name(optim_kinds, (int)k); }
-const char *config_replay_name(ReplayKind k) { return cfg_enum_name(replay_kinds, (int)k); }
-const char *config_initial_priority_name(InitialPriority k) { return cfg_enum_name(initial_priorities, (int)k); }
+const char *config_sync_name(SyncMode m) { return configkeys_enum_name(sync_modes, (int)m); }
+const char *config_allreduce_impl_name(AllreduceImpl m) { return configkeys_enum_name(allreduce_impls, (int)m); }
+const char *config_gossip_topology_name(GossipTopology t) { return configkeys_enum_name(gossip_topologies, (int)t); }
+const char *config_lr_scaling_name(LrScaling s) { return configkeys_enum_name(lr_scalings, (int)s); }
+const char *config_learner_batch_name(LearnerBatch b) { return configkeys_enum_name(learner_batches, (int)b); }
+const char *config_wait_name(WaitMode m) { return configkeys_enum_name(wait_modes, (int)m); }
+const char *config_optim_name(CfgOptim k) { return configkeys_enum_name(optim_kinds, (int)k); }
+const char *config_replay_name(ReplayKind k) { return configkeys_enum_name(replay_kinds, (int)k); }
+const char *config_initial_priority_name(InitialPriority k) { return configkeys_enum_name(initial_priorities, (int)k); }
 
 /* ---- values ------------------------------------------------------------- */
 
-bool cfg_is_null(const Load *L, const Node *n) {
+bool configkeys_is_null(const CfgLoad *L, const YamlNode *n) {
     if (!plain(n)) return false;
     const char *s = sval(L, n);
     return n->len == 0 || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
-const char *cfg_describe(const Load *L, const Node *n, char *buf) {
-    char sh[SHOW_LEN];
-    if (n->kind == N_MAP) return "a mapping";
-    if (n->kind == N_SEQ) return "a list";
+const char *configkeys_describe(const CfgLoad *L, const YamlNode *n, char *buf) {
+    char sh[CFG_SHOW_LEN];
+    if (n->kind == CFG_NODE_MAP) return "a mapping";
+    if (n->kind == CFG_NODE_SEQ) return "a list";
     const char *s = sval(L, n);
-    if (n->style == STYLE_PLAIN) {
+    if (n->style == CFG_STYLE_PLAIN) {
         if (n->len == 0) return "an empty value";
-        if (cfg_is_null(L, n)) return !strcmp(s, "~") ? "~ (null)" : "null";
-        snprintf(buf, SHOW_LEN + 32, "\"%s\"", show(s, n->len, sh));
-    } else if (n->style == STYLE_QUOTED) {
-        snprintf(buf, SHOW_LEN + 32, "the quoted string \"%s\"", show(s, n->len, sh));
+        if (configkeys_is_null(L, n)) return !strcmp(s, "~") ? "~ (null)" : "null";
+        snprintf(buf, CFG_SHOW_LEN + 32, "\"%s\"", show(s, n->len, sh));
+    } else if (n->style == CFG_STYLE_QUOTED) {
+        snprintf(buf, CFG_SHOW_LEN + 32, "the quoted string \"%s\"", show(s, n->len, sh));
     } else {
-        snprintf(buf, SHOW_LEN + 32, "the block string \"%s\"", show(s, n->len, sh));
+        snprintf(buf, CFG_SHOW_LEN + 32, "the block string \"%s\"", show(s, n->len, sh));
     }
     return buf;
 }
@@ -288,152 +349,170 @@ static bool special_float(const char *s) {
 static const char *int_kind(uint64_t lo) { return lo >= 1 ? "a positive integer" : "a non-negative integer"; }
 
 /* An integer in [k->ilo, k->ihi] from a plain scalar. */
-static int parse_uint(const Load *L, const Key *k, const Node *n, const char *path, uint64_t *out) {
-    char d[SHOW_LEN + 32], sh[SHOW_LEN];
+static int parse_uint(const CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path, uint64_t *out) {
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN];
     bool neg, over;
     uint64_t v;
-    if (!plain(n) || cfg_is_null(L, n) || scan_int(sval(L, n), n->len, &neg, &v, &over) != 0)
-        return cfg_fail_at(L, n->line, n->col, path, "expected %s, got %s", int_kind(k->ilo), cfg_describe(L, n, d));
+    if (!plain(n) || configkeys_is_null(L, n) || scan_int(sval(L, n), n->len, &neg, &v, &over) != 0)
+        return configyaml_fail_at(L, n->line, n->col, path, "expected %s, got %s", int_kind(k->ilo),
+                                  configkeys_describe(L, n, d));
     if ((neg && v != 0) || over || v < k->ilo || v > k->ihi)
-        return cfg_fail_at(L, n->line, n->col, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %s",
-                           k->ilo, k->ihi, show(sval(L, n), n->len, sh));
+        return configyaml_fail_at(L, n->line, n->col, path, "expected an integer in [%" PRIu64 ", %" PRIu64 "], got %s",
+                                  k->ilo, k->ihi, show(sval(L, n), n->len, sh));
     *out = v;
     return 0;
 }
 
 /* A finite number within k's bounds from a plain scalar. */
-static int parse_f64(const Load *L, const Key *k, const Node *n, const char *path, double *out) {
-    char d[SHOW_LEN + 32], sh[SHOW_LEN], r[80];
-    cfg_fmt_range(k, r, sizeof r);
+static int parse_f64(const CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path, double *out) {
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN], r[80];
+    configkeys_range_text(k, r, sizeof r);
     const char *s = sval(L, n);
     if (plain(n) && special_float(s))
-        return cfg_fail_at(L, n->line, n->col, path, "expected a finite number in %s, got %s", r, s);
-    if (!plain(n) || cfg_is_null(L, n) || !float_syntax(s, n->len))
-        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s", r, cfg_describe(L, n, d));
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a finite number in %s, got %s", r, s);
+    if (!plain(n) || configkeys_is_null(L, n) || !float_syntax(s, n->len))
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s", r,
+                                  configkeys_describe(L, n, d));
     errno = 0;
     double v = strtod(s, NULL);
     if (errno == ERANGE && isinf(v))
-        return cfg_fail_at(L, n->line, n->col, path, "expected a finite number in %s, got %s (too large for a double)",
-                           r, show(s, n->len, sh));
+        return configyaml_fail_at(L, n->line, n->col, path,
+                                  "expected a finite number in %s, got %s (too large for a double)", r,
+                                  show(s, n->len, sh));
     if (errno == ERANGE && v == 0)
-        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s (too small for a double)", r,
-                           show(s, n->len, sh));
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s (too small for a double)",
+                                  r, show(s, n->len, sh));
     if ((k->lo_open ? !(v > k->flo) : !(v >= k->flo)) || (k->hi_open ? !(v < k->fhi) : !(v <= k->fhi)))
-        return cfg_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s%s", r, show(s, n->len, sh),
-                           k->hint ? k->hint : "");
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a number in %s, got %s%s", r, show(s, n->len, sh),
+                                  k->hint ? k->hint : "");
     *out = v;
     return 0;
 }
 
-/* Store one node into key id of L->cfg (type and range checked). */
-int cfg_assign(Load *L, int id, const Node *n, const char *path) {
-    const Key *k = &cfg_keys[id];
+/* An enum key: one of k->names, stored as its index. */
+static int assign_enum(CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path) {
+    char d[CFG_SHOW_LEN + 32], list[256] = "";
+    if (n->kind == CFG_NODE_SCALAR && !configkeys_is_null(L, n)) {
+        for (int i = 0; k->names[i]; i++) {
+            if (strlen(k->names[i]) == n->len && !strcmp(sval(L, n), k->names[i])) {
+                memcpy(at(L->cfg, k), &i, sizeof i);
+                return 0;
+            }
+        }
+    }
+    for (int i = 0; k->names[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
+    const char *guess = n->kind == CFG_NODE_SCALAR ? did_you_mean(sval(L, n), k->names) : NULL;
+    if (guess)
+        return configyaml_fail_at(L, n->line, n->col, path, "expected one of %s, got %s (did you mean \"%s\"?)", list,
+                                  configkeys_describe(L, n, d), guess);
+    return configyaml_fail_at(L, n->line, n->col, path, "expected one of %s, got %s", list,
+                              configkeys_describe(L, n, d));
+}
+
+/* A list key: 1 to k->cap elements, each in k's range (numbers distinct),
+ * stored with their count. */
+static int assign_list(CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path) {
     Config *cfg = L->cfg;
-    char d[SHOW_LEN + 32], sh[SHOW_LEN], msg[ERR_LEN];
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN];
+    int count = 0;
+    if (n->kind == CFG_NODE_SEQ)
+        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
+    if (n->kind != CFG_NODE_SEQ || count == 0 || count > (int)k->cap)
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a list of 1 to %zu %s, got %s", k->cap, k->what,
+                                  n->kind != CFG_NODE_SEQ ? configkeys_describe(L, n, d)
+                                  : count == 0            ? "an empty list"
+                                                          : (snprintf(d, sizeof d, "%d of them", count), d));
+    int ints[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+    double nums[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
+    int i = 0;
+    for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
+        const YamlNode *e = &L->t.v[c];
+        char sub[CFG_KEY_PATH_LEN + 16];
+        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        if (k->type == CFG_T_INTS) {
+            uint64_t v;
+            if (parse_uint(L, k, e, sub, &v)) return -1;
+            ints[i] = (int)v;
+        } else {
+            if (parse_f64(L, k, e, sub, &nums[i])) return -1;
+            for (int j = 0; j < i; j++) {
+                if (nums[j] == nums[i]) {
+                    char prev[CFG_KEY_PATH_LEN + 16];
+                    snprintf(prev, sizeof prev, "%s[%d]", path, j);
+                    return configyaml_fail_at(L, e->line, e->col, sub, "expected distinct %s, got %s again (as %s)",
+                                              k->what, show(sval(L, e), e->len, sh), prev);
+                }
+            }
+        }
+    }
+    memset(at(cfg, k), 0, k->cap * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double)));
+    memcpy(at(cfg, k), k->type == CFG_T_INTS ? (void *)ints : (void *)nums,
+           (size_t)count * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double)));
+    memcpy((char *)cfg + k->n_off, &count, sizeof count);
+    return 0;
+}
+
+/* Store one node into key id of L->cfg (type and range checked). */
+int configkeys_assign(CfgLoad *L, int id, const YamlNode *n, const char *path) {
+    const CfgKey *k = &configkeys_table[id];
+    Config *cfg = L->cfg;
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN], msg[ERR_LEN];
     switch (k->type) {
-    case T_INT:
-    case T_U64: {
+    case CFG_T_INT:
+    case CFG_T_U64: {
         uint64_t v;
         if (parse_uint(L, k, n, path, &v)) return -1;
-        if (k->type == T_U64) {
+        if (k->type == CFG_T_U64) {
             memcpy(at(cfg, k), &v, sizeof v);
         } else {
-            int iv = (int)v; /* ihi <= INT_MAX for every T_INT key */
+            int iv = (int)v; /* ihi <= INT_MAX for every CFG_T_INT key */
             memcpy(at(cfg, k), &iv, sizeof iv);
         }
         return 0;
     }
-    case T_F64: {
+    case CFG_T_F64: {
         double v;
         if (parse_f64(L, k, n, path, &v)) return -1;
         memcpy(at(cfg, k), &v, sizeof v);
         return 0;
     }
-    case T_BOOL: {
+    case CFG_T_BOOL: {
         bool v;
         if (plain(n) && !strcmp(sval(L, n), "true")) v = true;
         else if (plain(n) && !strcmp(sval(L, n), "false")) v = false;
-        else return cfg_fail_at(L, n->line, n->col, path, "expected true or false, got %s", cfg_describe(L, n, d));
+        else
+            return configyaml_fail_at(L, n->line, n->col, path, "expected true or false, got %s",
+                                      configkeys_describe(L, n, d));
         memcpy(at(cfg, k), &v, sizeof v);
         return 0;
     }
-    case T_STR: {
-        if (n->kind != N_SCALAR || cfg_is_null(L, n))
-            return cfg_fail_at(L, n->line, n->col, path, "expected a string, got %s", cfg_describe(L, n, d));
+    case CFG_T_STR: {
+        if (n->kind != CFG_NODE_SCALAR || configkeys_is_null(L, n))
+            return configyaml_fail_at(L, n->line, n->col, path, "expected a string, got %s",
+                                      configkeys_describe(L, n, d));
         const char *s = sval(L, n);
         if (strlen(s) != n->len)
-            return cfg_fail_at(L, n->line, n->col, path, "expected a string without NUL characters, got \"%s\"",
-                               show(s, n->len, sh));
-        if (k->rule(s, n->len, msg)) return cfg_fail_at(L, n->line, n->col, path, "%s", msg);
+            return configyaml_fail_at(L, n->line, n->col, path, "expected a string without NUL characters, got \"%s\"",
+                                      show(s, n->len, sh));
+        if (k->rule(s, n->len, msg)) return configyaml_fail_at(L, n->line, n->col, path, "%s", msg);
         memset(at(cfg, k), 0, k->cap);
         memcpy(at(cfg, k), s, n->len); /* the rule bounds len below k->cap */
         return 0;
     }
-    case T_ENUM: {
-        char list[256] = "";
-        if (n->kind == N_SCALAR && !cfg_is_null(L, n)) {
-            for (int i = 0; k->names[i]; i++) {
-                if (strlen(k->names[i]) == n->len && !strcmp(sval(L, n), k->names[i])) {
-                    memcpy(at(cfg, k), &i, sizeof i);
-                    return 0;
-                }
-            }
-        }
-        for (int i = 0; k->names[i]; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
-        const char *guess = n->kind == N_SCALAR ? did_you_mean(sval(L, n), k->names) : NULL;
-        if (guess)
-            return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s (did you mean \"%s\"?)", list,
-                               cfg_describe(L, n, d), guess);
-        return cfg_fail_at(L, n->line, n->col, path, "expected one of %s, got %s", list, cfg_describe(L, n, d));
-    }
-    case T_INTS:
-    case T_F64S: {
-        int count = 0;
-        if (n->kind == N_SEQ)
-            for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
-        if (n->kind != N_SEQ || count == 0 || count > (int)k->cap)
-            return cfg_fail_at(L, n->line, n->col, path, "expected a list of 1 to %zu %s, got %s", k->cap, k->what,
-                               n->kind != N_SEQ ? cfg_describe(L, n, d)
-                               : count == 0     ? "an empty list"
-                                            : (snprintf(d, sizeof d, "%d of them", count), d));
-        int ints[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
-        double nums[CFG_MAX_TORQUES > CFG_MAX_LAYERS ? CFG_MAX_TORQUES : CFG_MAX_LAYERS];
-        int i = 0;
-        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
-            const Node *e = &L->t.v[c];
-            char sub[KEY_PATH_LEN + 16];
-            snprintf(sub, sizeof sub, "%s[%d]", path, i);
-            if (k->type == T_INTS) {
-                uint64_t v;
-                if (parse_uint(L, k, e, sub, &v)) return -1;
-                ints[i] = (int)v;
-            } else {
-                if (parse_f64(L, k, e, sub, &nums[i])) return -1;
-                for (int j = 0; j < i; j++) {
-                    if (nums[j] == nums[i]) {
-                        char prev[KEY_PATH_LEN + 16];
-                        snprintf(prev, sizeof prev, "%s[%d]", path, j);
-                        return cfg_fail_at(L, e->line, e->col, sub, "expected distinct %s, got %s again (as %s)",
-                                           k->what, show(sval(L, e), e->len, sh), prev);
-                    }
-                }
-            }
-        }
-        memset(at(cfg, k), 0, k->cap * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
-        memcpy(at(cfg, k), k->type == T_INTS ? (void *)ints : (void *)nums,
-               (size_t)count * (k->type == T_INTS ? sizeof(int) : sizeof(double)));
-        memcpy((char *)cfg + k->n_off, &count, sizeof count);
-        return 0;
-    }
+    case CFG_T_ENUM:
+        return assign_enum(L, k, n, path);
+    case CFG_T_INTS:
+    case CFG_T_F64S:
+        return assign_list(L, k, n, path);
     }
     return -1;
 }
 
 /* ---- string rules --------------------------------------------------------- */
 
-int cfg_rule_run_name(const char *s, size_t len, char *msg) {
-    char sh[SHOW_LEN];
+int configkeys_rule_run_name(const char *s, size_t len, char *msg) {
+    char sh[CFG_SHOW_LEN];
     bool ok = len >= 1 && len < CFG_NAME_LEN;
     for (size_t i = 0; ok && i < len; i++) {
         char c = s[i];
@@ -449,7 +528,7 @@ int cfg_rule_run_name(const char *s, size_t len, char *msg) {
 }
 
 static int rule_out_dir(const char *s, size_t len, char *msg) {
-    char sh[SHOW_LEN];
+    char sh[CFG_SHOW_LEN];
     bool ok = len >= 1 && len <= CFG_OUT_DIR_MAX;
     for (size_t i = 0; ok && i < len; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -462,7 +541,7 @@ static int rule_out_dir(const char *s, size_t len, char *msg) {
 }
 
 static int rule_env_name(const char *s, size_t len, char *msg) {
-    char sh[SHOW_LEN], list[256] = "";
+    char sh[CFG_SHOW_LEN], list[256] = "";
     const EnvSpec *spec = len < CFG_NAME_LEN ? env_find(s) : NULL;
     /* A registered spec outside the limits (a new environment's mistake)
      * is refused here, before any process is started, not at its first
@@ -483,7 +562,7 @@ static int rule_env_name(const char *s, size_t len, char *msg) {
 
 /* "auto", or an OpenBLAS kernel name in any case (platform.h's table). */
 static int rule_blas_kernel(const char *s, size_t len, char *msg) {
-    char sh[SHOW_LEN], list[256] = "";
+    char sh[CFG_SHOW_LEN], list[256] = "";
     if (len < CFG_NAME_LEN && (!strcmp(s, "auto") || platform_kernel_find(s))) return 0;
     for (int i = 0; i < platform_kernel_count(); i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", platform_kernel_name(i));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* configyaml.c: a config's text -> a tree of YAML nodes (configint.h's
- * Tree), stages 2 and 3 of config.c's load; the only file that includes
+ * YamlTree), stages 2 and 3 of config.c's load; the only file that includes
  * libyaml. It knows YAML, not keys: configkeys.c reads the nodes.
  *
  *   prescan  NUL bytes, invalid UTF-8 and control characters, reported as
@@ -81,34 +81,6 @@ static size_t pos_offset(const char *text, size_t len, int line, int col) {
     return i;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF) and its code point, or 0 if invalid. */
-size_t cfg_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned char c = s[0];
-    size_t need;
-    uint32_t v, lo2 = 0x80, hi2 = 0xBF;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF) need = 1, v = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) need = 2, v = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) need = 3, v = c & 0x07;
-    else return 0;
-    if (c == 0xE0) lo2 = 0xA0;
-    if (c == 0xED) hi2 = 0x9F;
-    if (c == 0xF0) lo2 = 0x90;
-    if (c == 0xF4) hi2 = 0x8F;
-    if (n < need + 1) return 0;
-    for (size_t i = 1; i <= need; i++) {
-        unsigned char b = s[i];
-        if (i == 1 ? (b < lo2 || b > hi2) : (b < 0x80 || b > 0xBF)) return 0;
-        v = v << 6 | (b & 0x3F);
-    }
-    *cp = v;
-    return need + 1;
-}
-
 /* The characters libyaml's reader accepts (YAML 1.1 "printable"). */
 static bool printable(uint32_t c) {
     return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
@@ -118,7 +90,7 @@ static bool printable(uint32_t c) {
 /* Refuse what libyaml would report only as a byte offset, or not at all:
  * UTF-16/32 text, NUL bytes, invalid UTF-8, control characters. Returns 0,
  * or -1 with *off at the offending byte and a message in msg. */
-int cfg_prescan(const char *text, size_t len, size_t *off, char *msg) {
+int configyaml_prescan(const char *text, size_t len, size_t *off, char *msg) {
     const unsigned char *s = (const unsigned char *)text;
     if (len >= 2 && ((s[0] == 0xFF && s[1] == 0xFE) || (s[0] == 0xFE && s[1] == 0xFF))) {
         *off = 0;
@@ -131,7 +103,7 @@ int cfg_prescan(const char *text, size_t len, size_t *off, char *msg) {
     }
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        size_t n = cfg_utf8_decode(s + i, len - i, &cp);
+        size_t n = configtext_utf8_decode(s + i, len - i, &cp);
         if (!n) {
             *off = i;
             return errf(msg, "expected UTF-8 text, found the byte 0x%02x, which is not valid UTF-8", s[i]);
@@ -147,7 +119,7 @@ int cfg_prescan(const char *text, size_t len, size_t *off, char *msg) {
 
 /* ---- the YAML tree ------------------------------------------------------ */
 
-void cfg_tree_free(Tree *t) {
+void configyaml_tree_free(YamlTree *t) {
     free(t->v);
     free(t->chars);
     memset(t, 0, sizeof *t);
@@ -167,7 +139,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
 
 /* Report at (line, col) of the text, with an optional key path. An override
  * has no file: its assignment takes the place of FILE:LINE:COL. */
-int cfg_fail_at(const Load *L, int line, int col, const char *path, const char *fmt, ...) {
+int configyaml_fail_at(const CfgLoad *L, int line, int col, const char *path, const char *fmt, ...) {
     char msg[ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
@@ -178,54 +150,55 @@ int cfg_fail_at(const Load *L, int line, int col, const char *path, const char *
     return errf(L->err, "%s:%d:%d: %s", L->file, line, col, msg);
 }
 
-static int yaml_fail(const Load *L, const yaml_parser_t *p, const char *text, size_t len) {
+static int yaml_fail(const CfgLoad *L, const yaml_parser_t *p, const char *text, size_t len) {
     int line, col;
     switch (p->error) {
     case YAML_MEMORY_ERROR:
-        return cfg_fail_at(L, 1, 1, NULL, "out of memory while parsing YAML");
+        return configyaml_fail_at(L, 1, 1, NULL, "out of memory while parsing YAML");
     case YAML_READER_ERROR:
         offset_pos(text, len, p->problem_offset, &line, &col);
-        return cfg_fail_at(L, line, col, NULL, "invalid text: %s", p->problem ? p->problem : "unreadable");
+        return configyaml_fail_at(L, line, col, NULL, "invalid text: %s", p->problem ? p->problem : "unreadable");
     case YAML_SCANNER_ERROR:
     case YAML_PARSER_ERROR:
         line = (int)p->problem_mark.line + 1;
         col = (int)p->problem_mark.column + 1;
         size_t at_off = pos_offset(text, len, line, col);
         if (at_off < len && text[at_off] == '\t')
-            return cfg_fail_at(L, line, col, NULL, "invalid YAML: found a tab; indent with spaces");
+            return configyaml_fail_at(L, line, col, NULL, "invalid YAML: found a tab; indent with spaces");
         /* An override is one short value: positions inside it (libyaml ends
          * every stream with a line break) would only confuse. */
         if (p->context && L->assign)
-            return cfg_fail_at(L, line, col, NULL, "invalid YAML: %s (%s)", p->problem, p->context);
+            return configyaml_fail_at(L, line, col, NULL, "invalid YAML: %s (%s)", p->problem, p->context);
         if (p->context)
-            return cfg_fail_at(L, line, col, NULL, "invalid YAML: %s (%s at line %d, column %d)", p->problem,
-                               p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
-        return cfg_fail_at(L, line, col, NULL, "invalid YAML: %s", p->problem ? p->problem : "syntax error");
+            return configyaml_fail_at(L, line, col, NULL, "invalid YAML: %s (%s at line %d, column %d)", p->problem,
+                                      p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+        return configyaml_fail_at(L, line, col, NULL, "invalid YAML: %s", p->problem ? p->problem : "syntax error");
     default:
-        return cfg_fail_at(L, 1, 1, NULL, "invalid YAML");
+        return configyaml_fail_at(L, 1, 1, NULL, "invalid YAML");
     }
 }
 
 /* Scalars: plain, quoted, or anything else (literal, folded) as a block. */
-static ScalarStyle style_of(yaml_scalar_style_t s) {
-    if (s == YAML_PLAIN_SCALAR_STYLE) return STYLE_PLAIN;
-    if (s == YAML_SINGLE_QUOTED_SCALAR_STYLE || s == YAML_DOUBLE_QUOTED_SCALAR_STYLE) return STYLE_QUOTED;
-    return STYLE_BLOCK;
+static YamlStyle style_of(yaml_scalar_style_t s) {
+    if (s == YAML_PLAIN_SCALAR_STYLE) return CFG_STYLE_PLAIN;
+    if (s == YAML_SINGLE_QUOTED_SCALAR_STYLE || s == YAML_DOUBLE_QUOTED_SCALAR_STYLE) return CFG_STYLE_QUOTED;
+    return CFG_STYLE_BLOCK;
 }
 
-static int add_node(Load *L, NodeKind kind, const yaml_event_t *ev) {
-    Tree *t = &L->t;
+static int add_node(CfgLoad *L, YamlNodeKind kind, const yaml_event_t *ev) {
+    YamlTree *t = &L->t;
     if (t->n == MAX_NODES)
-        return cfg_fail_at(L, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1, NULL,
-                           "expected at most %d YAML nodes, found more (a full config has a few hundred)", MAX_NODES);
+        return configyaml_fail_at(L, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1, NULL,
+                                  "expected at most %d YAML nodes, found more (a full config has a few hundred)",
+                                  MAX_NODES);
     t->v = grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
-    Node *n = &t->v[t->n];
+    YamlNode *n = &t->v[t->n];
     memset(n, 0, sizeof *n);
     n->kind = kind;
     n->line = (int)ev->start_mark.line + 1;
     n->col = (int)ev->start_mark.column + 1;
     n->end = t->n + 1;
-    if (kind == N_SCALAR) {
+    if (kind == CFG_NODE_SCALAR) {
         size_t len = ev->data.scalar.length;
         t->chars = grow(t->chars, &t->cap_chars, t->n_chars + len + 1, 1);
         memcpy(t->chars + t->n_chars, ev->data.scalar.value, len);
@@ -241,21 +214,21 @@ static int add_node(Load *L, NodeKind kind, const yaml_event_t *ev) {
 
 /* Anchors, aliases and tags: a config needs none of them, and refusing them
  * keeps one value in one place (no billion-laughs expansion either). */
-static int check_props(const Load *L, const yaml_event_t *ev, const yaml_char_t *anchor, const yaml_char_t *tag) {
+static int check_props(const CfgLoad *L, const yaml_event_t *ev, const yaml_char_t *anchor, const yaml_char_t *tag) {
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-    char sh[SHOW_LEN];
-    if (anchor) return cfg_fail_at(L, line, col, NULL, "anchors and aliases are not supported");
+    char sh[CFG_SHOW_LEN];
+    if (anchor) return configyaml_fail_at(L, line, col, NULL, "anchors and aliases are not supported");
     if (tag)
-        return cfg_fail_at(L, line, col, NULL, "tags are not supported, found \"%s\"",
-                           show_str((const char *)tag, sh));
+        return configyaml_fail_at(L, line, col, NULL, "tags are not supported, found \"%s\"",
+                                  show_str((const char *)tag, sh));
     return 0;
 }
 
 /* Parse text into L->t. *docs gets the number of documents (0 or 1). */
-static int build_tree(Load *L, const char *text, size_t len, int *docs) {
+static int build_tree(CfgLoad *L, const char *text, size_t len, int *docs) {
     yaml_parser_t p;
     *docs = 0;
-    if (!yaml_parser_initialize(&p)) return cfg_fail_at(L, 1, 1, NULL, "out of memory while parsing YAML");
+    if (!yaml_parser_initialize(&p)) return configyaml_fail_at(L, 1, 1, NULL, "out of memory while parsing YAML");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     size_t open[CFG_MAX_DEPTH];
     int depth = 0, rc = 0;
@@ -273,16 +246,16 @@ static int build_tree(Load *L, const char *text, size_t len, int *docs) {
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (++*docs > 1)
-                rc = cfg_fail_at(L, line, col, NULL, "expected one YAML document, found a second one");
+                rc = configyaml_fail_at(L, line, col, NULL, "expected one YAML document, found a second one");
             else if (ev.data.document_start.tag_directives.start != ev.data.document_start.tag_directives.end)
-                rc = cfg_fail_at(L, line, col, NULL, "tags are not supported, found a %%TAG directive");
+                rc = configyaml_fail_at(L, line, col, NULL, "tags are not supported, found a %%TAG directive");
             break;
         case YAML_ALIAS_EVENT:
-            rc = cfg_fail_at(L, line, col, NULL, "anchors and aliases are not supported");
+            rc = configyaml_fail_at(L, line, col, NULL, "anchors and aliases are not supported");
             break;
         case YAML_SCALAR_EVENT:
             rc = check_props(L, &ev, ev.data.scalar.anchor, ev.data.scalar.tag);
-            if (!rc) rc = add_node(L, N_SCALAR, &ev);
+            if (!rc) rc = add_node(L, CFG_NODE_SCALAR, &ev);
             break;
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
@@ -291,11 +264,11 @@ static int build_tree(Load *L, const char *text, size_t len, int *docs) {
             else
                 rc = check_props(L, &ev, ev.data.mapping_start.anchor, ev.data.mapping_start.tag);
             if (!rc && depth == CFG_MAX_DEPTH)
-                rc = cfg_fail_at(L, line, col, NULL, "expected at most %d levels of nesting, found more",
-                                 CFG_MAX_DEPTH);
+                rc = configyaml_fail_at(L, line, col, NULL, "expected at most %d levels of nesting, found more",
+                                        CFG_MAX_DEPTH);
             if (!rc) {
                 open[depth++] = L->t.n;
-                rc = add_node(L, ev.type == YAML_SEQUENCE_START_EVENT ? N_SEQ : N_MAP, &ev);
+                rc = add_node(L, ev.type == YAML_SEQUENCE_START_EVENT ? CFG_NODE_SEQ : CFG_NODE_MAP, &ev);
             }
             break;
         case YAML_SEQUENCE_END_EVENT:
@@ -316,29 +289,29 @@ static int build_tree(Load *L, const char *text, size_t len, int *docs) {
 
 /* ---- the two kinds of text ------------------------------------------------ */
 
-int cfg_parse_text(Load *L, const char *text, size_t len) {
+int configyaml_parse_text(CfgLoad *L, const char *text, size_t len) {
     size_t off;
     char msg[ERR_LEN];
     int line, col, docs;
-    if (cfg_prescan(text, len, &off, msg)) {
+    if (configyaml_prescan(text, len, &off, msg)) {
         offset_pos(text, len, off, &line, &col);
-        return cfg_fail_at(L, line, col, NULL, "%s", msg);
+        return configyaml_fail_at(L, line, col, NULL, "%s", msg);
     }
     if (build_tree(L, text, len, &docs)) return -1;
     if (docs == 0) {
         bool blank = true;
         for (size_t i = bom_len(text, len); i < len && blank; i++)
             blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
-        return cfg_fail_at(L, 1, 1, NULL, "expected a mapping of sections (run:, env:, ...), got %s",
-                           blank ? "an empty file" : "only comments");
+        return configyaml_fail_at(L, 1, 1, NULL, "expected a mapping of sections (run:, env:, ...), got %s",
+                                  blank ? "an empty file" : "only comments");
     }
     return 0;
 }
 
-int cfg_parse_value(Load *L, const char *value, size_t len) {
+int configyaml_parse_value(CfgLoad *L, const char *value, size_t len) {
     int docs;
     if (build_tree(L, value, len, &docs)) {
-        cfg_tree_free(&L->t);
+        configyaml_tree_free(&L->t);
         return -1;
     }
     if (docs == 0) {
@@ -347,8 +320,8 @@ int cfg_parse_value(Load *L, const char *value, size_t len) {
         memset(&ev, 0, sizeof ev);
         ev.data.scalar.value = (yaml_char_t *)"";
         ev.data.scalar.style = YAML_PLAIN_SCALAR_STYLE;
-        if (add_node(L, N_SCALAR, &ev)) {
-            cfg_tree_free(&L->t);
+        if (add_node(L, CFG_NODE_SCALAR, &ev)) {
+            configyaml_tree_free(&L->t);
             return -1;
         }
     }
