@@ -264,7 +264,7 @@ signal_run() {
     (trap - INT; exec "$S" $C -n 2 --first 6 --set run.max_env_steps=100000000 --set run.stop_when_solved=false \
         --set run.out_dir="$R" >"$R.out" 2>"$R.err") &
     local spid=$!
-    check "$sig: the first run started" wait_for "its config.yaml" test -s "$R/seeds-cartpole-6/config.yaml"
+    check "$sig: the first run started" wait_for "its config.yaml" test -s "$R/seeds-cartpole/cartpole-s6/config.yaml"
     local tpid
     tpid=$(pgrep -P "$spid" -f " train ")
     check "$sig: the run is a child of scripts/seeds" test -n "$tpid"
@@ -276,8 +276,8 @@ signal_run() {
     check "$sig: the run ends" wait_for "the run to end" gone "${tpid:-0}"
     [ -n "$tpid" ] && alive "$tpid" && kill -KILL "$tpid"
     expect_eq "$sig: the run stopped cleanly (summary.json stop_reason)" "$(python3 -c 'import json, sys
-print(json.load(open(sys.argv[1])).get("stop_reason"))' "$R/seeds-cartpole-6/summary.json" 2>&1)" signal
-    check "$sig: the second seed did not start" test ! -e "$R/seeds-cartpole-7"
+print(json.load(open(sys.argv[1])).get("stop_reason"))' "$R/seeds-cartpole/cartpole-s6/summary.json" 2>&1)" signal
+    check "$sig: the second seed did not start" test ! -e "$R/seeds-cartpole/cartpole-s7"
 }
 signal_run INT 130
 expect_contains "INT: scripts/seeds says so" "$(cat "$R.err")" "seeds: interrupted"
