@@ -40,13 +40,6 @@ void sendbuf_free(SendBuf *s) {
     s->cap = 0;
 }
 
-_Noreturn void die_mpi(const Ctx *ctx, const char *file, int line, const char *call, int rc) {
-    char s[MPI_MAX_ERROR_STRING];
-    int n = 0;
-    if (MPI_Error_string(rc, s, &n) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error %d", rc);
-    die_at(ctx, file, line, "%s failed: %s", call, s);
-}
-
 static void abort_world(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 void comm_world_init(Ctx *ctx, MPI_Comm *world) {
