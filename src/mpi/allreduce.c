@@ -5,7 +5,7 @@
 #include "clock.h"
 #include "comm.h"
 #include "memplan.h"
-#include "params.h"
+#include "shard.h"
 #include "proto.h"
 #include "util.h"
 

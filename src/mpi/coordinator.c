@@ -313,11 +313,11 @@ static uint64_t bytes_sent(const Coord *c) {
 static void metrics_row(Coord *c, bool force_progress) {
     double extra[JOBSUM_EXTRA], loss_sum, eps;
     uint64_t loss_n;
-    jobsum_row(c->lay, c->last, extra, &loss_sum, &loss_n, &eps);
+    jobsummary_row(c->lay, c->last, extra, &loss_sum, &loss_n, &eps);
     double loss = loss_n > c->last_loss_n ? (loss_sum - c->last_loss_sum) / (double)(loss_n - c->last_loss_n) : NAN;
     uint64_t updates = c->run.updates - c->run.start_updates;
     RunRowFigures f = {.epsilon = eps, .loss = loss, .mean_q = NAN,
-                       .staleness_mean = extra[TAG_COUNT], /* the staleness_mean column (jobsum_columns) */
+                       .staleness_mean = extra[TAG_COUNT], /* the staleness_mean column (jobsummary_columns) */
                        .bytes_per_update = updates ? (double)bytes_sent(c) / (double)updates : NAN,
                        .extra = extra};
     run_metrics_row(&c->run, &f, force_progress);
@@ -590,12 +590,12 @@ static void end_row(void *self) { metrics_row(self, true); }
 
 static void end_summary(void *self, RunSummary *sum) {
     const Coord *c = self;
-    jobsum_summary(c->rb.cfg, c->lay, c->last, sum);
+    jobsummary_summary(c->rb.cfg, c->lay, c->last, sum);
 }
 
 static void end_summary_extra(void *self, JsonW *j) {
     const Coord *c = self;
-    jobsum_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates, c->rb.net.n_params,
+    jobsummary_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates, c->rb.net.n_params,
                 run_wall(&c->run) - c->run.wall_offset);
     /* With Ape-X exploration each actor has its own epsilon, and this is
      * where the greedy ones' returns show. */
@@ -626,8 +626,8 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     RunCkptManifest man;
     if (js->resumed && runckpt_read_manifest(js->ckpt_dir, &man, err) == 0) start.ckpt_seq = man.seq;
     run_init(&c->run, cfg, ctx, config_sync_name(cfg->sync.mode), &c->rb.trace, &start);
-    JobSumColumns cols;
-    jobsum_columns(&cols);
+    JobSummaryColumns cols;
+    jobsummary_columns(&cols);
     int log_rc = run_open(&c->run, cols.name, JOBSUM_EXTRA, err);
     if (log_rc != 0) DIE_CODE(ctx, log_rc, "%s", err);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
@@ -649,7 +649,7 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     }
     log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s; evaluations and actors use %s", cfg->env.name,
              config_sync_name(cfg->sync.mode), c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s",
-             jobsum_evaluated(cfg));
+             jobsummary_evaluated(cfg));
     if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
         char ramp[96] = "";
         if (cfg->sync.lr_warmup_updates > 0 && agentcfg_lr_scale(cfg) != 1.0)

@@ -4,7 +4,7 @@
 #include "clock.h"
 #include "pacing.h"
 #include "agentcfg.h"
-#include "params.h"
+#include "shard.h"
 #include "util.h"
 
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #     finish, and every learner met the others every `every` gradients:
 #     its sync rounds are floor(gradients / every) or one more (the round a
 #     stop sends a learner to early);
-#   - the traffic is the model's (jobsum_model_bytes) within 5%, sent and
+#   - the traffic is the model's (jobsummary_model_bytes) within 5%, sent and
 #     received, for every learner; gossip moves exactly 4n bytes each way
 #     per exchange (2K per exchange, sent and received, whatever N), with
 #     n worked out here from the small config's layer sizes;

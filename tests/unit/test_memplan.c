@@ -27,7 +27,7 @@
 #include "layout.h"
 #include "memplan.h"
 #include "optim.h"
-#include "params.h"
+#include "shard.h"
 #include "replaystore.h"
 #include "pshard.h"
 #include "replaybuf.h"

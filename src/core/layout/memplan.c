@@ -15,7 +15,7 @@
 #include "nstep.h"
 #include "optim.h"
 #include "pacing.h"
-#include "params.h"
+#include "shard.h"
 #include "proto.h"
 #include "qnet.h"
 #include "sumtree.h"
