@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# The decentralized sync modes (docs/CONFIG.md sync.mode; src/mpi/learner.c
-# "the decentralized modes") on the small job:
+# The decentralized sync modes (docs/CONFIG.md sync.mode; src/mpi/learndecent.c
+# and learnring.c) on the small job:
 #   - gossip (2, 3 learners random; 4 learners hypercube; 3 learners ring),
 #     local_sgd (2, 3 learners) and easgd (2 learners, 1 and 2 PS shards)
 #     finish, and every learner met the others every `every` gradients:

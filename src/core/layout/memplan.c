@@ -256,7 +256,8 @@ static uint64_t slice_bufs(uint64_t n, int P) {
     return b;
 }
 
-/* learner.c: learner_run, prio_init, init_ps / init_allreduce. */
+/* learner.c and its parts: learnbatch_init (prio_init), the families' init
+ * (learnps.c, learnring.c, learndecent.c). */
 static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, int l) {
     uint64_t n = net->n_params, B = (uint64_t)cfg->replay.batch_size, O = (uint64_t)net->spec.obs_dim;
     uint64_t S = (uint64_t)lay->count[ROLE_REPLAY];
