@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hot.h"
+#include "clones.h"
 #include "util.h"
 
 OptimParams optim_defaults(OptimKind kind) {

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hot.h"
+#include "clones.h"
 #include "util.h"
 
 /* Layer 0 uses the loop kernel when its input is at most this wide. */

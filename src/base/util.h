@@ -45,7 +45,7 @@ void *xmalloc_aligned_at(size_t bytes, const char *file, int line);
  * failure it names the buffer and the key to lower:
  *   error: src/core/replay/replaybuf.c:33: out of memory allocating replay storage
  *   (41.0 GiB): lower replay.capacity (gorila config check prints the memory plan)
- * key may be NULL (then no advice). src/mpi/memplan.h sums these buffers
+ * key may be NULL (then no advice). src/core/layout/memplan.h sums these buffers
  * per rank before anything is allocated. */
 void *xmalloc_for_at(size_t bytes, const char *what, const char *key, const char *file, int line);
 #define xmalloc_for(bytes, what, key) xmalloc_for_at((bytes), (what), (key), __FILE__, __LINE__)

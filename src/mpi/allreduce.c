@@ -4,7 +4,8 @@
 #include "allreduce.h"
 #include "clock.h"
 #include "comm.h"
-#include "params.h"
+#include "memplan.h"
+#include "shard.h"
 #include "proto.h"
 #include "util.h"
 
@@ -13,6 +14,11 @@
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
+
+/* A Ring's scratch (ring_init): a whole block, or RING_DEPTH segments in
+ * flight; the memory plan mirrors it (memplan.h). */
+#define RING_SCRATCH (RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT)
+_Static_assert(RING_SCRATCH == MEMPLAN_RING_SCRATCH, "memplan.h mirrors a Ring's scratch");
 
 static int mod(int a, int p) { return ((a % p) + p) % p; }
 
@@ -50,7 +56,7 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
         else wait = bells && doorbell_oversubscribed(bells) ? RING_WAIT_SLEEP : RING_WAIT_POLL;
     }
     R->poll = wait == RING_WAIT_POLL;
-    size_t scratch = RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT;
+    size_t scratch = RING_SCRATCH;
     R->tmp = xmalloc_aligned(scratch * sizeof(float));
 }
 

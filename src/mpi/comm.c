@@ -2,6 +2,7 @@
 /* comm.c: see comm.h. */
 #include "comm.h"
 #include "clock.h"
+#include "memplan.h"
 #include "signals.h"
 #include "util.h"
 
@@ -12,20 +13,9 @@
 #include <string.h>
 #include <sched.h>
 
-
-static const char *const tag_names[] = {
-    "experience", "experience_ack", "sample_req", "sample", "priority", "grad",    "param_req",
-    "params",     "metrics",        "episodes",   "ckpt_req", "ckpt_done", "stop", "stopped", "exit",
-    "trace",      "stop_req",
-};
-_Static_assert(sizeof tag_names / sizeof *tag_names == TAG_COUNT, "one name per tag of proto.h");
-
-const char *proto_tag_name(int tag) {
-    if (tag >= TAG_FIRST && tag < TAG_LAST_) return tag_names[tag - TAG_FIRST];
-    if (tag == TAG_RING) return "ring";
-    if (tag == TAG_NAIVE) return "naive";
-    return "unknown";
-}
+/* The memory plan's mirror of the control pool (memplan.h). */
+_Static_assert(COMM_CTL_SLOTS == MEMPLAN_CTL_SLOTS && COMM_CTL_BYTES == sizeof(MsgHeader) + MEMPLAN_CTL_PAYLOAD,
+               "memplan.h mirrors comm.h's control message pool");
 
 void sendbuf_init(SendBuf *s, size_t payload_cap) {
     s->cap = payload_cap;
@@ -38,13 +28,6 @@ void sendbuf_free(SendBuf *s) {
     free(s->buf);
     s->buf = NULL;
     s->cap = 0;
-}
-
-_Noreturn void die_mpi(const Ctx *ctx, const char *file, int line, const char *call, int rc) {
-    char s[MPI_MAX_ERROR_STRING];
-    int n = 0;
-    if (MPI_Error_string(rc, s, &n) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error %d", rc);
-    die_at(ctx, file, line, "%s failed: %s", call, s);
 }
 
 static void abort_world(int code) { MPI_Abort(MPI_COMM_WORLD, code); }

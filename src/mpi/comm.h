@@ -46,16 +46,10 @@
 #include "ctx.h"
 #include "doorbell.h"
 #include "layout.h"
+#include "mpicheck.h"
 #include "proto.h"
 
-/* Every MPI call of gorila goes through MPI_CHECK: a failure is fatal, with
- * the call, the MPI error string, and the rank and role of ctx. */
-#define MPI_CHECK(ctx, call)                                                \
-    do {                                                                    \
-        int rc_ = (call);                                                   \
-        if (rc_ != MPI_SUCCESS) die_mpi((ctx), __FILE__, __LINE__, #call, rc_); \
-    } while (0)
-_Noreturn void die_mpi(const Ctx *ctx, const char *file, int line, const char *call, int rc);
+/* MPI_CHECK (every MPI call of gorila): mpicheck.h. */
 
 /* After MPI_Init: rank and size of this process in MPI_COMM_WORLD, an
  * abort_job that ends every rank, role ROLE_TOOL until the job assigns one;

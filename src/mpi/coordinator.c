@@ -16,7 +16,7 @@
  *  - triggers checkpoints (checkpoint.every_seconds / every_updates,
  *    SIGUSR1): CKPT_REQ to every parameter source and, with
  *    checkpoint.save_replay, every replay shard; when all answered, the
- *    MANIFEST (runckpt.h);
+ *    MANIFEST (runckpt.h; coordckpt.c);
  *  - decides when to stop (run_stop_due) and shuts the job down by the
  *    table of stopseq.h. No rank blocks in MPI at any point, and each wait
  *    of the stop lasts at most run.stop_deadline_seconds, then the job
@@ -30,6 +30,7 @@
 
 #include "actorstats.h"
 #include "agentcfg.h"
+#include "coordint.h"
 #include "clock.h"
 #include "exitcode.h"
 #include "jobsummary.h"
@@ -39,57 +40,6 @@
 #include "signals.h"
 #include "stopseq.h"
 #include "util.h"
-
-typedef enum { CK_PERIODIC, CK_FINAL, CK_BEST } CkptKind;
-
-typedef struct {
-    RoleBase rb;
-    const JobArgs *args;
-    const Layout *lay;
-    Run run;                  /* counters, evaluation record, run directory and end (run.h) */
-    StopState state;          /* where the stop sequence is (stopseq.h) */
-    Evaluator ev;
-    float *eval_params;       /* (n_params) the parameters of evaluation eval_id */
-    float *eval_target;       /* (n_params) the final eval reads it from the checkpoint, unused */
-    /* the evaluation in flight: its PARAMS still arriving */
-    int eval_got;
-    bool eval_pulling;
-    uint64_t eval_version;    /* source 0's version of the parameters pulled */
-    uint64_t eval_id;         /* the evaluation the sources hold a snapshot of; 0: none */
-    uint64_t solved_eval_id;  /* the evaluation that first solved, in this process */
-    bool best_pending;        /* eval_id set a new best: save its snapshot as checkpoints/best */
-    RoleMetrics *last;        /* (size) latest report of each rank */
-    bool *stopped;            /* (size) STOPPED received */
-    ActorStats actors;        /* each actor's episodes and returns (this segment), for summary.json */
-    /* the checkpoint in flight (ckpt_busy), or the last one */
-    bool ckpt_busy;
-    CkptKind ckpt_kind;
-    uint64_t ckpt_snapshot;   /* evaluation id written by the one in progress; 0: live state */
-    uint64_t ckpt_seq;
-    int ckpt_done, ckpt_failed;
-    int ckpt_expect;          /* CKPT_DONE to wait for: every source, + every replay shard when ckpt_replay,
-                                 + every learner from ckpt_copy_first */
-    int ckpt_copy_first;      /* learners from this one write their own copies into the one in flight; -1: none */
-    bool ckpt_replay;         /* checkpoint.save_replay, and not the best one: replay files too */
-    uint64_t ckpt_replay_rows; /* transitions the replay shards wrote */
-    char ckpt_dir[PATH_LEN], ckpt_err[PROTO_MAX_TEXT + 1];
-    uint64_t ckpt_env_steps, ckpt_episodes, ckpt_version;
-    bool final_shards_written; /* every CKPT_DONE of the final checkpoint came in, none failed */
-    /* loss over the metrics interval, from the learners' cumulative sums */
-    double last_loss_sum;
-    uint64_t last_loss_n;
-    /* the stop */
-    int n_waiting;            /* STOPPED still expected in this state */
-    double stop_step_t0;      /* now_seconds() when the current step of the stop began */
-    struct {
-        double heard;         /* now_seconds() of its last message (0: none yet) */
-        uint64_t ckpt_done;   /* checkpoint number of its last CKPT_DONE */
-    } *answer;                /* (size) for check_stop_deadline's report */
-    JobTrace traces;          /* logging.trace: the other ranks' traces, for trace.json */
-    /* stop signals: the first, to this rank or another (STOP_REQ), for the log */
-    bool own_signal_noted;
-    char signal_who[96];      /* "SIGTERM to rank 2 (replay 0/1)"; "" before any */
-} Coord;
 
 static void aggregate(Coord *c) {
     const Layout *lay = c->lay;
@@ -149,154 +99,6 @@ static void on_params(Coord *c, const Msg *m) {
     else log_info(c->rb.ctx, "evaluation abandoned after %.1f s: %s", r.seconds, c->signal_who);
 }
 
-/* Ask every source to write checkpoint kind (snapshot: of that evaluation id,
- * 0: the live state). */
-static void start_ckpt(Coord *c, CkptKind kind, uint64_t snapshot) {
-    char err[ERR_LEN];
-    Run *run = &c->run;
-    c->ckpt_seq = run_next_seq(run);
-    int rc = kind == CK_BEST ? runckpt_begin_best(run->log.dir, c->ckpt_seq, c->ckpt_dir, err)
-                             : runckpt_begin(run->log.dir, c->ckpt_seq, c->ckpt_dir, err);
-    if (rc != 0) {
-        run_warn(run, "checkpoint skipped: %s", err);
-        if (kind == CK_FINAL) run_final_failed(run, err);
-        if (kind == CK_BEST) c->best_pending = false;
-        return;
-    }
-    c->ckpt_busy = true;
-    c->ckpt_kind = kind;
-    c->ckpt_snapshot = snapshot;
-    c->ckpt_done = c->ckpt_failed = 0;
-    c->ckpt_env_steps = run->env_steps;
-    c->ckpt_episodes = run->episodes;
-    c->ckpt_version = 0;
-    MsgHeader h = {0};
-    h.version = c->ckpt_seq;
-    h.ckpt_req.run_id = run->log.run_id;
-    h.ckpt_req.snapshot = snapshot;
-    h.flags = (kind == CK_FINAL ? MSG_FINAL : 0) | (snapshot ? MSG_SNAPSHOT : 0);
-    size_t len = strlen(c->ckpt_dir);
-    h.count = len;
-    for (int p = 0; p < c->rb.n_sources; p++)
-        comm_send_ctl(&c->rb.comm, c->rb.source_rank[p], TAG_CKPT_REQ, h, c->ckpt_dir, len);
-    /* The replay shards write at once (the live contents: a snapshot is of
-     * parameters only), after the sources were asked. */
-    int S = c->lay->count[ROLE_REPLAY];
-    c->ckpt_replay = kind != CK_BEST && c->rb.cfg->checkpoint.save_replay;
-    c->ckpt_expect = c->rb.n_sources + (c->ckpt_replay ? S : 0);
-    c->ckpt_replay_rows = 0;
-    h.flags &= ~(uint32_t)MSG_SNAPSHOT;
-    h.ckpt_req.snapshot = 0;
-    for (int s = 0; c->ckpt_replay && s < S; s++)
-        comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_REPLAY, s), TAG_CKPT_REQ, h, c->ckpt_dir, len);
-    /* The decentralized modes: the learners whose state no source holds
-     * write their own copies, into live checkpoints only (a snapshot is of
-     * the evaluated parameters; their copies then would be of another
-     * moment). */
-    int L = c->lay->count[ROLE_LEARNER];
-    c->ckpt_copy_first = kind != CK_BEST && !snapshot ? layout_first_copy(c->rb.cfg) : -1;
-    for (int k = c->ckpt_copy_first; k >= 0 && k < L; k++) {
-        comm_send_ctl(&c->rb.comm, layout_rank_of(c->lay, ROLE_LEARNER, k), TAG_CKPT_REQ, h, c->ckpt_dir, len);
-        c->ckpt_expect++;
-    }
-}
-
-/* Rank r was asked for a learner copy in the checkpoint in flight. */
-static bool writes_copy(const Coord *c, Role role, int idx) {
-    return c->ckpt_copy_first >= 0 && role == ROLE_LEARNER && idx >= c->ckpt_copy_first;
-}
-
-static void commit_best(Coord *c) {
-    Run *run = &c->run;
-    RunPoint at = {.seq = c->ckpt_seq, .env_steps = run->eval_env_steps, .params_version = c->ckpt_version,
-                   .episodes = run->eval_episodes, .wall_seconds = run->eval_wall, .n_shards = c->rb.n_sources};
-    RunCkptManifest man;
-    run_manifest(run, "best", &at, true, &man);
-    char err[ERR_LEN];
-    double t0 = now_seconds();
-    int rc = runckpt_commit_best(run->log.dir, c->ckpt_dir, &man, err);
-    trace_span(&c->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)c->ckpt_seq);
-    if (rc != 0) {
-        run_warn(run, "best checkpoint not saved: %s", err);
-        runckpt_discard(c->ckpt_dir);
-        return;
-    }
-    run->best_saved = true;
-    log_info(c->rb.ctx, "best checkpoint: eval %.2f of the parameters after %" PRIu64 " updates", man.eval_mean,
-             man.params_version);
-}
-
-/* Write the MANIFEST of the checkpoint whose shards are all written. Its
- * updates are source 0's version in the files (what a resume continues from). */
-static void commit_ckpt(Coord *c, uint64_t env_steps, uint64_t episodes) {
-    Run *run = &c->run;
-    bool final = c->ckpt_kind == CK_FINAL;
-    RunPoint at = {.seq = c->ckpt_seq, .env_steps = env_steps, .params_version = c->ckpt_version,
-                   .episodes = episodes, .wall_seconds = run_wall(run), .n_shards = c->rb.n_sources,
-                   .n_replay = c->ckpt_replay ? c->lay->count[ROLE_REPLAY] : 0,
-                   .n_copies = c->ckpt_copy_first >= 0 ? c->lay->count[ROLE_LEARNER] : 0,
-                   .first_copy = c->ckpt_copy_first >= 0 ? c->ckpt_copy_first : 0};
-    RunCkptManifest man;
-    run_manifest(run, final ? "final" : "periodic", &at, c->ckpt_snapshot != 0, &man);
-    char err[ERR_LEN];
-    double t0 = now_seconds();
-    int rc = runckpt_commit(run->log.dir, c->ckpt_dir, &man, c->rb.cfg->checkpoint.keep, err);
-    trace_span(&c->rb.trace, TR_CKPT, t0, now_seconds(), (uint32_t)c->ckpt_seq);
-    if (rc != 0) {
-        run_warn(run, "checkpoint %" PRIu64 " not committed: %s", c->ckpt_seq, err);
-        if (final) run_final_failed(run, err);
-        runckpt_discard(c->ckpt_dir); /* latest never named it */
-        return;
-    }
-    if (final) run_final_committed(run, c->ckpt_dir);
-    char replay[96] = "";
-    if (c->ckpt_replay)
-        snprintf(replay, sizeof replay, ", %" PRIu64 " replay transitions in %d file%s",
-                 c->ckpt_replay_rows, man.n_replay, man.n_replay == 1 ? "" : "s");
-    log_info(c->rb.ctx, "checkpoint %s: %" PRIu64 " env steps, %" PRIu64 " updates%s%s", c->ckpt_dir,
-             man.env_steps, man.updates, replay,
-             c->ckpt_snapshot ? " (the evaluated parameters)" : "");
-}
-
-static void on_ckpt_done(Coord *c, const Msg *m) {
-    if (!c->ckpt_busy || m->h.version != c->ckpt_seq) DIE(c->rb.ctx, "unexpected CKPT_DONE from rank %d", m->source);
-    Role role;
-    int idx;
-    layout_role_of(c->lay, m->source, &role, &idx);
-    bool replay = role == ROLE_REPLAY;
-    if (replay ? !c->ckpt_replay : role_source_index(&c->rb, m->source) < 0 && !writes_copy(c, role, idx))
-        DIE(c->rb.ctx, "CKPT_DONE from rank %d (%s %d), which was not asked for a checkpoint", m->source,
-            role_name(role), idx);
-    if (replay) c->ckpt_replay_rows += m->h.ckpt_done.saved;
-    if (m->h.flags & MSG_FAILED) {
-        c->ckpt_failed++;
-        size_t n = m->bytes < sizeof c->ckpt_err - 1 ? m->bytes : sizeof c->ckpt_err - 1;
-        memcpy(c->ckpt_err, m->payload, n);
-        c->ckpt_err[n] = '\0';
-    }
-    if (m->source == c->rb.source_rank[0]) c->ckpt_version = m->h.ckpt_done.saved;
-    if (++c->ckpt_done < c->ckpt_expect) return;
-    c->ckpt_busy = false;
-    if (c->ckpt_kind == CK_BEST) c->best_pending = false;
-    if (c->ckpt_failed) {
-        run_warn(&c->run, "checkpoint %" PRIu64 " failed: %s", c->ckpt_seq, c->ckpt_err);
-        if (c->ckpt_kind == CK_FINAL) run_final_failed(&c->run, c->ckpt_err);
-        /* Every writer has answered: the files the others finished would
-         * only take the space the next attempt needs. */
-        runckpt_discard(c->ckpt_dir);
-        return;
-    }
-    /* The final checkpoint is committed once every worker has stopped, with
-     * the final counters (STOP_ST_FINAL); a periodic one now, with the
-     * counters as they stood when it was requested (actors report every
-     * 20 ms, so they are at most that stale). */
-    switch (c->ckpt_kind) {
-    case CK_FINAL: c->final_shards_written = true; break;
-    case CK_BEST: commit_best(c); break;
-    case CK_PERIODIC: commit_ckpt(c, c->ckpt_env_steps, c->ckpt_episodes); break;
-    }
-}
-
 /* Bytes sent by every rank so far in this segment, all message types and
  * the allreduce's own traffic: the total summary.json's bytes_per_update
  * divides (jobsummary.c), as last reported. */
@@ -313,11 +115,11 @@ static uint64_t bytes_sent(const Coord *c) {
 static void metrics_row(Coord *c, bool force_progress) {
     double extra[JOBSUM_EXTRA], loss_sum, eps;
     uint64_t loss_n;
-    jobsum_row(c->lay, c->last, extra, &loss_sum, &loss_n, &eps);
+    jobsummary_row(c->lay, c->last, extra, &loss_sum, &loss_n, &eps);
     double loss = loss_n > c->last_loss_n ? (loss_sum - c->last_loss_sum) / (double)(loss_n - c->last_loss_n) : NAN;
     uint64_t updates = c->run.updates - c->run.start_updates;
     RunRowFigures f = {.epsilon = eps, .loss = loss, .mean_q = NAN,
-                       .staleness_mean = extra[TAG_COUNT], /* the staleness_mean column (jobsum_columns) */
+                       .staleness_mean = extra[TAG_COUNT], /* the staleness_mean column (jobsummary_columns) */
                        .bytes_per_update = updates ? (double)bytes_sent(c) / (double)updates : NAN,
                        .extra = extra};
     run_metrics_row(&c->run, &f, force_progress);
@@ -384,7 +186,7 @@ static void handle(Coord *c, const Msg *m) {
     }
     case TAG_EPISODES: on_episodes(c, m); break;
     case TAG_PARAMS: on_params(c, m); break;
-    case TAG_CKPT_DONE: on_ckpt_done(c, m); break;
+    case TAG_CKPT_DONE: coordckpt_on_done(c, m); break;
     case TAG_TRACE: jobtrace_on_msg(&c->traces, m); break;
     case TAG_STOP_REQ: on_stop_req(c, m); break;
     default: DIE(c->rb.ctx, "unexpected %s message from rank %d", proto_tag_name(m->tag), m->source);
@@ -432,7 +234,7 @@ static const char *owed(const Coord *c, int r) {
     bool sent_stop = workers ? c->state >= STOP_ST_WORKERS : c->state >= STOP_ST_SERVERS;
     bool source = role_source_index(&c->rb, r) >= 0;
     /* asked for a checkpoint file */
-    bool writes = source || (role == ROLE_REPLAY && c->ckpt_replay) || writes_copy(c, role, idx);
+    bool writes = source || (role == ROLE_REPLAY && c->ckpt_replay) || coordckpt_writes_copy(c, role, idx);
     if (sent_stop && !c->stopped[r]) return "STOPPED";
     if (c->ckpt_busy && writes && c->answer[r].ckpt_done != c->ckpt_seq) return "CKPT_DONE";
     if (c->eval_pulling && source) return "PARAMS (evaluation)"; /* this or another source */
@@ -503,7 +305,7 @@ static void begin_stop(Coord *c) {
     else log_info(c->rb.ctx, "stopping: %s", runctl_stop_name(c->run.stop));
     settle(c); /* a checkpoint or an evaluation in progress finishes first */
     if (c->best_pending) {
-        start_ckpt(c, CK_BEST, c->eval_id);
+        coordckpt_start(c, CK_BEST, c->eval_id);
         settle(c);
     }
     /* Stopped because an evaluation solved the env: the final checkpoint is
@@ -511,7 +313,7 @@ static void begin_stop(Coord *c) {
      * nothing was evaluated since, as the stop is decided before the next
      * evaluation starts). */
     bool snap = c->run.stop == STOP_SOLVED && c->solved_eval_id != 0 && c->solved_eval_id == c->eval_id;
-    start_ckpt(c, CK_FINAL, snap ? c->eval_id : 0);
+    coordckpt_start(c, CK_FINAL, snap ? c->eval_id : 0);
     send_stop(c, ROLE_ACTOR);
     send_stop(c, ROLE_LEARNER);
 }
@@ -537,7 +339,7 @@ static void final_eval(Coord *c) {
 /* FINAL -> SERVERS (stopseq.h): every actor and learner has stopped, so the
  * counters are final. */
 static void finish_final(Coord *c) {
-    if (c->final_shards_written) commit_ckpt(c, c->run.env_steps, c->run.episodes);
+    if (c->final_shards_written) coordckpt_commit(c, c->run.env_steps, c->run.episodes);
     final_eval(c);
     send_stop(c, ROLE_REPLAY);
     send_stop(c, ROLE_PS);
@@ -574,14 +376,14 @@ static void run_step(Coord *c) {
     Run *run = &c->run;
     /* A new best is saved from the sources' snapshot before the next
      * evaluation replaces it. */
-    if (c->best_pending && !c->ckpt_busy) start_ckpt(c, CK_BEST, c->eval_id);
+    if (c->best_pending && !c->ckpt_busy) coordckpt_start(c, CK_BEST, c->eval_id);
     /* One evaluation at a time: a multiple passed while one runs is taken
      * when it has finished. */
     if (!c->eval_pulling && !c->best_pending && runctl_eval_due(&run->rc, run->updates)) start_eval(c);
     /* A SIGUSR1 during a checkpoint waits for the next loop rather than
      * being taken and lost. */
     if (!c->ckpt_busy && runctl_ckpt_due(&run->rc, now_seconds() - run->t0, run->updates, signals_take_checkpoint()))
-        start_ckpt(c, CK_PERIODIC, 0);
+        coordckpt_start(c, CK_PERIODIC, 0);
 }
 
 /* ---- the end of the run (run_end's hooks) ---- */
@@ -590,12 +392,12 @@ static void end_row(void *self) { metrics_row(self, true); }
 
 static void end_summary(void *self, RunSummary *sum) {
     const Coord *c = self;
-    jobsum_summary(c->rb.cfg, c->lay, c->last, sum);
+    jobsummary_summary(c->rb.cfg, c->lay, c->last, sum);
 }
 
 static void end_summary_extra(void *self, JsonW *j) {
     const Coord *c = self;
-    jobsum_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates, c->rb.net.n_params,
+    jobsummary_json(j, c->rb.cfg, c->lay, c->last, c->run.updates - c->run.start_updates, c->rb.net.n_params,
                 run_wall(&c->run) - c->run.wall_offset);
     /* With Ape-X exploration each actor has its own epsilon, and this is
      * where the greedy ones' returns show. */
@@ -626,8 +428,8 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     RunCkptManifest man;
     if (js->resumed && runckpt_read_manifest(js->ckpt_dir, &man, err) == 0) start.ckpt_seq = man.seq;
     run_init(&c->run, cfg, ctx, config_sync_name(cfg->sync.mode), &c->rb.trace, &start);
-    JobSumColumns cols;
-    jobsum_columns(&cols);
+    JobSummaryColumns cols;
+    jobsummary_columns(&cols);
     int log_rc = run_open(&c->run, cols.name, JOBSUM_EXTRA, err);
     if (log_rc != 0) DIE_CODE(ctx, log_rc, "%s", err);
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
@@ -649,7 +451,7 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     }
     log_info(ctx, "%s: %s, %zu parameters, %d parameter source%s; evaluations and actors use %s", cfg->env.name,
              config_sync_name(cfg->sync.mode), c->rb.net.n_params, c->rb.n_sources, c->rb.n_sources == 1 ? "" : "s",
-             jobsum_evaluated(cfg));
+             jobsummary_evaluated(cfg));
     if (cfg->sync.lr_scaling != LR_SCALING_NONE) {
         char ramp[96] = "";
         if (cfg->sync.lr_warmup_updates > 0 && agentcfg_lr_scale(cfg) != 1.0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* doorbell.c: see doorbell.h. */
 #include "doorbell.h"
-#include "comm.h"
+#include "mpicheck.h"
 #include "util.h"
 
 #include <errno.h>

@@ -293,8 +293,8 @@ static int test_only(const Ctx *ctx, const JobArgs *args, StopReason done) {
     trace_init(&trace, 0);
     Run *r = xcalloc(1, sizeof *r);
     run_init(r, cfg, ctx, config_sync_name(cfg->sync.mode), &trace, &start);
-    JobSumColumns cols;
-    jobsum_columns(&cols);
+    JobSummaryColumns cols;
+    jobsummary_columns(&cols);
     int rc = run_open(r, cols.name, JOBSUM_EXTRA, err);
     if (rc != 0) fprintf(stderr, "gorila: error: %s\n", err);
     else {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void jobsum_columns(JobSumColumns *cols) {
+void jobsummary_columns(JobSummaryColumns *cols) {
     for (int k = 0; k < TAG_COUNT; k++) {
         snprintf(cols->bytes[k], sizeof cols->bytes[k], "bytes_%s", proto_tag_name(TAG_FIRST + k));
         cols->name[k] = cols->bytes[k];
@@ -21,7 +21,7 @@ void jobsum_columns(JobSumColumns *cols) {
     cols->name[TAG_COUNT + 5] = "consensus_distance";
 }
 
-void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
+void jobsummary_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
                 double *epsilon) {
     uint64_t bytes[TAG_COUNT] = {0}, stale[PROTO_STALENESS_BINS] = {0}, drops = 0, rsize = 0;
     uint64_t inserted = 0, sampled = 0;
@@ -76,7 +76,7 @@ static uint64_t role_sum(const Layout *lay, const RoleMetrics *last, Role role, 
     return sum;
 }
 
-void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum) {
+void jobsummary_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum) {
     sum->run_gradients = role_sum(lay, last, ROLE_LEARNER, offsetof(RoleMetrics, updates));
     sum->run_samples_trained = role_sum(lay, last, ROLE_LEARNER, offsetof(RoleMetrics, samples_trained));
     sum->prioritized = cfg->replay.kind == REPLAY_PRIORITIZED;
@@ -189,22 +189,22 @@ static void traffic_json(JsonW *j, const Layout *lay, const RoleMetrics *last, u
     json_u64(j, "loss_outliers_dropped", outliers);
 }
 
-double jobsum_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds) {
+double jobsummary_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds) {
     int L = lay->count[ROLE_LEARNER];
     if (rounds == 0) return L % 2 == 0 ? 1.0 : (double)(L - 1) / L;
     return (double)gossip_paired_rounds(cfg->sync.gossip_topology, L, learner, rounds, cfg->run.seed) / (double)rounds;
 }
 
-bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
+bool jobsummary_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
                         uint64_t rounds, double *sent, double *recv) {
     double N = lay->count[ROLE_LEARNER], K = 4.0 * (double)n, hdr = (double)sizeof(MsgHeader);
     /* learner.accumulate: one sync per A gradients, so 1/A of a sync's
      * bytes per gradient. */
     double A = cfg->learner.accumulate;
     if (cfg->sync.mode == SYNC_GOSSIP) {
-        /* n floats each way per round it is paired in (jobsum_gossip_paired:
+        /* n floats each way per round it is paired in (jobsummary_gossip_paired:
          * the fraction of the rounds so far), a round every gossip_every */
-        double f = jobsum_gossip_paired(cfg, lay, learner, rounds);
+        double f = jobsummary_gossip_paired(cfg, lay, learner, rounds);
         *sent = *recv = 4.0 * (double)n * f / (A * cfg->sync.gossip_every);
         return true;
     }
@@ -246,7 +246,7 @@ bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int lear
     return true;
 }
 
-const char *jobsum_evaluated(const Config *cfg) {
+const char *jobsummary_evaluated(const Config *cfg) {
     switch (cfg->sync.mode) {
     case SYNC_ALLREDUCE: return "learner 0's copy (every learner's is the same)";
     case SYNC_LOCAL_SGD: return "learner 0's copy (equal to the others' only right after an average)";
@@ -270,7 +270,7 @@ static void learner_json(JsonW *j, const Config *cfg, const Layout *lay, const R
     sync_bytes(m, &sent, &recv);
     /* The PS updates per gradient of this learner, as they happened. */
     double upg = m->updates ? (double)run_updates / (double)m->updates : 0;
-    bool model = jobsum_model_bytes(cfg, lay, n, m->index, upg, m->sync_rounds, &msent, &mrecv);
+    bool model = jobsummary_model_bytes(cfg, lay, n, m->index, upg, m->sync_rounds, &msent, &mrecv);
     json_begin_object(j, NULL);
     json_u64(j, "rank", (uint64_t)rank);
     json_u64(j, "index", (uint64_t)m->index);
@@ -322,11 +322,11 @@ static void per_worker_json(JsonW *j, const Config *cfg, const Layout *lay, cons
     json_end_object(j);
 }
 
-void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
+void jobsummary_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
                  size_t n_params, double run_seconds) {
     if (cfg->sync.mode == SYNC_ALLREDUCE || cfg->sync.mode == SYNC_LOCAL_SGD)
         json_str(j, "allreduce_impl", config_allreduce_impl_name(cfg->sync.allreduce_impl));
-    json_str(j, "evaluated_parameters", jobsum_evaluated(cfg));
+    json_str(j, "evaluated_parameters", jobsummary_evaluated(cfg));
     traffic_json(j, lay, last, run_updates);
     json_begin_object(j, "roles");
     for (int k = 0; k < N_ROLES; k++) {

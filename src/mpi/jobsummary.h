@@ -23,18 +23,18 @@ enum { JOBSUM_EXTRA = TAG_COUNT + 6 };
 typedef struct {
     char bytes[TAG_COUNT][48];
     const char *name[JOBSUM_EXTRA];
-} JobSumColumns;
-void jobsum_columns(JobSumColumns *cols);
+} JobSummaryColumns;
+void jobsummary_columns(JobSummaryColumns *cols);
 
 /* One metrics row's job-wide figures from last[0 .. lay->size): the extra
  * columns (JOBSUM_EXTRA values), the learners' cumulative loss sum and
  * update count, and actor 0's epsilon (NAN without actors). */
-void jobsum_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
+void jobsummary_row(const Layout *lay, const RoleMetrics *last, double *extra, double *loss_sum, uint64_t *loss_n,
                 double *epsilon);
 
 /* summary.json's common keys that only the ranks know: gradients and
  * samples trained (learners), stale priority updates (replay shards). */
-void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum);
+void jobsummary_summary(const Config *cfg, const Layout *lay, const RoleMetrics *last, RunSummary *sum);
 
 /* The communication model: the bytes one learner (index `learner` of
  * lay's) sends and receives to sync one gradient of a network of n floats,
@@ -57,7 +57,7 @@ void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *las
  *   local_sgd  the allreduce's figure (ring, naive) of n + 1 floats once
  *              every sync.average_every gradients;
  *   gossip     4n each way per round the learner is paired in, a round
- *              every sync.gossip_every gradients (jobsum_gossip_paired; the
+ *              every sync.gossip_every gradients (jobsummary_gossip_paired; the
  *              stop-flag and consensus rounds are not counted);
  *   easgd      P headers + 4n each way every sync.easgd_every gradients.
  * With learner.accumulate A each figure is divided by A: one push, pull or
@@ -65,17 +65,17 @@ void jobsum_summary(const Config *cfg, const Layout *lay, const RoleMetrics *las
  * <= 0 default above is per push). rounds: gossip's exchange rounds so far
  * (RoleMetrics.sync_rounds; 0: the long-run fraction).
  * Returns true with *sent and *recv set. */
-bool jobsum_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
+bool jobsummary_model_bytes(const Config *cfg, const Layout *lay, size_t n, int learner, double updates_per_gradient,
                         uint64_t rounds, double *sent, double *recv);
 
 /* gossip: the fraction of its first `rounds` rounds in which learner has
  * a partner (gossip.h); rounds 0: every round with an even learner count,
  * (L-1)/L with an odd one. */
-double jobsum_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds);
+double jobsummary_gossip_paired(const Config *cfg, const Layout *lay, int learner, uint64_t rounds);
 
 /* Which parameters the job's evaluations and checkpoints hold, in words
  * (summary.json evaluated_parameters; the coordinator's first line). */
-const char *jobsum_evaluated(const Config *cfg);
+const char *jobsummary_evaluated(const Config *cfg);
 
 /* summary.json's members after the common ones: allreduce_impl,
  * bytes_sent by type (and "ring"), bytes_per_update overall and by role,
@@ -85,7 +85,7 @@ const char *jobsum_evaluated(const Config *cfg);
  * gradient, and each parameter-server shard's busy fraction and bytes per
  * second in and out. run_updates: the updates of this segment; n_params:
  * the network's floats; run_seconds: this segment's wall time. */
-void jobsum_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
+void jobsummary_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleMetrics *last, uint64_t run_updates,
                  size_t n_params, double run_seconds);
 
 #endif

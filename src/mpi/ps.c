@@ -33,7 +33,7 @@
 #include "agentcfg.h"
 #include "clock.h"
 #include "exitcode.h"
-#include "params.h"
+#include "shard.h"
 #include "pshard.h"
 #include "util.h"
 

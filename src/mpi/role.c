@@ -4,26 +4,13 @@
 #include "clock.h"
 #include "pacing.h"
 #include "agentcfg.h"
-#include "params.h"
+#include "shard.h"
 #include "util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-ProtoLimits role_limits(const Config *cfg, const Layout *lay, const QNet *net) {
-    ProtoLimits lim = {
-        .obs_dim = (size_t)net->spec.obs_dim,
-        .n_params = net->n_params,
-        .max_batch = (size_t)cfg->replay.batch_size,
-        .max_chunk = (size_t)cfg->actor.chunk + 2 * (size_t)cfg->actor.envs * (size_t)cfg->agent.n_step,
-        .prioritized = cfg->replay.kind == REPLAY_PRIORITIZED,
-        .shard_capacity = (size_t)pacing_split_max(cfg->replay.capacity, lay->count[ROLE_REPLAY]),
-        .max_trace = cfg->logging.trace ? (size_t)cfg->logging.trace_events : 0,
-    };
-    return lim;
-}
 
 void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     memset(rb, 0, sizeof *rb);
@@ -32,7 +19,7 @@ void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args) {
     rb->lay = args->lay;
     char err[ERR_LEN];
     if (agentcfg_qnet(rb->cfg, &rb->net, err) != 0) DIE(ctx, "%s", err);
-    ProtoLimits lim = role_limits(rb->cfg, rb->lay, &rb->net);
+    ProtoLimits lim = proto_limits(rb->cfg, rb->lay, &rb->net);
     comm_init(&rb->comm, ctx, args->world, rb->lay, &lim);
     comm_set_wait(&rb->comm, rb->cfg->run.wait);
     rb->comm.forward_stop = ctx->role != ROLE_COORD;

@@ -49,11 +49,6 @@ typedef struct {
 void role_init(RoleBase *rb, const Ctx *ctx, const JobArgs *args);
 void role_free(RoleBase *rb);
 
-/* The payload limits of the job of cfg and lay with network net: what
- * role_init gives comm_init (which sizes every rank's receive buffer from
- * them) and what src/mpi/memplan.c plans that buffer from. */
-ProtoLimits role_limits(const Config *cfg, const Layout *lay, const QNet *net);
-
 /* Index of the parameter source whose rank is `rank`, or -1. */
 int role_source_index(const RoleBase *rb, int rank);
 

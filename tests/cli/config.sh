@@ -364,7 +364,7 @@ expect_contains "config place without --hosts: usage error" "$err" "missing --ho
 run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
 expect_contains "config place: a local config has no ranks to place" "$err" "runs in one process"
 
-# The memory plan (docs/CONFIG.md "Memory plan", src/mpi/memplan.h): what
+# The memory plan (docs/CONFIG.md "Memory plan", src/core/layout/memplan.h): what
 # each rank allocates, per role; a job whose ranks do not fit this machine is
 # refused by config check and by train before anything is allocated, naming
 # the key behind the largest part. GORILA_MEM_LIMIT stands in for this

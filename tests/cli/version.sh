@@ -63,8 +63,8 @@ done
 kernel=$(field platform | python3 -c 'import json, sys; print(json.load(sys.stdin)["blas_kernel"])')
 expect_contains "platform: the kernel gorila version names" "$("$GORILA" version)" "; kernel $kernel"
 
-bins=$(sed -n 's/^#define PROTO_STALENESS_BINS \([0-9][0-9]*\).*/\1/p' src/mpi/proto.h)
-check "PROTO_STALENESS_BINS found in src/mpi/proto.h" [ -n "$bins" ]
+bins=$(sed -n 's/^#define PROTO_STALENESS_BINS \([0-9][0-9]*\).*/\1/p' src/core/layout/proto.h)
+check "PROTO_STALENESS_BINS found in src/core/layout/proto.h" [ -n "$bins" ]
 expect_eq "staleness_bins: PROTO_STALENESS_BINS" "$(field staleness_bins)" "$bins"
 seg=$(sed -n 's/^#define RING_SEGMENT \([0-9][0-9]*\).*/\1/p' src/mpi/allreduce.h)
 check "RING_SEGMENT found in src/mpi/allreduce.h" [ -n "$seg" ]

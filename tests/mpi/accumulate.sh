@@ -16,7 +16,7 @@
 #     every request until the stop (src/core/replay/pacing.h), so a job may train
 #     more, by timing;
 #   - the sync bytes sent per gradient are a quarter of the K = 1 job's
-#     (within 5%), and the job's bytes agree with jobsum_model_bytes within
+#     (within 5%), and the job's bytes agree with jobsummary_model_bytes within
 #     5% (summed over the learners, so a learner starved of batches in
 #     ps_async, whose first pull weighs more, does not decide it);
 #   - with the loss guard dropping batches the jobs end as before;

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
-# The decentralized sync modes (docs/CONFIG.md sync.mode; src/mpi/learner.c
-# "the decentralized modes") on the small job:
+# The decentralized sync modes (docs/CONFIG.md sync.mode; src/mpi/learndecent.c
+# and learnring.c) on the small job:
 #   - gossip (2, 3 learners random; 4 learners hypercube; 3 learners ring),
 #     local_sgd (2, 3 learners) and easgd (2 learners, 1 and 2 PS shards)
 #     finish, and every learner met the others every `every` gradients:
 #     its sync rounds are floor(gradients / every) or one more (the round a
 #     stop sends a learner to early);
-#   - the traffic is the model's (jobsum_model_bytes) within 5%, sent and
+#   - the traffic is the model's (jobsummary_model_bytes) within 5%, sent and
 #     received, for every learner; gossip moves exactly 4n bytes each way
 #     per exchange (2K per exchange, sent and received, whatever N), with
 #     n worked out here from the small config's layer sizes;

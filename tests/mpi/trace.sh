@@ -7,7 +7,7 @@
 # here too. (The hung-rank case, where the coordinator writes what arrived,
 # is in faults.sh.)
 #
-# The learners record their own spans (src/mpi/learner.c), so "every
+# The learners record their own spans (src/mpi/learn*.c), so "every
 # learner track has gradient spans" is checked in the ps_sync and allreduce
 # jobs.
 source "$(dirname "$0")/../lib.sh"

@@ -3,7 +3,7 @@
 # and algorithm and 1 to 3 learners, each learner's sync bytes per gradient
 # (summary.json per_worker.learners[]: PS modes GRAD and PARAM_REQ out,
 # PARAMS in; allreduce the algorithm's own messages) are within 5% of what
-# jobsum_model_bytes says (src/mpi/jobsummary.h: P*40 + K up and K down per
+# jobsummary_model_bytes says (src/mpi/jobsummary.h: P*40 + K up and K down per
 # pull, the target when it changed; ring 2(N-1)/N * 4(n+1) each way; naive
 # (N-1) * 4(n+1) at the driver, 4(n+1) at the others). The model is
 # independent of the counters: it is written from the message pattern, the

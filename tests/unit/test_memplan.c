@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_memplan.c: the memory plan (src/mpi/memplan.h) against what the
+/* test_memplan.c: the memory plan (src/core/layout/memplan.h) against what the
  * code really allocates, the check's verdict and message, this machine's
  * memory, and the named out-of-memory exit (util.h xmalloc_for).
  *
@@ -27,7 +27,7 @@
 #include "layout.h"
 #include "memplan.h"
 #include "optim.h"
-#include "params.h"
+#include "shard.h"
 #include "replaystore.h"
 #include "pshard.h"
 #include "replaybuf.h"

@@ -11,7 +11,7 @@
 
 #include "agentcfg.h"
 #include "config.h"
-#include "params.h"
+#include "shard.h"
 #include "pshard.h"
 #include "util.h"
 

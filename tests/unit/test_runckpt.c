@@ -23,7 +23,7 @@
 #include "config.h"
 #include "agentcfg.h"
 #include "crc32c.h"
-#include "params.h"
+#include "shard.h"
 #include "runckpt.h"
 #include "util.h"
 

@@ -7,7 +7,7 @@ than copied from its C source:
   gorila config check for every cell), the allreduce algorithms
   (sync.allreduce_impl), the roles of a distributed job (summary.json's
   `roles` keys) and the bins of the parameter servers' staleness
-  histogram (src/mpi/proto.h PROTO_STALENESS_BINS; the last bin counts
+  histogram (src/core/layout/proto.h PROTO_STALENESS_BINS; the last bin counts
   every gradient that many versions old, less one, or more);
 - `gorila config check --json CONFIG [--set k=v]...`: the effective config
   and the number of MPI ranks its job needs, for a config given on the

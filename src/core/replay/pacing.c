@@ -10,7 +10,7 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "params.h"
+#include "shard.h"
 #include "util.h"
 
 /* Counts travel through shard_range's size_t. */

@@ -21,7 +21,7 @@
 
 /* ---- budget split ------------------------------------------------------- */
 
-/* Part i of `total` items split over `parties` (shard_range of params.h):
+/* Part i of `total` items split over `parties` (shard_range of shard.h):
  * returns its size and, when off is not NULL, stores its first item in
  * *off. Parts are contiguous and in order, sum to total, and differ in size
  * by at most one (the first total mod parties get the extra item; total <

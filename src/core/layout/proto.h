@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* proto.h: every MPI tag and every message layout of gorila, in one place.
- * No numeric tag and no payload arithmetic appears anywhere else.
+ * No numeric tag and no payload arithmetic appears anywhere else. The
+ * layouts are plain byte arithmetic, no MPI: src/mpi sends and receives by
+ * them, and the memory plan (memplan.h) sizes the buffers by them.
  *
  * A message is one contiguous byte buffer: a MsgHeader, then the payload.
  * The header repeats the tag, so a receiver can check that what arrived
@@ -33,6 +35,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "layout.h"
+#include "qnet.h"
 #include "trace.h"
 
 enum {
@@ -279,6 +284,11 @@ typedef struct {
                             PRIORITY is valid */
     size_t shard_capacity; /* slots of a replay shard: a PRIORITY slot must be below it */
 } ProtoLimits;
+
+/* The limits of the job of cfg and lay with network net: what role_init
+ * gives comm_init (which sizes every rank's receive buffer from them) and
+ * what memplan.c plans that buffer from. */
+ProtoLimits proto_limits(const Config *cfg, const Layout *lay, const QNet *net);
 
 /* Payload bytes a message with header h must carry, or (size_t)-1 with
  * *why set when its counts are out of bounds or its tag is unknown. */

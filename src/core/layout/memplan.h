@@ -43,6 +43,12 @@
  * left to the page cache, the kernel and whatever else starts meanwhile. */
 #define MEMPLAN_USABLE 0.9
 
+/* The sizes of src/mpi's own fixed buffers, which the plan mirrors (it is
+ * computed below src/mpi); comm.c and allreduce.c assert that they agree. */
+#define MEMPLAN_CTL_SLOTS 64        /* comm.h COMM_CTL_SLOTS: control message buffers per rank */
+#define MEMPLAN_CTL_PAYLOAD 8192    /* comm.h COMM_CTL_BYTES less the header: payload of each */
+#define MEMPLAN_RING_SCRATCH 524288 /* allreduce.c ring_init: floats of a Ring's scratch */
+
 #define MEMPLAN_MAX_ITEMS 24
 #define MEMPLAN_SOURCE_LEN 128
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* params.h: how the flat parameter array is cut into contiguous parts.
+/* shard.h: how the flat parameter array is cut into contiguous parts.
  * Parameter-server shards and ring-allreduce blocks both come from
  * shard_range, so they always agree. */
-#ifndef GORILA_PARAMS_H
-#define GORILA_PARAMS_H
+#ifndef GORILA_SHARD_H
+#define GORILA_SHARD_H
 
 #include <stddef.h>
 

@@ -11,15 +11,13 @@
 #include "memplan.h"
 #include "actorcore.h"
 #include "agentcfg.h"
-#include "allreduce.h"
-#include "comm.h"
 #include "evaluator.h"
 #include "nstep.h"
 #include "optim.h"
 #include "pacing.h"
-#include "params.h"
+#include "shard.h"
+#include "proto.h"
 #include "qnet.h"
-#include "role.h"
 #include "sumtree.h"
 #include "trace.h"
 #include "util.h"
@@ -165,14 +163,14 @@ static void plan_pshard(MemRank *r, const Config *cfg, const Layout *lay, uint64
 /* role.c and comm.c: every rank's receive buffer and control buffers, and
  * its trace ring (logging.trace). */
 static void plan_rank_common(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, Role role) {
-    ProtoLimits lim = role_limits(cfg, lay, net);
+    ProtoLimits lim = proto_limits(cfg, lay, net);
     size_t in = proto_max_payload(&lim);
     const char *key = NULL;
     if (in == proto_params_bytes(lim.n_params, 1)) key = "network.hidden";
     else if (in == proto_exp_layout(lim.max_chunk, lim.obs_dim, 1).bytes) key = "actor.chunk";
     else if (in == proto_sample_layout(lim.max_batch, lim.obs_dim, 1).bytes) key = "replay.batch_size";
     add(r, "receive buffer", key, sendbuf(in), false);
-    add(r, "control messages", NULL, COMM_CTL_SLOTS * al64(COMM_CTL_BYTES), false);
+    add(r, "control messages", NULL, MEMPLAN_CTL_SLOTS * al64(sizeof(MsgHeader) + MEMPLAN_CTL_PAYLOAD), false);
     if (cfg->logging.trace) {
         uint64_t b = (uint64_t)cfg->logging.trace_events * sizeof(TraceEvent);
         if (role != ROLE_COORD) b += sendbuf(proto_trace_bytes(PROTO_TRACE_PER_MSG));
@@ -221,7 +219,7 @@ static void plan_actor(MemRank *r, const Config *cfg, const Layout *lay, const Q
     uint64_t n = net->n_params, O = (uint64_t)net->spec.obs_dim;
     plan_actorcore(r, cfg, net, false);
     add(r, "network parameters", "network.hidden", 2 * al64(n * sizeof(float)), false);
-    uint64_t max_n = role_limits(cfg, lay, net).max_chunk;
+    uint64_t max_n = proto_limits(cfg, lay, net).max_chunk;
     add(r, "experience chunks", "actor.chunk",
         batch_bytes(max_n, O) + ACTOR_CREDITS_PLAN * sendbuf(proto_exp_layout(max_n, O, 1).bytes), false);
 }
@@ -239,7 +237,7 @@ static void plan_replay(MemRank *r, const Config *cfg, const Layout *lay, const 
             B * sizeof(size_t),
         false);
     uint64_t my_actors = pacing_split((uint64_t)lay->count[ROLE_ACTOR], S, s, NULL);
-    uint64_t max_n = role_limits(cfg, lay, net).max_chunk;
+    uint64_t max_n = proto_limits(cfg, lay, net).max_chunk;
     add(r, "held experience chunks", "actor.chunk", (2 * my_actors + 2) * al64(proto_exp_layout(max_n, O, 1).bytes),
         false);
     if (cfg->checkpoint.save_replay)
@@ -258,7 +256,8 @@ static uint64_t slice_bufs(uint64_t n, int P) {
     return b;
 }
 
-/* learner.c: learner_run, prio_init, init_ps / init_allreduce. */
+/* learner.c and its parts: learnbatch_init (prio_init), the families' init
+ * (learnps.c, learnring.c, learndecent.c). */
 static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, int l) {
     uint64_t n = net->n_params, B = (uint64_t)cfg->replay.batch_size, O = (uint64_t)net->spec.obs_dim;
     uint64_t S = (uint64_t)lay->count[ROLE_REPLAY];
@@ -274,8 +273,7 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
                      S * (sendbuf(proto_sample_req_bytes(B, 1)) + sendbuf(proto_priority_layout(B).bytes));
         add(r, "prioritized sampling", "replay.batch_size", b, false);
     }
-    uint64_t scratch = al64((RING_WHOLE > RING_DEPTH * RING_SEGMENT ? RING_WHOLE : RING_DEPTH * RING_SEGMENT) *
-                            sizeof(float));
+    uint64_t scratch = al64(MEMPLAN_RING_SCRATCH * sizeof(float));
     if (config_sync_no_ps(cfg->sync.mode)) {
         /* allreduce, gossip, local_sgd: a whole copy each (learner 0's serves) */
         plan_pshard(r, cfg, lay, n, n, l == 0);
