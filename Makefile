@@ -8,7 +8,9 @@
 #                     (DESTDIR=dir stages it); make uninstall removes them
 #   make test         layer check, unit, CLI and MPI integration tests; ends with
 #                     "N passed, N failed"
-#   make check-layers compile each layer with only the include paths it may use
+#   make check-layers compile each layer with only the include paths it may use,
+#                     each room of src/core with only its own private headers
+#   make check-cycles no cycle between the object files (both run in make test)
 #   make test-asan    the same unit and CLI tests built with ASan + UBSan (build-asan/)
 #   make test-kernels the unit tests and the number-comparing scripts once per
 #                     OpenBLAS kernel this CPU can run (KERNELS="Haswell Zen" picks)
@@ -257,7 +259,7 @@ check-cycles: $(LIB_OBJ) $(CLI_OBJ)
 	        -e 's|^tsort: $(BUILD)/obj/|    |' $(BUILD)/check-cycles.err; fail=1; fi; \
 	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-cycles: no cycle between object files"
 
-test: all check-layers
+test: all check-layers check-cycles
 	tests/run-all -j2 $(BUILD) unit cli mpi
 
 test-unit: all
