@@ -27,7 +27,7 @@ What the script adds around Gymnasium's step(), and why:
     terminated, exactly as Gymnasium's TimeLimit wrapper does
     (gymnasium/wrappers/common.py: `if self._elapsed_steps >=
     self._max_episode_steps: truncated = True`). `gorila env replay`
-    reports the flags that way. (Before issue 8 the script used gorila's
+    reports the flags that way. (An earlier version of the script used gorila's
     learner-side rule, terminated wins; no committed fixture has a step that
     terminates at or past the limit, so their data is the same under both.)
   - A `state` command also clears CartPole's steps_beyond_terminated, as

@@ -14,7 +14,8 @@
  *    "speedup_vs_gym":..]}
  * The Gymnasium reference is a built-in constant, not measured by this
  * program: Python CartPole-v1 at about 190k steps/s on the project's
- * machines, as stated in issue 2 (2026-11; docs/PERFORMANCE.md). Output
+ * machines, as stated when the benchmark was set up (2026-11;
+ * docs/PERFORMANCE.md). Output
  * labels it as such; only CartPole has a reference figure. Never passes or
  * fails on time.
  */
@@ -33,7 +34,7 @@
 
 enum { BENCH_STEPS_DEFAULT = 5000000 };
 static const double GYM_CARTPOLE_STEPS_PER_SECOND = 190e3; /* constant: see above */
-#define GYM_REFERENCE_SOURCE "constant, not measured: Gymnasium Python CartPole-v1, issue 2 (2026-11)"
+#define GYM_REFERENCE_SOURCE "constant, not measured: Gymnasium Python CartPole-v1, the project's machines (2026-11, docs/PERFORMANCE.md)"
 
 typedef struct {
     uint64_t steps, episodes;

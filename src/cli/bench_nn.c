@@ -47,11 +47,12 @@ typedef struct {
     int hidden;          /* both hidden layers */
     int batch;
     double pytorch_ups;  /* a constant, not measured here: PyTorch 1.13 on one core
-                          * of the dev machines, as stated in issue 3 (2026-11;
-                          * its DQN variant is not recorded; docs/PERFORMANCE.md);
+                          * of the project's development machines, as stated
+                          * when the benchmark was set up (2026-11; its DQN
+                          * variant is not recorded; docs/PERFORMANCE.md);
                           * 0: no reference */
 } NnCase;
-#define PYTORCH_REFERENCE_SOURCE "constant, not measured: PyTorch 1.13, one core, issue 3 (2026-11)"
+#define PYTORCH_REFERENCE_SOURCE "constant, not measured: PyTorch 1.13, one core, the project's machines (2026-11, docs/PERFORMANCE.md)"
 
 static const NnCase cases[] = {
     {64, 32, 0},   {64, 64, 3400},   {64, 256, 0},

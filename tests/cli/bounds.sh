@@ -3,7 +3,8 @@
 # tests/cli/bounds.sh: the house bounds, so they cannot creep back. No C
 # function of the project (every tracked .c outside tests/) is longer than
 # 100 lines, counted from its signature line to its closing brace,
-# inclusive; src/mpi/coordinator.c is at most 600 lines. The counter is
+# inclusive; src/mpi/coordinator.c is at most 600 lines; no source cites
+# an outside tracker's issue numbers. The counter is
 # checked first on a file made here, so a counter that finds nothing
 # cannot pass.
 source "$(dirname "$0")/../lib.sh"
@@ -51,4 +52,9 @@ check "C files found (${#files[@]})" [ "${#files[@]}" -gt 50 ]
 expect_eq "no function over 100 lines in src/, envs/, agents/ or any other C folder" "$(long_functions "${files[@]}")" ""
 n=$(wc -l <src/mpi/coordinator.c)
 check "src/mpi/coordinator.c is at most 600 lines ($n)" [ "$n" -le 600 ]
+# Comments explain without citing an issue tracker outside the repository
+# ("issue 10" says nothing to a reader of the code).
+cites=$(git ls-files 'src' 'envs' 'agents' 'tests' 'scripts' 'tools' 'Makefile' 2>/dev/null |
+    grep -vE '^tests/(fixtures|tb)/' | xargs grep -nE '\bissues? [0-9]+' 2>/dev/null | grep -v '^tests/cli/bounds.sh:')
+expect_eq "no source file cites an outside tracker's issue number" "$cites" ""
 done_testing

@@ -197,7 +197,7 @@ run_cmd "$GORILA" config check configs/cartpole.yaml --set roles.learners=2 --se
     --set sync.lr_warmup_updates=500
 expect_rc "sync.lr_scaling sqrt with a warm-up in ps_sync: valid" 0
 # A sync mode's own key under another mode would be ignored silently: one
-# line, exit 2 (unless at its default); under its mode it is taken (issue 29).
+# line, exit 2 (unless at its default); under its mode it is taken.
 bad_args "sync.gossip_every in ps_sync" \
     "--set sync.gossip_every=7: sync.gossip_every: sync.gossip_every applies to sync.mode gossip only, but sync.mode is ps_sync (from --set), which ignores it; set sync.mode: gossip, or remove sync.gossip_every" \
     config check configs/cartpole.yaml --set sync.mode=ps_sync --set sync.gossip_every=7
@@ -265,9 +265,7 @@ bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --
 # The Ape-X configs (configs/apex/): 4 actors with Ape-X epsilons, 3-step
 # returns, prioritized replay in 2 shards, 1 learner, 1 PS = 9 ranks. All but
 # the prioritized replay is checked now, on a copy with replay.kind uniform
-# and the prioritized keys removed. The configs as they are load once
-# replay.kind prioritized is allowed (issue 10); until then the validator
-# refuses it and those checks are skipped, not passed.
+# and the prioritized keys removed; then the configs as they are.
 apex_uniform() {
     sed -e 's/^  kind: prioritized /  kind: uniform /' \
         -e '/^  \(alpha\|beta\|beta_final\|beta_steps\|priority_eps\|initial_priority\):/d' "$1"
@@ -396,7 +394,7 @@ run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --
 expect_rc "memory: replay.capacity 10^9 in a job: exit 2" 2
 expect_eq "memory: per replay shard" "$err" "gorila: error: replay.capacity: 1000000000 needs 41.0 GiB per replay shard (replay storage); the 5 ranks on this machine need 41.1 GiB in all, and it has 14.4 GiB usable (90% of GORILA_MEM_LIMIT 16.0 GiB): lower replay.capacity"
 # 1,024 actors: 32 GiB of it is the per-rank base, so the advice is the
-# rank count, not the network (issue 29).
+# rank count, not the network.
 run_cmd env GORILA_MEM_LIMIT=16G "$GORILA" config check configs/cartpole.yaml --set roles.actors=1024
 expect_rc "memory: 1024 actors: exit 2" 2
 expect_contains "memory: 1024 actors: names roles.actors and the base" "$err" \

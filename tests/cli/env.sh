@@ -85,7 +85,7 @@ run_cmd "$GORILA" bench nn --seconds 0.01
 expect_rc "bench nn: exit 0" 0
 expect_contains "bench nn: the PyTorch column is marked" "$out" "PyTorch*"
 expect_contains "bench nn: the footnote says it is a constant and where from" "$out" \
-    "* PyTorch: constant, not measured: PyTorch 1.13, one core, issue 3 (2026-11)"
+    "* PyTorch: constant, not measured: PyTorch 1.13, one core, the project's machines (2026-11, docs/PERFORMANCE.md)"
 run_cmd "$GORILA" bench nn --seconds 0.01 --json
 refs=$(grep -c '"pytorch_updates_per_second_constant"' <<<"$out")
 labelled=$(grep '"pytorch_updates_per_second_constant"' <<<"$out" | grep -c '"reference_measured":false')
@@ -115,8 +115,8 @@ run_cmd "$GORILA" bench replay --seconds 0.001
 expect_rc "bench replay table exits 0" 0
 expect_contains "bench replay prints the OpenBLAS configuration" "$out" "OpenBLAS: "
 expect_eq "bench replay: a row per capacity and kind" "$(grep -cE '^2\^[0-9]+ +(uniform|prioritized) ' <<<"$out")" 14
-expect_contains "bench replay: reports issue 10's target beside the measurement" "$out" \
-    "issue 10 target: 2.0M sampled+updated transitions/s per shard at 2^20, batch 512; measured "
+expect_contains "bench replay: reports the target beside the measurement" "$out" \
+    "target: 2.0M sampled+updated transitions/s per shard at 2^20, batch 512; measured "
 bad "bench replay --seconds 0" "--seconds: expected a number in (0, 3600]" "$GORILA" bench replay --seconds 0
 run_cmd "$GORILA" bench env --steps 1000 --env CartPole-v1
 expect_contains "bench env: the Gymnasium reference is labelled a constant" "$out" \

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Faults that must not pass silently in a single-process run (issue 8):
+# Faults that must not pass silently in a single-process run:
 # training that diverges to NaN/Inf ends with exit status 5
 # (GORILA_EXIT_DIVERGED) and a message saying what to change, before the
 # parameters go non-finite, so no checkpoint holds them; and the stop
@@ -71,7 +71,7 @@ else
     ok "disk full: exit status 3 # SKIP cannot create a mount namespace here (unshare -m)"
 fi
 
-# A run's own files are never written through a link (issue 29): a CSV
+# A run's own files are never written through a link: a CSV
 # replaced by a link to a file elsewhere is refused before anything is
 # written (exit status 8, GORILA_EXIT_LOG_WRITE, one line naming it), and
 # the file it points to is neither cut, appended to nor replaced; so is a
@@ -164,7 +164,7 @@ expect_contains "csv full: names the file and the reason" "$err" \
 expect_contains "csv full: and the final checkpoint's failure" "$err" \
     "gorila: error: the final checkpoint could not be written:"
 
-# Abandoned checkpoints do not pile up (issue 29). A resume removes a
+# Abandoned checkpoints do not pile up. A resume removes a
 # ckpt-* above its checkpoint that never got a MANIFEST (what a kill in
 # the middle of a write leaves: a shard's temporary file) and an
 # abandoned-* without one, instead of keeping them; a damaged complete
@@ -206,7 +206,7 @@ expect_eq "abandoned: keep_abandoned 0 removes them all" "$(find "$A/checkpoints
 
 # A run.out_dir that is not a directory, or cannot be written, is a set-up
 # fault: exit status 2 (GORILA_EXIT_USAGE, README "Exit statuses") with one
-# line naming the key, not 8 (a log write failing mid-run) (issue 29).
+# line naming the key, not 8 (a log write failing mid-run).
 : >"$RUNS/a-file"
 for od in "$RUNS/a-file" "$RUNS/a-file/sub"; do
     run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$od" --set logging.progress=never \

@@ -190,7 +190,7 @@ run_cmd "$GORILA" train --resume "$S" --set run.stop_when_solved=false --set run
 expect_rc "lock: a second resume exits 7 (GORILA_EXIT_LOCKED)" 7
 expect_contains "lock: says who holds it" "$err" "is in use by process $holder on"
 # The lock file removed while its job runs: the directory itself is locked
-# too, so a second job is still refused (issue 29).
+# too, so a second job is still refused.
 rm -f "$S/lock"
 run_cmd timeout --kill-after=5 60 "$GORILA" train --resume "$S" --set run.stop_when_solved=false --set run.max_env_steps=0 --set run.max_seconds=1000
 expect_rc "lock: with the lock file removed, a second resume still exits 7" 7

@@ -23,7 +23,7 @@ expect_contains "distributed config without mpirun: points at the launcher" "$er
 expect_contains "distributed config without mpirun: offers --local" "$err" "--local"
 
 # A run.out_dir that is not a directory: a set-up fault, exit status 2 with
-# its message, as in a local run (issue 29; it was 8).
+# its message, as in a local run (it was 8).
 mkdir -p "$RUNS"
 : >"$RUNS/a-file"
 # shellcheck disable=SC2086 # $guard is a command line: split on purpose

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Faults that must not pass silently in a distributed job (issue 8):
+# Faults that must not pass silently in a distributed job:
 #   - training that diverges to NaN/Inf ends the job with exit status 5
 #     (GORILA_EXIT_DIVERGED), naming the learner, and no checkpoint holds
 #     non-finite parameters;
@@ -195,7 +195,7 @@ else
     ok "disk full (distributed): exit status 3 # SKIP cannot create a mount namespace here (unshare -m)"
 fi
 
-# A checkpoint that fails on one writer only (issue 29): the replay shard's
+# A checkpoint that fails on one writer only: the replay shard's
 # rank under a 60 KiB file size limit (SIGXFSZ ignored, so the write fails
 # with EFBIG) cannot write its replay file once the buffer outgrows it,
 # while the parameter server writes its shard. The coordinator removes

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Non-finite values in a distributed checkpoint's parameter-server slice,
-# every sum recomputed (issue 29): damage, like a replay row out of range.
+# every sum recomputed: damage, like a replay row out of range.
 # The resume falls back to the newest intact checkpoint, saying which it
 # skipped and why (never "training diverged" at the first update, and never
 # the same on every later resume); with none intact it ends with exit status

@@ -557,7 +557,7 @@ Test(config_set, bad_overrides_give_exact_errors) {
         {"roles.lerners=2", "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)"},
         {"rnu.seed=4", "--set rnu.seed=4: rnu.seed: unknown key (did you mean \"run.seed\"?)"},
         {"seed=4", "--set seed=4: seed: unknown key (did you mean \"run.seed\" or \"eval.seed\"?)"},
-        /* A section is not a key: never 'did you mean "run"' for run (issue 29) */
+        /* A section is not a key: never 'did you mean "run"' for run */
         {"run=5", "--set run=5: run: unknown key (\"run\" is a section, not a key: --set run.KEY=VALUE; valid keys: "
                   "name, out_dir, seed, mode, max_env_steps, max_updates, max_seconds, stop_deadline_seconds, "
                   "stop_when_solved, blas_threads, blas_kernel, wait, pin_cores)"},

@@ -329,7 +329,7 @@ Test(memplan, job_plan_puts_each_buffer_on_its_role) {
 
 /* When the ranks' base (code, libraries, MPI: MEMPLAN_RANK_BASE each) is
  * the largest part, the advice names the rank count behind it, not the
- * largest buffer's key (issue 29: 1,024 actors were told to lower
+ * largest buffer's key (1,024 actors were once told to lower
  * network.hidden for 72 KiB each beside their 32 GiB of base). */
 Test(memplan, check_names_a_rank_count_when_the_base_is_the_largest_part) {
     Config cfg = load("roles: {actors: 1024}\n");
