@@ -355,10 +355,17 @@ expect_rc "config place: too few slots: exit 2" 2
 expect_contains "config place: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"
 run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2 --oversubscribe
 expect_rc "config place --oversubscribe: exit 0" 0
-for bad in "a" "a:x" ":3" "a:2,,b:1" "a:-1"; do
+for bad in "a" "a:x" ":3" "a:2,,b:1" "a:-1" "a: 5" "a:+5" "a:5 " "a b:5"; do
     run_cmd "$GORILA" config place configs/cartpole.yaml --hosts "$bad"
-    expect_rc "config place --hosts '$bad': exit 2" 2
+    expect_rc "config place --hosts '$bad': exit 2 (as scripts/launch refuses it)" 2
 done
+# A host named twice adds up its slots, as in scripts/launch (docs/MULTIHOST.md
+# "Hostfiles"): the same placement as one entry with the sum.
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:1,a:1,b:1
+expect_rc "config place: a host named twice: exit 0" 0
+twice=$out
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:3,b:2
+expect_eq "config place: a host named twice adds up its slots" "$twice" "$out"
 run_cmd "$GORILA" config place configs/cartpole.yaml
 expect_contains "config place without --hosts: usage error" "$err" "missing --hosts"
 run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
