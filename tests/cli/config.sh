@@ -259,6 +259,8 @@ bad_args "--set of a section" "--set run=5: run: unknown key (\"run\" is a secti
     config check configs/cartpole.yaml --set run=5
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
     config check configs/cartpole.yaml --set roles.lerners=2
+bad_args "--set key in the wrong case" "--set RUN.SEED=2: RUN.SEED: unknown key (did you mean \"run.seed\"?)" \
+    config check configs/cartpole.yaml --set RUN.SEED=2
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
     config check configs/cartpole.yaml --set roles.actors
 
