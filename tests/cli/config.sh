@@ -388,6 +388,14 @@ expect_eq "plan: a replay shard's storage" "$(grep -E '^      replay storage ' <
     "2.1 MiB replay.capacity"
 expect_contains "plan: the machine line" "$plan" "  on one machine: 11 ranks, "
 
+# GORILA_MEM_LIMIT set but empty is unset (the machine's own memory), not
+# an error; a value in none of the documented forms (1e3) is refused.
+run_cmd env GORILA_MEM_LIMIT= "$GORILA" config check configs/local/cartpole.yaml
+expect_rc "GORILA_MEM_LIMIT empty: as if unset, exit 0" 0
+expect_contains "GORILA_MEM_LIMIT empty: the machine's memory is used" "$out" "usable (90% of Mem"
+run_cmd env GORILA_MEM_LIMIT=1e3 "$GORILA" config check configs/local/cartpole.yaml
+expect_rc "GORILA_MEM_LIMIT=1e3: refused (exit 2)" 2
+expect_contains "GORILA_MEM_LIMIT=1e3: says so" "$err" 'GORILA_MEM_LIMIT: expected a size such as 512M or 16G, got "1e3"'
 memruns="$TEST_TMP/memplan-runs"
 rm -rf "$memruns"
 want="replay.capacity: 50000000 needs 2.0 GiB in the local trainer (replay storage), 2.1 GiB in all, and this machine has 921.6 MiB usable (90% of GORILA_MEM_LIMIT 1.0 GiB): lower replay.capacity"
