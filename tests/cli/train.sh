@@ -221,6 +221,13 @@ eval $TEST_TMP|is neither a run directory (no config.yaml) nor a checkpoint (no 
 eval $R --checkpoint nowhere|--checkpoint nowhere: not latest, final, best, or a checkpoint directory
 eval $R/checkpoints/latest --checkpoint best|is not a directory
 EOF2
+# run.max_updates stops at exactly that many updates: the env steps of one
+# batch of environments call for several, and all of them were done (8 for 1).
+run_cmd "$GORILA" train "${small[@]}" --set run.max_env_steps=0 --set run.max_updates=3 --set run.name=maxupd \
+    --set run.stop_when_solved=false --set eval.test_episodes=0
+expect_rc "run.max_updates 3: exit 0" 0
+expect_contains "run.max_updates 3: exactly 3 updates" "$(cat "$RUNS/maxupd/summary.json")" '"updates": 3,'
+expect_contains "run.max_updates 3: a budget stop" "$(cat "$RUNS/maxupd/summary.json")" '"stop_reason": "budget"'
 # Started with stdin, stdout and stderr closed, the run's files must not take
 # fds 0-2: its messages would land in them (they did in metrics.csv).
 "$GORILA" train "${small[@]}" --set run.max_env_steps=300 --set run.name=fds --set logging.progress=always \
