@@ -259,6 +259,14 @@ bad_args "--set of a section" "--set run=5: run: unknown key (\"run\" is a secti
     config check configs/cartpole.yaml --set run=5
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
     config check configs/cartpole.yaml --set roles.lerners=2
+# run.name left out comes from the file name's stem; a file named .yaml has
+# none (it named the run ".yaml", a hidden directory), nor has .x.yaml.
+grep -v '^ *name:' configs/local/cartpole.yaml >"$TEST_TMP/.yaml"
+bad_args "a config named .yaml without run.name" \
+    "$TEST_TMP/.yaml: run.name: the file name \".yaml\" has no stem to name the run after; set run.name" \
+    config check "$TEST_TMP/.yaml"
+run_cmd "$GORILA" config check "$TEST_TMP/.yaml" --set run.name=ok
+expect_rc "a config named .yaml with run.name: accepted" 0
 bad_args "--set key in the wrong case" "--set RUN.SEED=2: RUN.SEED: unknown key (did you mean \"run.seed\"?)" \
     config check configs/cartpole.yaml --set RUN.SEED=2
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
