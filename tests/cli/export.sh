@@ -413,6 +413,22 @@ expect_contains "eval --help says what --export writes" "$out" "NumPy .npz"
 run_cmd python3 "$POLICY" "$X/c.bin"
 check "npz_policy.py refuses a raw .bin: exit status not 0" test "$rc" -ne 0
 expect_contains "npz_policy.py refuses a raw .bin: one line naming the file" "$err" "npz_policy: $X/c.bin: not an .npz"
+# A checkpoint directory copied out of its run: its network is in the run's
+# config.yaml two levels up; say so (it was a bare ".../../../config.yaml:
+# cannot open config"). Exit 2, nothing written.
+mkdir -p "$X/lone-parent"
+cp -r "$RUNS/c/checkpoints/best" "$X/lone-parent/lone"
+for c in eval export; do
+    if [ "$c" = eval ]; then
+        run_cmd "$GORILA" eval "$X/lone-parent/lone" --episodes 1
+    else
+        run_cmd "$GORILA" export "$X/lone-parent/lone" "$X/lone.npz"
+    fi
+    expect_rc "$c of a checkpoint without its run: exit 2" 2
+    expect_contains "$c of a checkpoint without its run: says so" "$err" \
+        "$c: $X/lone-parent/lone is a checkpoint without its run: its network is described by the run's config.yaml, two levels up"
+done
+check "export of a checkpoint without its run: nothing written" [ ! -e "$X/lone.npz" ]
 # A truncated archive, a missing one, a missing observations file: one line
 # each saying which (all three were "not an .npz" or a traceback).
 head -c 1000 "$X/c.npz" >"$X/trunc.npz"
