@@ -353,7 +353,11 @@ def main():
         sys.exit("npz_policy: --backend torch needs torch (not installed)")
 
     try:
+        with open(args.model, "rb") as f:  # a missing or unreadable file: its own error
+            head = f.read(4)
         if not zipfile.is_zipfile(args.model):
+            if head == b"PK\x03\x04":
+                raise ValueError("a damaged or truncated .npz (a zip archive without its directory at the end)")
             raise ValueError("not an .npz (a zip archive); a .bin export holds the raw parameters only")
         if backend == "stdlib":
             arrays = load_stdlib(args.model)
@@ -369,7 +373,10 @@ def main():
         print(model.info())
         return
 
-    stream = sys.stdin if args.obs == "-" else open(args.obs)
+    try:
+        stream = sys.stdin if args.obs == "-" else open(args.obs)
+    except OSError as e:
+        sys.exit("npz_policy: %s: %s" % (args.obs, e.strerror))
     with stream:
         obs = read_observations(stream, model.obs_dim)
     if not obs:

@@ -5,6 +5,7 @@
 #include "ctx.h"
 #include "exitcode.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -186,7 +187,8 @@ int parse_double(const char *s, double *out, char *err) {
 }
 
 /* Optimal string alignment distance (Damerau-Levenshtein with adjacent
- * transpositions), on strings of at most 63 characters. */
+ * transpositions), on strings of at most 63 characters, ignoring ASCII case
+ * (so "RUN.SEED" is 0 from "run.seed", and is suggested). */
 static int edit_distance(const char *a, const char *b) {
     size_t n = strlen(a), m = strlen(b);
     if (n > 63 || m > 63) return INT_MAX;
@@ -195,11 +197,12 @@ static int edit_distance(const char *a, const char *b) {
     for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
     for (size_t i = 1; i <= n; i++) {
         for (size_t j = 1; j <= m; j++) {
-            int cost = a[i - 1] != b[j - 1];
+            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
             int best = d[i - 1][j] + 1;
             if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
             if (d[i - 1][j - 1] + cost < best) best = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+            if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1 < best)
                 best = d[i - 2][j - 2] + 1;
             d[i][j] = best;
         }

@@ -13,6 +13,7 @@
 #include "exitcode.h"
 #include "usage.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -110,6 +111,13 @@ int cliload_open(CliLoad *c, const char *cmd, const char *target, const char *wh
     }
     char cfg_path[PATH_LEN + 16];
     snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", c->run_dir);
+    struct stat st;
+    if (strcmp(c->run_dir, target) != 0 && stat(cfg_path, &st) != 0 && errno == ENOENT) {
+        cliload_free(c);
+        return usage_error("%s: %s is a checkpoint without its run: its network is described by the run's "
+                           "config.yaml, two levels up (%s), which does not exist (copy the whole run directory)",
+                           cmd, target, cfg_path);
+    }
     c->cfg = xmalloc(sizeof *c->cfg);
     if (config_load(c->cfg, cfg_path, NULL, 0, err) || agentcfg_qnet(c->cfg, &c->net, err)) {
         cliload_free(c);

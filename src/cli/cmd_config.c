@@ -161,6 +161,40 @@ static int config_check(int argc, char **argv) {
     return 0;
 }
 
+/* Parse --hosts HOST:SLOTS[,HOST:SLOTS]... into names and slots, with
+ * scripts/launch's grammar: SLOTS only digits (no sign or blank), a host
+ * name without blanks, and a host named twice adding up its slots. The
+ * number of hosts, or -1 with the message printed (a usage status). */
+static int parse_hosts(const char *hosts, char (*names)[HOST_NAME_LEN], int *slots) {
+    int n = 0;
+    for (const char *p = hosts; *p;) {
+        const char *end = strchr(p, ','), *colon = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!colon || colon >= p + len || colon == p)
+            return usage_error("config place: --hosts expects HOST:SLOTS[,HOST:SLOTS]..., got \"%.*s\"", (int)len, p), -1;
+        size_t hl = (size_t)(colon - p);
+        if (hl >= HOST_NAME_LEN) return usage_error("config place: host name too long: %.*s", (int)hl, p), -1;
+        if (strcspn(p, " \t\r\n") < hl)
+            return usage_error("config place: host name \"%.*s\" has a blank in it", (int)hl, p), -1;
+        size_t sl = (size_t)(p + len - colon - 1);
+        long v = sl > 0 && sl <= 7 && strspn(colon + 1, "0123456789") == sl ? strtol(colon + 1, NULL, 10) : -1;
+        int i = 0;
+        while (i < n && (strlen(names[i]) != hl || memcmp(names[i], p, hl) != 0)) i++;
+        if (v >= 0 && i < n) v += slots[i];
+        if (v < 0 || v > 1000000)
+            return usage_error("config place: slots of %.*s must be a count up to 1000000, got \"%.*s\"", (int)hl, p,
+                               (int)sl, colon + 1), -1;
+        if (i == n) {
+            if (n == MAX_HOSTS) return usage_error("config place: more than %d hosts", MAX_HOSTS), -1;
+            memcpy(names[n], p, hl);
+            names[n++][hl] = '\0';
+        }
+        slots[i] = (int)v;
+        p += len + (end ? 1 : 0);
+    }
+    return n;
+}
+
 static int config_place(int argc, char **argv) {
     ConfigArgs a;
     int status;
@@ -168,25 +202,8 @@ static int config_place(int argc, char **argv) {
     if (!a.hosts) return usage_error("config place: missing --hosts HOST:SLOTS[,HOST:SLOTS]...");
     static char names[MAX_HOSTS][HOST_NAME_LEN];
     static int slots[MAX_HOSTS];
-    int n = 0;
-    for (const char *p = a.hosts; *p;) {
-        const char *end = strchr(p, ','), *colon = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (!colon || colon >= p + len || colon == p)
-            return usage_error("config place: --hosts expects HOST:SLOTS[,HOST:SLOTS]..., got \"%.*s\"", (int)len, p);
-        if (n == MAX_HOSTS) return usage_error("config place: more than %d hosts", MAX_HOSTS);
-        size_t hl = (size_t)(colon - p);
-        if (hl >= HOST_NAME_LEN) return usage_error("config place: host name too long: %.*s", (int)hl, p);
-        char *stop;
-        long v = strtol(colon + 1, &stop, 10);
-        if (stop != p + len || stop == colon + 1 || v < 0 || v > 1000000)
-            return usage_error("config place: slots of %.*s must be a count, got \"%.*s\"", (int)hl, p,
-                               (int)(p + len - colon - 1), colon + 1);
-        memcpy(names[n], p, hl);
-        names[n][hl] = '\0';
-        slots[n++] = (int)v;
-        p += len + (end ? 1 : 0);
-    }
+    int n = parse_hosts(a.hosts, names, slots);
+    if (n < 0) return EXIT_USAGE;
     if (n == 0) return usage_error("config place: --hosts names no host");
     Config cfg;
     char err[ERR_LEN];

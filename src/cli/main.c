@@ -4,9 +4,15 @@
  * helpers they share are files of their own: usage.c, cliload.c,
  * cliexport.c). */
 #include "cmd.h"
+#include "exitcode.h"
+#include "usage.h"
 #include "version.h"
 
 #include <stdbool.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +58,36 @@ static const char usage[] =
     "\n"
     "Documentation: README.md and docs/ in the source tree.\n";
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return EXIT_USAGE;
+/* A process started with stdin, stdout or stderr closed would hand that
+ * number to the first file it opens (a CSV, the lock), and its messages
+ * would land in it. Each closed one is opened on /dev/null the wrong way
+ * round, so it stays unusable as before (a read from stdin, a write to
+ * stdout fails with EBADF) but no run file can take it. */
+static void hold_std_fds(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got != fd && got >= 0) close(got);
     }
-    const char *cmd = argv[1];
+}
+
+/* The status of a command that returned rc, after its standard output is
+ * flushed: a command whose output could not be written (a full disk, a
+ * closed pipe) failed, even if all else went well: one line and
+ * GORILA_EXIT_FAILED. Not for train, whose product is its run directory:
+ * its status is the run's (README "Exit statuses"). */
+static int finish_stdout(const char *cmd, int rc) {
+    bool bad = ferror(stdout) != 0;
+    errno = 0;
+    if (fflush(stdout) != 0) bad = true;
+    int e = errno;
+    if (!bad || rc != 0 || !strcmp(cmd, "train")) return rc;
+    fprintf(stderr, "gorila: error: %s: writing to standard output failed: %s\n", cmd,
+            e ? strerror(e) : "write error");
+    return GORILA_EXIT_FAILED;
+}
+
+static int dispatch(const char *cmd, int argc, char **argv) {
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         fputs(usage, stdout);
         return 0;
@@ -74,7 +104,12 @@ int main(int argc, char **argv) {
         execv("/proc/self/exe", argv);
         /* exec failed: carry on with OpenBLAS's own threads */
     }
-    if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) {
+        /* A reader that goes away (`| head`) must not kill a run half-way
+         * through writing its files: its lines are lost, the run goes on. */
+        signal(SIGPIPE, SIG_IGN);
+        return cmd_train(argc - 1, argv + 1);
+    }
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "export")) return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "env")) return cmd_env(argc - 1, argv + 1);
@@ -82,4 +117,13 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     fputs(usage, stderr);
     return usage_error("unknown command \"%s\"", cmd);
+}
+
+int main(int argc, char **argv) {
+    hold_std_fds();
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    return finish_stdout(argv[1], dispatch(argv[1], argc, argv));
 }

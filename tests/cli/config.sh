@@ -259,6 +259,16 @@ bad_args "--set of a section" "--set run=5: run: unknown key (\"run\" is a secti
     config check configs/cartpole.yaml --set run=5
 bad_args "unknown --set key" "--set roles.lerners=2: roles.lerners: unknown key (did you mean \"roles.learners\"?)" \
     config check configs/cartpole.yaml --set roles.lerners=2
+# run.name left out comes from the file name's stem; a file named .yaml has
+# none (it named the run ".yaml", a hidden directory), nor has .x.yaml.
+grep -v '^ *name:' configs/local/cartpole.yaml >"$TEST_TMP/.yaml"
+bad_args "a config named .yaml without run.name" \
+    "$TEST_TMP/.yaml: run.name: the file name \".yaml\" has no stem to name the run after; set run.name" \
+    config check "$TEST_TMP/.yaml"
+run_cmd "$GORILA" config check "$TEST_TMP/.yaml" --set run.name=ok
+expect_rc "a config named .yaml with run.name: accepted" 0
+bad_args "--set key in the wrong case" "--set RUN.SEED=2: RUN.SEED: unknown key (did you mean \"run.seed\"?)" \
+    config check configs/cartpole.yaml --set RUN.SEED=2
 bad_args "--set without =" "--set roles.actors: expected KEY.PATH=VALUE, e.g. --set roles.actors=4" \
     config check configs/cartpole.yaml --set roles.actors
 
@@ -353,10 +363,17 @@ expect_rc "config place: too few slots: exit 2" 2
 expect_contains "config place: says so" "$err" "the hosts have 4 slots for the job's 5 ranks"
 run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2 --oversubscribe
 expect_rc "config place --oversubscribe: exit 0" 0
-for bad in "a" "a:x" ":3" "a:2,,b:1" "a:-1"; do
+for bad in "a" "a:x" ":3" "a:2,,b:1" "a:-1" "a: 5" "a:+5" "a:5 " "a b:5"; do
     run_cmd "$GORILA" config place configs/cartpole.yaml --hosts "$bad"
-    expect_rc "config place --hosts '$bad': exit 2" 2
+    expect_rc "config place --hosts '$bad': exit 2 (as scripts/launch refuses it)" 2
 done
+# A host named twice adds up its slots, as in scripts/launch (docs/MULTIHOST.md
+# "Hostfiles"): the same placement as one entry with the sum.
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:1,a:1,b:1
+expect_rc "config place: a host named twice: exit 0" 0
+twice=$out
+run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:3,b:2
+expect_eq "config place: a host named twice adds up its slots" "$twice" "$out"
 run_cmd "$GORILA" config place configs/cartpole.yaml
 expect_contains "config place without --hosts: usage error" "$err" "missing --hosts"
 run_cmd "$GORILA" config place configs/local/cartpole.yaml --hosts a:4
@@ -377,6 +394,14 @@ expect_eq "plan: a replay shard's storage" "$(grep -E '^      replay storage ' <
     "2.1 MiB replay.capacity"
 expect_contains "plan: the machine line" "$plan" "  on one machine: 11 ranks, "
 
+# GORILA_MEM_LIMIT set but empty is unset (the machine's own memory), not
+# an error; a value in none of the documented forms (1e3) is refused.
+run_cmd env GORILA_MEM_LIMIT= "$GORILA" config check configs/local/cartpole.yaml
+expect_rc "GORILA_MEM_LIMIT empty: as if unset, exit 0" 0
+expect_contains "GORILA_MEM_LIMIT empty: the machine's memory is used" "$out" "usable (90% of Mem"
+run_cmd env GORILA_MEM_LIMIT=1e3 "$GORILA" config check configs/local/cartpole.yaml
+expect_rc "GORILA_MEM_LIMIT=1e3: refused (exit 2)" 2
+expect_contains "GORILA_MEM_LIMIT=1e3: says so" "$err" 'GORILA_MEM_LIMIT: expected a size such as 512M or 16G, got "1e3"'
 memruns="$TEST_TMP/memplan-runs"
 rm -rf "$memruns"
 want="replay.capacity: 50000000 needs 2.0 GiB in the local trainer (replay storage), 2.1 GiB in all, and this machine has 921.6 MiB usable (90% of GORILA_MEM_LIMIT 1.0 GiB): lower replay.capacity"

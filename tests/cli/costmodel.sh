@@ -156,10 +156,16 @@ expect_contains "costmodel: a 1M network on 1 Gbit/s: the ring beats a single PS
     "ring faster than a single PS at: 2, 4, 8, 16, 32, 64, 128, 256 nodes"
 run_cmd scripts/costmodel --csv --params 4610 --rates 1gbit --latency-us 5 --nodes 2,4
 expect_eq "costmodel --csv: a header and 2 nodes x 4 modes" "$(wc -l <<<"$out")" 9
-for bad in "--rates fast" "--latency-us -1" "--nodes 0" "--params x" "--compute-ms -2"; do
+# (1 node has no exchange: its ring time 0 gave updates/s inf; inf and 1e30
+# made tables of 0 and 30-digit numbers)
+for bad in "--rates fast" "--latency-us -1" "--nodes 0" "--params x" "--compute-ms -2" "--nodes 1" "--nodes 2.5" \
+    "--compute-ms inf" "--compute-ms nan" "--params 1e30" "--latency-us inf"; do
     # shellcheck disable=SC2086 # each case is an option and its value
     run_cmd scripts/costmodel $bad
     expect_rc "costmodel $bad: exit status 2" 2
     expect_eq "costmodel $bad: one line" "$(wc -l <<<"$err")" 1
 done
+# A reader that goes away (| head -1): no BrokenPipeError traceback
+scripts/costmodel 2>"$TEST_TMP/costmodel-pipe.err" | head -1 >/dev/null
+expect_eq "costmodel | head -1: nothing on stderr" "$(cat "$TEST_TMP/costmodel-pipe.err")" ""
 done_testing

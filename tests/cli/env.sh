@@ -86,6 +86,14 @@ expect_rc "bench nn: exit 0" 0
 expect_contains "bench nn: the PyTorch column is marked" "$out" "PyTorch*"
 expect_contains "bench nn: the footnote says it is a constant and where from" "$out" \
     "* PyTorch: constant, not measured: PyTorch 1.13, one core, the project's machines (2026-11, docs/PERFORMANCE.md)"
+# --flag=value works in every benchmark, as in bench env (bench nn and
+# replay refused --seconds=1 as an unknown argument)
+run_cmd "$GORILA" bench replay --seconds=0.02 --capacity=1000 --json
+expect_rc "bench replay --seconds=S --capacity=C: exit 0" 0
+expect_contains "bench replay --capacity=1000: taken" "$out" '"capacity":1000'
+run_cmd "$GORILA" bench nn --seconds=nan
+expect_rc "bench nn --seconds=nan: refused, exit 2" 2
+expect_contains "bench nn --seconds=nan: as --seconds nan" "$err" 'bench nn: --seconds: expected a number in (0, 3600], got "nan"'
 run_cmd "$GORILA" bench nn --seconds 0.01 --json
 refs=$(grep -c '"pytorch_updates_per_second_constant"' <<<"$out")
 labelled=$(grep '"pytorch_updates_per_second_constant"' <<<"$out" | grep -c '"reference_measured":false')

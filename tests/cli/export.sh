@@ -457,6 +457,35 @@ expect_contains "eval --help says what --export writes" "$out" "NumPy .npz"
 run_cmd python3 "$POLICY" "$X/c.bin"
 check "npz_policy.py refuses a raw .bin: exit status not 0" test "$rc" -ne 0
 expect_contains "npz_policy.py refuses a raw .bin: one line naming the file" "$err" "npz_policy: $X/c.bin: not an .npz"
+# A checkpoint directory copied out of its run: its network is in the run's
+# config.yaml two levels up; say so (it was a bare ".../../../config.yaml:
+# cannot open config"). Exit 2, nothing written.
+mkdir -p "$X/lone-parent"
+cp -r "$RUNS/c/checkpoints/best" "$X/lone-parent/lone"
+for c in eval export; do
+    if [ "$c" = eval ]; then
+        run_cmd "$GORILA" eval "$X/lone-parent/lone" --episodes 1
+    else
+        run_cmd "$GORILA" export "$X/lone-parent/lone" "$X/lone.npz"
+    fi
+    expect_rc "$c of a checkpoint without its run: exit 2" 2
+    expect_contains "$c of a checkpoint without its run: says so" "$err" \
+        "$c: $X/lone-parent/lone is a checkpoint without its run: its network is described by the run's config.yaml, two levels up"
+done
+check "export of a checkpoint without its run: nothing written" [ ! -e "$X/lone.npz" ]
+# A truncated archive, a missing one, a missing observations file: one line
+# each saying which (all three were "not an .npz" or a traceback).
+head -c 1000 "$X/c.npz" >"$X/trunc.npz"
+run_cmd python3 "$POLICY" "$X/trunc.npz" --info
+check "npz_policy.py on a truncated .npz: exit status not 0" test "$rc" -ne 0
+expect_eq "npz_policy.py on a truncated .npz: says so" "$err" \
+    "npz_policy: $X/trunc.npz: a damaged or truncated .npz (a zip archive without its directory at the end)"
+run_cmd python3 "$POLICY" "$X/none.npz" --info
+expect_eq "npz_policy.py on a missing file: says so" "$err" \
+    "npz_policy: $X/none.npz: [Errno 2] No such file or directory: '$X/none.npz'"
+run_cmd python3 "$POLICY" "$X/c.npz" "$X/no-obs.txt"
+expect_eq "npz_policy.py with a missing observations file: one line" "$err" \
+    "npz_policy: $X/no-obs.txt: No such file or directory"
 
 # ---- --actions reads bounded input: a line of at most 64 KiB, 64 MiB in all,
 # so an endless or binary source ends with an error instead of growing

@@ -99,6 +99,9 @@ fi
 run_cmd "$GORILA" config check configs/local/cartpole.yaml --set run.blas_kernel=Pentium9
 expect_rc "run.blas_kernel: an unknown kernel is a config error" 2
 expect_contains "run.blas_kernel: the error lists the kernels" "$err" "expected auto or an OpenBLAS kernel (Prescott"
+run_cmd "$GORILA" config check configs/local/cartpole.yaml --set run.blas_kernel=Haswel
+expect_contains "run.blas_kernel: a near miss gets a suggestion (CONFIG \"did you mean\")" "$err" \
+    'got "Haswel" (did you mean "Haswell"?)'
 run_cmd "$GORILA" config check configs/local/cartpole.yaml
 expect_contains "run.blas_kernel: default auto" "$out" 'blas_kernel: "auto"'
 

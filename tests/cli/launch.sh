@@ -44,7 +44,24 @@ configs/cartpole.yaml configs/acrobot.yaml|more than one config given
 configs/cartpole.yaml --set roles.learners=two|roles.learners: expected a positive integer, got "two"
 tests/fixtures/configs/none.yaml|none.yaml: cannot open config: No such file or directory
 --resume /nonexistent-run|run directory /nonexistent-run does not exist
+configs/cartpole.yaml --dry-run --max-restarts 99999999999999999999|--max-restarts expects at most 999999999, got 99999999999999999999
+configs/cartpole.yaml --dry-run -- -np 3|give no -np after --: the launcher runs as many ranks as the config's layout needs
 EOF2
+# Its own preconditions: a GORILA that is a directory, or that fails without
+# a word; a TMPDIR it cannot use (each attempt's output went to /stdout and
+# /stdout.err at the root of the file system). Nothing starts.
+run_cmd env GORILA="$TEST_TMP" "$L" configs/cartpole.yaml --dry-run
+expect_rc "launch with GORILA a directory: exit 2" 2
+expect_contains "launch with GORILA a directory: says so" "$err" "launch: error: $TEST_TMP not found: run make first"
+run_cmd env GORILA=/bin/false "$L" configs/cartpole.yaml --dry-run
+expect_rc "launch with a GORILA whose config check fails silently: exit 2" 2
+expect_contains "launch with a GORILA whose config check fails silently: a line says why" "$err" \
+    "launch: error: '/bin/false config check' failed (exit 1) without a message"
+run_cmd env TMPDIR="$TEST_TMP/no-such-dir" "$L" configs/local/cartpole.yaml --dry-run
+expect_rc "launch with an unusable TMPDIR: exit 2" 2
+expect_contains "launch with an unusable TMPDIR: says so" "$err" \
+    "launch: error: cannot create a temporary directory in $TEST_TMP/no-such-dir: set TMPDIR to a writable directory"
+check "launch with an unusable TMPDIR: no TMPDIR created (by Open MPI)" [ ! -e "$TEST_TMP/no-such-dir" ]
 run_cmd "$L"
 expect_rc "launch without arguments: usage, exit 2" 2
 expect_contains "launch without arguments: usage text" "$err" "scripts/launch CONFIG"
@@ -290,6 +307,13 @@ run_cmd "$L" configs/cartpole.yaml --host 127.0.0.2:8 --dry-run -- --hostfile "$
 expect_contains "launch: hosts given twice refused" "$err" "not also --hostfile after --"
 run_cmd "$L" configs/cartpole.yaml --hostfile "$TEST_TMP/no-such-hostfile" --dry-run
 expect_contains "launch: missing hostfile" "$err" "does not exist"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$TEST_TMP" --dry-run
+expect_rc "launch: a directory as the hostfile: exit 2" 2
+expect_contains "launch: a directory as the hostfile: not 'does not exist'" "$err" "hostfile $TEST_TMP is not a regular file"
+printf '127.0.0.2 slots=8\r\n' >"$hf"
+run_cmd "$L" configs/cartpole.yaml --hostfile "$hf" --dry-run
+expect_rc "launch: a hostfile with CRLF line ends (edited on Windows): accepted" 0
+expect_contains "launch: a hostfile with CRLF line ends: its 8 slots" "$err" "launch:   127.0.0.2: coordinator 0/1"
 
 rm -rf "$fake"
 done_testing

@@ -221,4 +221,32 @@ eval $TEST_TMP|is neither a run directory (no config.yaml) nor a checkpoint (no 
 eval $R --checkpoint nowhere|--checkpoint nowhere: not latest, final, best, or a checkpoint directory
 eval $R/checkpoints/latest --checkpoint best|is not a directory
 EOF2
+# run.max_updates stops at exactly that many updates: the env steps of one
+# batch of environments call for several, and all of them were done (8 for 1).
+run_cmd "$GORILA" train "${small[@]}" --set run.max_env_steps=0 --set run.max_updates=3 --set run.name=maxupd \
+    --set run.stop_when_solved=false --set eval.test_episodes=0
+expect_rc "run.max_updates 3: exit 0" 0
+expect_contains "run.max_updates 3: exactly 3 updates" "$(cat "$RUNS/maxupd/summary.json")" '"updates": 3,'
+expect_contains "run.max_updates 3: a budget stop" "$(cat "$RUNS/maxupd/summary.json")" '"stop_reason": "budget"'
+# Started with stdin, stdout and stderr closed, the run's files must not take
+# fds 0-2: its messages would land in them (they did in metrics.csv).
+"$GORILA" train "${small[@]}" --set run.max_env_steps=300 --set run.name=fds --set logging.progress=always \
+    <&- >&- 2>&-
+rc=$?
+expect_eq "train with fds 0-2 closed: exit 0" "$rc" 0
+for f in metrics.csv episodes.csv eval.csv; do
+    expect_eq "train with fds 0-2 closed: $f has only CSV rows" \
+        "$(awk -F, 'NR == 1 { n = NF } NR > 1 && NF != n' "$RUNS/fds/$f")" ""
+done
+check "train with fds 0-2 closed: summary.json has no message in it" \
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$RUNS/fds/summary.json"
+# A reader that goes away (| head -1) must not kill the run half-way:
+# the run completes with its summary.json (it was SIGPIPE, 141, and none).
+"$GORILA" train "${small[@]}" --set run.max_env_steps=300 --set run.name=pipe 2>&1 | head -1 >/dev/null
+expect_eq "train | head -1: the run's exit status is its own" "${PIPESTATUS[0]}" 0
+expect_contains "train | head -1: the run completed" "$(cat "$RUNS/pipe/summary.json" 2>&1)" '"stop_reason": "budget"'
+# eval --json to a stdout that cannot be written: not a silent exit 0
+run_cmd sh -c '"$@" >/dev/full' sh "$GORILA" eval "$R" --episodes 2 --json
+expect_rc "eval --json >/dev/full: exit 1" 1
+expect_contains "eval --json >/dev/full: says so" "$err" "writing to standard output failed: No space left on device"
 done_testing

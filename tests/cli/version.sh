@@ -134,4 +134,19 @@ run_cmd "$GORILA" version --json --kernels
 expect_rc "version --json --kernels: usage error" 2
 run_cmd "$GORILA" version --help
 expect_contains "version --help names --json" "$out" "--json"
+# A standard output that cannot be written (/dev/full: ENOSPC) is a failure,
+# not a silent exit 0 with nothing written: one line naming it, exit 1
+# (README "Exit statuses"). Likewise for a closed stdout (EBADF).
+for c in "version --json" "version" "config check configs/local/cartpole.yaml --json" "env list" "help"; do
+    read -r -a words <<<"$c"
+    run_cmd "$GORILA" "${words[@]}"
+    expect_rc "$c to a good stdout: exit 0" 0
+    run_cmd sh -c '"$@" >/dev/full' sh "$GORILA" "${words[@]}"
+    expect_rc "$c >/dev/full: exit 1" 1
+    expect_contains "$c >/dev/full: says stdout failed" "$err" "writing to standard output failed: No space left on device"
+    expect_eq "$c >/dev/full: one line on stderr" "$(wc -l <<<"$err")" 1
+done
+run_cmd sh -c '"$@" >&-' sh "$GORILA" env list
+expect_rc "env list with stdout closed: exit 1" 1
+expect_contains "env list with stdout closed: says so" "$err" "writing to standard output failed: Bad file descriptor"
 done_testing

@@ -393,7 +393,7 @@ Test(memplan, sizes_and_meminfo_parse) {
     cr_assert_eq(b, (uint64_t)3 << 29);
     cr_assert_eq(memplan_parse_size("2t", &b, err), 0);
     cr_assert_eq(b, (uint64_t)2 << 40);
-    const char *bad[] = {"", "G", "-1G", "0", "1X", "1 G", "1GG", "lots"};
+    const char *bad[] = {"", "G", "-1G", "0", "1X", "1 G", "1GG", "lots", "1e3", "0x10", "1e3M"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(memplan_parse_size(bad[i], &b, err), -1, "\"%s\" accepted", bad[i]);
     bool total_only;

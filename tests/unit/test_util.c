@@ -136,6 +136,9 @@ Test(util, did_you_mean_finds_typos_only) {
     cr_assert_str_eq(did_you_mean("run", near), "runs");
     const char *const sections[] = {"run", "env", "roles", NULL};
     cr_assert_null(did_you_mean("run", sections));
+    /* A word that differs only in case is the closest there is. */
+    cr_assert_str_eq(did_you_mean("LEARNERS", keys), "learners");
+    cr_assert_str_eq(did_you_mean("Actros", keys), "actors");
 }
 
 Test(util, errf_and_err_prefix_compose) {

@@ -347,6 +347,9 @@ static int name_from_stem(Config *cfg, const char *path, char *err) {
     const char *dot = strrchr(base, '.');
     size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
     char msg[ERR_LEN];
+    if (base[0] == '.') /* .yaml, .x.yaml: no stem, or a hidden run directory nobody asked for */
+        return errf(err, "%s: run.name: the file name \"%s\" has no stem to name the run after; set run.name", path,
+                    base);
     if (configkeys_rule_run_name(base, len, msg))
         return errf(err, "%s: run.name: %s (the file name's stem; set run.name)", path, msg);
     memset(cfg->run.name, 0, sizeof cfg->run.name);

@@ -562,9 +562,16 @@ static int rule_env_name(const char *s, size_t len, char *msg) {
 
 /* "auto", or an OpenBLAS kernel name in any case (platform.h's table). */
 static int rule_blas_kernel(const char *s, size_t len, char *msg) {
-    char sh[CFG_SHOW_LEN], list[256] = "";
+    char sh[CFG_SHOW_LEN], list[256] = "", hint[64] = "";
     if (len < CFG_NAME_LEN && (!strcmp(s, "auto") || platform_kernel_find(s))) return 0;
-    for (int i = 0; i < platform_kernel_count(); i++)
+    const char *names[64] = {"auto"};
+    int n = 1;
+    for (int i = 0; i < platform_kernel_count() && n < 63; i++) {
+        names[n++] = platform_kernel_name(i);
         snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", platform_kernel_name(i));
-    return errf(msg, "expected auto or an OpenBLAS kernel (%s), got \"%s\"", list + 2, show(s, len, sh));
+    }
+    names[n] = NULL;
+    const char *guess = strlen(s) == len ? did_you_mean(s, names) : NULL;
+    if (guess) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", guess);
+    return errf(msg, "expected auto or an OpenBLAS kernel (%s), got \"%s\"%s", list + 2, show(s, len, sh), hint);
 }

@@ -423,6 +423,8 @@ int memplan_parse_size(const char *s, uint64_t *bytes, char *err) {
     errno = 0;
     char *end;
     double v = strtod(p, &end);
+    if (end != p + strspn(p, "0123456789.")) /* digits and a point: not 1e3 or 0x10 */
+        return errf(err, "expected a size such as 512M or 16G, got \"%s\"", s);
     uint64_t mult = 1;
     switch (toupper((unsigned char)*end)) {
     case 'K': mult = (uint64_t)1 << 10; end++; break;
@@ -527,7 +529,7 @@ int memplan_machine(MemMachine *m, char *err) {
     memset(m, 0, sizeof *m);
     char size[BYTES_STR_LEN];
     const char *env = getenv("GORILA_MEM_LIMIT");
-    if (env) {
+    if (env && *env) { /* set but empty (GORILA_MEM_LIMIT= cmd) is unset */
         if (memplan_parse_size(env, &m->available, err) != 0) return err_prefix(err, "GORILA_MEM_LIMIT");
         snprintf(m->source, sizeof m->source, "GORILA_MEM_LIMIT %s", fmt_bytes(size, m->available));
     } else {

@@ -231,16 +231,19 @@ static int local_init(Local *L, const Config *cfg, char *err) {
 
 /* The gradient steps the env steps so far call for (agent.train_every,
  * agent.gradient_steps), each followed by an evaluation when one is due.
- * Stops early once solved with run.stop_when_solved. 0, or -1 with err
- * (diverged). */
+ * Stops early once solved with run.stop_when_solved, and at run.max_updates
+ * (the env steps of one batch of environments call for several). 0, or -1
+ * with err (diverged). */
 static int train(Local *L, char *err) {
     const Config *cfg = L->cfg;
     Run *r = &L->run;
     bool stop_solved = cfg->run.stop_when_solved;
+    uint64_t max_updates = cfg->run.max_updates ? cfg->run.max_updates : UINT64_MAX;
     L->pending_train += (uint64_t)L->ac.E;
     while (L->pending_train >= (uint64_t)cfg->agent.train_every) {
         L->pending_train -= (uint64_t)cfg->agent.train_every;
         for (int g = 0; g < cfg->agent.gradient_steps; g++) {
+            if (r->updates >= max_updates) return 0;
             if (update(L, err) != 0) return -1;
             if (runctl_eval_due(&r->rc, r->updates)) {
                 EvalResult res;
