@@ -343,6 +343,7 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
         rc = 0;
         goto out;
     }
+    if (resume_dir) trainer_restore_report(L);
     rc = run_open(&L->run, NULL, 0, err);
     if (rc != 0) {
         fprintf(stderr, "gorila: error: %s\n", err);

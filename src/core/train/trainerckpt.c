@@ -100,12 +100,17 @@ int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err) {
                         .episodes = sh.episodes, .wall_seconds = sh.wall_seconds, .ckpt_seq = man.seq,
                         .has_history = man.has_history != 0, .history = man.history};
     L->ac.steps = sh.env_steps;
-    log_info(NULL, "resumed from %s: %" PRIu64 " env steps, %" PRIu64 " updates, replay %zu transitions", man.dir,
-             sh.env_steps, sh.updates, replaystore_size(&L->replay));
+    snprintf(L->resumed_from, sizeof L->resumed_from, "%s", man.dir);
+    L->replay_dropped = sh.replay_dropped;
+    return 0;
+}
+
+void trainer_restore_report(const Local *L) {
+    log_info(NULL, "resumed from %s: %" PRIu64 " env steps, %" PRIu64 " updates, replay %zu transitions",
+             L->resumed_from, L->run.env_steps, L->run.updates, replaystore_size(&L->replay));
     /* A smaller replay.capacity than the checkpoint's contents: say what
      * was lost, as a distributed replay shard does. */
-    if (sh.replay_dropped)
+    if (L->replay_dropped)
         log_info(NULL, "dropped %" PRIu64 " saved transitions, the oldest, beyond replay.capacity %zu (kept the "
-                 "newest %zu)", sh.replay_dropped, replaybuf_capacity(&L->replay.buf), replaystore_size(&L->replay));
-    return 0;
+                 "newest %zu)", L->replay_dropped, replaybuf_capacity(&L->replay.buf), replaystore_size(&L->replay));
 }

@@ -39,6 +39,8 @@ typedef struct {
     Rng *rngs;                   /* (2 + E) scratch for saving generator states */
     char ckpt_dir[PATH_LEN];     /* the last checkpoint committed */
     char ckpt_err[ERR_LEN];      /* why the last one failed */
+    char resumed_from[PATH_LEN]; /* the checkpoint a resume read ("" if none) */
+    uint64_t replay_dropped;     /* its saved transitions beyond replay.capacity */
     Trace trace;                 /* logging.trace: the one track of trace.json */
     /* this process's time per kind of work (summary.json local_time_split):
      * acting (env steps, action selection, replay insert), learning
@@ -61,5 +63,7 @@ int trainer_checkpoint(Local *L, bool final);
  * saved). The environments start fresh episodes from their restored
  * generators. 0, or -1 with err. */
 int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err);
+/* Say what trainer_restore read: once the resume is known to train. */
+void trainer_restore_report(const Local *L);
 
 #endif
