@@ -92,6 +92,27 @@ expect_contains "a script of another folder: no stand-in" "$out" "1 passed, 0 fa
 check "no tests/cli script sources tests/mpilib.sh (the MPI tests' helpers)" \
     bash -c '! grep -lE "^[[:space:]]*(source|\.) .*mpilib\.sh" tests/cli/*.sh'
 
+# -j: a free slot takes the next script while a long one runs (slow.sh
+# waits, up to 60 s, for the third script to start), and the scripts slowest
+# in the times file start first; the report keeps the order given.
+mkdir -p "$w/s/cli"
+cat >"$w/s/cli/slow.sh" <<S
+echo slow >>"$w/s/started"
+for _ in \$(seq 300); do grep -qx c "$w/s/started" && break; sleep 0.2; done
+if grep -qx c "$w/s/started"; then echo "ok 1 - c started while slow ran"; else echo "not ok 1 - c never started"; fi
+S
+for n in a b c; do printf 'echo %s >>"%s"\necho "ok 1 - %s"\n' "$n" "$w/s/started" "$n" >"$w/s/cli/$n.sh"; done
+run_all -j 2 "$w/s/cli/slow.sh" "$w/s/cli/a.sh" "$w/s/cli/b.sh" "$w/s/cli/c.sh"
+expect_contains "-j 2: a long script holds up no slot" "$out" "4 passed, 0 failed"
+expect_eq "-j 2: reported in the order given" "$(grep -o "$w/s/cli/[a-z]*\.sh" <<<"$out" | xargs -n1 basename | tr '\n' ' ')" \
+    "slow.sh a.sh b.sh c.sh "
+rm -f "$w/s/started"
+printf '%s\n' "9 $w/s/cli/c.sh" "5 $w/s/cli/b.sh" "1 $w/s/cli/a.sh" >"$w/build/test-times.txt"
+run_all -j 1 "$w/s/cli/a.sh" "$w/s/cli/b.sh" "$w/s/cli/c.sh"
+expect_eq "the slowest of the last run start first" "$(tr '\n' ' ' <"$w/s/started")" "c b a "
+expect_eq "... and are reported in the order given" "$(grep -o "$w/s/cli/[a-z]*\.sh" <<<"$out" | xargs -n1 basename | tr '\n' ' ')" \
+    "a.sh b.sh c.sh "
+
 run_cmd tests/run-all "$w/build" "$w/t/none.sh"
 expect_rc "a missing script: exit 2" 2
 run_cmd tests/run-all "$w/build" bogus
