@@ -336,7 +336,7 @@ expect_rc "--help exits 0" 0
 expect_contains "--help shows usage" "$out" "usage: gorila config check FILE"
 
 # config place: the host of each rank (docs/MULTIHOST.md); the placement
-# itself is unit-tested (test_roles_core.c, placement_nodes).
+# itself is unit-tested (test_placement.c, placement_nodes).
 run_cmd "$GORILA" config place configs/cartpole.yaml --hosts a:2,b:2,c:2
 expect_rc "config place: exit 0" 0
 expect_eq "config place: one line per rank, learner with its PS on a, replay with its actor on b" \
