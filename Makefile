@@ -6,11 +6,13 @@
 #   make install      build/gorila to PREFIX/bin (default /usr/local), the scripts,
 #                     tools, configs, docs and license to PREFIX/share/gorila
 #                     (DESTDIR=dir stages it); make uninstall removes them
-#   make test         layer check, unit, CLI and MPI integration tests; ends with
-#                     "N passed, N failed"
+#   make check        the fast tier, no MPI job: layer check, unit tests and the
+#                     CLI tests (tests/cli); ends with "N passed, N failed"
+#   make test         the whole suite: make check's tiers and the MPI integration
+#                     tests (tests/mpi: real mpirun jobs)
 #   make check-layers compile each layer with only the include paths it may use,
 #                     each room of src/core with only its own private headers
-#   make check-cycles no cycle between the object files (both run in make test)
+#   make check-cycles no cycle between the object files (both run in make check and test)
 #   make test-asan    the same unit and CLI tests built with ASan + UBSan (build-asan/)
 #   make test-kernels the unit tests and the number-comparing scripts once per
 #                     OpenBLAS kernel this CPU can run (KERNELS="Haswell Zen" picks)
@@ -134,7 +136,7 @@ OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
 LIBA     := $(BUILD)/libgorila.a
 
-.PHONY: all gorila install uninstall test test-unit test-cli test-mpi test-kernels test-asan check-layers check-cycles fuzz run deps clean
+.PHONY: all gorila install uninstall check test test-unit test-cli test-mpi test-kernels test-asan check-layers check-cycles fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
@@ -258,6 +260,11 @@ check-cycles: $(LIB_OBJ) $(CLI_OBJ)
 	    sed -e 's|^tsort: $(BUILD)/check-cycles.edges: input contains a loop:|check-cycles: a cycle between object files:|' \
 	        -e 's|^tsort: $(BUILD)/obj/|    |' $(BUILD)/check-cycles.err; fail=1; fi; \
 	if [ $$fail -ne 0 ]; then exit 1; fi; echo "check-cycles: no cycle between object files"
+
+# Tiers: check starts no MPI job (tests/run-all fails a tests/cli script that
+# calls mpirun), test adds tests/mpi.
+check: all check-layers check-cycles
+	tests/run-all -j2 $(BUILD) unit cli
 
 test: all check-layers check-cycles
 	tests/run-all -j2 $(BUILD) unit cli mpi

@@ -83,60 +83,12 @@ expect_rc "launch --resume RUN alone: exit 0" 0
 expect_contains "launch --resume RUN: trains on the run's config" "$out" "gorila train --resume $run_dir"
 rm -rf "$run_dir"
 
-# The restart policy (--max-restarts), with a stand-in gorila ($GORILA is
-# honoured by the script) that exits with the statuses listed in
-# $fake/codes, one line per attempt ("KILL": dies of SIGKILL), and records
-# its arguments. Most cases run under a stand-in mpirun that only runs the
-# program; two go through the real mpirun, to see that its exit status is
-# gorila's (or 137 for a rank killed by a signal).
-fake="$TEST_TMP/launch-restart"
-rm -rf "$fake"
-mkdir -p "$fake/bin" "$fake/run/checkpoints/ckpt-000001"
-touch "$fake/run/checkpoints/ckpt-000001/MANIFEST"
-echo ckpt-000001 >"$fake/run/checkpoints/latest"
-cat >"$fake/gorila" <<EOF2
-#!/usr/bin/env bash
-[ "\$1" = config ] && { echo "ranks: 1"; exit 0; }
-n=\$(( \$(cat "$fake/count" 2>/dev/null || echo 0) + 1 ))
-echo \$n >"$fake/count"
-echo "\$*" >>"$fake/calls"
-echo "run directory: $fake/run"
-code=\$(sed -n "\${n}p" "$fake/codes")
-[ "\$code" = KILL ] && kill -KILL \$\$
-# LOST: Open MPI's words for a node it lost; LOSTDOWN: and the host stays down.
-case \$code in LOST*) echo "  Remote daemon: [[4242,0],2] on node 127.0.0.3" >&2; code=1 ;; esac
-[ "\${code:-}" = 1 ] && [ "\$(sed -n "\${n}p" "$fake/codes")" = LOSTDOWN ] && echo 127.0.0.3 >"$fake/down"
-exit "\${code:-0}"
-EOF2
-cat >"$fake/bin/mpirun" <<EOF2
-#!/usr/bin/env bash
-while [ \$# -gt 0 ] && [ "\$1" != "$fake/gorila" ]; do shift; done
-exec "\$@"
-EOF2
-# A stand-in for Open MPI's rsh agent (ssh): records each call's host and
-# command; a host listed in $fake/down refuses the connection.
-cat >"$fake/agent" <<EOF2
-#!/usr/bin/env bash
-while [ "\${1#-}" != "\$1" ]; do [ "\$1" = -o ] && shift; shift; done
-echo "\$*" >>"$fake/agent-calls"
-if grep -qxF "\$1" "$fake/down" 2>/dev/null; then
-    echo "ssh: connect to host \$1 port 22: Connection refused" >&2
-    exit 255
-fi
-EOF2
-chmod +x "$fake/gorila" "$fake/bin/mpirun" "$fake/agent"
-
-# launch_with CODES [--real-mpirun] ARGS...: run launch on the stand-in.
-launch_with() {
-    local codes=$1 path=$fake/bin:$PATH
-    shift
-    if [ "${1:-}" = --real-mpirun ]; then path=$PATH; shift; fi
-    # shellcheck disable=SC2086 # CODES: exit statuses separated by spaces, one a line
-    printf '%s\n' $codes >"$fake/codes"
-    rm -f "$fake/count" "$fake/calls"
-    run_cmd env PATH="$path" GORILA="$fake/gorila" "$L" configs/local/cartpole.yaml "$@"
-    calls=$(cat "$fake/count" 2>/dev/null || echo 0)
-}
+# The restart policy (--max-restarts), with the stand-ins of
+# tests/launchlib.sh (a gorila that exits with the statuses asked for, an
+# mpirun that only runs the program). The same through the real mpirun:
+# tests/mpi/launch.sh.
+source "$(dirname "$0")/../launchlib.sh"
+launch_standins "$TEST_TMP/launch-restart"
 
 # Every status of exitcode.h after which a restart would fail the same way:
 # one attempt, and the reason in the header's own words.
@@ -172,12 +124,6 @@ launch_with "4"
 expect_rc "launch without --max-restarts: status passed on" 4
 expect_eq "launch without --max-restarts: no restart message" "$(grep -c 'not restarting' <<<"$err")" 0
 
-launch_with "4 0" --real-mpirun --max-restarts 2
-expect_rc "launch under mpirun: exit 4 comes through and is not restarted" 4
-expect_eq "launch under mpirun: one attempt" "$calls" 1
-launch_with "KILL 0" --real-mpirun --max-restarts 2
-expect_rc "launch under mpirun: a killed rank is restarted" 0
-expect_eq "launch under mpirun: two attempts" "$calls" 2
 
 # Hosts that do not answer (docs/MULTIHOST.md, "Failures"): before each
 # start every remote host must answer Open MPI's rsh agent, called as Open

@@ -648,7 +648,7 @@ Test(replaystore, append_serial_keeps_saved_priorities_and_max) {
 
 
 /* The actors' initial priorities are tested with the actor core
- * (tests/unit/test_roles_core.c: actorcore.initial_priorities_from_the_acting_forward). */
+ * (tests/unit/test_actorcore.c: actorcore.initial_priorities_from_the_acting_forward). */
 
 /* ---- one type, both kinds ------------------------------------------------ */
 

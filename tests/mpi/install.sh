@@ -75,7 +75,7 @@ prefix=$P
 libdir=\${prefix}/lib
 includedir=\${prefix}/include
 Name: openblas
-Description: OpenBLAS (copied for tests/cli/install.sh)
+Description: OpenBLAS (copied for tests/mpi/install.sh)
 Version: $(pkg-config --modversion openblas)
 Libs: -L\${libdir} -lopenblas
 Cflags: -I\${includedir}
@@ -85,7 +85,7 @@ prefix=$P
 libdir=\${prefix}/lib
 includedir=\${prefix}/include
 Name: LibYAML
-Description: libyaml (copied for tests/cli/install.sh)
+Description: libyaml (copied for tests/mpi/install.sh)
 Version: $(pkg-config --modversion yaml-0.1)
 Libs: -L\${libdir} -lyaml
 Cflags: -I\${includedir}
