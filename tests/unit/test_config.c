@@ -20,6 +20,14 @@
 #include "config.h"
 #include "util.h"
 
+/* The MinAtar ids in env.name's list of choices (a build with MINATAR=1;
+ * the Makefile compiles this file with its definitions). */
+#ifdef GORILA_MINATAR
+#define MINATAR_IDS ", MinAtar/{Asterix,Breakout,Freeway,Seaquest,SpaceInvaders}-v0|-v1"
+#else
+#define MINATAR_IDS ""
+#endif
+
 #define BAD "tests/fixtures/bad_configs/"
 
 typedef struct {
@@ -64,7 +72,7 @@ static const BadCase bad_cases[] = {
                           "easgd, local_sgd, got \"ps_asynch\" (did you mean \"ps_async\"?)"},
     {"enum_unknown.yaml", ":2:9: replay.kind: expected one of uniform, prioritized, got \"reservoir\""},
     {"env_name_suggest.yaml", ":2:9: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
-                              "Pendulum-v1, got \"Acrobot-v0\" (did you mean \"Acrobot-v1\"?)"},
+                              "Pendulum-v1" MINATAR_IDS ", got \"Acrobot-v0\" (did you mean \"Acrobot-v1\"?)"},
     {"bad_run_name.yaml",
      ":2:9: run.name: expected 1 to 63 characters from A-Z a-z 0-9 . _ -, got \"my run/1\""},
     {"run_name_dotdot.yaml", ":2:9: run.name: expected a name other than \".\" and \"..\", got \"..\""},
@@ -665,6 +673,43 @@ Test(config_set, too_many_overrides) {
     cr_assert_str_eq(err, "expected at most 64 --set overrides, got 65");
 }
 
+/* env.sticky_actions and env.difficulty_ramping: MinAtar's, refused on
+ * another environment unless at their defaults; env.reward_threshold:
+ * auto (the env's, or none), none, or a number. */
+Test(config_set, minatar_keys_and_reward_threshold) {
+    Config c;
+    char err[ERR_LEN];
+    const char *cart_sticky[] = {"env.sticky_actions=0.25"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_sticky, 1, err), -1);
+    cr_expect(strstr(err, "only the MinAtar environments take env.sticky_actions, but env.name is CartPole-v1"), "%s",
+              err);
+    const char *cart_ramp[] = {"env.difficulty_ramping=false"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_ramp, 1, err), -1);
+    cr_expect(strstr(err, "only the MinAtar environments take env.difficulty_ramping"), "%s", err);
+    const char *cart_default[] = {"env.sticky_actions=0.1", "env.difficulty_ramping=true"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_default, 2, err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), 475.0, "auto: CartPole-v1's registered threshold");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=none", err), 0, "%s", err);
+    cr_expect(isnan(config_reward_threshold(&c)), "none");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=-12.5", err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), -12.5);
+    cr_assert_eq(config_set(&c, "env.reward_threshold=many", err), -1);
+    cr_expect(strstr(err, "env.reward_threshold: expected auto (the environment's registered threshold, or none), "
+                          "none, or a finite number, got \"many\""), "%s", err);
+    cr_assert_eq(config_set(&c, "env.reward_threshold=inf", err), -1);
+#ifdef GORILA_MINATAR
+    const char *minatar[] = {"env.name=MinAtar/Breakout-v1", "env.sticky_actions=0", "env.difficulty_ramping=false"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", minatar, 3, err), 0, "%s", err);
+    cr_expect_eq(c.env.sticky_actions, 0.0);
+    cr_expect(!c.env.difficulty_ramping);
+    cr_expect(isnan(config_reward_threshold(&c)), "auto: MinAtar registers no threshold");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=30", err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), 30.0);
+    cr_assert_eq(config_set(&c, "env.sticky_actions=1.5", err), -1);
+    cr_assert_eq(config_set(&c, "env.torques=[-1, 1]", err), -1);
+#endif
+}
+
 /* ---- validation of a Config built in code ---------------------------------------- */
 
 Test(config_validate, catches_values_set_in_code) {
@@ -688,7 +733,7 @@ Test(config_validate, catches_values_set_in_code) {
     snprintf(c.env.name, sizeof c.env.name, "Pong");
     cr_assert_eq(config_validate(&c, err), -1);
     cr_assert_str_eq(err, "config: env.name: expected one of CartPole-v1, MountainCar-v0, Acrobot-v1, "
-                          "Pendulum-v1, got \"Pong\"");
+                          "Pendulum-v1" MINATAR_IDS ", got \"Pong\"");
     config_defaults(&c);
     c.env.torques[0] = -1; /* changed in code on a CartPole config */
     cr_assert_eq(config_validate(&c, err), -1);
