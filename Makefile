@@ -177,6 +177,11 @@ $(BUILD)/minatar-build: FORCE
 	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "MINATAR=$(MINATAR)" ] || echo "MINATAR=$(MINATAR)" > $@
 $(BUILD)/obj/src/cli/cmd_env_minatar.o: CFLAGS += $(MINATAR_DEFS)
 $(BUILD)/obj/src/cli/cmd_env_minatar.o: $(BUILD)/minatar-build
+# The registry (envs/env.c) lists the MinAtar environments only when linked.
+$(BUILD)/obj/envs/env.o: CFLAGS += $(MINATAR_DEFS)
+$(BUILD)/obj/envs/env.o: $(BUILD)/minatar-build
+$(BUILD)/obj/tests/unit/test_config.o: CFLAGS += $(MINATAR_DEFS)
+$(BUILD)/obj/tests/unit/test_config.o: $(BUILD)/minatar-build
 $(OTHER_BUILD): $(CLI_OBJ) $(BUILD)/obj/tests/version-other.o $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

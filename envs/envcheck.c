@@ -7,10 +7,13 @@
  *   b  seed S again: must match a bit for bit (determinism)
  *   c  seed S + 1: must differ from a somewhere (seed)
  *
- * and before each of a's steps two copies of a are made: one stepped
- * through spec->dynamics directly (its raw flags; a step must be a function
- * of the Env value), one restored with env_set_state(env_get_state(a)) onto
- * a state array poisoned past state_dim (state_dim holds the whole state).
+ * and before each of a's steps two copies of a are made (env_copy, into
+ * two more instances of the same spec): one stepped through spec->dynamics
+ * directly (its raw flags; a step must be a function of the Env value), one
+ * restored with env_set_state(env_get_state(a)) onto a state poisoned past
+ * state_dim, or a byte state poisoned whole (the state holds everything).
+ * The five instances (byte-state ones own their e->ext) and the state
+ * buffer are the only allocations, released before envcheck_run returns.
  *
  * Writes past the end are caught with sentinels: the observation buffer has
  * GUARD floats beyond ENV_MAX_OBS and is filled with a NaN payload no
@@ -24,20 +27,22 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { GUARD = 16, OBS_CAP = ENV_MAX_OBS + GUARD, PAST_END_STEPS = 3, SHORT_LIMIT = 2 };
 static const uint32_t OBS_SENTINEL = 0x7fc5a5a5u;               /* a quiet NaN with a payload */
 static const uint64_t STATE_SENTINEL = 0x7ff8a5a5a5a5a5a5ull;   /* likewise, float64 */
+static const int EXT_POISON = 0xa5;                              /* every byte of a poisoned byte state */
 
 static const struct {
     const char *name, *what;
 } ITEMS[ENVCHECK_COUNT] = {
     [ENVCHECK_SPEC] = {"spec", "spec fields within limits, env_init accepts the options"},
     [ENVCHECK_OBS_DIM] = {"obs_dim", "reset and step write exactly obs_dim floats"},
-    [ENVCHECK_STATE_DIM] = {"state_dim", "the state is state[0 .. state_dim): get/set_state reproduce a step"},
+    [ENVCHECK_STATE_DIM] = {"state_dim", "the state holds everything: get/set_state reproduce a step"},
     [ENVCHECK_OBS_FINITE] = {"obs_finite", "every observation is finite"},
-    [ENVCHECK_OBS_BOUNDS] = {"obs_bounds", "every observation within the declared obs_low/obs_high"},
+    [ENVCHECK_OBS_BOUNDS] = {"obs_bounds", "every observation within obs_low/obs_high (planes: 0 or 1)"},
     [ENVCHECK_REWARD] = {"reward", "every reward is finite"},
     [ENVCHECK_FLAGS] = {"flags", "truncated exactly at the time limit, never with terminated"},
     [ENVCHECK_PAST_END] = {"past_end", "steps past the end without reset stay finite"},
@@ -115,10 +120,29 @@ static int first_obs_diff(const float *x, const float *y, int n) {
     return -1;
 }
 
-static int first_state_diff(const Env *x, const Env *y, int n) {
+/* Index of the first of state_dim doubles whose bits differ, then (for a
+ * byte state) ENV_MAX_STATE + the first differing byte; -1 if none. */
+static long first_state_diff(const Env *x, const Env *y, int n) {
     for (int i = 0; i < n; i++)
         if (dbits(x->state[i]) != dbits(y->state[i])) return i;
+    if (x->ext && y->ext) {
+        const unsigned char *a = x->ext, *b = y->ext;
+        for (size_t i = 0; i < x->spec->state_bytes; i++)
+            if (a[i] != b[i]) return ENV_MAX_STATE + (long)i;
+    }
     return -1;
+}
+
+/* "state[3] 0.1 vs 0.2" or "state byte 17: 0x01 vs 0x00" for a diff at i. */
+static const char *state_diff_text(const Env *a, const Env *b, long i, char *buf, size_t cap) {
+    if (i < ENV_MAX_STATE) {
+        snprintf(buf, cap, "state[%ld] %.17g vs %.17g", i, a->state[i], b->state[i]);
+    } else {
+        size_t k = (size_t)(i - ENV_MAX_STATE);
+        snprintf(buf, cap, "state byte %zu: 0x%02x vs 0x%02x", k, ((const unsigned char *)a->ext)[k],
+                 ((const unsigned char *)b->ext)[k]);
+    }
+    return buf;
 }
 
 /* An observation just written to a poisoned buffer: every entry below
@@ -143,6 +167,14 @@ static void check_obs(Run *r, const float *obs, int finite_item, bool bounds) {
         if (!isfinite(obs[i]) && fbits(obs[i]) != OBS_SENTINEL) {
             fail(r, finite_item, "obs[%d] = %g", i, (double)obs[i]);
             break;
+        }
+    }
+    if (bounds && s->obs_type == ENV_OBS_PLANES) {
+        for (int i = 0; i < O; i++) {
+            if (fbits(obs[i]) != fbits(0.0f) && fbits(obs[i]) != fbits(1.0f)) {
+                fail(r, ENVCHECK_OBS_BOUNDS, "obs[%d] = %.9g is not 0 or 1 (planes)", i, (double)obs[i]);
+                break;
+            }
         }
     }
     if (bounds && s->obs_low) {
@@ -178,29 +210,32 @@ static void compare_twins(Run *r, const Env *a, const float *oa, EnvStep ra, con
              ra.reward, rb.reward);
     } else if (ra.terminated != rb.terminated || ra.truncated != rb.truncated) {
         fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ in their flags");
-    } else if ((i = first_state_diff(a, b, r->spec->state_dim)) >= 0) {
-        fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ: state[%d] %.17g vs %.17g",
-             i, a->state[i], b->state[i]);
+    } else {
+        long k = first_state_diff(a, b, r->spec->state_dim);
+        char what[128];
+        if (k >= 0)
+            fail(r, ENVCHECK_DETERMINISM, "two instances with one seed and one action sequence differ: %s",
+                 state_diff_text(a, b, k, what, sizeof what));
     }
 }
 
 /* Before a's step with `action`: restore a copy from env_get_state(a) onto
  * a poisoned state and check that it observes what a observes (cur). The
  * copy is stepped after a (check_restored). */
-static void restore_copy(Run *r, const Env *a, const float *cur, Env *rt) {
-    double s[ENV_MAX_STATE];
+static void restore_copy(Run *r, const Env *a, const float *cur, Env *rt, void *s) {
     float o[OBS_CAP];
-    *rt = *a;
+    env_copy(rt, a);
     poison_state(rt, 0);
+    if (rt->ext) memset(rt->ext, EXT_POISON, rt->spec->state_bytes);
     env_get_state(a, s);
     poison_obs(o);
     env_set_state(rt, s, o);
     int i = first_obs_diff(o, cur, r->spec->obs_dim);
     if (i >= 0)
         fail(r, ENVCHECK_STATE_DIM,
-             "observe is not a function of state[0 .. %d): restored with env_set_state it gives obs[%d] = %.9g, the "
-             "instance %.9g",
-             r->spec->state_dim, i, (double)o[i], (double)cur[i]);
+             "observe is not a function of the state (%d doubles, %zu bytes): restored with env_set_state it gives "
+             "obs[%d] = %.9g, the instance %.9g",
+             r->spec->state_dim, r->spec->state_bytes, i, (double)o[i], (double)cur[i]);
 }
 
 static void check_restored(Run *r, Env *rt, int action, const float *oa, EnvStep ra) {
@@ -210,10 +245,10 @@ static void check_restored(Run *r, Env *rt, int action, const float *oa, EnvStep
     int i = first_obs_diff(o, oa, r->spec->obs_dim);
     if (i >= 0 || dbits(rr.reward) != dbits(ra.reward) || rr.terminated != ra.terminated)
         fail(r, ENVCHECK_STATE_DIM,
-             "a copy restored with env_set_state(env_get_state()) took another step (%s): state_dim %d does not hold "
-             "the whole state",
+             "a copy restored with env_set_state(env_get_state()) took another step (%s): state_dim %d / state_bytes "
+             "%zu do not hold the whole state",
              i >= 0 ? "observation" : dbits(rr.reward) != dbits(ra.reward) ? "reward" : "terminated",
-             r->spec->state_dim);
+             r->spec->state_dim, r->spec->state_bytes);
 }
 
 /* The flags of a's step number t (1-based) of an episode. raw: what
@@ -225,13 +260,13 @@ static void check_flags(Run *r, const Env *a, long t, EnvStep raw, EnvStep st) {
     if (a->t != t) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after %ld steps", a->t, t);
     if (st.truncated && t != a->max_steps)
         fail(r, ENVCHECK_FLAGS, "truncated at step %ld, the time limit is %d", t, a->max_steps);
-    if (!st.terminated && !st.truncated && t >= a->max_steps)
+    if (!st.terminated && !st.truncated && a->max_steps > 0 && t >= a->max_steps)
         fail(r, ENVCHECK_FLAGS, "no flag at step %ld, the time limit is %d", t, a->max_steps);
 }
 
-/* Steps past the end of an episode without reset (a copy of a). */
-static void check_past_end(Run *r, const Env *a) {
-    Env p = *a;
+/* Steps past the end of an episode without reset (p: a copy of a). */
+static void check_past_end(Run *r, const Env *a, Env *p) {
+    env_copy(p, a);
     Phase saved = r->phase;
     long saved_step = r->step;
     r->phase = AT_PAST_END;
@@ -239,7 +274,7 @@ static void check_past_end(Run *r, const Env *a) {
         float o[OBS_CAP];
         poison_obs(o);
         r->step = k;
-        EnvStep st = env_step(&p, k % p.num_actions, o);
+        EnvStep st = env_step(p, k % p->num_actions, o);
         check_obs(r, o, ENVCHECK_PAST_END, false);
         if (!isfinite(st.reward)) fail(r, ENVCHECK_PAST_END, "reward = %g", st.reward);
     }
@@ -265,22 +300,35 @@ static void check_short_limit(Run *r, const EnvOptions *opt, uint64_t seed, Rng 
     for (long t = 1; t <= SHORT_LIMIT; t++) {
         r->step = t;
         EnvStep st = env_step(&d, (int)rng_below(pol, (uint64_t)d.num_actions), o);
-        if (st.terminated) return;
+        if (st.terminated) break;
         if (st.truncated != (t == SHORT_LIMIT)) {
             fail(r, ENVCHECK_FLAGS, "truncated = %d", st.truncated ? 1 : 0);
-            return;
+            break;
         }
     }
+    env_free(&d);
 }
 
 /* The three instances a check runs side by side: a (checked), b (the
  * same seed: must match a bit for bit) and c (the next seed: must differ
- * somewhere), with their observations and a's current one. */
+ * somewhere), with their observations and a's current one; rt and cp
+ * take a's copies (restored, stepped raw), st a's state. */
 typedef struct {
-    Env a, b, c;
+    Env a, b, c, rt, cp;
+    void *st; /* env_state_size bytes */
     float oa[OBS_CAP], ob[OBS_CAP], oc[OBS_CAP], cur[OBS_CAP];
     bool c_live, seed_differs;
 } Trio;
+
+static void free_trio(Trio *t) {
+    env_free(&t->a);
+    env_free(&t->b);
+    env_free(&t->c);
+    env_free(&t->rt);
+    env_free(&t->cp);
+    free(t->st);
+    t->st = NULL;
+}
 
 /* Reset all three for episode run->ep and check the first observation. */
 static void reset_trio(Run *r, Trio *t) {
@@ -304,12 +352,12 @@ static void reset_trio(Run *r, Trio *t) {
 static EnvStep step_trio(Run *r, Trio *t, Rng *pol) {
     const EnvSpec *spec = r->spec;
     const int O = spec->obs_dim, sd = spec->state_dim;
-    Env *a = &t->a;
+    Env *a = &t->a, *copy = &t->cp;
     int action = (int)rng_below(pol, (uint64_t)a->num_actions);
-    Env rt, copy = *a;
     bool restore = !a->terminated; /* set_state clears it: compare only episodes still running */
-    if (restore) restore_copy(r, a, t->cur, &rt);
-    EnvStep raw = spec->dynamics(&copy, action);
+    if (restore) restore_copy(r, a, t->cur, &t->rt, t->st);
+    env_copy(copy, a);
+    EnvStep raw = spec->dynamics(copy, action);
 
     poison_obs(t->oa);
     EnvStep st = env_step(a, action, t->oa);
@@ -319,13 +367,13 @@ static EnvStep step_trio(Run *r, Trio *t, Rng *pol) {
     check_state_tail(r, a);
     if (!isfinite(st.reward)) fail(r, ENVCHECK_REWARD, "reward = %g", st.reward);
     check_flags(r, a, r->step, raw, st);
-    bool pure = first_state_diff(&copy, a, sd) < 0 && dbits(raw.reward) == dbits(st.reward) &&
+    bool pure = first_state_diff(copy, a, sd) < 0 && dbits(raw.reward) == dbits(st.reward) &&
                 raw.terminated == st.terminated;
     if (!pure)
         fail(r, ENVCHECK_DETERMINISM,
              "stepping a copy of the Env gave another result: state outside e->state or e->rng "
              "(a static or global?)");
-    if (restore && pure) check_restored(r, &rt, action, t->oa, st); /* else hidden state would blame state_dim */
+    if (restore && pure) check_restored(r, &t->rt, action, t->oa, st); /* else hidden state would blame state_dim */
 
     poison_obs(t->ob);
     EnvStep sb = env_step(&t->b, action, t->ob);
@@ -356,14 +404,25 @@ static int init_trio(Run *r, Trio *t, const EnvOptions *opt, uint64_t seed) {
         return -1;
     }
     if (env_init(&t->b, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
-        env_init(&t->c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0) {
+        env_init(&t->c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0 ||
+        env_init(&t->rt, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
+        env_init(&t->cp, spec, opt, seed, RNG_STREAM_ENV, err) < 0) {
         fail(r, ENVCHECK_SPEC, "env_init succeeds once, then fails: %s", err);
         return -1;
     }
-    note(&rep->item[ENVCHECK_SPEC], "obs %d, actions %d, state %d, time limit %d, threshold %g", spec->obs_dim,
-         t->a.num_actions, spec->state_dim, t->a.max_steps, spec->reward_threshold);
+    t->st = xmalloc(env_state_size(spec));
+    char obs[32], state[48], limit[16], thr[32];
+    env_obs_text(spec, obs, sizeof obs);
+    if (spec->state_bytes) snprintf(state, sizeof state, "%zu bytes", spec->state_bytes);
+    else snprintf(state, sizeof state, "%d", spec->state_dim);
+    if (t->a.max_steps) snprintf(limit, sizeof limit, "%d", t->a.max_steps);
+    else snprintf(limit, sizeof limit, "none");
+    if (env_has_threshold(spec->reward_threshold)) snprintf(thr, sizeof thr, "%g", spec->reward_threshold);
+    else snprintf(thr, sizeof thr, "none");
+    note(&rep->item[ENVCHECK_SPEC], "obs %s%s, actions %d, state %s, time limit %s, threshold %s", obs,
+         spec->obs_type == ENV_OBS_PLANES ? " planes" : "", t->a.num_actions, state, limit, thr);
     rep->num_actions = t->a.num_actions;
-    if (!spec->obs_low) {
+    if (!spec->obs_low && spec->obs_type != ENV_OBS_PLANES) {
         rep->item[ENVCHECK_OBS_BOUNDS].status = ENVCHECK_SKIP;
         note(&rep->item[ENVCHECK_OBS_BOUNDS], "the spec declares no obs_low/obs_high");
     }
@@ -389,7 +448,10 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
     Trio trio = {0};
     Trio *t = &trio;
     /* spec: everything else needs a valid spec and an instance. */
-    if (init_trio(r, t, opt, seed) != 0) return rep->failed;
+    if (init_trio(r, t, opt, seed) != 0) {
+        free_trio(t);
+        return rep->failed;
+    }
 
     Rng pol;
     rng_seed(&pol, seed, RNG_STREAM_TOOL);
@@ -406,7 +468,7 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
         n_trunc += st.truncated;
         if (min_len < 0 || run.step < min_len) min_len = run.step;
         if (run.step > max_len) max_len = run.step;
-        if (ep == 1) check_past_end(r, &t->a);
+        if (ep == 1) check_past_end(r, &t->a, &t->cp);
     }
     rep->episodes = episodes;
     check_short_limit(r, opt, seed, &pol);
@@ -418,8 +480,12 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
              "seeds %" PRIu64 " and %" PRIu64 " gave identical trajectories over %d episodes: reset_state must draw from e->rng",
              seed, seed + 1, episodes);
     }
-    if (rep->item[ENVCHECK_FLAGS].status == ENVCHECK_PASS)
-        note(&rep->item[ENVCHECK_FLAGS], "time limit %d: %d terminated, %d truncated, lengths %ld to %ld",
-             t->a.max_steps, n_term, n_trunc, min_len, max_len);
+    if (rep->item[ENVCHECK_FLAGS].status == ENVCHECK_PASS) {
+        char limit[16] = "none";
+        if (t->a.max_steps) snprintf(limit, sizeof limit, "%d", t->a.max_steps);
+        note(&rep->item[ENVCHECK_FLAGS], "time limit %s: %d terminated, %d truncated, lengths %ld to %ld", limit,
+             n_term, n_trunc, min_len, max_len);
+    }
+    free_trio(t);
     return rep->failed;
 }

@@ -5,24 +5,28 @@
  *
  * envcheck_run steps the environment with uniformly random actions for a
  * number of episodes and checks what env.h promises about an EnvSpec and
- * what the actors and the learner rely on. It allocates nothing, prints
- * nothing and keeps no state: the report is the caller's. Each item below is
+ * what the actors and the learner rely on. It prints nothing and keeps no
+ * state (the report is the caller's); it allocates only its instances'
+ * byte states and one state buffer, released before it returns. Each item below is
  * one check; the first violation of each is kept, with where it happened
  * ("episode 3 step 17: ...").
  *
  *   spec         env_spec_check, and env_init accepts the options
  *   obs_dim      reset and step write all obs_dim floats and nothing past them
- *   state_dim    reset and step touch only state[0 .. state_dim); the
- *                observation is a function of those values, and a copy made
- *                with env_get_state/env_set_state takes the same next step
- *                (so the replay protocol and state round trips hold)
+ *   state_dim    reset and step touch only state[0 .. state_dim) (or the
+ *                byte state); the observation is a function of the state,
+ *                and a copy made with env_get_state/env_set_state takes the
+ *                same next step (so the replay protocol, state round trips
+ *                and checkpoints of an env slot hold)
  *   obs_finite   every observation finite (reset, step)
  *   obs_bounds   every observation within spec->obs_low/obs_high (skipped
- *                when the spec declares none); steps past the end excluded
+ *                when the spec declares none); planes: every cell exactly
+ *                0.0f or 1.0f; steps past the end excluded
  *   reward       every reward finite
  *   flags        dynamics never reports truncated; the episode ends at the
  *                first flag; truncated exactly when the step count reaches
- *                the time limit (also checked with a 2-step limit);
+ *                the time limit, never without one (also checked with a
+ *                2-step limit);
  *                terminated and truncated never both
  *   past_end     3 steps past the end of an episode without reset (allowed,
  *                as in Gymnasium) still give finite observations and rewards

@@ -88,6 +88,7 @@ const EnvSpec env_pendulum = {
     .num_actions = ENV_PENDULUM_DEFAULT_TORQUES,
     .state_dim = 2,
     .max_episode_steps = 200,
+    .options = ENV_TAKES_TORQUES,
     .reward_threshold = -200.0,
     .reset_state = pendulum_reset_state,
     .dynamics = pendulum_dynamics,

@@ -64,6 +64,7 @@ static BenchResult run_one(const EnvSpec *spec, uint64_t steps) {
     }
     r.seconds = now_seconds() - t0;
     r.checksum = sum;
+    env_free(&e);
     return r;
 }
 

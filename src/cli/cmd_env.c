@@ -2,7 +2,8 @@
 /* cmd_env.c: `gorila env list|rollout|replay|check`, the command-line face
  * of the bundled environments (envs/env.h, envs/envcheck.h).
  *
- *   env list                       table of name, sizes, time limit, threshold
+ *   env list                       table of name, observation (size, or HxWxC planes),
+ *                                  actions, time limit, threshold ("-": none)
  *   env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]
  *                                  random-policy episodes: return and length of
  *                                  each, then total steps and steps/s
@@ -52,9 +53,9 @@ enum { EPISODES_DEFAULT = 5, EPISODES_MAX = 100000000 };
 
 /* Print the bad name, a did-you-mean if one is close, and the valid names. */
 static int unknown_env(const char *what, const char *name) {
-    const char *names[16];
-    char list[256] = "";
-    int n = env_registry_count < 15 ? env_registry_count : 15;
+    const char *names[32];
+    char list[512] = "";
+    int n = env_registry_count < 31 ? env_registry_count : 31;
     for (int i = 0; i < n; i++) {
         names[i] = env_registry[i]->name;
         if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
@@ -179,7 +180,7 @@ static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
  * them: `truncated = elapsed_steps >= max_episode_steps`, whatever the
  * environment said about termination. r is env_step's answer for e. */
 static EnvStep reported_flags(const Env *e, EnvStep r) {
-    r.truncated = e->t >= e->max_steps;
+    r.truncated = e->max_steps > 0 && e->t >= e->max_steps; /* max_steps 0: no time limit */
     return r;
 }
 
@@ -191,11 +192,14 @@ static const char *end_name(EnvStep r) {
 
 static int env_list(int argc, char **argv) {
     if (argc > 1) return usage_error("env list: takes no arguments, got \"%s\"", argv[1]);
-    printf("%-16s %4s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
+    printf("%-26s %8s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
     for (int i = 0; i < env_registry_count; i++) {
         const EnvSpec *s = env_registry[i];
-        printf("%-16s %4d %8d %11d %17g\n", s->name, s->obs_dim, s->num_actions, s->max_episode_steps,
-               s->reward_threshold);
+        char obs[32], limit[16] = "-", thr[32] = "-";
+        env_obs_text(s, obs, sizeof obs);
+        if (s->max_episode_steps) snprintf(limit, sizeof limit, "%d", s->max_episode_steps);
+        if (env_has_threshold(s->reward_threshold)) snprintf(thr, sizeof thr, "%g", s->reward_threshold);
+        printf("%-26s %8s %8d %11s %17s\n", s->name, obs, s->num_actions, limit, thr);
     }
     printf("\nPendulum-v1: actions are the discrete torques {-2, 0, 2} (--torques to change);\n"
            "Gymnasium registers no reward threshold for it, -200 is gorila's \"solved\" bar.\n");
@@ -275,6 +279,7 @@ static int env_rollout(int argc, char **argv) {
         printf("%8" PRIu64 " %14.6f %8ld %s\n", ep, ret, len, end_name(r));
     }
     double secs = now_seconds() - t0;
+    env_free(&e);
     printf("total steps: %" PRIu64 "\n", total);
     printf("steps/s: %.4g\n", secs > 0 ? (double)total / secs : 0.0);
     return 0;
@@ -414,6 +419,10 @@ static int env_replay(int argc, char **argv) {
     Replay r = {.have_state = false};
     rc = make_env(what, &a, 0, &r.e);
     if (rc) return rc;
+    if (r.e.spec->state_bytes) { /* the protocol's state is float64 values */
+        env_free(&r.e);
+        return usage_error("%s: %s has a byte state, which the state/step protocol cannot set", what, a.name);
+    }
 
     char *line = xmalloc(REPLAY_LINE_MAX + 1);
     long lineno = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_env_minatar.c: `gorila env replay MinAtar/<Game>-v0|-v1` and the
- * MinAtar section of `gorila env list` (envs/minatar; see
+ * MinAtar note under `gorila env list`'s table (envs/minatar; see
  * docs/ENVIRONMENTS.md, "MinAtar").
  *
  * One process is one reference minatar.Environment(game,
@@ -48,7 +48,7 @@ int minatar_cli_replay(int argc, char **argv) {
     return usage_error("env replay: this build has no MinAtar (built with make MINATAR=0)");
 }
 
-void minatar_cli_list(void) { printf("\nMinAtar: not in this build (built with make MINATAR=0).\n"); }
+void minatar_cli_list(void) { printf("MinAtar: not in this build (built with make MINATAR=0).\n"); }
 
 #else
 
@@ -248,20 +248,10 @@ int minatar_cli_replay(int argc, char **argv) {
 }
 
 void minatar_cli_list(void) {
-    printf("\nMinAtar (envs/minatar, GPL-3.0-or-later; `env replay` only, not yet trainable):\n");
-    printf("%-24s %8s %8s %11s %17s\n", "name", "obs", "actions", "time_limit", "reward_threshold");
-    for (int g = 0; g < MINATAR_GAME_COUNT; g++) {
-        int acts[MINATAR_NUM_ACTIONS];
-        int nmin = minatar_minimal_actions((MinatarGame)g, acts);
-        for (int v = 0; v < 2; v++) {
-            char name[48], obs[16];
-            snprintf(name, sizeof name, "MinAtar/%s-v%d", minatar_title((MinatarGame)g), v);
-            snprintf(obs, sizeof obs, "10x10x%d", minatar_channels((MinatarGame)g));
-            printf("%-24s %8s %8d %11s %17s\n", name, obs, v ? nmin : MINATAR_NUM_ACTIONS, "none", "none");
-        }
-    }
-    printf("MinAtar: sticky actions (default 0.1) and difficulty ramping (default on) as the reference;\n"
-           "-v0 takes all 6 actions, -v1 the game's minimal action set.\n");
+    printf("MinAtar/*: binary planes (rows x columns x channels), no time limit or reward threshold of their own\n"
+           "(env.max_episode_steps, env.reward_threshold); sticky actions (default 0.1, env.sticky_actions) and\n"
+           "difficulty ramping (default on, env.difficulty_ramping) as the reference; -v0 takes all 6 actions,\n"
+           "-v1 the game's minimal action set (envs/minatar, GPL-3.0-or-later).\n");
 }
 
 #endif

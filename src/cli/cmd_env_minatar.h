@@ -13,8 +13,8 @@ bool minatar_cli_wants(int argc, char **argv);
  * argv[0] is "replay". Returns the exit status. */
 int minatar_cli_replay(int argc, char **argv);
 
-/* `gorila env list`'s MinAtar section (a second table), or a line saying
- * the build has none. */
+/* `gorila env list`'s note on the MinAtar rows of its table (options,
+ * licence), or a line saying the build has none. */
 void minatar_cli_list(void);
 
 #endif

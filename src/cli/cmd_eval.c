@@ -28,6 +28,7 @@
 #include "cliexport.h"
 #include "cliload.h"
 #include "config.h"
+#include "env.h"
 #include "evaluator.h"
 #include "npz.h"
 #include "runckpt.h"
@@ -125,7 +126,10 @@ int cmd_eval(int argc, char **argv) {
         const RunCkptManifest *man = &c.man;
         EvalResult r;
         evaluator_run(&ev, c.params, &r);
-        double thr = env_find(cfg->env.name)->reward_threshold;
+        double thr = config_reward_threshold(cfg); /* NaN: none, never solved */
+        char thr_text[48] = "no reward threshold";
+        if (env_has_threshold(thr)) snprintf(thr_text, sizeof thr_text, "threshold %.0f: %s", thr,
+                                             r.mean >= thr ? "solved" : "not solved");
         char what[256];
         cliload_describe(man, what, sizeof what);
         if (json) {
@@ -135,7 +139,9 @@ int cmd_eval(int argc, char **argv) {
                    man->dir, man->kind[0] ? man->kind : "periodic", cfg->env.name, r.episodes,
                    cfg->eval.seed, r.mean, r.std, r.min, r.max, man->updates,
                    man->params_version, man->env_steps,
-                   r.mean >= thr ? "true" : "false");
+                   r.mean >= thr ? "true" : "false"); /* false without a threshold (NaN) */
+            if (env_has_threshold(thr)) printf(", \"reward_threshold\": %.17g", thr);
+            else printf(", \"reward_threshold\": null");
             if (man->eval_episodes > 0)
                 printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %" PRIu64,
                        man->eval_mean, man->eval_episodes, man->eval_seed);
@@ -143,9 +149,8 @@ int cmd_eval(int argc, char **argv) {
         } else {
             printf("loaded %s (%s)\n", man->dir, what);
             printf("%s: %s, %d greedy episodes (eval seed %" PRIu64 "): mean %.2f, std %.2f, min %.1f, max %.1f "
-                   "(threshold %.0f: %s)\n",
-                   man->dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max,
-                   thr, r.mean >= thr ? "solved" : "not solved");
+                   "(%s)\n",
+                   man->dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max, thr_text);
         }
     }
     evaluator_free(&ev);

@@ -112,10 +112,10 @@ json_check() {
         "$(json_vs_yaml "$TEST_TMP/config-check.yaml" "$TEST_TMP/config-check.json")" "$want"
 }
 if command -v python3 >/dev/null; then
-    json_check "an uneven job" "92 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
+    json_check "an uneven job" "95 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
         --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
-    json_check "pendulum (torques, a list of numbers)" "93 keys, 1 ranks" configs/local/pendulum.yaml
-    json_check "--set list, strings with escapes" "92 keys, 7 ranks" configs/acrobot.yaml \
+    json_check "pendulum (torques, a list of numbers)" "96 keys, 1 ranks" configs/local/pendulum.yaml
+    json_check "--set list, strings with escapes" "95 keys, 7 ranks" configs/acrobot.yaml \
         --set 'network.hidden=[128,128]' --set sync.mode=allreduce --set roles.param_servers=0 \
         --set roles.learners=4 --set 'run.out_dir="dir \"quoted\" \\ é"' --set run.seed=18446744073709551615
     run_cmd "$GORILA" config check configs/cartpole.yaml --json --set replay.min_size=2 --set replay.batch_size=2
@@ -139,7 +139,7 @@ print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"
     run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$jruns" --set run.name=cj \
         --set run.max_env_steps=200 --set logging.progress=never
     expect_rc "--json: a short run for its config.yaml" 0
-    json_check "a run directory's config.yaml" "92 keys, 1 ranks" "$jruns/cj/config.yaml"
+    json_check "a run directory's config.yaml" "95 keys, 1 ranks" "$jruns/cj/config.yaml"
     rm -rf "$jruns"
 else
     not_ok "config check --json: python3 not found (scripts/install-deps.sh installs it)"

@@ -77,8 +77,36 @@ cells=$(sed -n "${last}p" <<<"$out" | cut -d' ' -f3)
 expect_eq "steps after the end print 0 1 and the same cells" "$(tail -n +$((last + 1)) <<<"$out" | sort -u)" "0 1 $cells"
 expect_eq "a state line: 10x10x4 cells" "${#cells}" 400
 
+# The ten ids are environments gorila trains on: one table with the
+# classic ones (planes as HxWxC, no time limit or threshold: "-").
 run_cmd "$GORILA" env list
 expect_rc "env list: exit 0" 0
 expect_eq "env list: the ten MinAtar ids" "$(grep -c '^MinAtar/[A-Za-z]*-v[01] ' <<<"$out")" 10
-expect_contains "env list: Seaquest's planes and minimal actions" "$out" "MinAtar/Seaquest-v1      10x10x10        6"
+row() { awk -v n="$1" '$1 == n {print $2, $3, $4, $5}' <<<"$out"; }
+expect_eq "env list: Seaquest-v1's planes, minimal actions, no limit, no threshold" "$(row MinAtar/Seaquest-v1)" \
+    "10x10x10 6 - -"
+expect_eq "env list: SpaceInvaders-v1" "$(row MinAtar/SpaceInvaders-v1)" "10x10x6 4 - -"
+expect_eq "env list: Breakout-v0 takes all 6 actions" "$(row MinAtar/Breakout-v0)" "10x10x4 6 - -"
+expect_eq "env list: one table (no second header)" "$(grep -c '^name ' <<<"$out")" 1
+expect_contains "env list: the MinAtar options are named" "$out" "env.sticky_actions"
+
+# env check on every id (Freeway's episodes are 2500 steps: 2 of them)
+for id in Asterix-v0 Asterix-v1 Breakout-v0 Breakout-v1 Freeway-v0 Freeway-v1 Seaquest-v0 Seaquest-v1 \
+    SpaceInvaders-v0 SpaceInvaders-v1; do
+    eps=5
+    [[ $id == Freeway* ]] && eps=2
+    run_cmd "$GORILA" env check "MinAtar/$id" --episodes $eps --seed 4
+    expect_rc "env check MinAtar/$id: exit 0 (${out##*$'\n'})" 0
+done
+expect_contains "env check: planes, a byte state, no limit, no threshold" "$out" \
+    "obs 10x10x6 planes, actions 4, state "
+expect_contains "env check: ... no limit, no threshold" "$out" "time limit none, threshold none"
+run_cmd "$GORILA" env rollout MinAtar/Breakout-v1 --episodes 3 --seed 2
+expect_rc "env rollout MinAtar/Breakout-v1: exit 0" 0
+expect_eq "env rollout: no time limit, every episode terminates" "$(grep -c ' terminated$' <<<"$out")" 3
+first=$out
+run_cmd "$GORILA" env rollout MinAtar/Breakout-v1 --episodes 3 --seed 2
+expect_eq "env rollout: same seed, same episodes" "$(grep -v steps/s <<<"$out")" "$(grep -v steps/s <<<"$first")"
+run_cmd "$GORILA" env replay MinAtar/Breakout-v1 --torques 1,2 </dev/null
+expect_rc "env replay: a classic option on MinAtar exits 2" 2
 done_testing

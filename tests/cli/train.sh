@@ -251,4 +251,50 @@ expect_contains "train | head -1: the run completed" "$(cat "$RUNS/pipe/summary.
 run_cmd sh -c '"$@" >/dev/full' sh "$GORILA" eval "$R" --episodes 2 --json
 expect_rc "eval --json >/dev/full: exit 1" 1
 expect_contains "eval --json >/dev/full: says so" "$err" "writing to standard output failed: No space left on device"
+# ---- MinAtar: a planes environment through the local trainer (the MLP
+# reads the flattened planes); no threshold of its own, said as such; and a
+# resume continues every environment slot where it was (section ENVS of the
+# checkpoint: each slot's state, MT19937 and sticky last_action, its step
+# count and running episode, and the steps not yet trained on), so N steps
+# and N/2 + resume N/2 are the same run, bit for bit.
+if "$GORILA" env list | grep -q '^MinAtar/Breakout-v1 '; then
+    mat=(configs/local/cartpole.yaml --set env.name=MinAtar/Breakout-v1 --set run.out_dir="$RUNS"
+        --set checkpoint.every_seconds=0 --set checkpoint.save_replay=true --set replay.min_size=200
+        --set eval.episodes=5 --set eval.every_updates=100 --set logging.progress=never --set actor.envs=2)
+    run_cmd "$GORILA" train "${mat[@]}" --set run.name=mat-full --set run.max_env_steps=2000
+    expect_rc "MinAtar: local train exits 0" 0
+    expect_contains "MinAtar: the final line says there is no threshold" "$out" \
+        "MinAtar/Breakout-v1: no reward threshold (best eval"
+    expect_contains "MinAtar: summary.json's threshold is null" "$(cat "$RUNS/mat-full/summary.json")" \
+        '"reward_threshold": null,'
+    expect_contains "MinAtar: never solved" "$(cat "$RUNS/mat-full/summary.json")" '"solved": false,'
+    check "MinAtar: a final checkpoint" [ -s "$RUNS/mat-full/checkpoints/latest" ]
+    run_cmd "$GORILA" train "${mat[@]}" --set run.name=mat-half --set run.max_env_steps=1000
+    run_cmd "$GORILA" train --resume "$RUNS/mat-half" --set run.max_env_steps=2000
+    expect_rc "MinAtar: resume exits 0" 0
+    "$GORILA" export "$RUNS/mat-full" "$TEST_TMP/mat-full.bin" >/dev/null 2>&1
+    "$GORILA" export "$RUNS/mat-half" "$TEST_TMP/mat-half.bin" >/dev/null 2>&1
+    check "MinAtar: 2000 steps = 1000 + resume 1000, the final parameters bit for bit" \
+        cmp "$TEST_TMP/mat-full.bin" "$TEST_TMP/mat-half.bin"
+    expect_eq "MinAtar: ... and every episode (env steps, return, length)" \
+        "$(cut -d, -f2,5,6 "$RUNS/mat-half/episodes.csv")" "$(cut -d, -f2,5,6 "$RUNS/mat-full/episodes.csv")"
+    expect_eq "MinAtar: ... and every evaluation" "$(cut -d, -f2,3,5- "$RUNS/mat-half/eval.csv")" \
+        "$(cut -d, -f2,3,5- "$RUNS/mat-full/eval.csv")"
+    run_cmd "$GORILA" eval "$RUNS/mat-full" --episodes 3 --json
+    expect_contains "MinAtar: eval --json: no threshold is null" "$out" '"reward_threshold": null'
+    run_cmd "$GORILA" eval "$RUNS/mat-full" --episodes 3
+    expect_contains "MinAtar: eval says there is no threshold" "$out" "(no reward threshold)"
+    run_cmd "$GORILA" train "${mat[@]}" --set run.name=mat-thr --set run.max_env_steps=600 \
+        --set env.reward_threshold=-1
+    expect_contains "MinAtar: env.reward_threshold gives it one (solved at the first evaluation)" "$out" \
+        "MinAtar/Breakout-v1: solved at"
+fi
+# The MinAtar keys are refused elsewhere unless at their defaults.
+run_cmd "$GORILA" train "${small[@]}" --set env.sticky_actions=0.2
+expect_rc "env.sticky_actions on CartPole: exit 2" 2
+expect_contains "... says only MinAtar takes it" "$err" "only the MinAtar environments take env.sticky_actions"
+run_cmd "$GORILA" train "${small[@]}" --set run.name=t-none --set env.reward_threshold=none --set run.max_env_steps=1200
+expect_rc "env.reward_threshold=none on CartPole: runs" 0
+expect_contains "... and is never solved" "$(cat "$RUNS/t-none/summary.json")" '"reward_threshold": null,'
+
 done_testing

@@ -316,7 +316,10 @@ Test(checkpoint, round_trip_is_bit_exact) {
         cr_assert_eq(v, 0x1111111111111111ULL * (uint64_t)(i + 1), "header u64 at byte %d", 184 + 8 * i);
     }
     free(img);
-    cr_assert(memcmp(m, w, sizeof *m) == 0, "meta differs somewhere");
+    cr_assert_eq(m->format_version, 1, "no ENVS section: written as format 1");
+    CkptMeta m1 = *m;
+    m1.format_version = w->format_version; /* read only: the writer ignores it */
+    cr_assert(memcmp(&m1, w, sizeof m1) == 0, "meta differs somewhere");
     cr_assert_eq(ckptfile_check_compatible(m, w, err), 0, "%s", err);
 
     cr_assert_eq(r.n_sections, N_SEC);
@@ -400,6 +403,38 @@ Test(checkpoint, shard_slices_round_trip) {
     ckptfile_close(&r);
     fixture_free(&fx);
     remove_dir(dir);
+}
+
+/* A file with an ENVS section is written as format 2 (a format-1 reader
+ * would refuse the section), and reads back; one without stays format 1. */
+Test(checkpoint, envs_section_writes_format_2) {
+    char dir[DIR_LEN], path[FILE_LEN], err[ERR_LEN] = "";
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/envs.bin", dir);
+    Fixture fx;
+    fixture_init(&fx);
+    CkptSection sec[N_SEC + 1];
+    memcpy(sec, fx.sec, sizeof fx.sec);
+    unsigned char envs[40];
+    for (size_t i = 0; i < sizeof envs; i++) envs[i] = (unsigned char)(3 * i + 1);
+    sec[N_SEC] = (CkptSection){CKPT_SEC_ENVS, envs, sizeof envs};
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC + 1, err), 0, "%s", err);
+    size_t bytes;
+    unsigned char *img = slurp(path, &bytes);
+    uint32_t v;
+    memcpy(&v, img + 8, 4);
+    cr_expect_eq(v, 2);
+    free(img);
+    CkptReader r;
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
+    cr_expect_eq(r.meta.format_version, 2);
+    unsigned char back[40];
+    cr_assert_eq(ckptfile_read_section(&r, CKPT_SEC_ENVS, back, sizeof back, err), 0, "%s", err);
+    cr_expect_eq(memcmp(back, envs, sizeof envs), 0);
+    ckptfile_close(&r);
+    sec[N_SEC].bytes = 16; /* shorter than its three counts */
+    cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC + 1, err), -1);
+    cr_expect(strstr(err, "section envs is 16 bytes, shorter than its 3 counts"), "%s", err);
 }
 
 Test(checkpoint, overwrite_replaces_and_leaves_no_temporary) {
@@ -612,11 +647,18 @@ Test(checkpoint, wrong_magic_future_version_other_endianness) {
 
     unsigned char *copy = xmalloc(bytes);
     memcpy(copy, img, bytes);
-    put32(copy + 8, 2);
+    put32(copy + 8, 3);
     refresh_crcs(copy);
     spit(bad, copy, bytes);
-    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 2 (this build supports version 1)", bad);
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 3 (this build supports versions 1 to 2)",
+             bad);
     expect_open_error(bad, want, "future version");
+    put32(copy + 8, 0);
+    refresh_crcs(copy);
+    spit(bad, copy, bytes);
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 0 (this build supports versions 1 to 2)",
+             bad);
+    expect_open_error(bad, want, "version 0");
 
     memcpy(copy, img, bytes);
     unsigned char t = copy[12];
@@ -659,6 +701,30 @@ Test(checkpoint, inconsistent_table_is_refused) {
     refresh_crcs(copy);
     spit(bad, copy, bytes);
     expect_open_error(bad, "invalid section table: unknown section id 9 (format 1 knows 1 .. 5)", "unknown id");
+
+    /* ENVS (6) is format 2's: unknown in a format-1 file, known in a
+     * format-2 one (the fixture's rng section, 64 bytes, read as it) */
+    memcpy(copy, img, bytes);
+    put32(copy + entry_rng, CKPT_SEC_ENVS);
+    refresh_crcs(copy);
+    spit(bad, copy, bytes);
+    expect_open_error(bad, "invalid section table: unknown section id 6 (format 1 knows 1 .. 5)", "envs in format 1");
+    put32(copy + 8, 2);
+    put32(copy + entry_rng, 9);
+    refresh_crcs(copy);
+    spit(bad, copy, bytes);
+    expect_open_error(bad, "invalid section table: unknown section id 9 (format 2 knows 1 .. 6)", "unknown id, format 2");
+    put32(copy + entry_rng, CKPT_SEC_ENVS);
+    refresh_crcs(copy);
+    spit(bad, copy, bytes);
+    {
+        CkptReader r2;
+        char e2[ERR_LEN] = "";
+        cr_assert_eq(ckptfile_open(&r2, bad, e2), 0, "format 2 with envs: %s", e2);
+        cr_expect_eq(r2.meta.format_version, 2);
+        cr_expect_not_null(ckptfile_find(&r2, CKPT_SEC_ENVS));
+        ckptfile_close(&r2);
+    }
 
     memcpy(copy, img, bytes);
     put32(copy + entry_params, CKPT_SEC_REPLAY);

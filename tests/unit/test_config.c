@@ -21,6 +21,14 @@
 #include "env.h"
 #include "util.h"
 
+/* The MinAtar ids in env.name's list of choices (a build with MINATAR=1;
+ * the Makefile compiles this file with its definitions). */
+#ifdef GORILA_MINATAR
+#define MINATAR_IDS ", MinAtar/{Asterix,Breakout,Freeway,Seaquest,SpaceInvaders}-v0|-v1"
+#else
+#define MINATAR_IDS ""
+#endif
+
 #define BAD "tests/fixtures/bad_configs/"
 
 typedef struct {
@@ -29,8 +37,9 @@ typedef struct {
 } BadCase;
 
 /* In an expected error, ENV_NAMES stands for the registered environments'
- * names, in the registry's order, ", " between (expect_of): so that adding
- * an environment (docs/ENVIRONMENTS.md) changes no expected text. */
+ * names, in the registry's order, ", " between, the MinAtar ids summed up
+ * as MINATAR_IDS (expect_of): so that adding an environment
+ * (docs/ENVIRONMENTS.md) changes no expected text. */
 #define ENV_NAMES "{registry names}"
 
 /* expect_of PREFIX TEXT OUT: PREFIX then TEXT, with ENV_NAMES spelled out. */
@@ -42,9 +51,11 @@ static void expect_of(const char *prefix, const char *text, char *out, size_t n)
     }
     char names[ERR_LEN] = "";
     for (int i = 0; i < env_registry_count; i++) {
+        if (!strncmp(env_registry[i]->name, "MinAtar/", 8)) continue;
         size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", env_registry[i]->name);
+        snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", env_registry[i]->name);
     }
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s", MINATAR_IDS);
     snprintf(out, n, "%s%.*s%s%s", prefix, (int)(mark - text), text, names, mark + strlen(ENV_NAMES));
 }
 
@@ -684,6 +695,43 @@ Test(config_set, too_many_overrides) {
     cr_assert_eq(config_load(&c, "configs/cartpole.yaml", sets, CFG_MAX_SETS, err), 0, "%s", err);
     cr_assert_eq(config_load(&c, "configs/cartpole.yaml", sets, CFG_MAX_SETS + 1, err), -1);
     cr_assert_str_eq(err, "expected at most 64 --set overrides, got 65");
+}
+
+/* env.sticky_actions and env.difficulty_ramping: MinAtar's, refused on
+ * another environment unless at their defaults; env.reward_threshold:
+ * auto (the env's, or none), none, or a number. */
+Test(config_set, minatar_keys_and_reward_threshold) {
+    Config c;
+    char err[ERR_LEN];
+    const char *cart_sticky[] = {"env.sticky_actions=0.25"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_sticky, 1, err), -1);
+    cr_expect(strstr(err, "only the MinAtar environments take env.sticky_actions, but env.name is CartPole-v1"), "%s",
+              err);
+    const char *cart_ramp[] = {"env.difficulty_ramping=false"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_ramp, 1, err), -1);
+    cr_expect(strstr(err, "only the MinAtar environments take env.difficulty_ramping"), "%s", err);
+    const char *cart_default[] = {"env.sticky_actions=0.1", "env.difficulty_ramping=true"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", cart_default, 2, err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), 475.0, "auto: CartPole-v1's registered threshold");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=none", err), 0, "%s", err);
+    cr_expect(isnan(config_reward_threshold(&c)), "none");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=-12.5", err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), -12.5);
+    cr_assert_eq(config_set(&c, "env.reward_threshold=many", err), -1);
+    cr_expect(strstr(err, "env.reward_threshold: expected auto (the environment's registered threshold, or none), "
+                          "none, or a finite number, got \"many\""), "%s", err);
+    cr_assert_eq(config_set(&c, "env.reward_threshold=inf", err), -1);
+#ifdef GORILA_MINATAR
+    const char *minatar[] = {"env.name=MinAtar/Breakout-v1", "env.sticky_actions=0", "env.difficulty_ramping=false"};
+    cr_assert_eq(config_load(&c, "configs/local/cartpole.yaml", minatar, 3, err), 0, "%s", err);
+    cr_expect_eq(c.env.sticky_actions, 0.0);
+    cr_expect(!c.env.difficulty_ramping);
+    cr_expect(isnan(config_reward_threshold(&c)), "auto: MinAtar registers no threshold");
+    cr_assert_eq(config_set(&c, "env.reward_threshold=30", err), 0, "%s", err);
+    cr_expect_eq(config_reward_threshold(&c), 30.0);
+    cr_assert_eq(config_set(&c, "env.sticky_actions=1.5", err), -1);
+    cr_assert_eq(config_set(&c, "env.torques=[-1, 1]", err), -1);
+#endif
 }
 
 /* ---- validation of a Config built in code ---------------------------------------- */

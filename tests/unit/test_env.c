@@ -176,6 +176,8 @@ Test(env_registry, names_sizes_limits_thresholds) {
         cr_assert_eq(s->max_episode_steps, want[i].limit, "%s", s->name);
         cr_assert_eq(s->reward_threshold, want[i].threshold, "%s", s->name);
         cr_assert(s->obs_dim <= ENV_MAX_OBS && s->state_dim <= ENV_MAX_STATE);
+        cr_assert_eq(s->obs_type, ENV_OBS_VECTOR, "%s", s->name);
+        cr_assert_eq(s->state_bytes, 0, "%s: a classic env keeps its state in doubles", s->name);
     }
     cr_assert_null(env_find("CartPole-v0"));
     cr_assert_null(env_find("cartpole-v1"));
@@ -344,9 +346,15 @@ static uint64_t trajectory_hash(const char *name, uint64_t seed, int n) {
         memcpy(bits, e.state, sizeof e.state);
         memcpy(&bits[ENV_MAX_STATE], &r.reward, sizeof r.reward);
         for (size_t k = 0; k < ENV_MAX_STATE + 1; k++) h = (h ^ bits[k]) * 1099511628211ULL;
+        for (int k = 0; k < e.spec->obs_dim; k++) { /* a byte-state env's state shows in its observation */
+            uint32_t u;
+            memcpy(&u, &obs[k], sizeof u);
+            h = (h ^ u) * 1099511628211ULL;
+        }
         h = (h ^ (uint64_t)(r.terminated * 2 + r.truncated)) * 1099511628211ULL;
         if (r.terminated || r.truncated) env_reset(&e, obs);
     }
+    env_free(&e);
     return h;
 }
 
@@ -362,7 +370,10 @@ Test(env_reset, same_seed_same_trajectory_different_seed_different) {
         init_env(&e2, name, NULL, 8);
         env_reset(&e1, obs);
         env_reset(&e2, obs);
-        cr_assert_neq(memcmp(e1.state, e2.state, sizeof e1.state), 0, "%s", name);
+        if (e1.ext) cr_assert_neq(memcmp(e1.ext, e2.ext, e1.spec->state_bytes), 0, "%s", name);
+        else cr_assert_neq(memcmp(e1.state, e2.state, sizeof e1.state), 0, "%s", name);
+        env_free(&e1);
+        env_free(&e2);
     }
 }
 
@@ -722,14 +733,14 @@ Test(env_spec, bad_specs_are_refused_by_name_and_limit) {
         const char *want;
     } cases[] = {
         {"obs_dim 0", "env \"Toy12-v0\": obs_dim 0 is below 1"},
-        {"obs_dim max+1", "env \"Toy12-v0\": obs_dim 65 exceeds ENV_MAX_OBS (64)"},
+        {"obs_dim max+1", "env \"Toy12-v0\": obs_dim 1025 exceeds ENV_MAX_OBS (1024)"},
         {"num_actions 1", "env \"Toy12-v0\": num_actions 1 is below 2"},
         {"num_actions max+1", "env \"Toy12-v0\": num_actions 33 exceeds ENV_MAX_ACTIONS (32)"},
-        {"state_dim 0", "env \"Toy12-v0\": state_dim 0 is below 1"},
+        {"state_dim 0", "env \"Toy12-v0\": expected exactly one of state_dim (0) and state_bytes (0) above 0"},
         {"state_dim max+1", "env \"Toy12-v0\": state_dim 65 exceeds ENV_MAX_STATE (64)"},
-        {"max_episode_steps 0", "env \"Toy12-v0\": max_episode_steps 0 is below 1"},
-        {"threshold nan", "env \"Toy12-v0\": reward_threshold nan is not finite"},
-        {"threshold inf", "env \"Toy12-v0\": reward_threshold -inf is not finite"},
+        {"max_episode_steps -1", "env \"Toy12-v0\": max_episode_steps -1 is below 0 (0 = no time limit)"},
+        {"threshold +inf", "env \"Toy12-v0\": reward_threshold inf is not finite (ENV_NO_THRESHOLD for none)"},
+        {"threshold inf", "env \"Toy12-v0\": reward_threshold -inf is not finite (ENV_NO_THRESHOLD for none)"},
         {"name NULL", "env (unnamed): name is NULL"},
         {"name empty", "env \"\": name is empty"},
         {"name blank", "env \"Toy 12\": name has a blank or control character"},
@@ -738,6 +749,13 @@ Test(env_spec, bad_specs_are_refused_by_name_and_limit) {
         {"observe NULL", "env \"Toy12-v0\": observe is NULL"},
         {"one bound", "env \"Toy12-v0\": obs_low and obs_high must be both set or both NULL"},
         {"bounds reversed", "env \"Toy12-v0\": obs bounds [5, 4] of component 0 are not ordered numbers"},
+        {"both states", "env \"Toy12-v0\": expected exactly one of state_dim (3) and state_bytes (8) above 0"},
+        {"state_bytes max+1", "env \"Toy12-v0\": state_bytes 1048577 exceeds ENV_MAX_STATE_BYTES (1048576)"},
+        {"planes 3x2x3", "env \"Toy12-v0\": planes obs_shape 3x2x3 does not multiply to obs_dim 12"},
+        {"vector shape", "env \"Toy12-v0\": obs_shape 1x1x12 given for a vector observation (planes only)"},
+        {"obs_type 2", "env \"Toy12-v0\": obs_type 2 is neither vector (0) nor planes (1)"},
+        {"planes bounds", "env \"Toy12-v0\": planes take no obs_low/obs_high (their cells are 0 or 1)"},
+        {"options", "env \"Toy12-v0\": options 0x8 has unknown bits"},
     };
     static const float reversed_low[12] = {5, -4, -4, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     enum { N = sizeof cases / sizeof cases[0] };
@@ -750,8 +768,8 @@ Test(env_spec, bad_specs_are_refused_by_name_and_limit) {
         case 3: s.num_actions = ENV_MAX_ACTIONS + 1; break;
         case 4: s.state_dim = 0; break;
         case 5: s.state_dim = ENV_MAX_STATE + 1; break;
-        case 6: s.max_episode_steps = 0; break;
-        case 7: s.reward_threshold = NAN; break;
+        case 6: s.max_episode_steps = -1; break;
+        case 7: s.reward_threshold = INFINITY; break;
         case 8: s.reward_threshold = -INFINITY; break;
         case 9: s.name = NULL; break;
         case 10: s.name = ""; break;
@@ -761,6 +779,13 @@ Test(env_spec, bad_specs_are_refused_by_name_and_limit) {
         case 14: s.observe = NULL; break;
         case 15: s.obs_high = NULL; break;
         case 16: s.obs_low = reversed_low; break;
+        case 17: s.state_bytes = 8; break;
+        case 18: s.state_dim = 0, s.state_bytes = ENV_MAX_STATE_BYTES + 1; break;
+        case 19: s.obs_type = ENV_OBS_PLANES, s.obs_shape[0] = 3, s.obs_shape[1] = 2, s.obs_shape[2] = 3; break;
+        case 20: s.obs_shape[0] = 1, s.obs_shape[1] = 1, s.obs_shape[2] = 12; break;
+        case 21: s.obs_type = (EnvObsType)2; break;
+        case 22: s.obs_type = ENV_OBS_PLANES, s.obs_shape[0] = 2, s.obs_shape[1] = 2, s.obs_shape[2] = 3; break;
+        case 23: s.options = 8; break;
         }
         char err[ERR_LEN] = "";
         cr_assert_eq(env_spec_check(&s, err), -1, "%s: accepted", cases[k].field);

@@ -93,6 +93,7 @@ const char *ckptfile_section_name(uint32_t id) {
     case CKPT_SEC_OPTIM: return "optim_state";
     case CKPT_SEC_RNG: return "rng_states";
     case CKPT_SEC_REPLAY: return "replay";
+    case CKPT_SEC_ENVS: return "envs";
     default: return "unknown";
     }
 }
@@ -150,7 +151,7 @@ static int check_meta(const CkptMeta *m, char *err) {
 
 /* The length section id must have under meta m, or check the RNG/REPLAY
  * rules. Returns 0 or -1 with a message. */
-static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *err) {
+static int check_section(const CkptMeta *m, uint32_t version, uint32_t id, uint64_t bytes, char *err) {
     /* slice_count <= n_params was checked; a corrupt-but-CRC-valid value
      * cannot reach here, but keep the products from wrapping anyway. */
     uint64_t floats = m->slice_count;
@@ -179,17 +180,24 @@ static int check_section(const CkptMeta *m, uint32_t id, uint64_t bytes, char *e
                         bytes);
         return 0;
     case CKPT_SEC_REPLAY: return 0;
-    default: return errf(err, "unknown section id %u (format %d knows 1 .. %d)", id, CKPT_VERSION, CKPT_SEC_END_ - 1);
+    case CKPT_SEC_ENVS:
+        if (version < 2) break; /* unknown to format 1 */
+        if (bytes < 24) return errf(err, "section %s is %" PRIu64 " bytes, shorter than its 3 counts", name, bytes);
+        return 0;
+    default: break;
     }
+    return errf(err, "unknown section id %u (format %u knows 1 .. %d)", id, version,
+                version < 2 ? (int)CKPT_SEC_REPLAY : CKPT_SEC_END_ - 1);
 }
 
 /* ids[0 .. n), bytes[0 .. n): known, unique, PARAMS present, sizes fit. */
-static int check_table(const CkptMeta *m, const uint32_t *ids, const uint64_t *bytes, size_t n, char *err) {
+static int check_table(const CkptMeta *m, uint32_t version, const uint32_t *ids, const uint64_t *bytes, size_t n,
+                       char *err) {
     if (n < 1 || n > CKPT_MAX_SECTIONS)
         return errf(err, "%zu sections, a checkpoint has 1 .. %d", n, CKPT_MAX_SECTIONS);
     bool seen[CKPT_SEC_END_] = {false};
     for (size_t i = 0; i < n; i++) {
-        if (check_section(m, ids[i], bytes[i], err) < 0) return -1;
+        if (check_section(m, version, ids[i], bytes[i], err) < 0) return -1;
         if (seen[ids[i]]) return errf(err, "section %s appears twice", ckptfile_section_name(ids[i]));
         seen[ids[i]] = true;
     }
@@ -199,10 +207,11 @@ static int check_table(const CkptMeta *m, const uint32_t *ids, const uint64_t *b
 
 /* ---- header encoding ---------------------------------------------------- */
 
-static void encode_header(unsigned char *h, const CkptMeta *m, uint32_t n_sections, uint32_t table_crc) {
+static void encode_header(unsigned char *h, const CkptMeta *m, uint32_t version, uint32_t n_sections,
+                          uint32_t table_crc) {
     memset(h, 0, CKPT_HEADER_BYTES);
     memcpy(h + OFF_MAGIC, MAGIC, 8);
-    store_u32(h + OFF_VERSION, CKPT_VERSION);
+    store_u32(h + OFF_VERSION, version);
     store_u32(h + OFF_ENDIAN, ENDIAN_MARK);
     store_u32(h + OFF_HEADER_BYTES, CKPT_HEADER_BYTES);
     store_u32(h + OFF_N_SECTIONS, n_sections);
@@ -252,6 +261,7 @@ static void decode_header(const unsigned char *h, CkptMeta *m) {
     m->updates = load_u64(h + OFF_UPDATES);
     m->episodes = load_u64(h + OFF_EPISODES);
     m->param_version = load_u64(h + OFF_PARAM_VERSION);
+    m->format_version = load_u32(h + OFF_VERSION);
     memcpy(&m->wall_seconds, h + OFF_WALL_SECONDS, 8);
     m->target_version = load_u64(h + OFF_TARGET_VERSION);
     m->run_id = load_u64(h + OFF_RUN_ID);
@@ -306,7 +316,11 @@ int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *se
         ids[i] = sections[i].id;
         lens[i] = sections[i].bytes;
     }
-    if (check_table(meta, ids, lens, n_sections, err) < 0)
+    /* The oldest format that holds these sections: 2 only for ENVS. */
+    uint32_t version = CKPT_VERSION_MIN;
+    for (size_t i = 0; i < n_sections && i < CKPT_MAX_SECTIONS; i++)
+        if (ids[i] == CKPT_SEC_ENVS) version = 2;
+    if (check_table(meta, version, ids, lens, n_sections, err) < 0)
         return err_prefix(err, "cannot write checkpoint %s", path);
 
     /* Header and table in one buffer, CRCs computed before anything is
@@ -320,7 +334,7 @@ int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *se
         store_u64(e + 8, sections[i].bytes);
     }
     size_t table_bytes = ENTRY_BYTES * n_sections;
-    encode_header(head, meta, (uint32_t)n_sections, crc32c(table, table_bytes));
+    encode_header(head, meta, version, (uint32_t)n_sections, crc32c(table, table_bytes));
 
     char tmp[PATH_MAX];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
@@ -420,13 +434,13 @@ static int check_prefix(const char *path, const unsigned char *h, size_t got, ui
         return errf(err, "%s: corrupt header: endianness marker is 0x%08x, expected 0x%08x", path, mark,
                     ENDIAN_MARK);
     uint32_t version = load_u32(h + OFF_VERSION);
-    if (version != CKPT_VERSION)
-        return errf(err, "%s: unsupported checkpoint format version %u (this build supports version %d)", path,
-                    version, CKPT_VERSION);
+    if (version < CKPT_VERSION_MIN || version > CKPT_VERSION)
+        return errf(err, "%s: unsupported checkpoint format version %u (this build supports versions %d to %d)", path,
+                    version, CKPT_VERSION_MIN, CKPT_VERSION);
     uint32_t header_bytes = load_u32(h + OFF_HEADER_BYTES);
     if (header_bytes != CKPT_HEADER_BYTES)
-        return errf(err, "%s: corrupt header: header size is %u bytes, format version %d has %d", path,
-                    header_bytes, CKPT_VERSION, CKPT_HEADER_BYTES);
+        return errf(err, "%s: corrupt header: header size is %u bytes, format version %u has %d", path,
+                    header_bytes, version, CKPT_HEADER_BYTES);
     if (got < CKPT_HEADER_BYTES) return truncated_header(path, size, err);
     return 0;
 }
@@ -489,7 +503,8 @@ static int read_table(CkptReader *r, const char *path, const unsigned char *h, u
     }
     r->n_sections = n;
     *end = offset;
-    if (check_table(&r->meta, ids, lens, n, err) < 0) return err_prefix(err, "%s: invalid section table", path);
+    if (check_table(&r->meta, r->meta.format_version, ids, lens, n, err) < 0)
+        return err_prefix(err, "%s: invalid section table", path);
     return 0;
 }
 

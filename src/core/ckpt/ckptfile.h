@@ -36,8 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CKPT_VERSION 1          /* format version this build writes and reads */
-#define CKPT_HEADER_BYTES 256   /* header size in format version 1 */
+#define CKPT_VERSION 2          /* newest format version this build writes and reads: 1 + section ENVS */
+#define CKPT_VERSION_MIN 1      /* oldest it reads; a file without ENVS is written as version 1 */
+#define CKPT_HEADER_BYTES 256   /* header size in format versions 1 and 2 */
 #define CKPT_MAX_HIDDEN 8       /* hidden layers a header can describe */
 #define CKPT_ENV_LEN 32         /* env name bytes, NUL included */
 #define CKPT_N_RESERVED 1       /* spare 64-bit counters in the header */
@@ -51,13 +52,19 @@
  * cannot wrap a u64. A larger value can only be damage. */
 #define CKPT_MAX_COUNT (1ull << 53)
 
-/* Section ids. A format-1 reader refuses ids it does not know; new ids come
- * with a new format version. Sizes are checked against the header:
+/* Section ids. A reader refuses ids its file's format version does not
+ * know; new ids come with a new format version (ENVS with version 2: a
+ * file holding it is written as version 2, any other as version 1, which
+ * a format-1 reader still reads). Sizes are checked against the header:
  *   PARAMS, TARGET  slice_count floats
  *   OPTIM           u64 optimizer step, then optim_slots arrays of
  *                   slice_count floats (slot-major); only with an optimizer
  *   RNG             one or more Rng states (rng.h), 32 bytes each
  *   REPLAY          replaybuf_serialize or replaystore_serialize output (they check it)
+ *   ENVS            (version 2) the local trainer's acting state: u64 env steps not yet
+ *                   trained on, u64 slot count n, u64 slot bytes b, then n blocks of b bytes
+ *                   (each slot's episode return and length and its env_snapshot; the trainer
+ *                   checks they fit its environment)
  * PARAMS is required; the others are optional. */
 typedef enum {
     CKPT_SEC_PARAMS = 1,
@@ -65,6 +72,7 @@ typedef enum {
     CKPT_SEC_OPTIM = 3,
     CKPT_SEC_RNG = 4,
     CKPT_SEC_REPLAY = 5,
+    CKPT_SEC_ENVS = 6,
     CKPT_SEC_END_ /* one past the last known id */
 } CkptSectionId;
 
@@ -106,6 +114,8 @@ typedef struct {
     uint64_t kind;                       /* what it holds: parameters or replay contents */
     uint64_t rows;                       /* a replay file's transitions */
     uint64_t reserved[CKPT_N_RESERVED];  /* spare: written and read back as given */
+    uint32_t format_version;             /* read: the file's format version; ignored on write
+                                          * (the sections decide it) */
 } CkptMeta;
 
 /* One section to write: bytes of data (caller-owned, read only). */

@@ -93,7 +93,7 @@ static int write_params(const Config *cfg, const QNet *net, const char *path, co
     CkptMeta m;
     shard_meta(cfg, net, sh, &m);
     m.kind = (uint32_t)kind;
-    CkptSection sec[5];
+    CkptSection sec[6];
     size_t n = 0;
     sec[n++] = (CkptSection){CKPT_SEC_PARAMS, sh->params, sh->len * sizeof(float)};
     sec[n++] = (CkptSection){CKPT_SEC_TARGET, sh->target, sh->len * sizeof(float)};
@@ -115,6 +115,7 @@ static int write_params(const Config *cfg, const QNet *net, const char *path, co
         replaystore_serialize(sh->replay, rep);
         sec[n++] = (CkptSection){CKPT_SEC_REPLAY, rep, bytes};
     }
+    if (sh->envs && sh->envs_bytes) sec[n++] = (CkptSection){CKPT_SEC_ENVS, sh->envs, sh->envs_bytes};
     int rc = ckptfile_write(path, &m, sec, n, err);
     free(opt_bytes);
     free(rep);
@@ -364,6 +365,15 @@ static int read_extras(CkptReader *r, RunCkptShard *sh, char *err) {
         if (!e || e->bytes != (uint64_t)sh->n_rngs * sizeof(Rng))
             return errf(err, "random generator states missing or of another count");
         if (ckptfile_read_section(r, CKPT_SEC_RNG, sh->rngs, e->bytes, err)) return -1;
+    }
+    sh->envs_found = false;
+    const CkptEntry *ev = sh->envs ? ckptfile_find(r, CKPT_SEC_ENVS) : NULL;
+    if (ev) {
+        if (ev->bytes != sh->envs_bytes)
+            return errf(err, "environment slots are %" PRIu64 " bytes, this run's are %zu (another environment or "
+                        "actor.envs)", ev->bytes, sh->envs_bytes);
+        if (ckptfile_read_section(r, CKPT_SEC_ENVS, sh->envs, ev->bytes, err)) return -1;
+        sh->envs_found = true;
     }
     if (sh->replay && ckptfile_find(r, CKPT_SEC_REPLAY)) {
         const CkptEntry *e = ckptfile_find(r, CKPT_SEC_REPLAY);

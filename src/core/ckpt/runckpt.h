@@ -67,6 +67,11 @@ typedef struct {
     Rng *rngs;                 /* n_rngs generators, written and restored */
     int n_rngs;
     ReplayStore *replay;       /* saved (with its priorities when prioritized); NULL: none */
+    void *envs;                /* the environment slots (section ENVS, format 2), envs_bytes; NULL: none.
+                                * Written as given; on read, filled when the file has the section
+                                * (envs_found) and it is envs_bytes long, else an error */
+    size_t envs_bytes;
+    bool envs_found;           /* filled on read: the file held ENVS (a format-1 file does not) */
     uint64_t replay_dropped;   /* filled on read: saved transitions that did not fit replay's capacity
                                 * (the oldest; the newest are kept) */
     /* counters stored in the shard's header (local trainer) */

@@ -83,10 +83,16 @@ typedef struct {
                                       ranks that talk most to the same core (job.c) */
     } run;
     struct {
-        char name[CFG_NAME_LEN];   /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1 */
-        int max_episode_steps;     /* env.max_episode_steps: 0 = the env's own limit */
+        char name[CFG_NAME_LEN];   /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1,
+                                      MinAtar/<Game>-v0|-v1 (gorila env list) */
+        int max_episode_steps;     /* env.max_episode_steps: 0 = the env's own limit (MinAtar: none) */
+        char reward_threshold[CFG_NAME_LEN]; /* env.reward_threshold: "auto" (the env's registered
+                                      threshold, or none), "none", or a finite number as text;
+                                      config_reward_threshold reads it */
         int n_torques;             /* env.torques: Pendulum-v1 only, default [-2, 0, 2] */
         double torques[CFG_MAX_TORQUES];
+        double sticky_actions;     /* env.sticky_actions: MinAtar only, in [0, 1], default 0.1 */
+        bool difficulty_ramping;   /* env.difficulty_ramping: MinAtar only, default true */
     } env;
     struct {
         int actors;                /* roles.actors */
@@ -242,6 +248,12 @@ void config_write_json(const Config *cfg, JsonW *j, const char *key);
 /* True when a and b hold the same value for every key (numbers compared bit
  * for bit); source and origin are ignored. */
 bool config_same(const Config *a, const Config *b);
+
+/* The run's reward threshold ("solved" when an evaluation's mean reaches
+ * it): env.reward_threshold's number, the environment's registered one for
+ * "auto", or ENV_NO_THRESHOLD (a NaN: never solved; env_has_threshold) for
+ * "none" or an environment that registers none. cfg must be validated. */
+double config_reward_threshold(const Config *cfg);
 
 /* Names for enum values as they appear in YAML. */
 const char *config_sync_name(SyncMode m);

@@ -6,6 +6,7 @@
  * default. See configint.h for how the loader is split.
  */
 #include "config.h"
+#include "env.h"
 #include "configint.h"
 #include "util.h"
 
@@ -263,16 +264,34 @@ static int check_mode_keys(const Check *C, int k_mode) {
     return 0;
 }
 
-/* env.torques: a torque set for CartPole would be silently ignored: refuse
- * it, even when it equals the default set. */
+/* A key the environment does not take, set to something other than its
+ * default: refused (it would be silently ignored). */
+static bool set_off_default(const Check *C, int k) {
+    return C->cfg->origin[k].from != CFG_FROM_DEFAULT && !configprint_same_value(C->cfg, &C->defaults, k);
+}
+
+/* env.torques (Pendulum-v1 only) and env.sticky_actions,
+ * env.difficulty_ramping (MinAtar only): a torque set for CartPole would
+ * be silently ignored, so it is refused, even when it equals the default
+ * set; the MinAtar keys are refused elsewhere unless at their defaults. */
 static int check_env(const Check *C) {
     const Config *cfg = C->cfg;
     int k_torques = configkeys_id("env", "torques"), k_env = configkeys_id("env", "name");
-    if (strcmp(cfg->env.name, "Pendulum-v1") &&
+    const EnvSpec *spec = env_find(cfg->env.name);
+    unsigned takes = spec ? spec->options : 0;
+    if (!(takes & ENV_TAKES_TORQUES) &&
         (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !configprint_same_value(cfg, &C->defaults, k_torques))) {
         const int ids[] = {k_torques, k_env};
         return fail_rule(C, ids, 2, "only Pendulum-v1 takes env.torques, but env.name is %s%s", cfg->env.name,
                          origin_note(C, k_env, true));
+    }
+    static const char *const minatar_keys[] = {"sticky_actions", "difficulty_ramping"};
+    for (int i = 0; i < 2 && !(takes & ENV_TAKES_MINATAR); i++) {
+        int k = configkeys_id("env", minatar_keys[i]);
+        if (!set_off_default(C, k)) continue;
+        const int ids[] = {k, k_env};
+        return fail_rule(C, ids, 2, "only the MinAtar environments take env.%s, but env.name is %s%s", minatar_keys[i],
+                         cfg->env.name, origin_note(C, k_env, true));
     }
     return 0;
 }

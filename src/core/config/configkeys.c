@@ -53,6 +53,7 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int)
 
 static int rule_out_dir(const char *s, size_t len, char *msg);
 static int rule_env_name(const char *s, size_t len, char *msg);
+static int rule_reward_threshold(const char *s, size_t len, char *msg);
 static int rule_blas_kernel(const char *s, size_t len, char *msg);
 
 /* Each row ends with the key's default (config_defaults). */
@@ -97,10 +98,13 @@ const CfgKey configkeys_table[] = {
 
     STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
     INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000, 0),
+    STR("env", "reward_threshold", env.reward_threshold, rule_reward_threshold, "auto"),
     {.section = "env", .name = "torques", .type = CFG_T_F64S, .off = CFG_OFF(env.torques),
      .n_off = CFG_OFF(env.n_torques), .cap = CFG_MAX_TORQUES, .flo = -2, .fhi = 2, .what = "torques",
      .hint = " (Pendulum-v1's max_torque is 2; it would clip larger values)", .ldef = default_torques,
      .n_ldef = COUNT(default_torques)},
+    F_CC("env", "sticky_actions", env.sticky_actions, 0, 1, 0.1),
+    BOOL("env", "difficulty_ramping", env.difficulty_ramping, true),
 
     INT("roles", "actors", roles.actors, 1, 1024, 1),
     INT("roles", "replay_shards", roles.replay_shards, 1, 256, 1),
@@ -549,15 +553,51 @@ static int rule_env_name(const char *s, size_t len, char *msg) {
     if (spec) return env_spec_check(spec, msg) == 0 ? 0 : -1;
     const char *names[64];
     int n = env_registry_count < 63 ? env_registry_count : 63;
+    bool minatar = false; /* ten ids: summed up as one pattern */
     for (int i = 0; i < n; i++) {
         names[i] = env_registry[i]->name;
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+        if (!strncmp(names[i], "MinAtar/", 8)) minatar = true;
+        else snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
     }
+    if (minatar)
+        snprintf(list + strlen(list), sizeof list - strlen(list),
+                 ", MinAtar/{Asterix,Breakout,Freeway,Seaquest,SpaceInvaders}-v0|-v1");
     names[n] = NULL;
     const char *guess = did_you_mean(s, names);
     if (guess)
         return errf(msg, "expected one of %s, got \"%s\" (did you mean \"%s\"?)", list, show(s, len, sh), guess);
     return errf(msg, "expected one of %s, got \"%s\"", list, show(s, len, sh));
+}
+
+/* env.reward_threshold: "auto", "none" or a finite number (*v; NaN for
+ * the words). Returns 0, or -1 when it is none of them. */
+static int threshold_value(const char *s, double *v) {
+    *v = ENV_NO_THRESHOLD;
+    if (!strcmp(s, "auto") || !strcmp(s, "none")) return 0;
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(d) || !float_syntax(s, strlen(s))) return -1;
+    *v = d;
+    return 0;
+}
+
+static int rule_reward_threshold(const char *s, size_t len, char *msg) {
+    char sh[CFG_SHOW_LEN];
+    double v;
+    if (len < CFG_NAME_LEN && strlen(s) == len && threshold_value(s, &v) == 0) return 0;
+    return errf(msg, "expected auto (the environment's registered threshold, or none), none, or a finite number, "
+                "got \"%s\"", show(s, len, sh));
+}
+
+double config_reward_threshold(const Config *cfg) {
+    double v;
+    if (!strcmp(cfg->env.reward_threshold, "auto")) {
+        const EnvSpec *spec = env_find(cfg->env.name);
+        return spec ? spec->reward_threshold : ENV_NO_THRESHOLD;
+    }
+    if (threshold_value(cfg->env.reward_threshold, &v) < 0) return ENV_NO_THRESHOLD;
+    return v;
 }
 
 /* "auto", or an OpenBLAS kernel name in any case (platform.h's table). */

@@ -30,7 +30,7 @@ void run_init(Run *r, const Config *cfg, const Ctx *ctx, const char *mode, Trace
     r->wall_offset = s->wall_seconds;
     r->ckpt_seq = s->ckpt_seq;
     r->stop = STOP_NONE;
-    double threshold = env_find(cfg->env.name)->reward_threshold;
+    double threshold = config_reward_threshold(cfg); /* NaN: none, never solved */
     evaltrack_init(&r->eval, threshold);
     if (s->resumed && s->has_history) {
         /* Keep the run's history: its first solve and its best stay. */
@@ -319,7 +319,8 @@ static void final_line(const Run *r, bool owed) {
         if (r->test.has_best) snprintf(best, sizeof best, "%.1f", r->test.best.mean);
         if (r->test.has_final) snprintf(fin, sizeof fin, "%.1f", r->test.final.mean);
         snprintf(line + len, sizeof line - len, "; held-out test (%d episodes, seed %" PRIu64 "): best %s, final %s, %s",
-                 r->test.episodes, r->test.seed, best, fin, r->test.solved ? "solved" : "not solved");
+                 r->test.episodes, r->test.seed, best, fin,
+                 isnan(r->eval.threshold) ? "no reward threshold" : r->test.solved ? "solved" : "not solved");
     } else if (owed && r->final_ok && r->stop != STOP_SIGNAL) {
         snprintf(line + len, sizeof line - len, "; held-out test %s: --resume runs it", r->test.skipped);
     }

@@ -134,6 +134,10 @@ void runctl_final_line(char *out, size_t size, const char *env, const EvalTrack 
     if (e->solved)
         ADD("%s: solved at %" PRIu64 " env steps, %" PRIu64 " updates, %.1f s", env, e->solved_at_env_steps,
             e->solved_at_version, e->solved_at_seconds);
+    else if (isnan(e->threshold) && e->evaluations > 0) /* never solved: say why, not "not solved" */
+        ADD("%s: no reward threshold (best eval %.1f at %" PRIu64 " env steps)", env, e->best, e->best_env_steps);
+    else if (isnan(e->threshold))
+        ADD("%s: no reward threshold (no evaluation)", env);
     else if (e->evaluations > 0)
         ADD("%s: not solved (best eval %.1f at %" PRIu64 " env steps)", env, e->best, e->best_env_steps);
     else

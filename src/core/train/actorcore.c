@@ -12,9 +12,16 @@
 void actorcore_env_options(const Config *cfg, EnvOptions *opt) {
     memset(opt, 0, sizeof *opt);
     opt->max_episode_steps = cfg->env.max_episode_steps;
-    if (!strcmp(cfg->env.name, "Pendulum-v1")) {
+    const EnvSpec *spec = env_find(cfg->env.name);
+    unsigned takes = spec ? spec->options : 0;
+    if (takes & ENV_TAKES_TORQUES) {
         opt->n_torques = cfg->env.n_torques;
         for (int i = 0; i < cfg->env.n_torques; i++) opt->torques[i] = cfg->env.torques[i];
+    }
+    if (takes & ENV_TAKES_MINATAR) {
+        opt->sticky_given = true;
+        opt->sticky_actions = cfg->env.sticky_actions;
+        opt->no_difficulty_ramping = !cfg->env.difficulty_ramping;
     }
 }
 
@@ -70,6 +77,8 @@ int actorcore_init(ActorCore *ac, const Config *cfg, const QNet *net, int index,
 void actorcore_free(ActorCore *ac) {
     if (ac->nstep)
         for (int e = 0; e < ac->E; e++) nstep_free(&ac->nstep[e]);
+    if (ac->envs)
+        for (int e = 0; e < ac->E; e++) env_free(&ac->envs[e]);
     free(ac->envs);
     free(ac->nstep);
     free(ac->obs);

@@ -35,10 +35,13 @@ int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episod
         evaluator_free(ev);
         return -1;
     }
+    env_free(&probe);
     return 0;
 }
 
 void evaluator_free(Evaluator *ev) {
+    if (ev->envs)
+        for (int s = 0; s < ev->P; s++) env_free(&ev->envs[s]);
     free(ev->envs);
     free(ev->episode_of);
     free(ev->obs);
@@ -53,6 +56,7 @@ void evaluator_free(Evaluator *ev) {
 /* Start episode k in slot s; its observation goes to ev->obs row s. */
 static void start(Evaluator *ev, int s, int k) {
     char err[ERR_LEN];
+    env_free(&ev->envs[s]); /* the slot's last episode's (a byte state) */
     if (env_init(&ev->envs[s], ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)k, err) != 0)
         DIE(NULL, "evaluation environment: %s", err); /* validated in evaluator_init */
     env_reset(&ev->envs[s], ev->obs + (size_t)s * (size_t)ev->O);
@@ -104,8 +108,10 @@ bool evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
          * so that slot r is the r-th active episode. */
         for (int r = 0; r < rows; r++) {
             int s = ev->slot_of_row[r];
-            if (s != r) {
+            if (s != r) { /* a swap: slot s keeps r's byte state to free or reuse, none is shared */
+                Env e = ev->envs[r];
                 ev->envs[r] = ev->envs[s];
+                ev->envs[s] = e;
                 ev->episode_of[r] = ev->episode_of[s];
                 ev->episode_of[s] = -1;
             }

@@ -67,7 +67,7 @@ int heldout_run(const Config *cfg, const char *run_dir, bool best_saved, const c
     evaluator_free(&ev);
     t->ran = t->has_best || t->has_final;
     const EvalResult *judged = t->has_best ? &t->best : t->has_final ? &t->final : NULL;
-    t->solved = judged && judged->mean >= env_find(cfg->env.name)->reward_threshold;
+    t->solved = judged && judged->mean >= config_reward_threshold(cfg); /* false for none (NaN) */
 out:
     free(tc);
     t->seconds = now_seconds() - t0;
