@@ -56,6 +56,37 @@ static const char eval_usage[] =
     "              line, numbers separated by blanks or commas; - for stdin) instead\n"
     "              of evaluating; lines up to 64 KiB, input up to 64 MiB\n";
 
+/* The evaluation's result: one JSON object (--json) or two lines. */
+static void print_result(const CliLoad *c, const EvalResult *r, bool json) {
+    const RunCkptManifest *man = &c->man;
+    const Config *cfg = c->cfg;
+    double thr = config_reward_threshold(cfg); /* NaN: none, never solved */
+    char thr_text[48] = "no reward threshold";
+    if (env_has_threshold(thr))
+        snprintf(thr_text, sizeof thr_text, "threshold %.0f: %s", thr, r->mean >= thr ? "solved" : "not solved");
+    char what[256];
+    cliload_describe(man, what, sizeof what);
+    if (!json) {
+        printf("loaded %s (%s)\n", man->dir, what);
+        printf("%s: %s, %d greedy episodes (eval seed %" PRIu64 "): mean %.2f, std %.2f, min %.1f, max %.1f "
+               "(%s)\n",
+               man->dir, cfg->env.name, r->episodes, cfg->eval.seed, r->mean, r->std, r->min, r->max, thr_text);
+        return;
+    }
+    printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %" PRIu64 ", "
+           "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %" PRIu64 ", "
+           "\"params_version\": %" PRIu64 ", \"env_steps\": %" PRIu64 ", \"solved\": %s",
+           man->dir, man->kind[0] ? man->kind : "periodic", cfg->env.name, r->episodes, cfg->eval.seed, r->mean,
+           r->std, r->min, r->max, man->updates, man->params_version, man->env_steps,
+           r->mean >= thr ? "true" : "false"); /* false without a threshold (NaN) */
+    if (env_has_threshold(thr)) printf(", \"reward_threshold\": %.17g", thr);
+    else printf(", \"reward_threshold\": null");
+    if (man->eval_episodes > 0)
+        printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %" PRIu64,
+               man->eval_mean, man->eval_episodes, man->eval_seed);
+    printf("}\n");
+}
+
 int cmd_eval(int argc, char **argv) {
     const char *target = NULL;
     long episodes = 0;
@@ -123,35 +154,9 @@ int cmd_eval(int argc, char **argv) {
     } else if (evaluator_init(&ev, cfg, &c.net, (int)episodes, err)) {
         rc = usage_error("eval: %s", err);
     } else {
-        const RunCkptManifest *man = &c.man;
         EvalResult r;
         evaluator_run(&ev, c.params, &r);
-        double thr = config_reward_threshold(cfg); /* NaN: none, never solved */
-        char thr_text[48] = "no reward threshold";
-        if (env_has_threshold(thr)) snprintf(thr_text, sizeof thr_text, "threshold %.0f: %s", thr,
-                                             r.mean >= thr ? "solved" : "not solved");
-        char what[256];
-        cliload_describe(man, what, sizeof what);
-        if (json) {
-            printf("{\"checkpoint\": \"%s\", \"kind\": \"%s\", \"env\": \"%s\", \"episodes\": %d, \"seed\": %" PRIu64 ", "
-                   "\"mean\": %.17g, \"std\": %.17g, \"min\": %.10g, \"max\": %.10g, \"updates\": %" PRIu64 ", "
-                   "\"params_version\": %" PRIu64 ", \"env_steps\": %" PRIu64 ", \"solved\": %s",
-                   man->dir, man->kind[0] ? man->kind : "periodic", cfg->env.name, r.episodes,
-                   cfg->eval.seed, r.mean, r.std, r.min, r.max, man->updates,
-                   man->params_version, man->env_steps,
-                   r.mean >= thr ? "true" : "false"); /* false without a threshold (NaN) */
-            if (env_has_threshold(thr)) printf(", \"reward_threshold\": %.17g", thr);
-            else printf(", \"reward_threshold\": null");
-            if (man->eval_episodes > 0)
-                printf(", \"logged_eval_mean\": %.10g, \"logged_eval_episodes\": %d, \"logged_eval_seed\": %" PRIu64,
-                       man->eval_mean, man->eval_episodes, man->eval_seed);
-            printf("}\n");
-        } else {
-            printf("loaded %s (%s)\n", man->dir, what);
-            printf("%s: %s, %d greedy episodes (eval seed %" PRIu64 "): mean %.2f, std %.2f, min %.1f, max %.1f "
-                   "(%s)\n",
-                   man->dir, cfg->env.name, r.episodes, cfg->eval.seed, r.mean, r.std, r.min, r.max, thr_text);
-        }
+        print_result(&c, &r, json);
     }
     evaluator_free(&ev);
     cliload_free(&c);
