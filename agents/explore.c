@@ -11,6 +11,11 @@ double explore_linear(double start, double end, uint64_t decay_steps, uint64_t s
     return start + (end - start) * ((double)step / (double)decay_steps);
 }
 
+double explore_linear_after(double start, double end, uint64_t begin, uint64_t decay_steps, uint64_t step) {
+    if (step < begin) return start;
+    return explore_linear(start, end, decay_steps, step - begin);
+}
+
 double explore_apex_eps(double eps, double alpha, int i, int n) {
     if (n <= 1) return eps;
     return pow(eps, 1.0 + alpha * (double)i / (double)(n - 1));

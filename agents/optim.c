@@ -143,6 +143,7 @@ static void rmsprop_step(Optim *o, float *restrict p, const float *restrict g) {
     float *restrict ms = o->state;
     float *restrict mg = o->p.centered ? o->state + n : NULL;
     float *restrict buf = mu > 0.0f ? o->state + (o->p.centered ? 2 : 1) * n : NULL;
+    bool outside = o->p.eps_outside;
     for (size_t i = 0; i < n; i++) {
         float gi = g[i];
         float si = a * ms[i] + c * (gi * gi);
@@ -153,7 +154,7 @@ static void rmsprop_step(Optim *o, float *restrict p, const float *restrict g) {
             mg[i] = mgi;
             var = si - mgi * mgi;
         }
-        float d = gi / sqrtf(var + eps);
+        float d = gi / (outside ? sqrtf(var > 0.0f ? var : 0.0f) + eps : sqrtf(var + eps));
         if (buf) {
             d = mu * buf[i] + d;
             buf[i] = d;

@@ -18,15 +18,23 @@
  *            / (1 - beta1^t), eps_t = eps sqrt(1 - beta2^t) (Kingma & Ba)
  *   RMSProp  ms = alpha ms + (1 - alpha) g g
  *            mg = alpha mg + (1 - alpha) g                  (centered only)
- *            s  = sqrt(ms - mg mg + eps)   centered, or sqrt(ms + eps)
+ *            var = ms - mg mg   centered, or ms
+ *            s  = sqrt(var + eps)                           (default)
+ *            s  = sqrt(max(var, 0)) + eps                   (eps_outside)
  *            buf = momentum buf + g / s,  p -= lr buf       (momentum > 0)
  *            p -= lr g / s                                  (momentum == 0)
- * RMSProp puts eps inside the square root, as DQN (Mnih et al. 2015, eps
- * 0.01, alpha 0.95), Gorila and TensorFlow's RMSProp do; PyTorch adds it
- * outside. Inside, eps is a floor on the variance estimate: it bounds the
- * step by lr |g| / sqrt(eps) even when ms - mg^2 is 0 (a constant gradient)
- * or slightly negative from rounding, and the published DQN
+ * By default RMSProp puts eps inside the square root, as DQN (Mnih et al.
+ * 2015, eps 0.01, alpha 0.95), Gorila and TensorFlow's RMSProp do. Inside,
+ * eps is a floor on the variance estimate: it bounds the step by
+ * lr |g| / sqrt(eps) even when ms - mg^2 is 0 (a constant gradient) or
+ * slightly negative from rounding, and the published Nature DQN
  * hyperparameters (lr 2.5e-4, eps 0.01) assume it there.
+ * eps_outside is PyTorch's torch.optim.RMSprop, which MinAtar's dqn.py uses
+ * (lr 2.5e-4, alpha 0.95, centered, eps 0.01): there eps only bounds the
+ * step by lr |g| / eps, and with eps 0.01 a step where var is small
+ * (var << eps^2 = 1e-4) is up to 1/sqrt(eps) = 10 times the inside form's.
+ * The max(var, 0) differs from PyTorch only where its centered var rounds
+ * below 0 and PyTorch's step is NaN.
  *
  * State (for checkpoints): `step` and the n_state floats at `state`, whose
  * views are, in order:  SGD [buf] (momentum > 0 only); Adam [m, v];
@@ -49,8 +57,9 @@ typedef struct {
     float momentum;        /* SGD, RMSProp: 0 for none */
     float beta1, beta2;    /* Adam */
     float alpha;           /* RMSProp decay of the squared-gradient average */
-    float eps;             /* Adam: outside the sqrt; RMSProp: inside */
+    float eps;             /* Adam: outside the sqrt; RMSProp: inside unless eps_outside */
     bool centered;         /* RMSProp: subtract the squared mean gradient */
+    bool eps_outside;      /* RMSProp: PyTorch's form, g / (sqrt(var) + eps); false: g / sqrt(var + eps) */
     /* warm-up (sync.lr_warmup_updates): update t of the first warmup_steps
      * uses lr_from + (lr - lr_from) t / warmup_steps; 0: lr from the first */
     float lr_from;

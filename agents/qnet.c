@@ -36,16 +36,31 @@
 
 static int head_out(const QNetSpec *s) { return s->dueling ? s->n_actions + 1 : s->n_actions; }
 
-static void add_view(QNet *net, const char *name, size_t off, size_t rows, size_t cols) {
+static void add_view(QNet *net, const char *name, size_t off, size_t rows, size_t cols, int ndim,
+                     const size_t *dims) {
     QNetView *v = &net->views[net->n_views++];
     snprintf(v->name, sizeof v->name, "%s", name);
     v->offset = off;
     v->rows = rows;
     v->cols = cols;
+    v->ndim = ndim;
+    for (int d = 0; d < 4; d++) v->dims[d] = d < ndim ? dims[d] : 0;
 }
 
-int qnet_init(QNet *net, const QNetSpec *spec, char *err) {
-    memset(net, 0, sizeof *net);
+/* Linear layer l's weight (in, out) and bias (out) views: hidden.l.*, or
+ * head.* for the last. */
+static void add_linear_views(QNet *net, int l, const QNetLinear *L) {
+    char wname[QNET_NAME_LEN] = "head.weight", bname[QNET_NAME_LEN] = "head.bias";
+    if (l < net->spec.n_hidden) {
+        snprintf(wname, sizeof wname, "hidden.%d.weight", l);
+        snprintf(bname, sizeof bname, "hidden.%d.bias", l);
+    }
+    size_t dw[2] = {(size_t)L->in, (size_t)L->out}, db[1] = {(size_t)L->out};
+    add_view(net, wname, L->w_off, dw[0], dw[1], 2, dw);
+    add_view(net, bname, L->b_off, db[0], 1, 1, db);
+}
+
+static int check_mlp(const QNetSpec *spec, char *err) {
     if (spec->obs_dim < 1 || spec->obs_dim > (1 << 20))
         return errf(err, "qnet: obs_dim %d not in [1, %d]", spec->obs_dim, 1 << 20);
     if (spec->n_actions < 1 || spec->n_actions > (1 << 16))
@@ -56,11 +71,69 @@ int qnet_init(QNet *net, const QNetSpec *spec, char *err) {
         if (spec->hidden[l] < 1 || spec->hidden[l] > (1 << 16))
             return errf(err, "qnet: hidden layer %d has width %d, expected 1 to %d", l, spec->hidden[l],
                         1 << 16);
+    return 0;
+}
+
+/* The observation planes and the conv count. */
+static int check_planes(const QNetSpec *s, char *err) {
+    if (s->n_conv < 0 || s->n_conv > QNET_MAX_CONV)
+        return errf(err, "qnet: %d conv layers, expected 0 to %d", s->n_conv, QNET_MAX_CONV);
+    bool none = s->in_h == 0 && s->in_w == 0 && s->in_c == 0;
+    if (none && s->n_conv == 0) return 0;
+    if (s->in_h < 1 || s->in_w < 1 || s->in_c < 1)
+        return errf(err, "qnet: observation planes %dx%dx%d (height x width x channels)%s, expected each >= 1",
+                    s->in_h, s->in_w, s->in_c, none ? " with conv layers" : "");
+    if ((long long)s->in_h * s->in_w * s->in_c != s->obs_dim)
+        return errf(err, "qnet: observation planes %dx%dx%d hold %lld floats, obs_dim is %d", s->in_h, s->in_w,
+                    s->in_c, (long long)s->in_h * s->in_w * s->in_c, s->obs_dim);
+    return 0;
+}
+
+/* The conv layers from offset 0: layer 0 reads (H, W, C) rows, the others
+ * their predecessor's (F, OH, OW). Returns the flattened output size in
+ * *flat and the parameters' end in *end. */
+static int build_convs(QNet *net, char *err, int *flat, size_t *end) {
+    const QNetSpec *s = &net->spec;
+    int c = s->in_c, h = s->in_h, wd = s->in_w;
+    size_t sc = 1, sy = (size_t)s->in_w * (size_t)s->in_c, sx = (size_t)s->in_c, off = 0;
+    for (int i = 0; i < s->n_conv; i++) {
+        ConvLayer *L = &net->conv[i];
+        char why[ERR_LEN], name[QNET_NAME_LEN];
+        const QNetConvSpec *cs = &s->conv[i];
+        if (conv_init(L, c, h, wd, sc, sy, sx, cs->filters, cs->kernel, cs->stride, off, why))
+            return errf(err, "qnet: conv layer %d: %s", i, strncmp(why, "conv: ", 6) ? why : why + 6);
+        size_t dw[4] = {(size_t)L->out_c, (size_t)c, (size_t)L->k, (size_t)L->k}, db[1] = {(size_t)L->out_c};
+        snprintf(name, sizeof name, "conv.%d.weight", i);
+        add_view(net, name, L->w_off, dw[0], dw[1] * dw[2] * dw[3], 4, dw);
+        snprintf(name, sizeof name, "conv.%d.bias", i);
+        add_view(net, name, L->b_off, db[0], 1, 1, db);
+        off = L->w_off + conv_n_params(L);
+        c = L->out_c, h = L->out_h, wd = L->out_w;
+        sc = (size_t)h * (size_t)wd, sy = (size_t)wd, sx = 1;
+        size_t cols = conv_cols_size(L, 1), z = conv_out_size(L);
+        if (z > (1 << 20)) return errf(err, "qnet: conv layer %d has %zu outputs, expected at most %d", i, z, 1 << 20);
+        if (cols > net->max_cols) net->max_cols = cols;
+        if (z > net->max_z) net->max_z = z;
+    }
+    *flat = net->n_conv ? c * h * wd : s->obs_dim;
+    *end = off;
+    return 0;
+}
+
+int qnet_init(QNet *net, const QNetSpec *spec, char *err) {
+    memset(net, 0, sizeof *net);
+    if (check_mlp(spec, err) || check_planes(spec, err)) return -1;
     net->spec = *spec;
     for (int l = spec->n_hidden; l < QNET_MAX_HIDDEN; l++) net->spec.hidden[l] = 0;
+    for (int i = spec->n_conv; i < QNET_MAX_CONV; i++) net->spec.conv[i] = (QNetConvSpec){0, 0, 0};
+    net->n_conv = spec->n_conv;
+    int in, widest;
+    size_t off;
+    if (build_convs(net, err, &in, &off)) return -1;
+    widest = in;
+    for (int i = 0; i < net->n_conv; i++)
+        if ((int)conv_out_size(&net->conv[i]) > widest) widest = (int)conv_out_size(&net->conv[i]);
     net->n_linear = spec->n_hidden + 1;
-    size_t off = 0;
-    int in = spec->obs_dim, widest = in;
     for (int l = 0; l < net->n_linear; l++) {
         int out = l < spec->n_hidden ? spec->hidden[l] : head_out(spec);
         QNetLinear *L = &net->lin[l];
@@ -68,16 +141,7 @@ int qnet_init(QNet *net, const QNetSpec *spec, char *err) {
         L->out = out;
         L->w_off = off;
         L->b_off = off + (size_t)in * (size_t)out;
-        char name[QNET_NAME_LEN];
-        if (l < spec->n_hidden) {
-            snprintf(name, sizeof name, "hidden.%d.weight", l);
-            add_view(net, name, L->w_off, (size_t)in, (size_t)out);
-            snprintf(name, sizeof name, "hidden.%d.bias", l);
-            add_view(net, name, L->b_off, (size_t)out, 1);
-        } else {
-            add_view(net, "head.weight", L->w_off, (size_t)in, (size_t)out);
-            add_view(net, "head.bias", L->b_off, (size_t)out, 1);
-        }
+        add_linear_views(net, l, L);
         off = L->b_off + (size_t)out;
         if (out > widest) widest = out;
         in = out;
@@ -94,6 +158,12 @@ const QNetView *qnet_view(const QNet *net, const char *name) {
 }
 
 void qnet_init_params(const QNet *net, float *params, Rng *rng) {
+    for (int i = 0; i < net->n_conv; i++) {
+        const ConvLayer *L = &net->conv[i];
+        double bound = 1.0 / sqrt((double)L->in_c * L->k * L->k);
+        size_t n = conv_n_params(L); /* weights then biases */
+        for (size_t k = 0; k < n; k++) params[L->w_off + k] = (float)rng_uniform_range(rng, -bound, bound);
+    }
     for (int l = 0; l < net->n_linear; l++) {
         const QNetLinear *L = &net->lin[l];
         double bound = 1.0 / sqrt((double)L->in);
@@ -105,28 +175,41 @@ void qnet_init_params(const QNet *net, float *params, Rng *rng) {
 /* Views are 64-byte aligned: sgemm and the vector loops like aligned rows. */
 static size_t padded(size_t n) { return round_up(n, 16); }
 
+/* The workspace's views, in order, each padded(rows * width): the MLP's
+ * (as before convs existed, so a net without convs allocates the same),
+ * then the convs' activations and scratch. With mem NULL only counts. */
+static size_t carve(QNetWork *w, const QNet *net, size_t B, float *mem) {
+    size_t at = 0;
+#define TAKE(ptr, n)                          \
+    do {                                      \
+        if (mem) (ptr) = mem + at;            \
+        at += padded(n);                      \
+    } while (0)
+    for (int l = 0; l < net->spec.n_hidden; l++) TAKE(w->act[l], B * (size_t)net->spec.hidden[l]);
+    TAKE(w->head, B * (size_t)net->lin[net->n_linear - 1].out);
+    for (int k = 0; k < 2; k++) TAKE(w->dbuf[k], B * (size_t)net->max_width);
+    TAKE(w->zeros, (size_t)net->max_width);
+    for (int i = 0; i < net->n_conv; i++) TAKE(w->conv_act[i], B * conv_out_size(&net->conv[i]));
+    if (net->n_conv) {
+        TAKE(w->cols, B * net->max_cols);
+        TAKE(w->z, B * net->max_z);
+    }
+#undef TAKE
+    return at;
+}
+
+size_t qnet_work_floats(const QNet *net, int max_batch) {
+    QNetWork w;
+    return carve(&w, net, max_batch < 1 ? 1 : (size_t)max_batch, NULL);
+}
+
 void qnet_work_init(QNetWork *w, const QNet *net, int max_batch) {
     memset(w, 0, sizeof *w);
     if (max_batch < 1) DIE(NULL, "qnet_work_init: max_batch %d < 1", max_batch);
-    size_t B = (size_t)max_batch, total = 0;
-    for (int l = 0; l < net->spec.n_hidden; l++) total += padded(B * (size_t)net->spec.hidden[l]);
-    total += padded(B * (size_t)net->lin[net->n_linear - 1].out);
-    total += 2 * padded(B * (size_t)net->max_width);
-    total += padded((size_t)net->max_width);
+    size_t total = carve(w, net, (size_t)max_batch, NULL);
     w->mem = xmalloc_for(total * sizeof(float), "network activations", NULL);
     memset(w->mem, 0, total * sizeof(float));
-    float *p = w->mem;
-    for (int l = 0; l < net->spec.n_hidden; l++) {
-        w->act[l] = p;
-        p += padded(B * (size_t)net->spec.hidden[l]);
-    }
-    w->head = p;
-    p += padded(B * (size_t)net->lin[net->n_linear - 1].out);
-    for (int k = 0; k < 2; k++) {
-        w->dbuf[k] = p;
-        p += padded(B * (size_t)net->max_width);
-    }
-    w->zeros = p;
+    carve(w, net, (size_t)max_batch, w->mem);
     w->max_batch = max_batch;
 }
 
@@ -256,6 +339,10 @@ static void col_sums(const float *restrict d, int B, int n, float *restrict db) 
 void qnet_forward(const QNet *net, const float *params, const float *obs, int B, float *q, QNetWork *w) {
     check_batch(w, B, "qnet_forward");
     const float *x = obs;
+    for (int i = 0; i < net->n_conv; i++) {
+        conv_forward(&net->conv[i], params, x, B, w->cols, w->z, w->conv_act[i]);
+        x = w->conv_act[i];
+    }
     int L = net->n_linear;
     for (int l = 0; l < L - 1; l++) {
         const QNetLinear *lin = &net->lin[l];
@@ -293,20 +380,30 @@ void qnet_backward(const QNet *net, const float *params, const float *obs, const
         d = w->dbuf[1];
     }
     col_sums(d, B, net->lin[L - 1].out, grad + net->lin[L - 1].b_off);
-    int flip = 0;
+    int flip = 0, C = net->n_conv;
+    const float *mlp_in = C ? w->conv_act[C - 1] : obs;
     for (int l = L - 1; l >= 0; l--) {
         const QNetLinear *lin = &net->lin[l];
-        const float *x = l == 0 ? obs : w->act[l - 1];
+        const float *x = l == 0 ? mlp_in : w->act[l - 1];
         /* dW (in, out) = x^T (in, B) . d (B, out) */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, lin->in, lin->out, B, 1.0f, x, lin->in, d,
                     lin->out, 0.0f, grad + lin->w_off, lin->out);
-        if (l == 0) break;
-        /* dX (B, in) = d (B, out) . W^T (out, in), then the ReLU mask of layer l-1 */
+        if (l == 0 && C == 0) return;
+        /* dX (B, in) = d (B, out) . W^T (out, in), then the ReLU mask of
+         * layer l-1 (the conv backward applies its own) */
         float *dx = w->dbuf[flip];
         flip ^= 1;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, lin->in, lin->out, 1.0f, d, lin->out,
                     params + lin->w_off, lin->out, 0.0f, dx, lin->in);
-        relu_mask_bias_grad(dx, w->act[l - 1], B, lin->in, grad + net->lin[l - 1].b_off);
+        if (l > 0) relu_mask_bias_grad(dx, w->act[l - 1], B, lin->in, grad + net->lin[l - 1].b_off);
+        d = dx;
+    }
+    /* d = dL/d(flattened conv output) (B, F*P), unmasked */
+    for (int i = C - 1; i >= 0; i--) {
+        float *dx = i > 0 ? w->dbuf[flip] : NULL;
+        flip ^= 1;
+        conv_backward(&net->conv[i], params, i > 0 ? w->conv_act[i - 1] : obs, w->conv_act[i], d, B, w->cols, w->z,
+                      grad, dx);
         d = dx;
     }
 }
@@ -315,9 +412,11 @@ void qnet_backward(const QNet *net, const float *params, const float *obs, const
 
 void qnet_forward_ref(const QNet *net, const float *params, const float *obs, int B, float *q, QNetWork *w) {
     check_batch(w, B, "qnet_forward_ref");
-    int L = net->n_linear, A = net->spec.n_actions;
+    int L = net->n_linear, A = net->spec.n_actions, C = net->n_conv;
+    for (int i = 0; i < C; i++) conv_forward_ref(&net->conv[i], params, i ? w->conv_act[i - 1] : obs, B, w->conv_act[i]);
+    const float *mlp_in = C ? w->conv_act[C - 1] : obs;
     for (int i = 0; i < B; i++) {
-        const float *x = obs + (size_t)i * net->spec.obs_dim;
+        const float *x = mlp_in + (size_t)i * net->lin[0].in;
         for (int l = 0; l < L; l++) {
             const QNetLinear *lin = &net->lin[l];
             float *z = (l < L - 1 ? w->act[l] : w->head) + (size_t)i * lin->out;
@@ -345,7 +444,8 @@ void qnet_forward_ref(const QNet *net, const float *params, const float *obs, in
 void qnet_backward_ref(const QNet *net, const float *params, const float *obs, const float *dq, int B,
                        float *grad, QNetWork *w) {
     check_batch(w, B, "qnet_backward_ref");
-    int L = net->n_linear, A = net->spec.n_actions;
+    int L = net->n_linear, A = net->spec.n_actions, C = net->n_conv;
+    const float *mlp_in = C ? w->conv_act[C - 1] : obs;
     float *d = w->dbuf[0], *dx = w->dbuf[1];
     int out = net->lin[L - 1].out;
     for (int i = 0; i < B; i++) {
@@ -357,7 +457,7 @@ void qnet_backward_ref(const QNet *net, const float *params, const float *obs, c
     }
     for (int l = L - 1; l >= 0; l--) {
         const QNetLinear *lin = &net->lin[l];
-        const float *x = l == 0 ? obs : w->act[l - 1];
+        const float *x = l == 0 ? mlp_in : w->act[l - 1];
         for (int j = 0; j < lin->out; j++) {
             double sb = 0;
             for (int i = 0; i < B; i++) sb += d[(size_t)i * lin->out + j];
@@ -368,14 +468,22 @@ void qnet_backward_ref(const QNet *net, const float *params, const float *obs, c
                 grad[lin->w_off + (size_t)k * lin->out + j] = (float)sw;
             }
         }
-        if (l == 0) break;
+        if (l == 0 && C == 0) return;
         for (int i = 0; i < B; i++)
             for (int k = 0; k < lin->in; k++) {
                 double s = 0;
                 for (int j = 0; j < lin->out; j++)
                     s += (double)d[(size_t)i * lin->out + j] * params[lin->w_off + (size_t)k * lin->out + j];
-                dx[(size_t)i * lin->in + k] = x[(size_t)i * lin->in + k] > 0 ? (float)s : 0.0f;
+                /* x > 0: layer l-1's ReLU mask; into a conv, conv_backward_ref masks */
+                dx[(size_t)i * lin->in + k] = l == 0 || x[(size_t)i * lin->in + k] > 0 ? (float)s : 0.0f;
             }
+        float *t = d;
+        d = dx;
+        dx = t;
+    }
+    for (int i = C - 1; i >= 0; i--) {
+        conv_backward_ref(&net->conv[i], params, i ? w->conv_act[i - 1] : obs, w->conv_act[i], d, B, grad,
+                          i ? dx : NULL);
         float *t = d;
         d = dx;
         dx = t;
@@ -397,11 +505,16 @@ void qnet_argmax(const float *q, int B, int A, int32_t *out) {
 double qnet_forward_flops(const QNet *net, int B) {
     double f = 0;
     for (int l = 0; l < net->n_linear; l++) f += 2.0 * net->lin[l].in * net->lin[l].out;
-    return f * B;
+    f *= B;
+    for (int i = 0; i < net->n_conv; i++) f += conv_forward_flops(&net->conv[i], B);
+    return f;
 }
 
 double qnet_backward_flops(const QNet *net, int B) {
     double f = 0;
-    for (int l = 0; l < net->n_linear; l++) f += (l == 0 ? 2.0 : 4.0) * net->lin[l].in * net->lin[l].out;
-    return f * B;
+    for (int l = 0; l < net->n_linear; l++)
+        f += (l == 0 && net->n_conv == 0 ? 2.0 : 4.0) * net->lin[l].in * net->lin[l].out;
+    f *= B;
+    for (int i = 0; i < net->n_conv; i++) f += conv_backward_flops(&net->conv[i], B, i > 0);
+    return f;
 }

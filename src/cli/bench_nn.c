@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_nn.c: `gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]`
+/* bench_nn.c: `gorila bench nn [--json] [--seconds S] [--threads N] [--no-double] [--minatar]`
  *
  * Times one full DQN update as the learner does it: target forward on s',
  * online forward on s and s' (one pass over 2B rows; s only with
  * --no-double), Huber loss, backward, Adam step over all parameters, for
- * 4-64-64-2 and 4-256-256-2 at batch 32, 64 and 256.
+ * 4-64-64-2 and 4-256-256-2 at batch 32, 64 and 256; with --minatar
+ * instead for MinAtar's DQN net (dqn.py: 10x10xC planes, conv 16 3x3
+ * stride 1, 1024 -> 128 -> 6 actions) with C = 4 and 10, at batch 32.
  *
  * Each configuration runs for S seconds (default 1) split into 5 windows
  * after a warm-up; updates/s is the best window (the machines are shared;
@@ -44,20 +46,28 @@
 #define WINDOWS 5
 
 typedef struct {
-    int hidden;          /* both hidden layers */
+    int hidden;          /* both hidden layers; MinAtar: the one hidden layer */
     int batch;
     double pytorch_ups;  /* a constant, not measured here: PyTorch 1.13 on one core
                           * of the project's development machines, as stated
                           * when the benchmark was set up (2026-11; its DQN
                           * variant is not recorded; docs/PERFORMANCE.md);
                           * 0: no reference */
+    int planes;          /* 0: the 4-H-H-2 net; C: MinAtar's conv net on 10x10xC */
 } NnCase;
 #define PYTORCH_REFERENCE_SOURCE "constant, not measured: PyTorch 1.13, one core, the project's machines (2026-11, docs/PERFORMANCE.md)"
 
 static const NnCase cases[] = {
-    {64, 32, 0},   {64, 64, 3400},   {64, 256, 0},
-    {256, 32, 0},  {256, 64, 0},     {256, 256, 670},
+    {64, 32, 0, 0},   {64, 64, 3400, 0},   {64, 256, 0, 0},
+    {256, 32, 0, 0},  {256, 64, 0, 0},     {256, 256, 670, 0},
 };
+static const NnCase minatar_cases[] = {{128, 32, 0, 4}, {128, 32, 0, 10}};
+
+static QNetSpec case_spec(const NnCase *c) {
+    if (!c->planes) return (QNetSpec){.obs_dim = 4, .n_actions = 2, .n_hidden = 2, .hidden = {c->hidden, c->hidden}};
+    return (QNetSpec){.obs_dim = 100 * c->planes, .n_actions = 6, .n_hidden = 1, .hidden = {c->hidden},
+                      .in_h = 10, .in_w = 10, .in_c = c->planes, .n_conv = 1, .conv = {{16, 3, 1}}};
+}
 
 static double sgemm_gflops(int n, double seconds) {
     size_t nn = (size_t)n * (size_t)n;
@@ -99,7 +109,7 @@ typedef struct {
 
 static NnResult run_case(const NnCase *c, bool double_dqn, double seconds) {
     char err[ERR_LEN];
-    QNetSpec spec = {.obs_dim = 4, .n_actions = 2, .n_hidden = 2, .hidden = {c->hidden, c->hidden}};
+    QNetSpec spec = case_spec(c);
     QNet net;
     if (qnet_init(&net, &spec, err)) DIE(NULL, "%s", err);
     int B = c->batch, O = spec.obs_dim;
@@ -118,7 +128,7 @@ static NnResult run_case(const NnCase *c, bool double_dqn, double seconds) {
     float *td = fb + 2 * (size_t)B * O + 3 * (size_t)B;
     for (size_t i = 0; i < 2 * (size_t)B * O; i++) b.obs[i] = (float)rng_uniform_range(&r, -1, 1);
     for (int i = 0; i < B; i++) {
-        b.action[i] = (int32_t)rng_below(&r, 2);
+        b.action[i] = (int32_t)rng_below(&r, (uint64_t)spec.n_actions);
         b.reward[i] = 1.0f;
         b.discount[i] = rng_below(&r, 10) ? 0.99f : 0.0f;
         b.weight[i] = 1.0f;
@@ -162,19 +172,22 @@ static NnResult run_case(const NnCase *c, bool double_dqn, double seconds) {
 
 int bench_nn(int argc, char **argv) {
     char err[ERR_LEN];
-    bool json = false, double_dqn = true;
+    bool json = false, double_dqn = true, minatar = false;
     double seconds = 1.0;
     long threads = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts("usage: gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]\n"
-                 "updates/s of the DQN update at two network sizes and three batch sizes, and the sgemm\n"
-                 "peak they are compared with; see docs/PERFORMANCE.md");
+            puts("usage: gorila bench nn [--json] [--seconds S] [--threads N] [--no-double] [--minatar]\n"
+                 "updates/s of the DQN update at two network sizes and three batch sizes (--minatar: MinAtar's\n"
+                 "conv net on 4 and 10 planes at batch 32), and the sgemm peak they are compared with; see\n"
+                 "docs/PERFORMANCE.md");
             return 0;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--no-double")) {
             double_dqn = false;
+        } else if (!strcmp(argv[i], "--minatar")) {
+            minatar = true;
         } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
             if (parse_double(argv[++i], &seconds, err) || seconds <= 0 || seconds > 3600)
                 return usage_error("bench nn: --seconds: expected a number in (0, 3600], got \"%s\"", argv[i]);
@@ -183,7 +196,7 @@ int bench_nn(int argc, char **argv) {
                 return usage_error("bench nn: --threads: %s", err);
         } else {
             return usage_error("bench nn: unknown argument \"%s\" (expected --json, --seconds S, --threads N, "
-                               "--no-double)",
+                               "--no-double, --minatar)",
                                argv[i]);
         }
     }
@@ -195,9 +208,11 @@ int bench_nn(int argc, char **argv) {
      * end. */
     int peak_n = 0;
     double peak_before = sgemm_peak(seconds, &peak_n);
-    enum { N_CASES = sizeof cases / sizeof cases[0] };
-    NnResult res[N_CASES];
-    for (size_t k = 0; k < N_CASES; k++) res[k] = run_case(&cases[k], double_dqn, seconds);
+    enum { N_MLP = sizeof cases / sizeof cases[0], N_MINATAR = sizeof minatar_cases / sizeof minatar_cases[0] };
+    const NnCase *table = minatar ? minatar_cases : cases;
+    size_t n_cases = minatar ? N_MINATAR : N_MLP;
+    NnResult res[N_MLP > N_MINATAR ? N_MLP : N_MINATAR];
+    for (size_t k = 0; k < n_cases; k++) res[k] = run_case(&table[k], double_dqn, seconds);
     int n_after = 0;
     double peak_after = sgemm_peak(seconds, &n_after), peak = peak_before;
     if (peak_after > peak) peak = peak_after, peak_n = n_after;
@@ -212,20 +227,25 @@ int bench_nn(int argc, char **argv) {
                peak, peak_n, peak_before, peak_after);
         printf("DQN update (%s DQN, Huber, backward, Adam), %g s per row, best of %d windows\n",
                double_dqn ? "double" : "vanilla", seconds, WINDOWS);
+        if (minatar) printf("minatar-CN: 10x10xN planes, conv 16 3x3 stride 1, 1024 -> 128 -> 6 (dqn.py)\n");
         printf("%-12s %5s %10s %12s %9s %8s %9s %8s\n", "network", "batch", "MFLOP/upd", "updates/s", "GFLOP/s", "%peak",
                "PyTorch*", "ratio");
     }
-    for (size_t k = 0; k < N_CASES; k++) {
-        const NnCase *c = &cases[k];
+    for (size_t k = 0; k < n_cases; k++) {
+        const NnCase *c = &table[k];
         NnResult r = res[k];
         double gflops = r.flops * r.ups / 1e9;
         double pyt = c->pytorch_ups;
         if (json) {
-            printf("{\"bench\":\"nn\",\"obs_dim\":4,\"hidden\":[%d,%d],\"actions\":2,\"batch\":%d,"
-                   "\"double_dqn\":%s,\"updates_per_second\":%.1f,\"flops_per_update\":%.0f,\"gflops\":%.2f,"
-                   "\"pct_of_sgemm_peak\":%.1f",
-                   c->hidden, c->hidden, c->batch, double_dqn ? "true" : "false", r.ups, r.flops, gflops,
-                   100 * gflops / peak);
+            if (c->planes)
+                printf("{\"bench\":\"nn\",\"obs_dim\":%d,\"planes\":[10,10,%d],\"conv\":[[16,3,1]],"
+                       "\"hidden\":[%d],\"actions\":6,",
+                       100 * c->planes, c->planes, c->hidden);
+            else
+                printf("{\"bench\":\"nn\",\"obs_dim\":4,\"hidden\":[%d,%d],\"actions\":2,", c->hidden, c->hidden);
+            printf("\"batch\":%d,\"double_dqn\":%s,\"updates_per_second\":%.1f,\"flops_per_update\":%.0f,"
+                   "\"gflops\":%.2f,\"pct_of_sgemm_peak\":%.1f",
+                   c->batch, double_dqn ? "true" : "false", r.ups, r.flops, gflops, 100 * gflops / peak);
             if (pyt > 0)
                 printf(",\"pytorch_updates_per_second_constant\":%.0f,\"vs_pytorch\":%.2f,\"reference_measured\":false,"
                        "\"reference_source\":\"%s\"",
@@ -233,7 +253,10 @@ int bench_nn(int argc, char **argv) {
             printf("}\n");
         } else {
             char name[32], pt[16] = "-", ratio[16] = "-";
-            snprintf(name, sizeof name, "4-%d-%d-2", c->hidden, c->hidden);
+            if (c->planes)
+                snprintf(name, sizeof name, "minatar-C%d", c->planes);
+            else
+                snprintf(name, sizeof name, "4-%d-%d-2", c->hidden, c->hidden);
             if (pyt > 0) {
                 snprintf(pt, sizeof pt, "%.0f", pyt);
                 snprintf(ratio, sizeof ratio, "%.2fx", r.ups / pyt);

@@ -105,6 +105,16 @@ run_cmd "$GORILA" bench nn --seconds 0.01 --json
 refs=$(grep -c '"pytorch_updates_per_second_constant"' <<<"$out")
 labelled=$(grep '"pytorch_updates_per_second_constant"' <<<"$out" | grep -c '"reference_measured":false')
 expect_eq "bench nn --json: both reference rows say the reference was not measured" "$refs/$labelled" "2/2"
+# --minatar: MinAtar's conv net (dqn.py) on 4 and 10 planes at batch 32, in
+# place of the MLP rows; the FLOPs per update include the conv layer.
+run_cmd "$GORILA" bench nn --seconds 0.01 --minatar --json
+expect_rc "bench nn --minatar: exit 0" 0
+expect_eq "bench nn --minatar --json: two rows, both the conv net" \
+    "$(grep -c '"bench":"nn"' <<<"$out")/$(grep -c '"conv":\[\[16,3,1\]\],"hidden":\[128\],"actions":6,"batch":32' <<<"$out")" "2/2"
+# 4 planes: per row, conv 2*16*36*64 + linear 2*(1024*128 + 128*6) = 337408
+# FLOPs forward, 73728 + 2*263680 backward; 96 rows forward, 32 backward.
+check "bench nn --minatar: 4 planes, 51625984 FLOPs an update (the conv counted)" \
+    grep -q '"obs_dim":400,"planes":\[10,10,4\].*"flops_per_update":51625984,' <<<"$out"
 # bench replay: a smoke test (tiny windows, one small capacity for the JSON;
 # the full table once with the shortest windows: it still fills 2^22 rows).
 run_cmd "$GORILA" bench replay --seconds 0.01 --capacity 5000 --json

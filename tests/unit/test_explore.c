@@ -18,6 +18,22 @@ Test(explore, linear_schedule_start_middle_end_beyond) {
     cr_assert_float_eq(explore_linear(0.0, 1.0, 4, 1), 0.25, 1e-12); /* rising works too */
 }
 
+/* dqn.py's schedule: 1.0 through the 5000 replay-start frames, then 1.0 ->
+ * 0.1 over 100000 frames: 0.55 at frame 55000, 0.1 from 105000. Begin 0 is
+ * explore_linear exactly. */
+Test(explore, linear_schedule_after_an_offset) {
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 0), 1.0);
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 4999), 1.0);
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 5000), 1.0);
+    cr_assert_float_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 5001), 1.0 - 0.9e-5, 1e-12);
+    cr_assert_float_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 55000), 0.55, 1e-12);
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 100000, 105000), 0.1);
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 0, 5000), 0.1); /* no decay: end once begun */
+    cr_assert_eq(explore_linear_after(1.0, 0.1, 5000, 0, 4999), 1.0);
+    for (uint64_t t = 0; t < 130; t += 7)
+        cr_assert_eq(explore_linear_after(1.0, 0.1, 0, 100, t), explore_linear(1.0, 0.1, 100, t));
+}
+
 Test(explore, apex_epsilons_span_eps_to_eps_to_the_one_plus_alpha) {
     const double eps = EXPLORE_APEX_EPS, alpha = EXPLORE_APEX_ALPHA;
     cr_assert_float_eq(explore_apex_eps(eps, alpha, 0, 8), 0.4, 1e-15);

@@ -52,6 +52,34 @@ Test(optim, rmsprop_centered_first_step_by_hand) {
     optim_free(&o);
 }
 
+/* The same step in PyTorch's form (torch.optim.RMSprop, as MinAtar's
+ * dqn.py uses it): s = sqrt(0.0475) + 0.01 = 0.227944947, step = 0.01 / s
+ * = 0.0438702. With a small gradient the forms part: uncentered, g = 1e-3,
+ * ms = 0.05e-6: PyTorch divides by sqrt(5e-8) + 0.01 = 0.0102236, the
+ * inside form by sqrt(0.01 + 5e-8) = 0.1000003, a step 9.78 times smaller. */
+Test(optim, rmsprop_pytorch_form_by_hand) {
+    OptimParams p = optim_defaults(OPTIM_RMSPROP);
+    p.lr = 0.01f;
+    p.eps_outside = true;
+    Optim o;
+    optim_init(&o, &p, 1);
+    float x = 0.0f, g = 1.0f;
+    optim_step(&o, &x, &g);
+    cr_assert_float_eq(x, -0.0438702f, 1e-7, "%.9g", x);
+    optim_free(&o);
+    p.centered = false;
+    float y[2] = {0, 0}, gs = 1e-3f;
+    for (int k = 0; k < 2; k++) {
+        p.eps_outside = k == 0;
+        optim_init(&o, &p, 1);
+        optim_step(&o, &y[k], &gs);
+        optim_free(&o);
+    }
+    cr_assert_float_eq(y[0], (float)(-0.01 * 1e-3 / (sqrt(5e-8) + 0.01)), 1e-10, "%.9g", y[0]);
+    cr_assert_float_eq(y[1], (float)(-0.01 * 1e-3 / sqrt(0.01 + 5e-8)), 1e-11, "%.9g", y[1]);
+    cr_assert(y[0] / y[1] > 9.7 && y[0] / y[1] < 9.8, "ratio %g", y[0] / y[1]);
+}
+
 /* Plain (uncentered) RMSProp: ms = 0.05 g^2 with g = 2 -> 0.2, s = sqrt(0.21). */
 Test(optim, rmsprop_uncentered_first_step_by_hand) {
     OptimParams p = optim_defaults(OPTIM_RMSPROP);
@@ -127,12 +155,12 @@ static double ref_step(const OptimParams *p, RefState *s, int t, double x, doubl
         double mhat = s->m / (1 - pow(b1, t)), vhat = s->v / (1 - pow(b2, t));
         return x - p->lr * mhat / (sqrt(vhat) + p->eps);
     }
-    case OPTIM_RMSPROP: { /* Graves 2013 eq. 38-41 / DQN: eps inside the root */
+    case OPTIM_RMSPROP: { /* Graves 2013 eq. 38-41 / DQN: eps inside the root; PyTorch: outside */
         double a = p->alpha;
         s->v = a * s->v + (1 - a) * g * g;
         s->m = a * s->m + (1 - a) * g;
         double var = p->centered ? s->v - s->m * s->m : s->v;
-        double d = g / sqrt(var + p->eps);
+        double d = p->eps_outside ? g / (sqrt(var) + p->eps) : g / sqrt(var + p->eps);
         if (p->momentum > 0) {
             s->buf = p->momentum * s->buf + d;
             d = s->buf;
@@ -193,6 +221,15 @@ Test(optim, rmsprop_matches_double_reference) {
     check_against_reference(p, "rmsprop momentum");
     p.momentum = 0.0f;
     check_against_reference(p, "rmsprop");
+    p = optim_defaults(OPTIM_RMSPROP);
+    p.lr = 0.01f;
+    p.eps_outside = true;
+    check_against_reference(p, "rmsprop centered, eps outside");
+    p.momentum = 0.9f;
+    check_against_reference(p, "rmsprop centered momentum, eps outside");
+    p.centered = false;
+    p.momentum = 0.0f;
+    check_against_reference(p, "rmsprop eps outside");
 }
 
 Test(optim, sgd_matches_double_reference) {

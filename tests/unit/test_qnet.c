@@ -407,3 +407,247 @@ Test(qnet, work_free_is_safe_on_zeroed_and_twice) {
     qnet_work_free(&w);
     qnet_work_free(&w);
 }
+
+/* ------------------------------------------------------------------ convs */
+
+/* obs (H, W, C) planes, convs {filters, kernel, stride}, then the MLP. */
+static QNet make_conv_net(int H, int W, int C, int n_conv, const QNetConvSpec *conv, int n_hidden,
+                          const int *hidden, int A, bool dueling) {
+    QNetSpec s = {.obs_dim = H * W * C, .n_actions = A, .n_hidden = n_hidden, .dueling = dueling,
+                  .in_h = H, .in_w = W, .in_c = C, .n_conv = n_conv};
+    for (int l = 0; l < n_hidden; l++) s.hidden[l] = hidden[l];
+    for (int i = 0; i < n_conv; i++) s.conv[i] = conv[i];
+    QNet net;
+    char err[ERR_LEN];
+    cr_assert_eq(qnet_init(&net, &s, err), 0, "%s", err);
+    return net;
+}
+
+/* The MinAtar DQN (dqn.py): 10x10x4 planes, conv 16 3x3 stride 1 ->
+ * 16x8x8 = 1024 -> 128 -> 6 actions. */
+static QNet minatar_net(int C, bool dueling) {
+    const QNetConvSpec cv[1] = {{16, 3, 1}};
+    const int h[1] = {128};
+    return make_conv_net(10, 10, C, 1, cv, 1, h, 6, dueling);
+}
+
+Test(qnet, conv_layout_puts_convs_first_with_4d_shapes) {
+    QNet net = minatar_net(4, false);
+    const char *names[] = {"conv.0.weight", "conv.0.bias", "hidden.0.weight", "hidden.0.bias", "head.weight",
+                           "head.bias"};
+    const int ndim[] = {4, 1, 2, 1, 2, 1};
+    const size_t dims[6][4] = {{16, 4, 3, 3}, {16}, {1024, 128}, {128}, {128, 6}, {6}};
+    cr_assert_eq(net.n_views, 6);
+    size_t next = 0;
+    for (int i = 0; i < 6; i++) {
+        const QNetView *v = &net.views[i];
+        cr_assert_str_eq(v->name, names[i]);
+        cr_assert_eq(v->offset, next, "view %s", names[i]);
+        cr_assert_eq(v->ndim, ndim[i], "view %s", names[i]);
+        size_t n = 1;
+        for (int d = 0; d < 4; d++) {
+            cr_assert_eq(v->dims[d], dims[i][d], "view %s dim %d", names[i], d);
+            if (d < v->ndim) n *= v->dims[d];
+        }
+        cr_assert_eq(v->rows * v->cols, n, "view %s: rows x cols is the tensor's size", names[i]);
+        next += n;
+    }
+    cr_assert_eq(next, net.n_params);
+    cr_assert_eq(net.n_params, (size_t)(16 * 4 * 9 + 16 + 1024 * 128 + 128 + 128 * 6 + 6));
+    cr_assert_eq(net.lin[0].in, 1024);
+    cr_assert_eq(minatar_net(10, false).n_params, 133430); /* Breakout/Seaquest-sized planes: ~133k */
+    /* the existing views keep their rows and cols meaning */
+    const QNetView *hw = qnet_view(&net, "hidden.0.weight");
+    cr_assert(hw->rows == 1024 && hw->cols == 128);
+}
+
+Test(qnet, init_refuses_bad_conv_shapes) {
+    char err[ERR_LEN];
+    QNet net;
+    QNetSpec s = {.obs_dim = 100, .n_actions = 3, .n_hidden = 1, .hidden = {8}, .in_h = 5, .in_w = 5, .in_c = 4,
+                  .n_conv = 2, .conv = {{4, 3, 1}, {2, 4, 1}}};
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: conv layer 1: kernel 4 does not fit the 3x3 input (expected 1 to 3)");
+    s.conv[1].kernel = 2;
+    s.conv[1].stride = 0;
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: conv layer 1: stride 0, expected 1 to 65536");
+    s.conv[1].stride = 1;
+    s.conv[0].kernel = 6;
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: conv layer 0: kernel 6 does not fit the 5x5 input (expected 1 to 5)");
+    s.conv[0].kernel = 3;
+    s.n_conv = QNET_MAX_CONV + 1;
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: 5 conv layers, expected 0 to 4");
+    s.n_conv = 2;
+    s.in_c = 3;
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: observation planes 5x5x3 hold 75 floats, obs_dim is 100");
+    s.in_h = s.in_w = s.in_c = 0;
+    cr_assert_eq(qnet_init(&net, &s, err), -1);
+    cr_assert_str_eq(err, "qnet: observation planes 0x0x0 (height x width x channels) with conv layers, expected "
+                          "each >= 1");
+    s.n_conv = 0; /* a vector observation: no planes needed */
+    cr_assert_eq(qnet_init(&net, &s, err), 0, "%s", err);
+    s.in_h = s.in_w = 5, s.in_c = 4, s.n_conv = 2;
+    cr_assert_eq(qnet_init(&net, &s, err), 0, "%s", err);
+    cr_assert_eq(net.lin[0].in, 2 * 2 * 2); /* 5 -> 3 -> 2, two filters */
+}
+
+/* The shapes of the conv numeric tests: the fixture's small net (two convs,
+ * one of stride 2, dueling), a conv straight into the head, three convs,
+ * and the MinAtar net with dueling. */
+typedef struct {
+    int H, W, C, n_conv;
+    QNetConvSpec conv[3];
+    int n_hidden, hidden[2], A;
+    bool dueling;
+    int B;
+} ConvShape;
+
+static const ConvShape conv_shapes[] = {
+    {6, 6, 3, 2, {{4, 3, 1}, {5, 2, 2}}, 1, {8}, 3, true, 3},
+    {5, 4, 2, 1, {{3, 2, 1}}, 0, {0}, 2, false, 2},
+    {7, 7, 2, 3, {{3, 3, 1}, {2, 2, 1}, {2, 2, 2}}, 2, {6, 5}, 4, true, 2},
+    {10, 10, 4, 1, {{16, 3, 1}}, 1, {32}, 6, true, 4},
+};
+#define N_CONV_SHAPES (sizeof conv_shapes / sizeof conv_shapes[0])
+
+static QNet conv_shape_net(const ConvShape *s) {
+    return make_conv_net(s->H, s->W, s->C, s->n_conv, s->conv, s->n_hidden, s->hidden, s->A, s->dueling);
+}
+
+Test(qnet, conv_forward_and_backward_match_the_naive_reference) {
+    for (size_t si = 0; si < N_CONV_SHAPES; si++) {
+        const ConvShape *s = &conv_shapes[si];
+        QNet net = conv_shape_net(s);
+        int B = s->B, A = s->A, O = net.spec.obs_dim;
+        Rng r;
+        rng_seed(&r, 300 + si, 0);
+        float *p = malloc(net.n_params * sizeof(float)), *obs = malloc((size_t)B * O * sizeof(float));
+        float *dq = malloc((size_t)B * A * sizeof(float));
+        float *q1 = malloc((size_t)B * A * sizeof(float)), *q2 = malloc((size_t)B * A * sizeof(float));
+        float *g1 = malloc(net.n_params * sizeof(float)), *g2 = malloc(net.n_params * sizeof(float));
+        random_params(&net, p, &r);
+        ref_fill(obs, (size_t)B * O, &r, 0, 1);
+        ref_fill(dq, (size_t)B * A, &r, -1, 1);
+        QNetWork w;
+        qnet_work_init(&w, &net, B);
+        cr_assert_eq(qnet_work_floats(&net, B) * sizeof(float) >= (size_t)B * net.max_cols * sizeof(float), 1);
+        qnet_forward_ref(&net, p, obs, B, q2, &w);
+        qnet_backward_ref(&net, p, obs, dq, B, g2, &w);
+        qnet_forward(&net, p, obs, B, q1, &w);
+        qnet_backward(&net, p, obs, dq, B, g1, &w);
+        check_close(q1, q2, (size_t)B * A, 1e-5, "q", (int)si);
+        check_close(g1, g2, net.n_params, 1e-5, "grad", (int)si);
+        qnet_work_free(&w);
+        free(p), free(obs), free(dq), free(q1), free(q2), free(g1), free(g2);
+    }
+}
+
+/* As backward_matches_finite_differences, through the convs: the double
+ * forward (agents_ref.h) is piecewise linear in each parameter, so central
+ * differences with h = 1e-6 are exact to rounding (~1e-9) unless a ReLU
+ * input is within h |x| of 0 (the +0.1 biases make that unlikely; a miss
+ * would show as one isolated large error). The float backward's error is
+ * below the same 1e-4 (1 + |fd|): sums of at most ~1000 float products of
+ * magnitude <= 1 lose under 1000 * 2^-24 < 1e-4 of their |terms|. */
+Test(qnet, conv_backward_matches_finite_differences) {
+    for (size_t si = 0; si < 3; si++) { /* the MinAtar net's 133k parameters would take too long */
+        const ConvShape *s = &conv_shapes[si];
+        QNet net = conv_shape_net(s);
+        int B = s->B, A = s->A, O = net.spec.obs_dim;
+        Rng r;
+        rng_seed(&r, 400 + si, 0);
+        float *p = malloc(net.n_params * sizeof(float)), *obs = malloc((size_t)B * O * sizeof(float));
+        float *c = malloc((size_t)B * A * sizeof(float)), *q = malloc((size_t)B * A * sizeof(float));
+        float *g = malloc(net.n_params * sizeof(float));
+        random_params(&net, p, &r);
+        ref_fill(obs, (size_t)B * O, &r, 0, 1);
+        ref_fill(c, (size_t)B * A, &r, -1, 1);
+        QNetWork w;
+        qnet_work_init(&w, &net, B);
+        qnet_forward(&net, p, obs, B, q, &w);
+        qnet_backward(&net, p, obs, c, B, g, &w);
+        double *theta = ref_theta(&net, p), qd[64];
+        for (int i = 0; i < B; i++) {
+            ref_q_row(&net, theta, obs + (size_t)i * O, qd);
+            for (int a = 0; a < A; a++)
+                cr_assert(fabs(q[(size_t)i * A + a] - qd[a]) <= 1e-5 * (1 + fabs(qd[a])), "shape %zu q[%d,%d]", si,
+                          i, a);
+        }
+        const double h = 1e-6;
+        for (size_t k = 0; k < net.n_params; k++) {
+            double t0 = theta[k];
+            theta[k] = t0 + h;
+            double lp = ref_loss(&net, theta, obs, c, B);
+            theta[k] = t0 - h;
+            double lm = ref_loss(&net, theta, obs, c, B);
+            theta[k] = t0;
+            double fd = (lp - lm) / (2 * h);
+            cr_assert(fabs(g[k] - fd) <= 1e-4 * (1 + fabs(fd)), "shape %zu param %zu: backward %.8g, fd %.8g", si, k,
+                      g[k], fd);
+        }
+        free(theta);
+        qnet_work_free(&w);
+        free(p), free(obs), free(c), free(q), free(g);
+    }
+}
+
+/* The DQN update's forward over 2B rows and backward over B, with convs:
+ * the conv backward recomputes im2col from obs, so it must read only the
+ * first B rows of obs and of the conv activations. */
+Test(qnet, conv_backward_uses_only_the_first_rows) {
+    QNet net = conv_shape_net(&conv_shapes[0]);
+    int B = 4, A = 3, O = net.spec.obs_dim;
+    size_t n = net.n_params;
+    Rng r;
+    rng_seed(&r, 5, 0);
+    float *p = malloc(n * sizeof(float)), *obs = malloc(2 * (size_t)B * O * sizeof(float));
+    float *dq = malloc((size_t)B * A * sizeof(float)), *q = malloc(2 * (size_t)B * A * sizeof(float));
+    float *g1 = malloc(n * sizeof(float)), *g2 = malloc(n * sizeof(float));
+    random_params(&net, p, &r);
+    ref_fill(obs, 2 * (size_t)B * O, &r, 0, 1);
+    ref_fill(dq, (size_t)B * A, &r, -1, 1);
+    QNetWork w;
+    qnet_work_init(&w, &net, 2 * B);
+    qnet_forward(&net, p, obs, 2 * B, q, &w);
+    qnet_backward(&net, p, obs, dq, B, g1, &w);
+    ref_fill(obs + (size_t)B * O, (size_t)B * O, &r, -3, 3);
+    qnet_forward(&net, p, obs, 2 * B, q, &w);
+    qnet_backward(&net, p, obs, dq, B, g2, &w);
+    cr_assert_eq(memcmp(g1, g2, n * sizeof(float)), 0, "the backward read rows past the first B");
+    qnet_work_free(&w);
+    free(p), free(obs), free(dq), free(q), free(g1), free(g2);
+}
+
+Test(qnet, conv_init_params_bounded_by_fan_in_and_mlp_draws_follow) {
+    QNet net = conv_shape_net(&conv_shapes[0]);
+    float *a = malloc(net.n_params * sizeof(float));
+    Rng r;
+    rng_seed(&r, 6, RNG_STREAM_INIT);
+    qnet_init_params(&net, a, &r);
+    for (int i = 0; i < net.n_conv; i++) {
+        const ConvLayer *L = &net.conv[i];
+        double bound = 1.0 / sqrt((double)L->in_c * L->k * L->k), maxabs = 0;
+        for (size_t k = 0; k < conv_n_params(L); k++) maxabs = fmax(maxabs, fabs(a[L->w_off + k]));
+        cr_assert(maxabs <= bound && maxabs > 0.7 * bound, "conv %d: max %g, bound %g", i, maxabs, bound);
+    }
+    /* drawn in layout order: the MLP's values come after the convs' draws */
+    Rng r2;
+    rng_seed(&r2, 6, RNG_STREAM_INIT);
+    size_t first = net.lin[0].w_off;
+    for (size_t k = 0; k < first; k++) rng_uniform_range(&r2, -1, 1);
+    double bound = 1.0 / sqrt((double)net.lin[0].in);
+    cr_assert_eq(a[first], (float)rng_uniform_range(&r2, -bound, bound));
+    free(a);
+}
+
+Test(qnet, conv_flop_counts_include_the_convs) {
+    QNet net = minatar_net(4, false);
+    double conv = 2.0 * 16 * 36 * 64, mlp = 2.0 * (1024 * 128 + 128 * 6);
+    cr_assert_float_eq(qnet_forward_flops(&net, 32), (conv + mlp) * 32, 1e-3);
+    /* backward: conv 0 weight gradient only; both linear layers take their input gradient */
+    cr_assert_float_eq(qnet_backward_flops(&net, 32), (conv + 2 * mlp) * 32, 1e-3);
+}
