@@ -30,7 +30,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "hot.h"
+#include "clones.h"
 #include "util.h"
 
 int conv_init(ConvLayer *L, int in_c, int in_h, int in_w, size_t sc, size_t sy, size_t sx, int out_c, int k,

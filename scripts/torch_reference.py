@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """torch_reference.py: PyTorch's answers for the convolutional Q-network and
 for PyTorch's RMSprop, on fixed weights, inputs and gradients, for the unit
-tests in tests/unit/test_torchref.c (issue 32).
+tests in tests/unit/test_torchref.c.
 
 Regenerate (Debian's python3-torch, 1.13, is installed for /usr/bin/python3;
 the `python3` first on PATH may lack torch and numpy):

@@ -340,7 +340,6 @@ check "docs: the template's spec limits are named" grep -q "ENV_MAX_OBS\` | 1024
 # ---- bench env
 # one line per row of env list's table (the four classic environments, and
 # MinAtar's ten in a build with them)
-n_envs=$("$GORILA" env list | awk 'NR > 1 && NF == 5' | wc -l)
 run_cmd "$GORILA" bench env --steps 20000 --json
 expect_rc "bench env --json exits 0" 0
 expect_eq "bench env --json: one line per environment" "$(wc -l <<<"$out")" "$(wc -l <<<"$envs")"

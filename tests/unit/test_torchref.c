@@ -3,7 +3,7 @@
  * against PyTorch 1.13 itself, through the fixtures that
  * scripts/torch_reference.py writes into tests/fixtures/torch/ (see its
  * header for the format and how to regenerate). Every tensor must agree
- * within max|a - b| <= 1e-5 max|b| (issue 32): float32 rounding in a
+ * within max|a - b| <= 1e-5 max|b|: float32 rounding in a
  * different summation order is ~1e-7 relative; a wrong layout, flatten
  * order, permute or eps placement is off by far more. */
 #include <criterion/criterion.h>
