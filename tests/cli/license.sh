@@ -68,6 +68,20 @@ envs/minatar/mit.c: SPDX-License-Identifier MIT, expected GPL-3.0-or-later here
 scripts/late: no SPDX-License-Identifier in its first 3 lines"
 rm -rf "$scratch"
 
+# The identifier is no part of any help text: each script's --help is its
+# whole header comment after the SPDX line (the shell scripts print that
+# block; the Python ones argparse's text, which never had it)
+for s in launch simcluster bench-layouts bench-multinode; do
+    want=$(awk 'NR > 2 && !/^#/ { exit } NR > 2' "scripts/$s" | sed 's/^# \{0,1\}//')
+    run_cmd "scripts/$s" --help
+    expect_rc "scripts/$s --help: exit 0" 0
+    expect_eq "scripts/$s --help: its header comment, all of it, without the SPDX line" "$out" "$want"
+done
+for s in compare seeds costmodel tb-dump; do
+    run_cmd "scripts/$s" --help
+    expect_eq "scripts/$s --help: exit 0, no SPDX line" "$rc $(grep -c SPDX <<<"$out$err")" "0 0"
+done
+
 check "LICENSE at the root is the MIT licence" grep -q '^MIT License' LICENSE
 check "README has a License section naming MIT" grep -qE '^## Licen[cs]e' README.md
 done_testing
