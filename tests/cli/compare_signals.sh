@@ -7,9 +7,9 @@
 # is passed on to the job, which stops (exit 130, recorded as interrupted),
 # compare writes its report and exits 143, and --resume runs the cell again;
 # kill -KILL of compare leaves no job behind (parent-death signal: the job
-# gets SIGTERM); --jobs-timeout stops a job as SIGTERM does; then SIGKILL
-# with the real launcher on a small MPI job: no gorila or mpirun process of
-# it is left, and it stopped cleanly. Each compare runs in the
+# gets SIGTERM); --jobs-timeout stops a job as SIGTERM does (SIGKILL with
+# the real launcher on an MPI job: tests/mpi/compare_signals.sh). Each
+# compare runs in the
 # background with SIGINT restored (a background job of a script otherwise
 # ignores it).
 source "$(dirname "$0")/../lib.sh"
@@ -120,30 +120,4 @@ expect_eq "timeout: the cell exit 124" "$(cell "$D" ps_sync-L1-s1 exit)" 124
 expect_eq "timeout: the cell timed out" "$(cell "$D" ps_sync-L1-s1 timed_out)" True
 unset GORILA_LAUNCH
 
-# ---- SIGKILL with the real launcher: no gorila or mpirun left ------------------------
-if [ -n "${ASAN_OPTIONS:-}" ]; then
-    ok "kill: real launcher # SKIP runs an MPI job; not under the sanitizer build (make test runs it)"
-    done_testing
-    exit
-fi
-D="$W/real"
-rm -f "$W/launches"
-start_compare "$D" "$FX" --modes ps_sync --learners 1 --seeds 1 --set run.max_env_steps=100000000 \
-    --set run.max_seconds=0 --set run.stop_when_solved=false
-run="$D/runs/ps_sync-L1-s1"
-# processes of this matrix's job: its run directory is in their arguments
-job_pids() { pgrep -f -- "run.out_dir=$D/runs" | grep -vx "$cpid"; }
-no_job() { [ -z "$(job_pids)" ]; }
-check "real: the job started" wait_for "the job's config.yaml" test -s "$run/config.yaml"
-check "real: its processes run" test -n "$(job_pids)"
-kill -KILL "$cpid"
-finish_compare
-check "real: no process of the job is left" wait_for "the job's processes to end" no_job
-left=$(job_pids)
-if [ -n "$left" ]; then
-    ps -o pid=,args= -p "$(tr '\n' , <<<"$left" | sed 's/,$//')" | sed 's/^/# left: /'
-    for p in $left; do reap "$p"; done
-fi
-expect_eq "real: the job stopped cleanly (summary.json stop_reason)" \
-    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("stop_reason"))' "$run/summary.json" 2>&1)" signal
 done_testing
