@@ -435,6 +435,8 @@ Test(checkpoint, envs_section_writes_format_2) {
     sec[N_SEC].bytes = 16; /* shorter than its three counts */
     cr_assert_eq(ckptfile_write(path, &fx.meta, sec, N_SEC + 1, err), -1);
     cr_expect(strstr(err, "section envs is 16 bytes, shorter than its 3 counts"), "%s", err);
+    fixture_free(&fx);
+    remove_dir(dir);
 }
 
 Test(checkpoint, overwrite_replaces_and_leaves_no_temporary) {

@@ -199,9 +199,10 @@ static int load_text(CfgLoad *L, const char *text, size_t len) {
  * section and lists its keys, never proposing the word typed. A key's name
  * without its section ("seed") gets the section.key paths (unknown_tail). */
 static void bare_word_tail(const char *word, char *tail, size_t cap) {
-    char list[400];
+    char list[320];
     if (section_id(word, strlen(word)) >= 0) {
-        snprintf(tail, cap, " (\"%s\" is a section, not a key: --set %s.KEY=VALUE; %.400s)", word, word,
+        /* word is a section's name (short); a long key list is cut */
+        snprintf(tail, cap, " (\"%.31s\" is a section, not a key: --set %.31s.KEY=VALUE; %s)", word, word,
                  valid_keys(word, list, sizeof list));
         return;
     }
