@@ -24,7 +24,8 @@ static int write_net(const char *dir, char which, char *err) {
     QNetSpec spec = convnet_spec(which);
     QNet net;
     if (qnet_init(&net, &spec, err)) return -1;
-    float *params = convnet_params(&net, which == 'a' ? 11 : 12);
+    /* Seeds under which each network picks more than one action on these observations. */
+    float *params = convnet_params(&net, which == 'a' ? 4 : 12);
     Config *cfg = calloc(1, sizeof *cfg);
     snprintf(cfg->env.name, sizeof cfg->env.name, "MinAtar/Test-%c", which);
     char path[PATH_LEN], opath[PATH_LEN], qpath[PATH_LEN];
