@@ -209,8 +209,8 @@ class Model:
             raise ValueError("not a gorila export: missing %s" % ", ".join(missing))
         self.format_version = int(scalar("format_version"))
         if self.format_version not in (FORMAT_VERSION, FORMAT_VERSION_CONV):
-            raise ValueError("format_version %d, this script reads %d and %d" % (self.format_version, FORMAT_VERSION,
-                                                                                FORMAT_VERSION_CONV))
+            raise ValueError("format_version %d, this script reads %d and %d"
+                             % (self.format_version, FORMAT_VERSION, FORMAT_VERSION_CONV))
         self.env = str(scalar("env"))
         self.obs_dim = int(scalar("obs_dim"))
         self.num_actions = int(scalar("num_actions"))
@@ -248,13 +248,13 @@ class Model:
                 raise ValueError("format_version %d without %s" % (FORMAT_VERSION_CONV, k))
         ishape, layers = arrays["input_shape"], arrays["conv_layers"]
         if tuple(ishape[0]) != (3,) or len(layers[0]) != 2 or layers[0][1] != 3 or layers[0][0] < 1:
-            raise ValueError("input_shape %s, conv_layers %s: expected (3,) and (n, 3)" % (tuple(ishape[0]),
-                                                                                         tuple(layers[0])))
+            raise ValueError("input_shape %s, conv_layers %s: expected (3,) and (n, 3)"
+                             % (tuple(ishape[0]), tuple(layers[0])))
         h, w, c = (int(v) for v in ishape[1])
         self.input_shape = (h, w, c)
         if h * w * c != self.obs_dim:
-            raise ValueError("input_shape %s holds %d values, obs_dim is %d" % (self.input_shape, h * w * c,
-                                                                               self.obs_dim))
+            raise ValueError("input_shape %s holds %d values, obs_dim is %d"
+                             % (self.input_shape, h * w * c, self.obs_dim))
         vals = [int(v) for v in layers[1]]
         for i in range(layers[0][0]):
             f, k, st = vals[3 * i: 3 * i + 3]
@@ -264,8 +264,8 @@ class Model:
             prefix = "conv.%d" % i
             wshape, bshape = tuple(arrays[prefix + ".weight"][0]), tuple(arrays[prefix + ".bias"][0])
             if wshape != (f, c, k, k) or bshape != (f,):
-                raise ValueError("%s: weight %s bias %s, expected %s and (%d,)" % (prefix, wshape, bshape,
-                                                                                  (f, c, k, k), f))
+                raise ValueError("%s: weight %s bias %s, expected %s and (%d,)"
+                                 % (prefix, wshape, bshape, (f, c, k, k), f))
             self.convs.append((prefix, f, c, k, st, h, w, oh, ow))
             c, h, w = f, oh, ow
         return c * h * w
