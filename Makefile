@@ -134,13 +134,16 @@ GORILA   := $(BUILD)/gorila
 # a job with ranks of two builds must refuse to start).
 OTHER_BUILD := $(BUILD)/tests/gorila-other-build
 UNIT     := $(BUILD)/tests/unit
+# Writes conv networks' exports for tests/cli/export_conv.sh (tests/npz).
+NPZ_CONV := $(BUILD)/tests/npz_conv
+NPZ_OBJ  := $(BUILD)/obj/src/cli/npz.o
 LIBA     := $(BUILD)/libgorila.a
 
 .PHONY: all gorila install uninstall check test test-unit test-cli test-mpi test-kernels test-asan check-layers check-cycles fuzz run deps clean
 # Keep intermediate objects (the mpi_* test objects are built through a
 # chain of pattern rules): no "rm ..." after the test summary line.
 .SECONDARY:
-all: $(GORILA) $(UNIT) $(MPI_TESTS) $(OTHER_BUILD)
+all: $(GORILA) $(UNIT) $(MPI_TESTS) $(OTHER_BUILD) $(NPZ_CONV)
 gorila: $(GORILA)
 
 # A file's own room's private headers (src/core/ROOM/private), when it has them.
@@ -199,7 +202,7 @@ $(BUILD)/obj/agents/%.o: agents/%.c
 # Unit tests are white-box: every room's private headers are on their path.
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(addprefix -I,$(wildcard src/core/*/private)) $(BASEFLAGS) -Wno-missing-prototypes \
+	$(CC) $(CPPFLAGS) $(addprefix -I,$(wildcard src/core/*/private)) -Itests/npz $(BASEFLAGS) -Wno-missing-prototypes \
 	    $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
@@ -209,9 +212,14 @@ $(LIBA): $(LIB_OBJ)
 $(GORILA): $(CLI_OBJ) $(LIBA)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(UNIT): $(TEST_OBJ) $(LIBA)
+# The unit tests also link the .npz writer of src/cli (test_npz.c).
+$(UNIT): $(TEST_OBJ) $(NPZ_OBJ) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(TEST_LDLIBS) $(LDLIBS) -o $@
+
+$(NPZ_CONV): $(BUILD)/obj/tests/npz/npz_conv.o $(NPZ_OBJ) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Multi-rank programs with their own main: tests (TAP from rank 0, run by
 # tests/mpi/*.sh) and benchmarks (tests/bench).

@@ -21,6 +21,12 @@ Backends (--backend, default auto = the first one available):
           a member whose size in the zip is not its .npy header plus what
           its shape needs is refused before it is inflated
 
+A network with convolution layers (format_version 2: conv.<i>.weight
+(out, in, kh, kw), input_shape (H, W, C), conv_layers rows (filters, kernel,
+stride)) reads each observation row of H*W*C numbers as planes (H, W, C),
+permuted to (C, H, W) for the convolutions (valid padding, ReLU after each);
+the last one's output is flattened (C, H, W) into the dense layers.
+
 Every backend picks argmax_a Q(s, a) with ties going to the lowest index,
 as gorila does. Near-ties can differ between backends in float rounding;
 the exported weights are the same bits in every case.
@@ -38,7 +44,8 @@ import struct
 import sys
 import zipfile
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1       # an MLP
+FORMAT_VERSION_CONV = 2  # with convolution layers first
 
 try:
     import numpy as np
@@ -201,8 +208,9 @@ class Model:
         if missing:
             raise ValueError("not a gorila export: missing %s" % ", ".join(missing))
         self.format_version = int(scalar("format_version"))
-        if self.format_version != FORMAT_VERSION:
-            raise ValueError("format_version %d, this script reads %d" % (self.format_version, FORMAT_VERSION))
+        if self.format_version not in (FORMAT_VERSION, FORMAT_VERSION_CONV):
+            raise ValueError("format_version %d, this script reads %d and %d"
+                             % (self.format_version, FORMAT_VERSION, FORMAT_VERSION_CONV))
         self.env = str(scalar("env"))
         self.obs_dim = int(scalar("obs_dim"))
         self.num_actions = int(scalar("num_actions"))
@@ -213,8 +221,11 @@ class Model:
             raise ValueError("activation %r not supported" % self.activation)
         self.torques = list(arrays["torques"][1]) if "torques" in arrays else None
         self.arrays = arrays
+        self.input_shape, self.convs, flat = None, [], self.obs_dim
+        if self.format_version == FORMAT_VERSION_CONV:
+            flat = self._conv_shapes(arrays)
         # (weight name, bias name, out, in) of every linear layer, forward order
-        widths = [self.obs_dim] + self.hidden
+        widths = [flat] + self.hidden
         n_body = len(self.hidden) if self.dueling else len(self.hidden) + 1
         outs = self.hidden + ([] if self.dueling else [self.num_actions])
         self.layers = [("layers.%d" % k, outs[k], widths[k]) for k in range(n_body)]
@@ -227,10 +238,45 @@ class Model:
                 raise ValueError("%s: weight %s bias %s, expected (%d, %d) and (%d,)" % (prefix, wshape, bshape, out,
                                                                                          inp, out))
 
+    def _conv_shapes(self, arrays):
+        """Check the conv metadata and weights; fill self.input_shape (H, W, C)
+        and self.convs, per layer (prefix, filters, in channels, kernel, stride,
+        in height, in width, out height, out width). Returns the flat size of
+        the last conv output."""
+        for k in ("input_shape", "conv_layers"):
+            if k not in arrays:
+                raise ValueError("format_version %d without %s" % (FORMAT_VERSION_CONV, k))
+        ishape, layers = arrays["input_shape"], arrays["conv_layers"]
+        if tuple(ishape[0]) != (3,) or len(layers[0]) != 2 or layers[0][1] != 3 or layers[0][0] < 1:
+            raise ValueError("input_shape %s, conv_layers %s: expected (3,) and (n, 3)"
+                             % (tuple(ishape[0]), tuple(layers[0])))
+        h, w, c = (int(v) for v in ishape[1])
+        self.input_shape = (h, w, c)
+        if h * w * c != self.obs_dim:
+            raise ValueError("input_shape %s holds %d values, obs_dim is %d"
+                             % (self.input_shape, h * w * c, self.obs_dim))
+        vals = [int(v) for v in layers[1]]
+        for i in range(layers[0][0]):
+            f, k, st = vals[3 * i: 3 * i + 3]
+            if f < 1 or st < 1 or k < 1 or k > h or k > w:
+                raise ValueError("conv layer %d: %d filters, kernel %d, stride %d on %dx%d" % (i, f, k, st, h, w))
+            oh, ow = (h - k) // st + 1, (w - k) // st + 1
+            prefix = "conv.%d" % i
+            wshape, bshape = tuple(arrays[prefix + ".weight"][0]), tuple(arrays[prefix + ".bias"][0])
+            if wshape != (f, c, k, k) or bshape != (f,):
+                raise ValueError("%s: weight %s bias %s, expected %s and (%d,)"
+                                 % (prefix, wshape, bshape, (f, c, k, k), f))
+            self.convs.append((prefix, f, c, k, st, h, w, oh, ow))
+            c, h, w = f, oh, ow
+        return c * h * w
+
     def info(self):
         lines = ["env: %s" % self.env, "format_version: %d" % self.format_version, "obs_dim: %d" % self.obs_dim,
                  "num_actions: %d" % self.num_actions, "hidden: %s" % self.hidden,
                  "activation: %s" % self.activation, "dueling: %s" % self.dueling]
+        if self.input_shape is not None:
+            lines.append("input_shape: %s" % (self.input_shape,))
+            lines.append("conv_layers: %s" % [(f, k, st) for _, f, _, k, st, _, _, _, _ in self.convs])
         if self.torques is not None:
             lines.append("torques: %s" % self.torques)
         for name in sorted(self.arrays):
@@ -241,10 +287,31 @@ class Model:
 # ------------------------------------------------------------- forward passes
 
 
+def conv_stdlib(model, obs):
+    """The conv layers on one observation (H*W*C floats, planes (H, W, C)),
+    pure Python: returns the last output flattened (C, H, W)."""
+    a = model.arrays
+    h, w, c = model.input_shape
+    # (C, H, W), the permute: x[(ch * h + y) * w + col]
+    x = [obs[(y * w + col) * c + ch] for ch in range(c) for y in range(h) for col in range(w)]
+    for prefix, f, c, k, st, h, w, oh, ow in model.convs:
+        W, b = a[prefix + ".weight"][1], a[prefix + ".bias"][1]
+        out = []
+        for fo in range(f):
+            for oy in range(oh):
+                for ox in range(ow):
+                    v = b[fo] + math.fsum(W[((fo * c + ch) * k + ky) * k + kx] *
+                                          x[(ch * h + oy * st + ky) * w + ox * st + kx]
+                                          for ch in range(c) for ky in range(k) for kx in range(k))
+                    out.append(v if v > 0.0 else 0.0)
+        x = out
+    return x
+
+
 def q_stdlib(model, obs):
     """Q-values of one observation (list of floats), pure Python."""
     a = model.arrays
-    x = list(obs)
+    x = conv_stdlib(model, obs) if model.convs else list(obs)
 
     def linear(prefix, out, inp, x):
         W, b = a[prefix + ".weight"][1], a[prefix + ".bias"][1]
@@ -262,9 +329,26 @@ def q_stdlib(model, obs):
     return [v + adv_a - mean for adv_a in adv]
 
 
+def conv_numpy(model, arrays, x):
+    """The conv layers on obs (B, H*W*C) float32: (B, C', H', W') flattened."""
+    h, w, c = model.input_shape
+    x = x.reshape(-1, h, w, c).transpose(0, 3, 1, 2)  # (B, C, H, W), dqn.py's permute
+    for prefix, f, _, k, st, _, _, oh, ow in model.convs:
+        W, b = arrays[prefix + ".weight"], arrays[prefix + ".bias"]
+        y = np.zeros((x.shape[0], f, oh, ow), dtype=np.float32)
+        for ky in range(k):
+            for kx in range(k):
+                win = x[:, :, ky: ky + st * (oh - 1) + 1: st, kx: kx + st * (ow - 1) + 1: st]
+                y += np.einsum("bchw,fc->bfhw", win, W[:, :, ky, kx])
+        x = np.maximum(y + b[None, :, None, None], np.float32(0))
+    return x.reshape(x.shape[0], -1)
+
+
 def q_numpy(model, arrays, obs):
     """Q-values (B, A) for obs (B, O), numpy float32."""
     x = np.asarray(obs, dtype=np.float32)
+    if model.convs:
+        x = conv_numpy(model, arrays, x)
     for k, (prefix, _, _) in enumerate(model.layers):
         x = x @ arrays[prefix + ".weight"].T + arrays[prefix + ".bias"]
         if k < len(model.hidden):
@@ -282,8 +366,13 @@ def make_torch_module(model, arrays):
     nn = torch.nn
 
     class QNet(nn.Module):
-        def __init__(self, obs_dim, hidden, num_actions, dueling):
+        def __init__(self, obs_dim, hidden, num_actions, dueling, input_shape, convs):
             super().__init__()
+            self.input_shape = input_shape
+            if convs:
+                self.conv = nn.ModuleList(nn.Conv2d(c, f, k, stride=st) for _, f, c, k, st, _, _, _, _ in convs)
+                _, f, _, _, _, _, _, oh, ow = convs[-1]
+                obs_dim = f * oh * ow
             widths = [obs_dim] + list(hidden)
             outs = list(hidden) + ([] if dueling else [num_actions])
             self.n_hidden = len(hidden)
@@ -294,6 +383,11 @@ def make_torch_module(model, arrays):
                 self.value = nn.Linear(widths[-1], 1)
 
         def forward(self, x):
+            if self.input_shape is not None:
+                x = x.reshape(-1, *self.input_shape).permute(0, 3, 1, 2)  # (B, C, H, W)
+                for conv in self.conv:
+                    x = torch.relu(conv(x))
+                x = x.flatten(1)
             for i, layer in enumerate(self.layers):
                 x = layer(x)
                 if i < self.n_hidden:
@@ -303,7 +397,7 @@ def make_torch_module(model, arrays):
             adv = self.advantage(x)
             return self.value(x) + adv - adv.mean(dim=1, keepdim=True)
 
-    net = QNet(model.obs_dim, model.hidden, model.num_actions, model.dueling)
+    net = QNet(model.obs_dim, model.hidden, model.num_actions, model.dueling, model.input_shape, model.convs)
     keys = net.state_dict().keys()
     net.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(arrays[k])) for k in keys})
     return net.eval()

@@ -10,9 +10,15 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-/* "4-16-2", or "4-8-8-2 dueling": observation, hidden widths, actions. */
+/* "4-16-2", or "4-8-8-2 dueling": observation, hidden widths, actions;
+ * with conv layers the observation is its planes and each conv layer
+ * follows as cFkKsS: "10x10x4-c16k3s1-128-6". */
 static void shape_of(const QNetSpec *s, char *out, size_t size) {
-    size_t n = (size_t)snprintf(out, size, "%d", s->obs_dim);
+    size_t n = s->n_conv ? (size_t)snprintf(out, size, "%dx%dx%d", s->in_h, s->in_w, s->in_c)
+                         : (size_t)snprintf(out, size, "%d", s->obs_dim);
+    for (int i = 0; i < s->n_conv && n < size; i++)
+        n += (size_t)snprintf(out + n, size - n, "-c%dk%ds%d", s->conv[i].filters, s->conv[i].kernel,
+                              s->conv[i].stride);
     for (int l = 0; l < s->n_hidden && n < size; l++) n += (size_t)snprintf(out + n, size - n, "-%d", s->hidden[l]);
     if (n < size) snprintf(out + n, size - n, "-%d%s", s->n_actions, s->dueling ? " dueling" : "");
 }
@@ -35,6 +41,22 @@ static void print_json(FILE *out, const CliLoad *c, const char *path, bool raw, 
     for (int l = 0; l < s->n_hidden; l++) json_u64(&j, NULL, (uint64_t)s->hidden[l]);
     json_end_array(&j);
     json_bool(&j, "dueling", s->dueling);
+    if (s->n_conv) {
+        json_begin_array(&j, "input_shape");
+        json_u64(&j, NULL, (uint64_t)s->in_h);
+        json_u64(&j, NULL, (uint64_t)s->in_w);
+        json_u64(&j, NULL, (uint64_t)s->in_c);
+        json_end_array(&j);
+        json_begin_array(&j, "conv");
+        for (int i = 0; i < s->n_conv; i++) {
+            json_begin_object(&j, NULL);
+            json_u64(&j, "filters", (uint64_t)s->conv[i].filters);
+            json_u64(&j, "kernel", (uint64_t)s->conv[i].kernel);
+            json_u64(&j, "stride", (uint64_t)s->conv[i].stride);
+            json_end_object(&j);
+        }
+        json_end_array(&j);
+    }
     json_str(&j, "checkpoint", m->dir);
     json_str(&j, "kind", m->kind[0] ? m->kind : "periodic");
     json_u64(&j, "params_version", m->params_version);
@@ -63,7 +85,7 @@ int cliexport_write(const CliLoad *c, const char *path, FILE *out, bool json, ch
         print_json(out, c, path, raw, &done);
         return 0;
     }
-    char shape[160], what[256];
+    char shape[256], what[256];
     shape_of(&c->net.spec, shape, sizeof shape);
     cliload_describe(&c->man, what, sizeof what);
     fprintf(out, "%s %s (%s, %" PRIu64 " bytes): %s network %s, %zu parameters, from %s (%s)\n",

@@ -15,6 +15,7 @@
  * what it wrote, one line:
  *   wrote PATH (npz, B bytes): ENV network O-H..-A, N parameters, from
  *   CHECKPOINT_DIR (cliload_describe)
+ * (with conv layers O is HxWxC followed by -cFkKsS per conv layer)
  * ("replaced" when a regular file was replaced), or with json one JSON
  * object of the same facts. Returns 0, or -1 with err (nothing printed,
  * path as it was). */

@@ -257,8 +257,12 @@ static size_t npy_header(unsigned char *hdr, size_t cap, NpzDtype dtype, size_t 
         snprintf(shp, sizeof shp, "()");
     else if (ndim == 1)
         snprintf(shp, sizeof shp, "(%zu,)", shape[0]);
-    else
-        snprintf(shp, sizeof shp, "(%zu, %zu)", shape[0], shape[1]);
+    else {
+        size_t n = (size_t)snprintf(shp, sizeof shp, "(%zu", shape[0]);
+        for (int d = 1; d < ndim && n < sizeof shp; d++) n += (size_t)snprintf(shp + n, sizeof shp - n, ", %zu", shape[d]);
+        if (n + 2 > sizeof shp) return 0;
+        snprintf(shp + n, sizeof shp - n, ")");
+    }
     char dict[192];
     int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shp);
     if (len < 0 || (size_t)len >= sizeof dict) return 0;
@@ -276,7 +280,7 @@ int npz_add(NpzWriter *w, const char *name, NpzDtype dtype, int ndim, const size
             char *err) {
     if (!w->out.f) return errf(err, "npz: %s: the file is not open", name);
     if (w->n == NPZ_MAX_MEMBERS) return errf(err, "npz: more than %d arrays", NPZ_MAX_MEMBERS);
-    if (ndim < 0 || ndim > 2 || (dtype == NPZ_STR && ndim != 0))
+    if (ndim < 0 || ndim > NPZ_MAX_DIMS || (dtype == NPZ_STR && ndim != 0))
         return errf(err, "npz: %s: %d dimensions not supported for this type", name, ndim);
     NpzMember *m = &w->m[w->n];
     int nl = snprintf(m->name, sizeof m->name, "%s.npy", name);
@@ -403,10 +407,26 @@ static int add_vector(NpzWriter *w, const char *name, NpzDtype dtype, size_t n, 
     return npz_add(w, name, dtype, 1, shape, data, err);
 }
 
+/* A conv network's metadata: input_shape (H, W, C) and conv_layers, one
+ * row (filters, kernel, stride) per layer. */
+static int add_conv_meta(NpzWriter *w, const QNetSpec *s, char *err) {
+    int64_t planes[3] = {s->in_h, s->in_w, s->in_c}, layers[QNET_MAX_CONV][3];
+    for (int i = 0; i < s->n_conv; i++) {
+        layers[i][0] = s->conv[i].filters;
+        layers[i][1] = s->conv[i].kernel;
+        layers[i][2] = s->conv[i].stride;
+    }
+    size_t shape[2] = {(size_t)s->n_conv, 3};
+    return add_vector(w, "input_shape", NPZ_I64, 3, planes, err) ||
+                   npz_add(w, "conv_layers", NPZ_I64, 2, shape, layers, err)
+               ? -1
+               : 0;
+}
+
 /* The metadata arrays. */
 static int add_meta(NpzWriter *w, const Config *cfg, const QNet *net, char *err) {
     const QNetSpec *s = &net->spec;
-    int64_t version = NPZ_FORMAT_VERSION, obs = s->obs_dim, actions = s->n_actions, hidden[QNET_MAX_HIDDEN];
+    int64_t version = net->n_conv ? NPZ_FORMAT_VERSION_CONV : NPZ_FORMAT_VERSION, obs = s->obs_dim, actions = s->n_actions, hidden[QNET_MAX_HIDDEN];
     for (int l = 0; l < s->n_hidden; l++) hidden[l] = s->hidden[l];
     unsigned char dueling = s->dueling ? 1 : 0;
     if (npz_add(w, "format_version", NPZ_I64, 0, NULL, &version, err) ||
@@ -417,6 +437,7 @@ static int add_meta(NpzWriter *w, const Config *cfg, const QNet *net, char *err)
         npz_add(w, "activation", NPZ_STR, 0, NULL, "relu", err) ||
         npz_add(w, "dueling", NPZ_BOOL, 0, NULL, &dueling, err))
         return -1;
+    if (net->n_conv && add_conv_meta(w, s, err)) return -1;
     if (!strcmp(cfg->env.name, "Pendulum-v1")) {
         if (cfg->env.n_torques != s->n_actions)
             return errf(err, "npz: %d torques for %d actions", cfg->env.n_torques, s->n_actions);
@@ -425,10 +446,26 @@ static int add_meta(NpzWriter *w, const Config *cfg, const QNet *net, char *err)
     return 0;
 }
 
+/* The conv layers: weights (F, C, K, K) and biases (F) as they are in the
+ * parameters, PyTorch's nn.Conv2d layout already. */
+static int add_convs(NpzWriter *w, const QNet *net, const float *params, char *err) {
+    char name[NPZ_NAME_LEN];
+    for (int i = 0; i < net->n_conv; i++) {
+        const ConvLayer *L = &net->conv[i];
+        size_t shape[4] = {(size_t)L->out_c, (size_t)L->in_c, (size_t)L->k, (size_t)L->k};
+        snprintf(name, sizeof name, "conv.%d.weight", i);
+        if (npz_add(w, name, NPZ_F32, 4, shape, params + L->w_off, err)) return -1;
+        snprintf(name, sizeof name, "conv.%d.bias", i);
+        if (add_vector(w, name, NPZ_F32, (size_t)L->out_c, params + L->b_off, err)) return -1;
+    }
+    return 0;
+}
+
 /* The layers, in forward order. */
 static int add_layers(NpzWriter *w, const QNet *net, const float *params, float *tmp, char *err) {
     const QNetSpec *s = &net->spec;
     char name[NPZ_NAME_LEN];
+    if (add_convs(w, net, params, err)) return -1;
     for (int l = 0; l < net->n_linear; l++) {
         const QNetLinear *L = &net->lin[l];
         size_t in = (size_t)L->in, out = (size_t)L->out;

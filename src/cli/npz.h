@@ -31,7 +31,9 @@
 #define NPZ_MAX_MEMBERS 48  /* arrays per file: 2 per layer plus metadata */
 #define NPZ_NAME_LEN 64     /* member name, ".npy" included */
 #define NPZ_STR_MAX 256     /* characters of a string array */
-#define NPZ_FORMAT_VERSION 1 /* the `format_version` array npz_export_qnet writes */
+#define NPZ_FORMAT_VERSION 1 /* the `format_version` npz_export_qnet writes for an MLP */
+#define NPZ_FORMAT_VERSION_CONV 2 /* ... and for a network with conv layers (readers of 1 refuse it) */
+#define NPZ_MAX_DIMS 4      /* dimensions of an array npz_add writes */
 
 typedef enum {
     NPZ_F32,   /* float32, '<f4' */
@@ -95,7 +97,7 @@ uint32_t npz_crc32_update(uint32_t crc, const void *data, size_t bytes);
 int npz_init(NpzWriter *w, const char *path, char *err);
 
 /* Append the array `name` (without ".npy"; unique, at most NPZ_NAME_LEN - 5
- * bytes) of shape shape[0 .. ndim) (ndim 0 to 2; 0 is a scalar). data
+ * bytes) of shape shape[0 .. ndim) (ndim 0 to NPZ_MAX_DIMS; 0 is a scalar). data
  * holds the elements in C order, in this machine's byte order; for NPZ_STR
  * it is a NUL-terminated ASCII string of at most NPZ_STR_MAX characters and
  * ndim must be 0. The caller keeps ownership of data. Returns 0, or -1 with
@@ -130,12 +132,17 @@ typedef struct {
 int npz_export_raw(const char *path, const float *p, size_t n, NpzWritten *done, char *err);
 
 /* Write net with parameters params (net->n_params floats, qnet.h layout)
- * to path as an .npz: per layer the weight in PyTorch nn.Linear orientation
- * (out, in) float32 and the bias (out,), named layers.0.weight,
- * layers.0.bias, ... in forward order; the head is the last layers.N, or
- * with a dueling network advantage.weight (A, H), advantage.bias (A,),
+ * to path as an .npz: first each conv layer i as conv.i.weight (F, C, K, K)
+ * and conv.i.bias (F,) float32, PyTorch's nn.Conv2d layout; then per dense
+ * layer the weight in PyTorch nn.Linear orientation (out, in) float32 and
+ * the bias (out,), named layers.0.weight, layers.0.bias, ... in forward
+ * order (layers.0 reads the last conv output flattened (F, OH, OW), as
+ * torch's nn.Flatten does); the head is the last layers.N, or with a
+ * dueling network advantage.weight (A, H), advantage.bias (A,),
  * value.weight (1, H), value.bias (1,). Beside them: env, obs_dim,
- * num_actions, hidden, activation, dueling, format_version, and for
+ * num_actions, hidden, activation, dueling, format_version (1, or 2 with
+ * conv layers), for a conv network input_shape (H, W, C) int64 and
+ * conv_layers (n_conv, 3) int64 rows (filters, kernel, stride), and for
  * Pendulum-v1 torques (the float64 torque of each action index). The env
  * name and torques come from cfg. The file is written as npz_out_open
  * says (*done: what was written). Returns 0, or -1 with err (the target
