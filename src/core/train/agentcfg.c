@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(CFG_MAX_CONV <= QNET_MAX_CONV, "every network.conv layer fits a QNetSpec");
+
 int agentcfg_qnet(const Config *cfg, QNet *net, char *err) {
     const EnvSpec *spec = env_find(cfg->env.name);
     if (!spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
