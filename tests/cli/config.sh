@@ -68,6 +68,9 @@ def value(v):
     if v.startswith("\""):   # quoted string: JSON escapes plus \xNN and \UNNNNNNNN
         v = re.sub(r"\\x([0-9a-f]{2})", r"\\u00\1", v)
         return json.loads(re.sub(r"\\U([0-9a-f]{8})", lambda m: chr(int(m.group(1), 16)), v))
+    if v == "[]": return []
+    if v.startswith("[{"):   # network.conv: a flow list of flow mappings of integers
+        return [{k: int(n) for k, n in re.findall(r"([a-z_]+): (-?[0-9]+)", m)} for m in re.findall(r"\{([^}]*)\}", v)]
     if v.startswith("["): return [value(e.strip()) for e in v[1:-1].split(",")]
     if re.fullmatch(r"-?[0-9]+", v): return int(v)
     try: return float(v)
@@ -86,6 +89,7 @@ cfg = doc["config"]
 assert list(cfg) == list(yaml_cfg), (list(cfg), list(yaml_cfg))
 def same(a, b):   # equal, and a boolean only where the other is one too
     if isinstance(a, list): return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict): return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, bool) or isinstance(b, bool): return a is b
     if isinstance(a, str) or isinstance(b, str): return a == b
     return type(a) in (int, float) and type(b) in (int, float) and a == b
@@ -112,10 +116,10 @@ json_check() {
         "$(json_vs_yaml "$TEST_TMP/config-check.yaml" "$TEST_TMP/config-check.json")" "$want"
 }
 if command -v python3 >/dev/null; then
-    json_check "an uneven job" "95 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
+    json_check "an uneven job" "98 keys, 11 ranks" configs/cartpole.yaml --set roles.actors=3 \
         --set roles.replay_shards=2 --set roles.learners=2 --set roles.param_servers=3
-    json_check "pendulum (torques, a list of numbers)" "96 keys, 1 ranks" configs/local/pendulum.yaml
-    json_check "--set list, strings with escapes" "95 keys, 7 ranks" configs/acrobot.yaml \
+    json_check "pendulum (torques, a list of numbers)" "99 keys, 1 ranks" configs/local/pendulum.yaml
+    json_check "--set list, strings with escapes" "98 keys, 7 ranks" configs/acrobot.yaml \
         --set 'network.hidden=[128,128]' --set sync.mode=allreduce --set roles.param_servers=0 \
         --set roles.learners=4 --set 'run.out_dir="dir \"quoted\" \\ é"' --set run.seed=18446744073709551615
     run_cmd "$GORILA" config check configs/cartpole.yaml --json --set replay.min_size=2 --set replay.batch_size=2
@@ -139,7 +143,7 @@ print(c["run"]["name"], c["run"]["seed"], c["run"]["stop_when_solved"], c["sync"
     run_cmd "$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$jruns" --set run.name=cj \
         --set run.max_env_steps=200 --set logging.progress=never
     expect_rc "--json: a short run for its config.yaml" 0
-    json_check "a run directory's config.yaml" "95 keys, 1 ranks" "$jruns/cj/config.yaml"
+    json_check "a run directory's config.yaml" "98 keys, 1 ranks" "$jruns/cj/config.yaml"
     rm -rf "$jruns"
 else
     not_ok "config check --json: python3 not found (scripts/install-deps.sh installs it)"
@@ -463,6 +467,90 @@ else
 fi
 
 rm -rf "$memruns"
+
+# MinAtar configs (configs/minatar/**): every one valid, with MinAtar's
+# published DQN (examples/dqn.py) as its settings; network.conv printed
+# layer by layer; the conv keys' refusals, one line and exit 2, from config
+# check and from train. A build without MinAtar (make MINATAR=0) skips them.
+if "$GORILA" env list | grep -q '^MinAtar/'; then
+    for f in configs/minatar/*.yaml configs/minatar/local/*.yaml configs/minatar/apex/*.yaml; do
+        run_cmd "$GORILA" config check "$f"
+        expect_rc "$f: valid" 0
+        game=$(basename "$f" .yaml)
+        expect_eq "$f: the game's -v0 id" "$(effective env name)" \
+            "\"MinAtar/$(sed -E 's/(^|_)([a-z])/\U\2/g' <<<"$game")-v0\""
+        expect_eq "$f: dqn.py's network, batch, replay, target period" \
+            "$(effective network conv) $(effective network hidden) $(effective replay batch_size) $(effective replay capacity) $(effective replay min_size) $(effective agent target_every)" \
+            "[{filters: 16, kernel: 3, stride: 1}] [128] 32 100000 5000 1000"
+        expect_eq "$f: dqn.py's optimizer (PyTorch's centered RMSprop, no clipping)" \
+            "$(effective optimizer kind) $(effective optimizer lr) $(effective optimizer decay) $(effective optimizer eps) $(effective optimizer rmsprop_eps) $(effective optimizer centered) $(effective optimizer grad_clip)" \
+            "rmsprop 0.00025 0.95 0.01 outside true 0"
+        expect_eq "$f: sticky 0.1, ramping, an episode cap, no threshold, the paper's budget" \
+            "$(effective env sticky_actions) $(effective env difficulty_ramping) $(effective env max_episode_steps) $(effective env reward_threshold) $(effective run stop_when_solved) $(effective run max_env_steps)" \
+            '0.1 true 10000 "none" false 5000000'
+        case $f in
+        */apex/*)
+            expect_eq "$f: Ape-X (prioritized, 3-step, per-actor epsilons, 4 actors)" \
+                "$(effective replay kind) $(effective agent n_step) $(effective explore kind) $(effective roles actors)" \
+                "prioritized 3 apex 4" ;;
+        *)
+            expect_eq "$f: dqn.py's agent (1-step, no double DQN, one update per frame) and epsilon" \
+                "$(effective agent n_step) $(effective agent double_dqn) $(effective agent train_every) $(effective agent gradient_steps) $(effective explore start) $(effective explore end) $(effective explore start_step) $(effective explore decay_steps)" \
+                "1 false 1 1 1 0.1 5000 100000"
+            case $f in
+            */local/*) want="local" ;;
+            *) want="distributed 1 1 1 1 ps_sync" ;;
+            esac
+            expect_eq "$f: run mode (and the default Gorila layout)" \
+                "$(effective run mode)$([ "$want" = local ] || echo " $(effective roles actors) $(effective roles replay_shards) $(effective roles learners) $(effective roles param_servers) $(effective sync mode)")" \
+                "$want" ;;
+        esac
+    done
+    # The network, layer by layer: Breakout's C = 4: conv 16*4*9 + 16 = 592,
+    # hidden 1024*128 + 128 = 131200, head 128*6 + 6 = 774.
+    run_cmd "$GORILA" config check configs/minatar/local/breakout.yaml
+    expect_eq "config check prints the conv network's shapes and parameters" \
+        "$(sed -n '/^network: [0-9]/,/^$/p' <<<"$out")" \
+        "network: 132566 parameters
+  input     10x10x4 planes (height x width x channels)
+  conv.0    16x8x8 (16 filters 3x3, stride 1)               592 parameters
+  hidden.0  128 (from 1024)                              131200 parameters
+  head      6 (from 128)                                    774 parameters"
+    run_cmd "$GORILA" config check configs/minatar/local/seaquest.yaml \
+        --set 'network.conv=[{filters: 8, kernel: 4, stride: 2}, {filters: 4, kernel: 2, stride: 1}]'
+    expect_eq "two conv layers on Seaquest's 10 planes: 8x4x4, then 4x3x3" \
+        "$(sed -n '/^  conv\./p' <<<"$out")" \
+        "  conv.0    8x4x4 (8 filters 4x4, stride 2)                1288 parameters
+  conv.1    4x3x3 (4 filters 2x2, stride 1)                 132 parameters"
+    if command -v python3 >/dev/null; then
+        json_check "a conv network" "98 keys, 1 ranks" configs/minatar/local/breakout.yaml
+        run_cmd "$GORILA" config check configs/minatar/local/breakout.yaml --json
+        expect_eq "--json: network.conv as objects, n_params 132566" "$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["config"]["network"]["conv"], d["n_params"])' <<<"$out")" "[{'filters': 16, 'kernel': 3, 'stride': 1}] 132566"
+    fi
+    for cmd in "config check" train; do
+        # shellcheck disable=SC2086 # the command is two words
+        bad_args "$cmd: a conv network on a vector environment" \
+            "configs/minatar/local/breakout.yaml:50:3: network.conv: a conv network on a vector environment: env.name CartPole-v1 (from --set) gives 4 numbers, not planes; remove network.conv or use a MinAtar environment" \
+            $cmd configs/minatar/local/breakout.yaml --set env.name=CartPole-v1 --set env.sticky_actions=0.1 \
+            --set env.difficulty_ramping=true --set run.out_dir="$TEST_TMP/conv-refused"
+    done
+    f=configs/minatar/local/breakout.yaml
+    bad_args "a kernel larger than the planes" \
+        "--set network.conv=[{filters: 16, kernel: 11, stride: ...: network.conv: conv layer 0: kernel 11 does not fit the 10x10 input (expected 1 to 10) (env.name MinAtar/Breakout-v0: 10x10x4 planes)" \
+        config check "$f" --set 'network.conv=[{filters: 16, kernel: 11, stride: 1}]'
+    bad_args "a second layer larger than the first one's output" \
+        "--set network.conv=[{filters: 16, kernel: 6, stride: 1...: network.conv: conv layer 1: kernel 6 does not fit the 5x5 input (expected 1 to 5) (env.name MinAtar/Breakout-v0: 10x10x4 planes)" \
+        config check "$f" --set 'network.conv=[{filters: 16, kernel: 6, stride: 1}, {filters: 8, kernel: 6, stride: 1}]'
+    bad_args "stride 0" \
+        "--set network.conv=[{filters: 16, kernel: 3, stride: 0...: network.conv[0].stride: expected an integer in [1, 64], got 0" \
+        config check "$f" --set 'network.conv=[{filters: 16, kernel: 3, stride: 0}]'
+    bad_args "optimizer.rmsprop_eps with Adam" \
+        "configs/minatar/local/breakout.yaml:70:3: optimizer.rmsprop_eps: optimizer.rmsprop_eps applies to optimizer.kind rmsprop only, but optimizer.kind is adam (from --set), which ignores it; set optimizer.kind: rmsprop, or remove optimizer.rmsprop_eps" \
+        config check "$f" --set optimizer.kind=adam
+fi
 
 # gorila version: the release and the source id the Makefile computed
 # (a hash of the sources: 12 hex digits), the same string a job exchanges.

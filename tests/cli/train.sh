@@ -297,4 +297,26 @@ run_cmd "$GORILA" train "${small[@]}" --set run.name=t-none --set env.reward_thr
 expect_rc "env.reward_threshold=none on CartPole: runs" 0
 expect_contains "... and is never solved" "$(cat "$RUNS/t-none/summary.json")" '"reward_threshold": null,'
 
+# A conv network trains: MinAtar Breakout with the published DQN's config
+# (configs/minatar/local/breakout.yaml: 16 3x3 filters, PyTorch's RMSprop,
+# epsilon held at 1 until the replay start) on a tiny budget; exit 0, a
+# finite loss, and epsilon where the offset schedule puts it. Skipped
+# without MinAtar (make MINATAR=0).
+if "$GORILA" env list | grep -q '^MinAtar/'; then
+    run_cmd "$GORILA" train configs/minatar/local/breakout.yaml --set run.out_dir="$RUNS" --set run.name=conv \
+        --set run.max_env_steps=2000 --set replay.min_size=500 --set explore.start_step=500 \
+        --set eval.every_updates=0 --set eval.episodes=2 --set eval.test_episodes=0 --set env.max_episode_steps=500 \
+        --set logging.metrics_every_env_steps=1000 --set checkpoint.every_seconds=0 --set logging.progress=never
+    expect_rc "MinAtar conv train: exit status 0" 0
+    # the row at the budget (the final row after it repeats the counters without a loss)
+    last=$(awk -F, '$2 == 2000 && $9 != "" { print; exit }' "$RUNS/conv/metrics.csv")
+    expect_eq "MinAtar conv train: the budget, updates from step min_size on" "$(cut -d, -f2,3 <<<"$last")" "2000,1501"
+    check "MinAtar conv train: a finite positive loss ($last)" awk -F, '{ exit !($9 + 0 > 0 && $9 + 0 < 1e6) }' <<<"$last"
+    # epsilon 1 - 0.9 * (2000 - 500) / 100000 = 0.9865 at the last step
+    check "MinAtar conv train: epsilon decays from explore.start_step ($last)" \
+        awk -F, '{ exit !($8 > 0.9864 && $8 < 0.9866) }' <<<"$last"
+else
+    ok "MinAtar conv train # SKIP built without MinAtar"
+fi
+
 done_testing

@@ -281,3 +281,57 @@ Test(agentcfg, epsilon_linear_or_apex_per_actor) {
     cr_assert_float_eq(agentcfg_epsilon(&cfg, 0, 0, 4), 0.4, 1e-12);
     cr_assert_float_eq(agentcfg_epsilon(&cfg, 0, 3, 4), pow(0.4, 8), 1e-15);
 }
+
+/* network.conv on a MinAtar env: the planes' shape from the env spec, the
+ * layers from the config. Breakout (C = 4, 6 actions), 16 3x3 filters at
+ * stride 1, hidden [128]: conv 16*4*9 + 16 = 592, hidden (16*8*8 = 1024)
+ * * 128 + 128 = 131200, head 128 * 6 + 6 = 774: 132566 in all. */
+Test(agentcfg, conv_network_from_the_config_and_the_env_planes) {
+    Config cfg;
+    char err[ERR_LEN];
+    const char text[] = "env: {name: MinAtar/Breakout-v0}\n"
+                        "network: {conv: [{filters: 16, kernel: 3, stride: 1}], hidden: [128]}\n";
+    cr_assert_eq(config_load_string(&cfg, "t.yaml", text, strlen(text), err), 0, "%s", err);
+    QNet net;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
+    cr_expect_eq(net.spec.in_h, 10);
+    cr_expect_eq(net.spec.in_w, 10);
+    cr_expect_eq(net.spec.in_c, 4);
+    cr_expect_eq(net.n_conv, 1);
+    cr_expect_eq(net.conv[0].out_h, 8);
+    cr_expect_eq(net.n_params, (size_t)132566);
+    /* Without convs the same env is an MLP on the 400 floats. */
+    cfg.network.n_conv = 0;
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
+    cr_expect_eq(net.n_params, (size_t)(400 * 128 + 128 + 774));
+}
+
+/* optimizer.rmsprop_eps outside: PyTorch's form for RMSprop; inside (the
+ * default) today's; never for Adam, where eps is outside anyway. */
+Test(agentcfg, rmsprop_eps_form) {
+    Config cfg;
+    config_defaults(&cfg);
+    OptimParams p;
+    cfg.optimizer.kind = OPT_RMSPROP;
+    agentcfg_optim_params(&cfg, &p);
+    cr_expect_not(p.eps_outside);
+    cfg.optimizer.rmsprop_eps = RMSPROP_EPS_OUTSIDE;
+    agentcfg_optim_params(&cfg, &p);
+    cr_expect(p.eps_outside);
+    cr_expect_eq(p.kind, OPTIM_RMSPROP);
+}
+
+/* explore.start_step: start until then, then the linear decay (dqn.py:
+ * 1.0 until frame 5000, 0.1 from 105000). */
+Test(agentcfg, epsilon_begins_its_decay_at_start_step) {
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.explore.start = 1.0;
+    cfg.explore.end = 0.1;
+    cfg.explore.decay_steps = 100000;
+    cfg.explore.start_step = 5000;
+    cr_assert_float_eq(agentcfg_epsilon(&cfg, 4999, 0, 1), 1.0, 1e-12);
+    cr_assert_float_eq(agentcfg_epsilon(&cfg, 5000, 0, 1), 1.0, 1e-12);
+    cr_assert_float_eq(agentcfg_epsilon(&cfg, 55000, 0, 1), 0.55, 1e-12);
+    cr_assert_float_eq(agentcfg_epsilon(&cfg, 105000, 0, 1), 0.1, 1e-12);
+}

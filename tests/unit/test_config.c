@@ -883,3 +883,87 @@ Test(config_limits, missing_directory_and_unreadable_files) {
     unlink(path);
     rmdir(dir);
 }
+
+/* ---- network.conv, optimizer.rmsprop_eps, explore.start_step -------------- */
+
+static int load_text(Config *c, const char *text, char *err) {
+    return config_load_string(c, "t.yaml", text, strlen(text), err);
+}
+
+Test(config_conv, block_and_flow_lists_of_layers_load_and_round_trip) {
+    Config c;
+    char err[ERR_LEN];
+    config_defaults(&c);
+    cr_expect_eq(c.network.n_conv, 0, "no conv layer by default");
+    cr_expect_eq(c.optimizer.rmsprop_eps, RMSPROP_EPS_INSIDE);
+    cr_expect_eq(c.explore.start_step, 0);
+    const char block[] = "env: {name: MinAtar/Breakout-v0}\n"
+                         "network:\n"
+                         "  conv:\n"
+                         "    - filters: 16\n"
+                         "      kernel: 3\n"
+                         "      stride: 1\n"
+                         "    - {stride: 2, kernel: 2, filters: 8}\n"
+                         "optimizer: {kind: rmsprop, rmsprop_eps: outside}\n"
+                         "explore: {start_step: 5000}\n";
+    cr_assert_eq(load_text(&c, block, err), 0, "%s", err);
+    cr_expect_eq(c.network.n_conv, 2);
+    cr_expect(c.network.conv[0].filters == 16 && c.network.conv[0].kernel == 3 && c.network.conv[0].stride == 1);
+    cr_expect(c.network.conv[1].filters == 8 && c.network.conv[1].kernel == 2 && c.network.conv[1].stride == 2);
+    cr_expect_eq(c.optimizer.rmsprop_eps, RMSPROP_EPS_OUTSIDE);
+    cr_expect_eq(c.explore.start_step, 5000);
+    round_trip(&c);
+    /* [] is none, and a --set replaces the list. */
+    cr_assert_eq(config_set(&c, "network.conv=[]", err), 0, "%s", err);
+    cr_expect_eq(c.network.n_conv, 0);
+    cr_assert_eq(config_set(&c, "network.conv=[{filters: 4, kernel: 5, stride: 5}]", err), 0, "%s", err);
+    cr_expect(c.network.n_conv == 1 && c.network.conv[0].stride == 5);
+    Config d = c;
+    d.network.conv[0].stride = 4;
+    cr_expect_not(config_same(&c, &d));
+}
+
+Test(config_conv, bad_layers_and_misplaced_keys_give_exact_errors) {
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"network: {conv: 16}\n", "t.yaml:1:17: network.conv: expected a list of 0 to 4 conv layers {filters: F, "
+                                  "kernel: K, stride: S}, got \"16\""},
+        {"network: {conv: [[16, 3, 1]]}\n", "t.yaml:1:18: network.conv[0]: expected a mapping {filters: F, kernel: K, "
+                                            "stride: S}, got a list"},
+        {"network: {conv: [{filters: 16, kernel: 3}]}\n",
+         "t.yaml:1:18: network.conv[0]: missing stride in a conv layer (expected {filters: F, kernel: K, stride: S})"},
+        {"network: {conv: [{filters: 16, kernel: 3, stride: 1, pad: 1}]}\n",
+         "t.yaml:1:54: network.conv[0]: unknown key \"pad\" in a conv layer (expected filters, kernel and stride, once "
+         "each)"},
+        {"env: {name: MinAtar/Breakout-v0}\nnetwork: {conv: [{filters: 16, kernel: 3, stride: 0}]}\n",
+         "t.yaml:2:51: network.conv[0].stride: expected an integer in [1, 64], got 0"},
+        {"env: {name: MinAtar/Breakout-v0}\nnetwork: {conv: [{filters: 16, kernel: 11, stride: 1}]}\n",
+         "t.yaml:2:11: network.conv: conv layer 0: kernel 11 does not fit the 10x10 input (expected 1 to 10) "
+         "(env.name MinAtar/Breakout-v0: 10x10x4 planes)"},
+        {"network: {conv: [{filters: 16, kernel: 3, stride: 1}]}\n",
+         "t.yaml:1:11: network.conv: a conv network on a vector environment: env.name CartPole-v1 (the default) "
+         "gives 4 numbers, not planes; remove network.conv or use a MinAtar environment"},
+        {"optimizer: {rmsprop_eps: outside}\n",
+         "t.yaml:1:13: optimizer.rmsprop_eps: optimizer.rmsprop_eps applies to optimizer.kind rmsprop only, but "
+         "optimizer.kind is adam (the default), which ignores it; set optimizer.kind: rmsprop, or remove "
+         "optimizer.rmsprop_eps"},
+        {"optimizer: {rmsprop_eps: both}\n",
+         "t.yaml:1:26: optimizer.rmsprop_eps: expected one of inside, outside, got \"both\""},
+        {"explore: {kind: apex, start_step: 10}\n",
+         "t.yaml:1:23: explore.start_step: explore.start_step delays the linear decay, but explore.kind is apex "
+         "(constant per-actor rates), which ignores it; set explore.kind: linear, or remove explore.start_step"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c;
+        char err[ERR_LEN] = "";
+        cr_expect_eq(load_text(&c, cases[i].text, err), -1, "%s", cases[i].text);
+        cr_expect_str_eq(err, cases[i].want, "%s", cases[i].text);
+    }
+    /* At their defaults the misplaced keys are accepted (an effective
+     * config.yaml lists every key). */
+    Config c;
+    char err[ERR_LEN];
+    cr_expect_eq(load_text(&c, "optimizer: {rmsprop_eps: inside}\nexplore: {kind: apex, start_step: 0}\n"
+                                "network: {conv: []}\n", err), 0, "%s", err);
+}

@@ -492,3 +492,37 @@ Test(memplan, the_process_cgroup_is_found_in_v1_and_v2) {
     char d[] = "3:cpuset:/x\n";
     cr_assert_eq(memplan_parse_cgroup(d, path, sizeof path, &v1), -1);
 }
+
+/* A conv network's workspace (activations, im2col columns, pre-activations
+ * of every conv layer) is counted: MinAtar Breakout with two conv layers,
+ * whose conv buffers outweigh the MLP's at this batch. */
+Test(memplan, conv_workspace_is_counted) {
+    NEEDS_GLIBC_MALLOC();
+    Config cfg = load("run: {mode: local}\n"
+                      "env: {name: MinAtar/Breakout-v0}\n"
+                      "network: {conv: [{filters: 16, kernel: 3, stride: 1}, {filters: 8, kernel: 2, stride: 2}],"
+                      " hidden: [64]}\n"
+                      "replay: {capacity: 5000, batch_size: 96, min_size: 500}\n"
+                      "actor: {envs: 7}\n"
+                      "eval: {episodes: 30}\n");
+    MemRank r = plan_of(&cfg, ROLE_LOCAL, 0);
+    QNet net;
+    char err[ERR_LEN];
+    cr_assert_eq(agentcfg_qnet(&cfg, &net, err), 0, "%s", err);
+    cr_assert_eq(net.n_conv, 2);
+
+    size_t before = in_use();
+    Dqn dqn;
+    dqn_init(&dqn, &net, cfg.replay.batch_size);
+    float *td = xmalloc((size_t)cfg.replay.batch_size * sizeof(float));
+    expect_close("learning workspace", in_use() - before, item(&r, "learning workspace"));
+
+    before = in_use();
+    Evaluator ev;
+    cr_assert_eq(evaluator_init(&ev, &cfg, &net, 0, err), 0, "%s", err);
+    expect_close("evaluation", in_use() - before, item(&r, "evaluation"));
+
+    evaluator_free(&ev);
+    free(td);
+    dqn_free(&dqn);
+}

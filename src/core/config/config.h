@@ -28,13 +28,16 @@
                                            and the files below it */
 #define CFG_MAX_LAYERS 8          /* hidden layers */
 #define CFG_MAX_HIDDEN 4096       /* units per hidden layer */
+#define CFG_MAX_CONV 4            /* network.conv layers (QNET_MAX_CONV) */
+#define CFG_MAX_FILTERS 1024      /* filters per conv layer */
+#define CFG_MAX_KERNEL 64         /* conv kernel side, stride */
 #define CFG_MAX_TORQUES 32        /* Pendulum discrete torque set */
 #define LEARNER_MAX_PREFETCH 8    /* learner.prefetch: sample requests in flight per learner */
 #define LEARNER_MAX_ACCUMULATE 1024 /* learner.accumulate: mini-batch gradients per sync */
 #define CFG_MAX_FILE_BYTES (1 << 20)
 #define CFG_MAX_DEPTH 16          /* YAML nesting depth */
 #define CFG_MAX_SETS 64           /* --set arguments */
-#define CFG_MAX_KEYS 96           /* room in Config.origin for every schema key */
+#define CFG_MAX_KEYS 112          /* room in Config.origin for every schema key */
 
 typedef enum { RUN_DISTRIBUTED = 0, RUN_LOCAL } RunMode;
 typedef enum {
@@ -45,6 +48,7 @@ typedef enum { GOSSIP_RANDOM = 0, GOSSIP_RING, GOSSIP_HYPERCUBE } GossipTopology
 typedef enum { REPLAY_UNIFORM = 0, REPLAY_PRIORITIZED } ReplayKind;
 typedef enum { PRIORITY_ACTOR = 0, PRIORITY_MAX } InitialPriority;
 typedef enum { OPT_ADAM = 0, OPT_RMSPROP, OPT_SGD } CfgOptim;
+typedef enum { RMSPROP_EPS_INSIDE = 0, RMSPROP_EPS_OUTSIDE } RmspropEps;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
@@ -61,6 +65,11 @@ typedef struct {
     int line, col;                 /* FILE: 1-based position of the key; SET: line = which
                                       override (from 1) in the call that applied it */
 } ConfigOrigin;
+
+/* One layer of network.conv: {filters: F, kernel: K, stride: S}. */
+typedef struct {
+    int filters, kernel, stride;
+} CfgConv;
 
 typedef struct {
     struct {
@@ -149,6 +158,8 @@ typedef struct {
         int n_hidden;              /* network.hidden: list of layer widths */
         int hidden[CFG_MAX_LAYERS];
         bool dueling;              /* network.dueling */
+        int n_conv;                /* network.conv: conv layers before hidden (planes envs only); 0 = none */
+        CfgConv conv[CFG_MAX_CONV];
     } network;
     struct {
         double gamma;              /* agent.gamma */
@@ -168,6 +179,8 @@ typedef struct {
         double eps;                /* optimizer.eps (adam, rmsprop) */
         double decay;              /* optimizer.decay (rmsprop) */
         bool centered;             /* optimizer.centered (rmsprop) */
+        RmspropEps rmsprop_eps;    /* optimizer.rmsprop_eps: inside (g / sqrt(var + eps)) | outside
+                                      (PyTorch's g / (sqrt(var) + eps)); rmsprop only */
         double momentum;           /* optimizer.momentum (sgd, rmsprop) */
         double grad_clip;          /* optimizer.grad_clip: global-norm clip; 0 = off */
     } optimizer;
@@ -175,6 +188,7 @@ typedef struct {
         ExploreKind kind;          /* explore.kind: linear | apex */
         double start, end;         /* explore.start, explore.end (linear) */
         uint64_t decay_steps;      /* explore.decay_steps: env steps from start to end */
+        uint64_t start_step;       /* explore.start_step: env steps at start before the decay begins */
         double apex_eps;           /* explore.apex_eps: eps of Ape-X per-actor rates */
         double apex_alpha;         /* explore.apex_alpha */
     } explore;
@@ -289,6 +303,7 @@ const char *config_lr_scaling_name(LrScaling s);
 const char *config_learner_batch_name(LearnerBatch b);
 const char *config_wait_name(WaitMode m);
 const char *config_optim_name(CfgOptim k);
+const char *config_rmsprop_eps_name(RmspropEps e);
 const char *config_replay_name(ReplayKind k);
 const char *config_initial_priority_name(InitialPriority k);
 

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "env.h"
 #include "configint.h"
+#include "qnet.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -59,6 +60,26 @@ __attribute__((format(printf, 4, 5))) static int fail_key(const Check *C, int id
         return errf(C->err, "--set %s: %s: %s", set, path, msg);
     }
     return errf(C->err, "%s: %s: %s", src, path, msg);
+}
+
+/* network.conv's stored layers: 0 to cap of them, each field in range. */
+static int check_conv_key(const Check *C, int id, const CfgKey *k, const char *path) {
+    int count = get_count(C->cfg, k);
+    if (count < 0 || count > (int)k->cap)
+        return fail_key(C, id, path, "expected a list of 0 to %zu %s, got %d of them", k->cap, k->what, count);
+    const CfgConv *c = cat(C->cfg, k);
+    for (int i = 0; i < count; i++) {
+        for (int f = 0; f < 3; f++) {
+            const CfgConvField *fd = &configkeys_conv_fields[f];
+            int v;
+            memcpy(&v, (const char *)&c[i] + fd->off, sizeof v);
+            char sub[CFG_KEY_PATH_LEN + 32];
+            snprintf(sub, sizeof sub, "%s[%d].%s", path, i, fd->name);
+            if (v < fd->lo || v > fd->hi)
+                return fail_key(C, id, sub, "expected an integer in [%d, %d], got %d", fd->lo, fd->hi, v);
+        }
+    }
+    return 0;
 }
 
 /* Check the stored value of one key (config_validate re-checks what the
@@ -136,6 +157,8 @@ static int check_key(const Check *C, int id) {
         }
         return 0;
     }
+    case CFG_T_CONV:
+        return check_conv_key(C, id, k, path);
     }
     return 0;
 }
@@ -533,10 +556,18 @@ static int check_replay(const Check *C) {
     return check_apex_keys(C);
 }
 
-/* The exploration rate only decays. */
+/* The exploration rate only decays; Ape-X's constant rates have no start. */
 static int check_explore(const Check *C) {
     const Config *cfg = C->cfg;
     int k_start = configkeys_id("explore", "start"), k_end = configkeys_id("explore", "end");
+    int k_step = configkeys_id("explore", "start_step"), k_kind = configkeys_id("explore", "kind");
+    if (cfg->explore.kind == EXPLORE_APEX && set_off_default(C, k_step)) {
+        const int ids[] = {k_step};
+        return fail_rule(C, ids, 1,
+                         "explore.start_step delays the linear decay, but explore.kind is apex%s (constant per-actor "
+                         "rates), which ignores it; set explore.kind: linear, or remove explore.start_step",
+                         origin_note(C, k_kind, true));
+    }
     if (cfg->explore.end > cfg->explore.start) {
         const int ids[] = {k_end, k_start};
         char a[40], b[40];
@@ -548,10 +579,60 @@ static int check_explore(const Check *C) {
     return 0;
 }
 
+/* network.conv against the environment: convolutions read planes, and each
+ * layer must fit what the one before it gives (qnet_init's own check). */
+static int check_network(const Check *C) {
+    const Config *cfg = C->cfg;
+    if (cfg->network.n_conv == 0) return 0;
+    int k_conv = configkeys_id("network", "conv"), k_env = configkeys_id("env", "name");
+    const EnvSpec *spec = env_find(cfg->env.name);
+    if (!spec) return 0; /* env.name's own check reports it */
+    if (spec->obs_type != ENV_OBS_PLANES) {
+        const int ids[] = {k_conv, k_env};
+        return fail_rule(C, ids, 2,
+                         "a conv network on a vector environment: env.name %s%s gives %d numbers, not planes; "
+                         "remove network.conv or use a MinAtar environment",
+                         cfg->env.name, origin_note(C, k_env, true), spec->obs_dim);
+    }
+    QNetSpec s;
+    memset(&s, 0, sizeof s);
+    s.obs_dim = spec->obs_dim;
+    s.n_actions = spec->num_actions;
+    s.n_hidden = cfg->network.n_hidden;
+    memcpy(s.hidden, cfg->network.hidden, (size_t)s.n_hidden * sizeof(int));
+    s.in_h = spec->obs_shape[0], s.in_w = spec->obs_shape[1], s.in_c = spec->obs_shape[2];
+    s.n_conv = cfg->network.n_conv;
+    for (int i = 0; i < s.n_conv; i++)
+        s.conv[i] = (QNetConvSpec){cfg->network.conv[i].filters, cfg->network.conv[i].kernel,
+                                   cfg->network.conv[i].stride};
+    QNet net;
+    char why[ERR_LEN];
+    if (qnet_init(&net, &s, why) != 0) {
+        return fail_rule(C, &k_conv, 1, "%s (env.name %s: %dx%dx%d planes)", strncmp(why, "qnet: ", 6) ? why : why + 6,
+                         cfg->env.name, s.in_h, s.in_w, s.in_c);
+    }
+    return 0;
+}
+
+/* optimizer.rmsprop_eps is RMSprop's: under another optimizer it would be
+ * ignored silently, so a value other than the default is refused. */
+static int check_optimizer(const Check *C) {
+    const Config *cfg = C->cfg;
+    int k_eps = configkeys_id("optimizer", "rmsprop_eps"), k_kind = configkeys_id("optimizer", "kind");
+    if (cfg->optimizer.kind != OPT_RMSPROP && set_off_default(C, k_eps)) {
+        const int ids[] = {k_eps};
+        return fail_rule(C, ids, 1,
+                         "optimizer.rmsprop_eps applies to optimizer.kind rmsprop only, but optimizer.kind is %s%s, "
+                         "which ignores it; set optimizer.kind: rmsprop, or remove optimizer.rmsprop_eps",
+                         config_optim_name(cfg->optimizer.kind), origin_note(C, k_kind, true));
+    }
+    return 0;
+}
+
 /* The rules that tie keys together, in the order they are checked: the
  * first that fails is the one reported. */
-static int (*const rules[])(const Check *C) = {check_env,  check_sync, check_eval,   check_learner,
-                                                check_lr,   check_replay, check_explore};
+static int (*const rules[])(const Check *C) = {check_env,    check_network, check_sync,   check_eval,   check_learner,
+                                                check_lr,     check_replay,  check_explore, check_optimizer};
 
 /* Every key's range, then the rules that tie keys together. */
 int configcheck_validate(const Config *cfg, const char *const *sets, int n_sets, char *err) {

@@ -35,6 +35,7 @@ static const char *const gossip_topologies[] = {"random", "ring", "hypercube", N
 static const char *const replay_kinds[] = {"uniform", "prioritized", NULL};
 static const char *const initial_priorities[] = {"actor", "max", NULL};
 static const char *const optim_kinds[] = {"adam", "rmsprop", "sgd", NULL};
+static const char *const rmsprop_eps_forms[] = {"inside", "outside", NULL};
 static const char *const target_kinds[] = {"hard", "soft", NULL};
 static const char *const explore_kinds[] = {"linear", "apex", NULL};
 static const char *const progress_modes[] = {"auto", "always", "never", NULL};
@@ -48,7 +49,8 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int)
                    sizeof(ReplayKind) == sizeof(int) && sizeof(CfgOptim) == sizeof(int) &&
                    sizeof(TargetKind) == sizeof(int) && sizeof(ExploreKind) == sizeof(int) &&
                    sizeof(ProgressMode) == sizeof(int) && sizeof(AllreduceImpl) == sizeof(int) && sizeof(InitialPriority) == sizeof(int) &&
-                   sizeof(WaitMode) == sizeof(int) && sizeof(GossipTopology) == sizeof(int),
+                   sizeof(WaitMode) == sizeof(int) && sizeof(GossipTopology) == sizeof(int) &&
+                   sizeof(RmspropEps) == sizeof(int),
                "enums are copied as int");
 
 static int rule_out_dir(const char *s, size_t len, char *msg);
@@ -145,6 +147,8 @@ const CfgKey configkeys_table[] = {
     F_OC("replay", "priority_eps", replay.priority_eps, 0, 1e6, 1e-6),
     ENUM("replay", "initial_priority", replay.initial_priority, initial_priorities, PRIORITY_ACTOR),
 
+    {.section = "network", .name = "conv", .type = CFG_T_CONV, .off = CFG_OFF(network.conv),
+     .n_off = CFG_OFF(network.n_conv), .cap = CFG_MAX_CONV, .what = "conv layers", .n_ldef = 0},
     {.section = "network", .name = "hidden", .type = CFG_T_INTS, .off = CFG_OFF(network.hidden),
      .n_off = CFG_OFF(network.n_hidden), .cap = CFG_MAX_LAYERS, .ilo = 1, .ihi = CFG_MAX_HIDDEN,
      .what = "layer widths", .ldef = default_hidden, .n_ldef = COUNT(default_hidden)},
@@ -167,6 +171,7 @@ const CfgKey configkeys_table[] = {
     F_OC("optimizer", "eps", optimizer.eps, 0, 1, 1e-8),
     F_CO("optimizer", "decay", optimizer.decay, 0, 1, 0.95),
     BOOL("optimizer", "centered", optimizer.centered, true),
+    ENUM("optimizer", "rmsprop_eps", optimizer.rmsprop_eps, rmsprop_eps_forms, RMSPROP_EPS_INSIDE),
     F_CO("optimizer", "momentum", optimizer.momentum, 0, 1, 0),
     F_CC("optimizer", "grad_clip", optimizer.grad_clip, 0, 1e6, 10),
 
@@ -174,6 +179,7 @@ const CfgKey configkeys_table[] = {
     F_CC("explore", "start", explore.start, 0, 1, 1.0),
     F_CC("explore", "end", explore.end, 0, 1, 0.05),
     U64("explore", "decay_steps", explore.decay_steps, 1, E12, 10000),
+    U64("explore", "start_step", explore.start_step, 0, E12, 0),
     F_CC("explore", "apex_eps", explore.apex_eps, 0, 1, 0.4),
     F_CC("explore", "apex_alpha", explore.apex_alpha, 0, 100, 7),
 
@@ -249,6 +255,10 @@ static void set_default(Config *c, const CfgKey *k) {
     case CFG_T_STR:
         snprintf(at(c, k), k->cap, "%s", k->sdef);
         break;
+    case CFG_T_CONV: /* the default is no conv layer */
+        memset(at(c, k), 0, k->cap * sizeof(CfgConv));
+        memcpy((char *)c + k->n_off, &k->n_ldef, sizeof k->n_ldef);
+        break;
     case CFG_T_INTS:
     case CFG_T_F64S:
         memcpy(at(c, k), k->ldef, (size_t)k->n_ldef * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double)));
@@ -277,6 +287,7 @@ const char *config_lr_scaling_name(LrScaling s) { return configkeys_enum_name(lr
 const char *config_learner_batch_name(LearnerBatch b) { return configkeys_enum_name(learner_batches, (int)b); }
 const char *config_wait_name(WaitMode m) { return configkeys_enum_name(wait_modes, (int)m); }
 const char *config_optim_name(CfgOptim k) { return configkeys_enum_name(optim_kinds, (int)k); }
+const char *config_rmsprop_eps_name(RmspropEps e) { return configkeys_enum_name(rmsprop_eps_forms, (int)e); }
 const char *config_replay_name(ReplayKind k) { return configkeys_enum_name(replay_kinds, (int)k); }
 const char *config_initial_priority_name(InitialPriority k) { return configkeys_enum_name(initial_priorities, (int)k); }
 
@@ -457,6 +468,71 @@ static int assign_list(CfgLoad *L, const CfgKey *k, const YamlNode *n, const cha
     return 0;
 }
 
+const CfgConvField configkeys_conv_fields[3] = {
+    {"filters", offsetof(CfgConv, filters), 1, CFG_MAX_FILTERS},
+    {"kernel", offsetof(CfgConv, kernel), 1, CFG_MAX_KERNEL},
+    {"stride", offsetof(CfgConv, stride), 1, CFG_MAX_KERNEL},
+};
+
+/* One layer of network.conv: a mapping with exactly the keys filters,
+ * kernel and stride, each an integer in its range. */
+static int parse_conv_layer(CfgLoad *L, const YamlNode *n, const char *path, CfgConv *out) {
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN];
+    if (n->kind != CFG_NODE_MAP)
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a mapping {filters: F, kernel: K, stride: S}, got %s",
+                                  configkeys_describe(L, n, d));
+    bool seen[3] = {false, false, false};
+    for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end;) {
+        const YamlNode *key = &L->t.v[c], *val = &L->t.v[key->end];
+        int f = 0;
+        while (f < 3 && !(key->kind == CFG_NODE_SCALAR && key->len == strlen(configkeys_conv_fields[f].name) &&
+                          !strcmp(sval(L, key), configkeys_conv_fields[f].name)))
+            f++;
+        if (f == 3 || seen[f])
+            return configyaml_fail_at(L, key->line, key->col, path, "%s key \"%s\" in a conv layer (expected filters, kernel "
+                                      "and stride, once each)", f == 3 ? "unknown" : "repeated",
+                                      key->kind == CFG_NODE_SCALAR ? show(sval(L, key), key->len, sh) : "?");
+        char sub[CFG_KEY_PATH_LEN + 32];
+        snprintf(sub, sizeof sub, "%s.%s", path, configkeys_conv_fields[f].name);
+        CfgKey k = {.ilo = (uint64_t)configkeys_conv_fields[f].lo, .ihi = (uint64_t)configkeys_conv_fields[f].hi};
+        uint64_t v;
+        if (parse_uint(L, &k, val, sub, &v)) return -1;
+        int iv = (int)v;
+        memcpy((char *)out + configkeys_conv_fields[f].off, &iv, sizeof iv);
+        seen[f] = true;
+        c = val->end;
+    }
+    for (int f = 0; f < 3; f++)
+        if (!seen[f])
+            return configyaml_fail_at(L, n->line, n->col, path, "missing %s in a conv layer (expected {filters: F, "
+                                      "kernel: K, stride: S})", configkeys_conv_fields[f].name);
+    return 0;
+}
+
+/* network.conv: a list of 0 to k->cap layers ([] is none). */
+static int assign_conv(CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path) {
+    char d[CFG_SHOW_LEN + 32];
+    int count = 0;
+    if (n->kind == CFG_NODE_SEQ)
+        for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end) count++;
+    if (n->kind != CFG_NODE_SEQ || count > (int)k->cap)
+        return configyaml_fail_at(L, n->line, n->col, path,
+                                  "expected a list of 0 to %zu conv layers {filters: F, kernel: K, stride: S}, got %s",
+                                  k->cap, n->kind != CFG_NODE_SEQ ? configkeys_describe(L, n, d)
+                                                                  : (snprintf(d, sizeof d, "%d of them", count), d));
+    CfgConv layers[CFG_MAX_CONV];
+    memset(layers, 0, sizeof layers);
+    int i = 0;
+    for (size_t c = (size_t)(n - L->t.v) + 1; c < n->end; c = L->t.v[c].end, i++) {
+        char sub[CFG_KEY_PATH_LEN + 16];
+        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        if (parse_conv_layer(L, &L->t.v[c], sub, &layers[i])) return -1;
+    }
+    memcpy(at(L->cfg, k), layers, sizeof layers);
+    memcpy((char *)L->cfg + k->n_off, &count, sizeof count);
+    return 0;
+}
+
 /* Store one node into key id of L->cfg (type and range checked). */
 int configkeys_assign(CfgLoad *L, int id, const YamlNode *n, const char *path) {
     const CfgKey *k = &configkeys_table[id];
@@ -509,6 +585,8 @@ int configkeys_assign(CfgLoad *L, int id, const YamlNode *n, const char *path) {
     case CFG_T_INTS:
     case CFG_T_F64S:
         return assign_list(L, k, n, path);
+    case CFG_T_CONV:
+        return assign_conv(L, k, n, path);
     }
     return -1;
 }

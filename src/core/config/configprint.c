@@ -48,6 +48,17 @@ static int list_count(const Config *cfg, const CfgKey *k) {
     return count;
 }
 
+/* network.conv as a YAML flow list: [{filters: 16, kernel: 3, stride: 1}], or []. */
+static void conv_text(const Config *cfg, const CfgKey *k, char *buf, size_t cap) {
+    int count = list_count(cfg, k);
+    const CfgConv *c = cat(cfg, k);
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < count && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s{filters: %d, kernel: %d, stride: %d}", i ? ", " : "", c[i].filters,
+                              c[i].kernel, c[i].stride);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
 /* The value of key id as YAML text. */
 void configprint_value_text(const Config *cfg, int id, char *buf, size_t cap) {
     const CfgKey *k = &configkeys_table[id];
@@ -94,6 +105,9 @@ void configprint_value_text(const Config *cfg, int id, char *buf, size_t cap) {
         if (o < cap) snprintf(buf + o, cap - o, "]");
         break;
     }
+    case CFG_T_CONV:
+        conv_text(cfg, k, buf, cap);
+        break;
     }
 }
 
@@ -164,6 +178,20 @@ static void key_value_json(const Config *cfg, int id, JsonW *j) {
         json_end_array(j);
         break;
     }
+    case CFG_T_CONV: {
+        int count = list_count(cfg, k);
+        const CfgConv *c = cat(cfg, k);
+        json_begin_array(j, k->name);
+        for (int i = 0; i < count; i++) {
+            json_begin_object(j, NULL);
+            json_num(j, "filters", c[i].filters);
+            json_num(j, "kernel", c[i].kernel);
+            json_num(j, "stride", c[i].stride);
+            json_end_object(j);
+        }
+        json_end_array(j);
+        break;
+    }
     }
 }
 
@@ -204,6 +232,13 @@ bool configprint_same_value(const Config *a, const Config *b, int id) {
         if (n != get_count(b, k)) return false;
         if (n < 0 || n > (int)k->cap) n = (int)k->cap;
         bytes = (size_t)n * (k->type == CFG_T_INTS ? sizeof(int) : sizeof(double));
+        break;
+    }
+    case CFG_T_CONV: {
+        int n = get_count(a, k);
+        if (n != get_count(b, k)) return false;
+        if (n < 0 || n > (int)k->cap) n = (int)k->cap;
+        bytes = (size_t)n * sizeof(CfgConv);
         break;
     }
     }

@@ -60,14 +60,10 @@ static uint64_t replay_serial(uint64_t cap, uint64_t O, bool prio) {
     return prio ? b + 8 + 8 * cap : b;
 }
 
-/* qnet.c: qnet_work_init (views padded to 16 floats). */
+/* qnet.c: qnet_work_init, whose own count (qnet_work_floats) includes the
+ * conv layers' activations and im2col scratch. */
 static uint64_t qnet_work(const QNet *net, uint64_t B) {
-    uint64_t total = 0;
-    for (int l = 0; l < net->spec.n_hidden; l++) total += up(B * (uint64_t)net->spec.hidden[l], 16);
-    total += up(B * (uint64_t)net->lin[net->n_linear - 1].out, 16);
-    total += 2 * up(B * (uint64_t)net->max_width, 16);
-    total += up((uint64_t)net->max_width, 16);
-    return al64(total * sizeof(float));
+    return al64((uint64_t)qnet_work_floats(net, (int)B) * sizeof(float));
 }
 
 /* dqn.c: dqn_init (a workspace of 2B rows and its own views). */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(CFG_MAX_CONV <= QNET_MAX_CONV, "every network.conv layer fits a QNetSpec");
+
 int agentcfg_qnet(const Config *cfg, QNet *net, char *err) {
     const EnvSpec *spec = env_find(cfg->env.name);
     if (!spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
@@ -20,6 +22,15 @@ int agentcfg_qnet(const Config *cfg, QNet *net, char *err) {
     s.n_hidden = cfg->network.n_hidden;
     for (int i = 0; i < s.n_hidden; i++) s.hidden[i] = cfg->network.hidden[i];
     s.dueling = cfg->network.dueling;
+    if (spec->obs_type == ENV_OBS_PLANES) {
+        s.in_h = spec->obs_shape[0];
+        s.in_w = spec->obs_shape[1];
+        s.in_c = spec->obs_shape[2];
+    }
+    s.n_conv = cfg->network.n_conv; /* config_validate refuses convs on a vector env */
+    for (int i = 0; i < s.n_conv && i < QNET_MAX_CONV; i++)
+        s.conv[i] = (QNetConvSpec){.filters = cfg->network.conv[i].filters, .kernel = cfg->network.conv[i].kernel,
+                                   .stride = cfg->network.conv[i].stride};
     return qnet_init(net, &s, err);
 }
 
@@ -48,6 +59,7 @@ void agentcfg_optim_params(const Config *cfg, OptimParams *p) {
     p->alpha = (float)cfg->optimizer.decay;
     p->eps = (float)cfg->optimizer.eps;
     p->centered = cfg->optimizer.centered;
+    p->eps_outside = cfg->optimizer.kind == OPT_RMSPROP && cfg->optimizer.rmsprop_eps == RMSPROP_EPS_OUTSIDE;
 }
 
 double agentcfg_samples_per_insert(const Config *cfg) {
@@ -68,7 +80,8 @@ bool agentcfg_target_update(const Config *cfg, uint64_t step, float *target, con
 double agentcfg_epsilon(const Config *cfg, uint64_t env_steps, int actor, int n_actors) {
     if (cfg->explore.kind == EXPLORE_APEX)
         return explore_apex_eps(cfg->explore.apex_eps, cfg->explore.apex_alpha, actor, n_actors);
-    return explore_linear(cfg->explore.start, cfg->explore.end, cfg->explore.decay_steps, env_steps);
+    return explore_linear_after(cfg->explore.start, cfg->explore.end, cfg->explore.start_step, cfg->explore.decay_steps,
+                                env_steps);
 }
 
 void agentcfg_batch_init(Batch *b, int rows, int obs_dim) {

@@ -70,7 +70,8 @@ size_t configtext_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 /* ---- the schema (configkeys.c) ------------------------------------------ */
 
 typedef enum {
-    CFG_T_INT, CFG_T_U64, CFG_T_F64, CFG_T_BOOL, CFG_T_STR, CFG_T_ENUM, CFG_T_INTS, CFG_T_F64S
+    CFG_T_INT, CFG_T_U64, CFG_T_F64, CFG_T_BOOL, CFG_T_STR, CFG_T_ENUM, CFG_T_INTS, CFG_T_F64S,
+    CFG_T_CONV /* network.conv: 0 to cap CfgConv layers, a list of {filters, kernel, stride} */
 } CfgType;
 
 typedef struct {
@@ -141,6 +142,14 @@ static inline bool get_bool(const Config *c, const CfgKey *k) {
     memcpy(&v, cat(c, k), sizeof v);
     return v;
 }
+/* The fields of a CfgConv in the order they print, with their ranges. */
+typedef struct {
+    const char *name;
+    size_t off;
+    int lo, hi;
+} CfgConvField;
+extern const CfgConvField configkeys_conv_fields[3];
+
 /* Lists: the element count. */
 static inline int get_count(const Config *c, const CfgKey *k) {
     int n;
