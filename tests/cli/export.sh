@@ -573,4 +573,19 @@ expect_rc "--export, write fails half-way, new file: exit 2" 2
 check "--export, write fails half-way, new file: nothing left at the path" [ ! -e "$E/gone.npz" ]
 expect_eq "--export: no temporary left behind" "$(find "$X" -name '*.tmp-*')" ""
 
+# scripts/ckpt-sections: a checkpoint file's sections, size and SHA-256 of
+# each; its params section is exactly the raw parameters gorila export writes.
+ck="$RUNS/c/checkpoints/$(cat "$RUNS/c/checkpoints/latest")/ps-0.ckpt"
+run_cmd "$TEST_ROOT/scripts/ckpt-sections" "$ck"
+expect_rc "ckpt-sections: exit 0" 0
+"$GORILA" export "$RUNS/c" "$X/c.bin" >/dev/null 2>&1
+expect_eq "ckpt-sections: the params section is the exported parameters (size and SHA-256)" \
+    "$(awk '$2 == "params" { print $3, $4 }' <<<"$out")" "$(stat -c %s "$X/c.bin") $(sha256sum <"$X/c.bin" | cut -d' ' -f1)"
+expect_eq "ckpt-sections: the sections in file order" "$(awk '{ print $2 }' <<<"$out" | paste -sd' ')" \
+    "params target_params optim_state rng_states envs"
+printf 'not a checkpoint, 256 bytes or more %0256d' 0 >"$X/bad.ckpt"
+run_cmd "$TEST_ROOT/scripts/ckpt-sections" "$X/bad.ckpt"
+expect_rc "ckpt-sections: not a checkpoint, exit 2" 2
+expect_contains "ckpt-sections: says so" "$err" "bad.ckpt: not a gorila checkpoint"
+
 done_testing

@@ -18,8 +18,10 @@ cp -r "$TEST_ROOT/Makefile" "$TEST_ROOT/VERSION" "$TEST_ROOT/src" "$TEST_ROOT/en
 # The recipe's steps 1 to 3.
 cp "$copy/tests/fixtures/env_template.c" "$copy/envs/pointmass.c"
 printf 'extern const EnvSpec env_pointmass;\n' >>"$copy/envs/env_specs.h"
-sed -i 's/^\(const EnvSpec \*const env_registry\[\] = {.*\)};$/\1, \&env_pointmass};/' "$copy/envs/env.c"
-check "envs/env.c: env_registry[] takes &env_pointmass" grep -q '^const EnvSpec \*const env_registry\[\] = {.*, &env_pointmass};$' \
+# (after the bundled classic four, which the tests expect first)
+sed -i 's/^\(    &env_cartpole, .*&env_pendulum,\)$/\1\n    \&env_pointmass,/' "$copy/envs/env.c"
+check "envs/env.c: env_registry[] takes &env_pointmass" \
+    awk '/^const EnvSpec \*const env_registry\[\] = \{/ { on = 1 } on && /&env_pointmass,/ { f = 1 } on && /^};/ { exit !f }' \
     "$copy/envs/env.c"
 
 run_cmd make -s -C "$copy" -j2 build/gorila build/tests/unit
