@@ -36,6 +36,7 @@
  */
 #include "clock.h"
 #include "cmd.h"
+#include "linein.h"
 #include "cmd_env_minatar.h"
 #include "env.h"
 #include "envcheck.h"
@@ -44,7 +45,6 @@
 
 #include <inttypes.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,67 +285,8 @@ static int env_rollout(int argc, char **argv) {
     return 0;
 }
 
-/* Split line into whitespace-separated tokens (in place). Returns the count,
- * or max + 1 when there are more than max. */
-static int tokenize(char *line, char **tok, int max) {
-    int n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-        if (n == max) return max + 1;
-        tok[n++] = t;
-    }
-    return n;
-}
-
-/* A bad line of replay input: flush the answers so far, then one line on
- * stderr in the form compilers use, "gorila env replay: line N: ...". The
- * message may quote the input: its control bytes are written as \xHH (an
- * escape sequence of the input never reaches the terminal), and a message
- * past REPLAY_MSG_MAX bytes is cut with "...". */
-enum { REPLAY_MSG_MAX = 1024 };
-static int line_error(long lineno, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int line_error(long lineno, const char *fmt, ...) {
-    char msg[REPLAY_MSG_MAX];
-    va_list ap;
-    fflush(stdout);
-    va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
-    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
-        if (*c < 0x20 || *c == 0x7f)
-            fprintf(stderr, "\\x%02x", *c);
-        else
-            fputc(*c, stderr);
-    }
-    fputs(n >= (int)sizeof msg ? "...\n" : "\n", stderr);
-    return EXIT_USAGE;
-}
-
-/* One line of replay input: at most REPLAY_LINE_MAX bytes, its newline
- * included; no NUL byte (the input is text: a NUL would silently end the
- * line's string). */
-enum { REPLAY_LINE_MAX = 65536 };
-typedef enum { LINE_OK, LINE_EOF, LINE_LONG, LINE_NUL } LineRead;
-
-/* Reads the next line into buf (REPLAY_LINE_MAX + 1 bytes) as a string.
- * LINE_LONG and LINE_NUL (at byte *col, from 1) stop reading there;
- * LINE_EOF: nothing was left (or reading failed: ferror). */
-static LineRead read_line(FILE *f, char *buf, size_t *col) {
-    size_t n = 0;
-    int c;
-    while ((c = getc(f)) != EOF) {
-        if (c == '\0') {
-            *col = n + 1;
-            return LINE_NUL;
-        }
-        if (n == REPLAY_LINE_MAX) return LINE_LONG;
-        buf[n++] = (char)c;
-        if (c == '\n') break;
-    }
-    buf[n] = '\0';
-    return n == 0 ? LINE_EOF : LINE_OK;
-}
+/* Who a bad line of replay input names (linein_error). */
+static const char replay_who[] = "gorila env replay";
 
 static void print_transition(const Env *e, const float *obs, EnvStep r) {
     const EnvSpec *s = e->spec;
@@ -370,12 +311,12 @@ static int replay_state(Replay *r, long lineno, char **tok, int nvals) {
     double st[ENV_MAX_STATE];
     char err[ERR_LEN];
     if (nvals < 0)
-        return line_error(lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
+        return linein_error(replay_who, lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
                           MAX_TOKENS - 1);
     if (nvals != s->state_dim)
-        return line_error(lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
+        return linein_error(replay_who, lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
     for (int i = 0; i < nvals; i++)
-        if (parse_double(tok[i + 1], &st[i], err) < 0) return line_error(lineno, "state: value %d: %s", i + 1, err);
+        if (parse_double(tok[i + 1], &st[i], err) < 0) return linein_error(replay_who, lineno, "state: value %d: %s", i + 1, err);
     env_set_state(&r->e, st, r->obs);
     r->have_state = true;
     return 0;
@@ -386,11 +327,11 @@ static int replay_step(Replay *r, long lineno, char **tok, int nvals) {
     long act;
     char err[ERR_LEN];
     if (nvals < 0)
-        return line_error(lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
-    if (nvals != 1) return line_error(lineno, "step: expected 1 action index, got %d values", nvals);
+        return linein_error(replay_who, lineno, "step: expected 1 action index, got more than %d values", MAX_TOKENS - 1);
+    if (nvals != 1) return linein_error(replay_who, lineno, "step: expected 1 action index, got %d values", nvals);
     if (parse_int_range(tok[1], 0, r->e.num_actions - 1, &act, err) < 0)
-        return line_error(lineno, "step: action for %s: %s", r->e.spec->name, err);
-    if (!r->have_state) return line_error(lineno, "step before any state command (set the state first)");
+        return linein_error(replay_who, lineno, "step: action for %s: %s", r->e.spec->name, err);
+    if (!r->have_state) return linein_error(replay_who, lineno, "step before any state command (set the state first)");
     EnvStep res = reported_flags(&r->e, env_step(&r->e, (int)act, r->obs));
     print_transition(&r->e, r->obs, res);
     return 0;
@@ -401,12 +342,12 @@ static int replay_line(Replay *r, long lineno, char *line) {
     char *p = line + strspn(line, " \t");
     if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') return 0;
     char *tok[MAX_TOKENS + 1];
-    int n = tokenize(p, tok, MAX_TOKENS);
+    int n = linein_words(p, tok, MAX_TOKENS);
     if (n == 0) return 0;                    /* a line of blanks and a stray \r */
     int nvals = n > MAX_TOKENS ? -1 : n - 1; /* -1: more than we count */
     if (!strcmp(tok[0], "state")) return replay_state(r, lineno, tok, nvals);
     if (!strcmp(tok[0], "step")) return replay_step(r, lineno, tok, nvals);
-    return line_error(lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
+    return linein_error(replay_who, lineno, "unknown command \"%s\" (expected state or step)", tok[0]);
 }
 
 static int env_replay(int argc, char **argv) {
@@ -424,18 +365,13 @@ static int env_replay(int argc, char **argv) {
         return usage_error("%s: %s has a byte state, which the state/step protocol cannot set", what, a.name);
     }
 
-    char *line = xmalloc(REPLAY_LINE_MAX + 1);
+    char *line = xmalloc(LINEIN_MAX + 1);
     long lineno = 0;
     size_t col = 0;
-    LineRead got;
-    while (rc == 0 && (got = read_line(stdin, line, &col)) != LINE_EOF) {
+    LineinRead got;
+    while (rc == 0 && (got = linein_read(stdin, line, &col)) != LINEIN_EOF) {
         lineno++;
-        if (got == LINE_LONG)
-            rc = line_error(lineno, "longer than %d bytes (a command is one short line)", REPLAY_LINE_MAX);
-        else if (got == LINE_NUL)
-            rc = line_error(lineno, "a NUL byte at byte %zu (the input must be text)", col);
-        else
-            rc = replay_line(&r, lineno, line);
+        rc = got == LINEIN_OK ? replay_line(&r, lineno, line) : linein_read_error(replay_who, lineno, got, col);
     }
     if (!rc && ferror(stdin)) {
         fprintf(stderr, "gorila: error: %s: reading stdin: %s\n", what, strerror(errno));

@@ -27,7 +27,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +51,9 @@ void minatar_cli_list(void) { printf("MinAtar: not in this build (built with mak
 
 #else
 
+#include "linein.h"
 #include "minatar.h"
 
-enum { LINE_MAX_BYTES = 64 * 1024 };
 
 typedef struct {
     MinatarGame game;
@@ -114,17 +113,8 @@ static int parse_args(int argc, char **argv, MinatarArgs *a) {
     return 0;
 }
 
-static int line_error(long lineno, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int line_error(long lineno, const char *fmt, ...) {
-    va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "gorila env replay: line %ld: ", lineno);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return EXIT_USAGE;
-}
+/* Who a bad line of replay input names (linein_error). */
+static const char replay_who[] = "gorila env replay";
 
 /* "R T CELLS\n" */
 static void print_state(const Minatar *m, int reward, bool terminal) {
@@ -153,22 +143,22 @@ static int run_command(Replay *r, long lineno, char **tok, int n) {
     const char *cmd = tok[0];
     bool is_seed = !strcmp(cmd, "seed"), is_reset = !strcmp(cmd, "reset"), is_step = !strcmp(cmd, "step");
     if (!is_seed && !is_reset && !is_step)
-        return line_error(lineno, "unknown command \"%s\" (expected seed, reset or step)", cmd);
+        return linein_error(replay_who, lineno, "unknown command \"%s\" (expected seed, reset or step)", cmd);
     if (n != (is_reset ? 1 : 2))
-        return line_error(lineno, "%s: expected %s, got %d values", cmd,
+        return linein_error(replay_who, lineno, "%s: expected %s, got %d values", cmd,
                           is_reset ? "no value" : is_seed ? "1 seed" : "1 action index", n - 1);
     if (is_seed) {
         if (parse_int_range(tok[1], 0, 4294967295L, &v, err) < 0)
-            return line_error(lineno, "seed: %s (a seed is 0 <= S < 2^32)", err);
+            return linein_error(replay_who, lineno, "seed: %s (a seed is 0 <= S < 2^32)", err);
         minatar_seed(&r->env, (uint32_t)v);
         r->seeded = true;
         return 0;
     }
     if (is_step && parse_int_range(tok[1], 0, r->num_actions - 1, &v, err) < 0)
-        return line_error(lineno, "step: action for MinAtar/%s-v%d: %s", minatar_title(r->args.game),
+        return linein_error(replay_who, lineno, "step: action for MinAtar/%s-v%d: %s", minatar_title(r->args.game),
                           r->args.minimal ? 1 : 0, err);
     if (!r->seeded)
-        return line_error(lineno, "%s before any seed: the reference's constructor draws from an unseeded "
+        return linein_error(replay_who, lineno, "%s before any seed: the reference's constructor draws from an unseeded "
                           "generator (send \"seed S\" first)", cmd);
     if (is_reset) {
         minatar_reset(&r->env);
@@ -177,7 +167,7 @@ static int run_command(Replay *r, long lineno, char **tok, int n) {
         return 0;
     }
     if (!r->reset)
-        return line_error(lineno, "step before the first reset: the game's state would be the one the reference's "
+        return linein_error(replay_who, lineno, "step before the first reset: the game's state would be the one the reference's "
                           "constructor drew from an unseeded generator (send \"reset\" first)");
     bool terminal;
     int reward = minatar_act(&r->env, r->actions[v], &terminal);
@@ -185,38 +175,22 @@ static int run_command(Replay *r, long lineno, char **tok, int n) {
     return 0;
 }
 
-/* Split line into whitespace-separated tokens (in place); max + 1 when
- * there are more than max. */
-static int tokenize(char *line, char **tok, int max) {
-    int n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-        if (n == max) return max + 1;
-        tok[n++] = t;
-    }
-    return n;
-}
-
 static int replay_loop(Replay *r) {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
+    char *line = xmalloc(LINEIN_MAX + 1);
     long lineno = 0;
+    size_t col = 0;
     int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
+    LineinRead got;
+    while (rc == 0 && (got = linein_read(stdin, line, &col)) != LINEIN_EOF) {
         lineno++;
-        if ((size_t)len > LINE_MAX_BYTES) {
-            rc = line_error(lineno, "line longer than %d bytes", LINE_MAX_BYTES);
-            break;
-        }
-        if (strlen(line) != (size_t)len) {
-            rc = line_error(lineno, "NUL byte in the line");
+        if (got != LINEIN_OK) {
+            rc = linein_read_error(replay_who, lineno, got, col);
             break;
         }
         char *tok[4];
-        int n = tokenize(line, tok, 3);
+        int n = linein_words(line, tok, 3);
         if (n == 0 || tok[0][0] == '#') continue;
-        if (n > 3) rc = line_error(lineno, "%s: too many values", tok[0]);
+        if (n > 3) rc = linein_error(replay_who, lineno, "%s: too many values", tok[0]);
         else rc = run_command(r, lineno, tok, n);
     }
     if (!rc && ferror(stdin)) {

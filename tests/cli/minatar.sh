@@ -58,10 +58,13 @@ replay "seed 1 2" MinAtar/Freeway-v0
 refused "seed with two values" "seed: expected 1 seed"
 replay "jump 1" MinAtar/Freeway-v0
 refused "an unknown command" "unknown command \"jump\""
+replay "$(printf 'seed 1\nj\033[2Jump')" MinAtar/Freeway-v0
+refused "a control byte of the input is quoted in the message" 'unknown command "j\x1b[2Jump"'
+
 replay "$(printf 'seed 1\n# %070000d' 0)" MinAtar/Freeway-v0
-refused "a line over 64 KiB" "line 2: line longer than 65536 bytes"
+refused "a line over 64 KiB" "line 2: longer than 65536 bytes (a command is one short line)"
 run_cmd "$GORILA" env replay MinAtar/Freeway-v0 < <(printf 'seed 1\nre\0set\n')
-refused "a NUL byte" "line 2: NUL byte"
+refused "a NUL byte" "line 2: a NUL byte at byte 3 (the input must be text)"
 replay "" MinAtar/Pong-v0
 refused "an unknown MinAtar id" "unknown MinAtar environment \"MinAtar/Pong-v0\""
 replay "" MinAtar/Breakout-v0 --sticky 1.5
