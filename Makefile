@@ -343,6 +343,9 @@ install: $(GORILA)
 	    if [ -x "$$f" ]; then m=755; else m=644; fi; \
 	    install -D -m $$m "$$f" "$(INSTALL_SHARE)/$$f" || exit 1; \
 	done
+	@if [ -n "$(MINATAR_SRC)" ]; then \
+	    install -D -m 644 envs/minatar/COPYING "$(INSTALL_SHARE)/licenses/minatar/COPYING" && \
+	    install -D -m 644 envs/minatar/README.md "$(INSTALL_SHARE)/licenses/minatar/README.md"; fi
 	ln -sfn ../../../bin/gorila "$(INSTALL_SHARE)/build/gorila"
 	@echo "make install: $(INSTALL_BIN)/gorila, and scripts/launch etc. in $(INSTALL_SHARE)"
 

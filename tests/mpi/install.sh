@@ -131,6 +131,14 @@ done
 for f in VERSION CHANGELOG.md; do
     if [ -f "$TEST_ROOT/$f" ]; then check "installed: share/gorila/$f" cmp -s "$TEST_ROOT/$f" "$S/$f"; fi
 done
+# A binary built with MinAtar (GPL-3.0-or-later as a whole) comes with that
+# licence's text and the port's attribution
+if "$I/bin/gorila" version | grep -q '^license: GPL-3.0-or-later'; then
+    check "installed: the GPL's text beside a GPL binary" cmp -s envs/minatar/COPYING "$S/licenses/minatar/COPYING"
+    check "installed: MinAtar's attribution" grep -q "Kenny Young" "$S/licenses/minatar/README.md"
+else
+    check "an MIT binary installs no GPL text" [ ! -e "$S/licenses/minatar" ]
+fi
 check "installed scripts are executable" test -x "$S/scripts/launch" -a -x "$S/scripts/slurm/gorila.sbatch"
 check "no test-only license installed" [ -z "$(find "$I" -name 'LICENSE-*' 2>/dev/null)" ]
 expect_eq "the install's build/gorila is the installed binary" "$(readlink -f "$S/build/gorila")" "$I/bin/gorila"
