@@ -9,7 +9,7 @@
  *
  * Per size (default 8 B to 16 MiB): one round trip sets the path up, then
  * warm-up round trips (at most WARMUP_MAX, about a tenth of --seconds), then
- * one timed round trip; the fastest of these chooses `iters` so that the
+ * one timed round trip; the median of these chooses `iters` so that the
  * size takes about --seconds (default 1) over WINDOWS windows. A window is a barrier, then
  * `iters` round trips timed on rank 0:
  *
@@ -175,15 +175,25 @@ static long clamp_count(double n, long lo, long hi) {
 static PpResult measure(const Ctx *ctx, MPI_Comm world, char *buf, int bytes, double seconds) {
     double first = round_trips(ctx, world, buf, bytes, 1);
     long warm = agree(ctx, world, clamp_count(0.1 * seconds / (first > 1e-7 ? first : 1e-7), 0, WARMUP_MAX));
-    /* Each warm-up round trip is timed too, and the fastest of them and
-     * the first timed one sizes the windows: a single small message can
-     * take tens of times its steady time (a page fault, a descheduled peer),
-     * which would leave the windows far shorter than asked. */
-    double t1 = INFINITY;
+    /* Each warm-up round trip is timed too, and their median sizes the
+     * windows: a single small message can take tens of times its steady
+     * time (a page fault, a descheduled peer), which would leave the
+     * windows far shorter than asked if it sized them; and on a loaded
+     * machine the fastest one is far faster than the typical one, which
+     * would make them many times longer (a CPU hog beside the ranks
+     * took one run past its 60 s). */
+    double tw[WARMUP_MAX + 1];
+    int nw = 0;
     for (long i = 0; i <= warm; i++) {
         double t = round_trips(ctx, world, buf, bytes, 1);
-        if (t < t1) t1 = t;
+        int k = nw++;
+        while (k > 0 && tw[k - 1] > t) { /* insertion: tw stays sorted */
+            tw[k] = tw[k - 1];
+            k--;
+        }
+        tw[k] = t;
     }
+    double t1 = tw[nw / 2];
     PpResult r = {INFINITY, 1};
     r.iters = agree(ctx, world, clamp_count(seconds / WINDOWS / (t1 > 1e-7 ? t1 : 1e-7), 1, ITERS_MAX));
     for (int w = 0; w < WINDOWS; w++) {
