@@ -136,7 +136,7 @@ static void print_network(const QNet *net, FILE *f) {
     else fprintf(f, "  %-9s %d numbers\n", "input", s->obs_dim);
     for (int i = 0; i < net->n_conv; i++) {
         const ConvLayer *c = &net->conv[i];
-        char name[16], shape[64];
+        char name[24], shape[96];
         snprintf(name, sizeof name, "conv.%d", i);
         snprintf(shape, sizeof shape, "%dx%dx%d (%d filters %dx%d, stride %d)", c->out_c, c->out_h, c->out_w, c->out_c,
                  c->k, c->k, c->stride);
@@ -145,7 +145,7 @@ static void print_network(const QNet *net, FILE *f) {
     }
     for (int l = 0; l < net->n_linear; l++) {
         const QNetLinear *L = &net->lin[l];
-        char name[16], shape[64];
+        char name[24], shape[96];
         bool head = l == net->n_linear - 1;
         if (head) snprintf(name, sizeof name, "head");
         else snprintf(name, sizeof name, "hidden.%d", l);
