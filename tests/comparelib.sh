@@ -90,3 +90,24 @@ exit 0
 EOT
     chmod +x "$w/bin/slow"
 }
+
+# The signal tests' compare in the background (tests/cli/compare_signals.sh
+# and tests/mpi/compare_signals.sh; they set W, the scratch folder, and C,
+# scripts/compare).
+# start_compare OUT ARGS...: scripts/compare in the background, SIGINT not
+# ignored; its pid in $cpid, its output in OUT.out and OUT.err
+start_compare() {
+    local d=$1
+    shift
+    rm -f "$W/job.pid" "$W/job.signals"
+    (trap - INT; exec "$C" "$@" --out "$d" >"$d.out" 2>"$d.err") &
+    cpid=$!
+}
+# finish_compare: its exit status in $rc (the caller's, as run_cmd sets it)
+finish_compare() {
+    { wait "$cpid"; } 2>/dev/null
+    # shellcheck disable=SC2034 # rc is read by the sourcing script
+    rc=$?
+}
+# reap PID: a job this test started, left running (without the fix), ended
+reap() { if alive "$1"; then kill -KILL "$1" 2>/dev/null; fi; }

@@ -29,22 +29,6 @@ cell() {
 c = [c for c in json.load(open(sys.argv[1]))["cells"] if c["name"] == sys.argv[2]]
 print(c[0].get(sys.argv[3]) if c else "no cell")' "$1/compare.json" "$2" "$3"
 }
-# start_compare OUT ARGS...: scripts/compare in the background, SIGINT not
-# ignored; its pid in $cpid, its output in OUT.out and OUT.err
-start_compare() {
-    local d=$1
-    shift
-    rm -f "$W/job.pid" "$W/job.signals"
-    (trap - INT; exec "$C" "$@" --out "$d" >"$d.out" 2>"$d.err") &
-    cpid=$!
-}
-# finish_compare: its exit status in $rc
-finish_compare() {
-    { wait "$cpid"; } 2>/dev/null
-    rc=$?
-}
-# reap PID: a job this test started, left running (without the fix), ended
-reap() { if alive "$1"; then kill -KILL "$1" 2>/dev/null; fi; }
 
 # ---- SIGINT to compare alone; the job ends by itself (exit 0) ----------------------
 D="$W/int"

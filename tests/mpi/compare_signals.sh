@@ -13,22 +13,6 @@ rm -rf "$W"
 mkdir -p "$W"
 FX=tests/fixtures/configs/mpi-small.yaml
 
-# start_compare OUT ARGS...: scripts/compare in the background, SIGINT not
-# ignored; its pid in $cpid, its output in OUT.out and OUT.err
-start_compare() {
-    local d=$1
-    shift
-    rm -f "$W/job.pid" "$W/job.signals"
-    (trap - INT; exec "$C" "$@" --out "$d" >"$d.out" 2>"$d.err") &
-    cpid=$!
-}
-# finish_compare: its exit status in $rc
-finish_compare() {
-    { wait "$cpid"; } 2>/dev/null
-    rc=$?
-}
-# reap PID: a job this test started, left running (without the fix), ended
-reap() { if alive "$1"; then kill -KILL "$1" 2>/dev/null; fi; }
 
 # ---- SIGKILL with the real launcher: no gorila or mpirun left ------------------------
 D="$W/real"
