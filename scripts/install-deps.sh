@@ -12,6 +12,8 @@ pkgs=(
     clang libclang-rt-14-dev           # libFuzzer target for the config loader
     gnuplot-nox                        # plots of run metrics
     python3                            # scripts/compare (table and plots)
+    python3-numpy python3-torch        # PyTorch cross-checks: exported conv networks (tests/cli/export_conv.sh),
+                                       # scripts/torch_reference.py, bench_torch_minatar.py, minatar_reference.py
     flake8 shellcheck                  # lint of the scripts (tests/cli/lint.sh)
     protobuf-compiler python3-protobuf # the TensorBoard event-file reader of the tests (tests/tb)
     procps                             # ps, for CPU-time checks in the MPI tests
