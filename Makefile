@@ -303,7 +303,7 @@ test-asan:
 # Fuzz target for the config loader (tests/fuzz; needs clang and
 # libclang-rt-14-dev).
 FUZZ_SECONDS ?= 0
-FUZZ_SRC := $(wildcard src/core/config/*.c) src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
+FUZZ_SRC := $(wildcard src/core/config/*.c) agents/qnet.c agents/conv.c src/base/util.c src/base/clock.c src/base/ctx.c src/base/platform.c src/base/json.c $(wildcard envs/*.c)
 fuzz: $(BUILD)/fuzz_config
 $(BUILD)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_SRC) src/core/config/config.h src/base/util.h
 	@mkdir -p $(dir $@)
