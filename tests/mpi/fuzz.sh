@@ -17,7 +17,10 @@ B="$TEST_TMP/fuzz-build"
 run_cmd make -s BUILD="$B" fuzz FUZZ_SECONDS=0
 expect_rc "make fuzz: the target builds" 0
 [ "$rc" -eq 0 ] || echo "# $(tail -n 3 <<<"$err" | tr '\n' ' ')"
-run_cmd "$B/fuzz_config" -runs=2000 -max_len=4096 -timeout=5 -rss_limit_mb=2048 tests/fixtures/fuzz-seeds
+# (new inputs go to the first corpus folder: a scratch one, never the seeds)
+mkdir -p "$B/corpus"
+run_cmd "$B/fuzz_config" -runs=2000 -max_len=4096 -timeout=5 -rss_limit_mb=2048 "$B/corpus" tests/fixtures/fuzz-seeds
 expect_rc "fuzz_config: 2000 runs over the seeds, no finding" 0
 expect_contains "fuzz_config: it ran" "$err" "Done 2000 runs"
+check "fuzz_config: the seed corpus is left as it is" test -z "$(git status --porcelain tests/fixtures/fuzz-seeds 2>/dev/null)"
 done_testing
