@@ -208,6 +208,35 @@ static double ref_loss(const QNet *net, const double *theta, const float *obs, c
     return L;
 }
 
+/* The float forward q (B, A) agrees with the double reference, and the
+ * backward g with central finite differences of the double loss, on net's
+ * parameters p, observations obs and loss weights c (shape si, for the
+ * messages). */
+static void check_against_double(const QNet *net, const float *p, const float *obs, const float *c, int B,
+                                 const float *q, const float *g, size_t si) {
+    int A = net->spec.n_actions;
+    size_t O = (size_t)net->spec.obs_dim;
+    double *theta = ref_theta(net, p), qd[64];
+    for (int i = 0; i < B; i++) {
+        ref_q_row(net, theta, obs + (size_t)i * O, qd);
+        for (int a = 0; a < A; a++)
+            cr_assert(fabs(q[(size_t)i * A + a] - qd[a]) <= 1e-5 * (1 + fabs(qd[a])), "shape %zu q[%d,%d]", si, i, a);
+    }
+    const double h = 1e-6;
+    for (size_t k = 0; k < net->n_params; k++) {
+        double t0 = theta[k];
+        theta[k] = t0 + h;
+        double lp = ref_loss(net, theta, obs, c, B);
+        theta[k] = t0 - h;
+        double lm = ref_loss(net, theta, obs, c, B);
+        theta[k] = t0;
+        double fd = (lp - lm) / (2 * h);
+        cr_assert(fabs(g[k] - fd) <= 1e-4 * (1 + fabs(fd)), "shape %zu param %zu: backward %.8g, fd %.8g", si, k,
+                  g[k], fd);
+    }
+    free(theta);
+}
+
 Test(qnet, backward_matches_finite_differences) {
     for (size_t si = 0; si < N_SHAPES; si++) {
         const Shape *s = &shapes[si];
@@ -227,26 +256,7 @@ Test(qnet, backward_matches_finite_differences) {
         qnet_forward(&net, p, obs, B, q, &w);
         qnet_backward(&net, p, obs, c, B, g, &w);
 
-        double *theta = ref_theta(&net, p), qd[64];
-        for (int i = 0; i < B; i++) { /* the float forward agrees with the double one */
-            ref_q_row(&net, theta, obs + (size_t)i * s->O, qd);
-            for (int a = 0; a < A; a++)
-                cr_assert(fabs(q[(size_t)i * A + a] - qd[a]) <= 1e-5 * (1 + fabs(qd[a])), "shape %zu q[%d,%d]", si,
-                          i, a);
-        }
-        const double h = 1e-6;
-        for (size_t k = 0; k < net.n_params; k++) {
-            double t0 = theta[k];
-            theta[k] = t0 + h;
-            double lp = ref_loss(&net, theta, obs, c, B);
-            theta[k] = t0 - h;
-            double lm = ref_loss(&net, theta, obs, c, B);
-            theta[k] = t0;
-            double fd = (lp - lm) / (2 * h);
-            cr_assert(fabs(g[k] - fd) <= 1e-4 * (1 + fabs(fd)), "shape %zu param %zu: backward %.8g, fd %.8g", si, k,
-                      g[k], fd);
-        }
-        free(theta);
+        check_against_double(&net, p, obs, c, B, q, g, si);
         qnet_work_free(&w);
         free(p), free(obs), free(c), free(q), free(g);
     }
@@ -570,26 +580,7 @@ Test(qnet, conv_backward_matches_finite_differences) {
         qnet_work_init(&w, &net, B);
         qnet_forward(&net, p, obs, B, q, &w);
         qnet_backward(&net, p, obs, c, B, g, &w);
-        double *theta = ref_theta(&net, p), qd[64];
-        for (int i = 0; i < B; i++) {
-            ref_q_row(&net, theta, obs + (size_t)i * O, qd);
-            for (int a = 0; a < A; a++)
-                cr_assert(fabs(q[(size_t)i * A + a] - qd[a]) <= 1e-5 * (1 + fabs(qd[a])), "shape %zu q[%d,%d]", si,
-                          i, a);
-        }
-        const double h = 1e-6;
-        for (size_t k = 0; k < net.n_params; k++) {
-            double t0 = theta[k];
-            theta[k] = t0 + h;
-            double lp = ref_loss(&net, theta, obs, c, B);
-            theta[k] = t0 - h;
-            double lm = ref_loss(&net, theta, obs, c, B);
-            theta[k] = t0;
-            double fd = (lp - lm) / (2 * h);
-            cr_assert(fabs(g[k] - fd) <= 1e-4 * (1 + fabs(fd)), "shape %zu param %zu: backward %.8g, fd %.8g", si, k,
-                      g[k], fd);
-        }
-        free(theta);
+        check_against_double(&net, p, obs, c, B, q, g, si);
         qnet_work_free(&w);
         free(p), free(obs), free(c), free(q), free(g);
     }
