@@ -390,3 +390,31 @@ Test(optim, norm_of_pieces_composes_and_matches_double) {
     cr_assert_float_eq(optim_sumsq(x, 500) + optim_sumsq(x + 500, N - 500), want, 1e-9 * want);
     cr_assert_float_eq(optim_norm(x, N), sqrt(want), 1e-9 * sqrt(want));
 }
+
+/* ------------------------------------------------------------ denormals */
+
+/* A parameter whose gradient stays 0 has its squared-gradient average decay
+ * by alpha per step; below 1.2e-38 (denormal) every operation on it is tens
+ * of times slower, so a step flushes such values to zero. The caller's
+ * floating-point mode is restored afterwards: the environments' physics must
+ * keep IEEE denormals to stay bit-exact with their references. */
+static float halve(volatile float x) { return x * 0.5f; }
+
+Test(optim, denormal_state_is_flushed_and_mode_restored) {
+    OptimParams p = optim_defaults(OPTIM_RMSPROP);
+    p.eps_outside = true;
+    Optim o;
+    optim_init(&o, &p, 4);
+    float x[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+    const float g[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t i = 0; i < 8; i++) o.state[i] = 2e-38f; /* ms and mg: normal, just above the range */
+    optim_step(&o, x, g);
+    /* 0.95 * 2e-38 = 1.9e-38 is still normal; the next step gives 1.805e-38,
+     * then 1.71e-38 ... until it would cross 1.18e-38 after ~10 steps. */
+    for (int t = 0; t < 20; t++) optim_step(&o, x, g);
+    for (size_t i = 0; i < 8; i++) cr_assert_eq(o.state[i], 0.0f, "state[%zu] = %g, not flushed", i, (double)o.state[i]);
+    for (size_t i = 0; i < 4; i++) cr_assert_eq(x[i], 1.0f);
+    float d = halve(2e-38f); /* 1e-38: denormal, kept when the mode is restored */
+    cr_assert(d > 0.0f && d < 1.17549435e-38f, "denormals flushed outside the step: %g", (double)d);
+    optim_free(&o);
+}
