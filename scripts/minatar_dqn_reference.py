@@ -13,7 +13,10 @@ as docs/RESULTS.md says:
 
 What this wrapper changes, and nothing else:
 - NUM_FRAMES (a module constant of dqn.py, 5,000,000) is set to N;
-- PyTorch runs on one thread (torch.set_num_threads(1));
+- PyTorch runs on one thread (torch.set_num_threads(1)), and so do
+  numpy's OpenBLAS and OpenMP (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
+  MKL_NUM_THREADS set to 1 before the imports: without them the process
+  kept both cores busy);
 - minatar.Environment.act is wrapped to write each finished training
   episode to PREFIX.episodes.csv (frame at its end, return) as it ends,
   and the wall time every 10,000 frames to PREFIX.progress.csv, so that a
@@ -46,6 +49,8 @@ def main():
     dqn_path = os.path.join(a.minatar, "examples", "dqn.py")
     if not os.path.isfile(dqn_path):
         sys.exit("minatar_dqn_reference.py: %s not found (make the checkout as --help says)" % dqn_path)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"  # before the imports: numpy's OpenBLAS threads too
     try:
         import torch
         import numpy
