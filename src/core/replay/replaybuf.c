@@ -155,45 +155,68 @@ static inline void prefetch_slot(const ReplayBuf *rb, size_t s) {
     __builtin_prefetch(rb->discount + s);
 }
 
-/* Slot s into out row r: floats copied, packed rows unpacked. */
-static inline void get_row(const ReplayBuf *rb, size_t s, Batch *out, size_t r) {
-    size_t O = (size_t)rb->obs_dim, R = rb->row.bytes;
-    if (rb->row.packed) {
-        obsrow_decode(&rb->row, rb->obs + s * R, 1, out->obs + r * O);
-        obsrow_decode(&rb->row, rb->next_obs + s * R, 1, out->next_obs + r * O);
-    } else {
-        copy_row(out->obs + r * O, rb->obs + s * R, O);
-        copy_row(out->next_obs + r * O, rb->next_obs + s * R, O);
-    }
-    out->action[r] = rb->action[s];
-    out->reward[r] = rb->reward[s];
-    out->discount[r] = rb->discount[s];
+/* What a sampler reads of the ring, in locals: the copies below store
+ * through char (memcpy), which may alias anything, so fields read through
+ * rb would be reloaded after every row. */
+typedef struct {
+    const unsigned char *obs, *next_obs;
+    const int32_t *action;
+    const float *reward, *discount;
+    ObsRow row;
+} Ring;
+
+static inline Ring ring_of(const ReplayBuf *rb) {
+    return (Ring){rb->obs, rb->next_obs, rb->action, rb->reward, rb->discount, rb->row};
 }
 
-void replaybuf_gather(const ReplayBuf *rb, const size_t *slots, int B, Batch *out) {
-    assert(B >= 0 && out->obs_dim == rb->obs_dim);
+/* Slot s into out row r: floats copied, packed rows unpacked. `packed` is
+ * a constant at each call, so every sampler compiles to one loop per row
+ * form and the float path is the plain copy it was before packing. */
+static inline __attribute__((always_inline)) void get_row(const Ring *g, size_t s, Batch *out, size_t r,
+                                                          bool packed) {
+    size_t O = (size_t)g->row.obs_dim, R = g->row.bytes;
+    if (packed) {
+        obsrow_decode(&g->row, g->obs + s * R, 1, out->obs + r * O);
+        obsrow_decode(&g->row, g->next_obs + s * R, 1, out->next_obs + r * O);
+    } else {
+        copy_row(out->obs + r * O, g->obs + s * R, O);
+        copy_row(out->next_obs + r * O, g->next_obs + s * R, O);
+    }
+    out->action[r] = g->action[s];
+    out->reward[r] = g->reward[s];
+    out->discount[r] = g->discount[s];
+}
+
+static inline __attribute__((always_inline)) void gather(const ReplayBuf *rb, const size_t *slots, int B,
+                                                         Batch *out, bool packed) {
     /* Prefetch a group's rows before copying them (see replaybuf_sample). */
     enum { GROUP = 16 };
+    const Ring ring = ring_of(rb);
     for (int g = 0; g < B; g += GROUP) {
         int m = B - g < GROUP ? B - g : GROUP;
         for (int j = 0; j < m; j++) {
             assert(slots[g + j] < rb->size);
             prefetch_slot(rb, slots[g + j]);
         }
-        for (int j = 0; j < m; j++) get_row(rb, slots[g + j], out, (size_t)(g + j));
+        for (int j = 0; j < m; j++) get_row(&ring, slots[g + j], out, (size_t)(g + j), packed);
     }
     out->n = B;
 }
 
-void replaybuf_sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids) {
-    assert(rb->size > 0 && "sampling from an empty replay buffer");
-    assert(B > 0 && "sampling a batch of no rows");
-    assert(out->obs_dim == rb->obs_dim);
-    /* A large buffer does not fit in cache, so each row costs several cache
-     * misses. Draw a group of slots first and prefetch all their lines,
-     * then copy: the misses of a group overlap instead of queueing. */
+void replaybuf_gather(const ReplayBuf *rb, const size_t *slots, int B, Batch *out) {
+    assert(B >= 0 && out->obs_dim == rb->obs_dim);
+    if (rb->row.packed) gather(rb, slots, B, out, true);
+    else gather(rb, slots, B, out, false);
+}
+
+/* A large buffer does not fit in cache, so each row costs several cache
+ * misses. Draw a group of slots first and prefetch all their lines, then
+ * copy: the misses of a group overlap instead of queueing. */
+static inline __attribute__((always_inline)) void sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out,
+                                                         size_t *slots, uint64_t *ids, bool packed) {
     enum { GROUP = 16 };
     size_t s[GROUP];
+    const Ring ring = ring_of(rb);
     for (int g = 0; g < B; g += GROUP) {
         int m = B - g < GROUP ? B - g : GROUP;
         for (int j = 0; j < m; j++) {
@@ -202,13 +225,21 @@ void replaybuf_sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out, size_t *
         }
         for (int j = 0; j < m; j++) {
             size_t r = (size_t)(g + j), k = s[j];
-            get_row(rb, k, out, r);
+            get_row(&ring, k, out, r, packed);
             if (out->weight) out->weight[r] = 1.0f;
             if (slots) slots[r] = k;
             if (ids) ids[r] = replaybuf_slot_id(rb, k);
         }
     }
     out->n = B;
+}
+
+void replaybuf_sample(const ReplayBuf *rb, Rng *rng, int B, Batch *out, size_t *slots, uint64_t *ids) {
+    assert(rb->size > 0 && "sampling from an empty replay buffer");
+    assert(B > 0 && "sampling a batch of no rows");
+    assert(out->obs_dim == rb->obs_dim);
+    if (rb->row.packed) sample(rb, rng, B, out, slots, ids, true);
+    else sample(rb, rng, B, out, slots, ids, false);
 }
 
 uint64_t replaybuf_slot_id(const ReplayBuf *rb, size_t slot) {

@@ -6,7 +6,10 @@
  * preallocated in replaybuf_init as one block with named views. Inserts
  * overwrite the oldest transition once the ring is full (FIFO). Sampling is
  * uniform with replacement from a caller-owned Rng into a caller-owned
- * Batch. Nothing allocates after init.
+ * Batch. Nothing allocates after init. Observation rows are stored in
+ * the form obsrow.h describes: floats, or bits for a planes environment
+ * (packed on insert from a Batch, copied as they are from ReplayRows,
+ * unpacked into the float Batch on sample).
  *
  * Slots and ids. A slot is a row of the ring (0 .. capacity-1); the same
  * slot holds a new transition after every `capacity` inserts. Every
