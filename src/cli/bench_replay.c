@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_replay.c: `gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]`
+/* bench_replay.c: `gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C] [--packed]`
  *
  * What one replay shard can do per second, uniform (replaybuf) against
  * proportional prioritized (replaystore), at capacities 2^10, 2^12, ...,
@@ -17,6 +17,10 @@
  *                   given a new priority through replaystore_update (the id
  *                   check, one pow, one sum-tree update): what a shard does
  *                   for a learner per batch.
+ *
+ * --packed: observations are binary planes (random 0/1 cells) stored as
+ * bits (obsrow.h), as for a MinAtar run (--obs-dim 1000 is Seaquest's
+ * 10x10x10): inserts pack from floats, samples unpack.
  *
  * Rates are transitions per second. Each measurement runs S seconds
  * (default 0.25) split into 3 windows after a short warm-up, and reports
@@ -106,11 +110,10 @@ static double measure(Bench *b, int kind, int B, double seconds) {
     return best;
 }
 
-static Rates run_case(size_t capacity, bool prio, int O, double seconds) {
+static Rates run_case(size_t capacity, bool prio, int O, bool packed, double seconds) {
     Bench *b = xcalloc(1, sizeof *b);
     rng_seed(&b->rng, 1, RNG_STREAM_TOOL);
-    if (prio) replaystore_init_prioritized(&b->store, capacity, O, 0.6, 1e-6);
-    else replaystore_init_uniform(&b->store, capacity, O);
+    replaystore_init_rows(&b->store, capacity, obsrow_make(O, packed), prio, 0.6, 1e-6);
     agentcfg_batch_init(&b->chunk, CHUNK, O);
     agentcfg_batch_init(&b->out, batches[N_BATCH - 1], O);
     if (prio) {
@@ -119,8 +122,8 @@ static Rates run_case(size_t capacity, bool prio, int O, double seconds) {
     }
     b->chunk.n = CHUNK;
     for (size_t i = 0; i < (size_t)CHUNK * (size_t)O; i++) {
-        b->chunk.obs[i] = (float)rng_normal(&b->rng);
-        b->chunk.next_obs[i] = (float)rng_normal(&b->rng);
+        b->chunk.obs[i] = packed ? (float)rng_below(&b->rng, 2) : (float)rng_normal(&b->rng);
+        b->chunk.next_obs[i] = packed ? (float)rng_below(&b->rng, 2) : (float)rng_normal(&b->rng);
     }
     for (int i = 0; i < CHUNK; i++) {
         b->chunk.action[i] = (int32_t)(i % 2);
@@ -155,20 +158,22 @@ static void json_rate(const char *key, double v) {
 
 int bench_replay(int argc, char **argv) {
     char err[ERR_LEN];
-    bool json = false;
+    bool json = false, packed = false;
     double seconds = 0.25;
     long O = 4;
     uint64_t only_cap = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts("usage: gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]\n"
+            puts("usage: gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C] [--packed]\n"
                  "insert, sample and sample+priority-update rates of one replay shard, uniform and\n"
                  "prioritized, at capacities 2^10 .. 2^22 (or only C) and batches of 64 and 512; S seconds\n"
-                 "per measurement (default 0.25), N floats per observation (default 4); see\n"
-                 "docs/PERFORMANCE.md");
+                 "per measurement (default 0.25), N floats per observation (default 4); --packed: binary\n"
+                 "planes stored as bits (MinAtar); see docs/PERFORMANCE.md");
             return 0;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--packed")) {
+            packed = true;
         } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
             if (parse_double(argv[++i], &seconds, err) || seconds <= 0 || seconds > 3600)
                 return usage_error("bench replay: --seconds: expected a number in (0, 3600], got \"%s\"", argv[i]);
@@ -179,15 +184,15 @@ int bench_replay(int argc, char **argv) {
             if (parse_int_range(argv[++i], 1, 1024, &O, err)) return usage_error("bench replay: --obs-dim: %s", err);
         } else {
             return usage_error("bench replay: unknown argument \"%s\" (expected --json, --seconds S, --obs-dim N, "
-                               "--capacity C)",
+                               "--capacity C, --packed)",
                                argv[i]);
         }
     }
     platform_bench_header(json, 1, "; using 1 thread (replay does no BLAS)");
     if (!json) {
-        printf("replay shard, obs_dim %ld, sum-tree fan-out %d; millions of transitions/s, best of %d windows of "
+        printf("replay shard, obs_dim %ld%s, sum-tree fan-out %d; millions of transitions/s, best of %d windows of "
                "%g s; inserts in chunks of %d into a full buffer\n",
-               O, SUMTREE_FANOUT, WINDOWS, seconds / WINDOWS, CHUNK);
+               O, packed ? " packed to bits" : "", SUMTREE_FANOUT, WINDOWS, seconds / WINDOWS, CHUNK);
         printf("%-9s %-12s %8s %10s %12s %10s %12s\n", "capacity", "kind", "insert", "B=64 smp", "B=64 smp+upd",
                "B=512 smp", "B=512 smp+upd");
     }
@@ -196,14 +201,14 @@ int bench_replay(int argc, char **argv) {
     for (int c = 0; c < n_caps; c++) {
         size_t cap = only_cap ? (size_t)only_cap : (size_t)1 << log2_caps[c];
         for (int prio = 0; prio < 2; prio++) {
-            Rates r = run_case(cap, prio, (int)O, seconds);
+            Rates r = run_case(cap, prio, (int)O, packed, seconds);
             if (prio) pr_rates[c] = r;
             const char *kind = prio ? "prioritized" : "uniform";
             if (json) {
                 for (int k = 0; k < N_BATCH; k++) {
                     printf("{\"bench\":\"replay\",\"kind\":\"%s\",\"capacity\":%zu,\"batch\":%d,\"obs_dim\":%ld,"
-                           "\"fanout\":%d,\"seconds\":%g",
-                           kind, cap, batches[k], O, SUMTREE_FANOUT, seconds);
+                           "\"packed\":%s,\"fanout\":%d,\"seconds\":%g",
+                           kind, cap, batches[k], O, packed ? "true" : "false", SUMTREE_FANOUT, seconds);
                     json_rate("insert_per_second", r.insert);
                     json_rate("sampled_per_second", r.sample[k]);
                     json_rate("sampled_updated_per_second", r.sample_upd[k]);

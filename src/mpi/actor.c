@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* actor.c: the actor role. Runs actor.envs environments in lockstep with
  * epsilon-greedy on its latest copy of the parameters (actorcore), and
- * streams the n-step transitions to its replay shard (actor index mod S).
+ * streams the n-step transitions to its replay shard (actor index mod S),
+ * a planes environment's observations packed to bits (obsrow.h).
  *
  * Flow control: at most ACTOR_CREDITS experience messages may be waiting
  * for their EXPERIENCE_ACK; the replay shard acks a chunk only once its
@@ -24,6 +25,7 @@
 #include "agentcfg.h"
 #include "clock.h"
 #include "exitcode.h"
+#include "obsrow.h"
 #include "pacing.h"
 #include "role.h"
 #include "util.h"
@@ -63,6 +65,7 @@ typedef struct {
     double wait_t0;           /* logging.trace: start of the current wait for the first
                                  parameters or for a credit; 0: not waiting */
     bool send_prio;           /* replay.initial_priority actor with prioritized replay */
+    ObsRow row;               /* how observation rows travel: bits for planes (obsrow.h) */
 } Actor;
 
 static void request_params(Actor *a) {
@@ -91,14 +94,24 @@ static void on_params(Actor *a, const Msg *m) {
     a->rb.m.params_version = a->version;
 }
 
+/* n observation rows (n, O) into their EXPERIENCE form at dst. A planes
+ * environment that wrote a cell other than 0 or 1 cannot be packed: that
+ * is the environment's bug, and the actor stops naming it. */
+static void encode_obs(const Actor *a, const float *rows, size_t n, uint8_t *dst, const char *what) {
+    size_t bad = obsrow_encode(&a->row, rows, n, dst);
+    if (bad != OBSROW_OK)
+        DIE(a->rb.ctx, "env %s declares binary planes, but %s cell %zu of a transition is %g, not 0 or 1",
+            a->rb.cfg->env.name, what, bad % (size_t)a->row.obs_dim, (double)rows[bad]);
+}
+
 static void send_chunk(Actor *a, bool last) {
     if (a->chunk.n == 0 && !last) return;
     double t0 = now_seconds();
-    size_t n = (size_t)a->chunk.n, O = (size_t)a->ac.O;
+    size_t n = (size_t)a->chunk.n;
     SendBuf *s = &a->exp[a->next_buf];
     a->next_buf = (a->next_buf + 1) % ACTOR_CREDITS;
     bool prio = a->send_prio && n > 0;
-    ExpLayout l = proto_exp_layout(n, O, prio);
+    ExpLayout l = proto_exp_layout(n, a->row.bytes, prio);
     uint8_t *p = sendbuf_payload(s);
     /* The ack came back, so replay received it; completion is imminent. */
     comm_wait_send(&a->rb.comm, s);
@@ -111,8 +124,9 @@ static void send_chunk(Actor *a, bool last) {
             DIE_CODE(a->rb.ctx, GORILA_EXIT_DIVERGED, "training diverged: the actor's network gives a non-finite "
                      "|td| for its own transitions (parameters version %" PRIu64 ")", a->version);
     }
-    memcpy(p + l.obs, a->chunk.obs, n * O * sizeof(float));
-    memcpy(p + l.next_obs, a->chunk.next_obs, n * O * sizeof(float));
+    /* Planes go as bits, the form the replay shard stores them in. */
+    encode_obs(a, a->chunk.obs, n, p + l.obs, "obs");
+    encode_obs(a, a->chunk.next_obs, n, p + l.next_obs, "next_obs");
     memcpy(p + l.action, a->chunk.action, n * sizeof(int32_t));
     memcpy(p + l.reward, a->chunk.reward, n * sizeof(float));
     memcpy(p + l.discount, a->chunk.discount, n * sizeof(float));
@@ -194,7 +208,8 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
     size_t max_n = (size_t)cfg->actor.chunk + 2 * (size_t)actorcore_max_emit(&a->ac);
     agentcfg_batch_init(&a->chunk, (int)max_n, a->ac.O);
     a->ended = xcalloc((size_t)a->ac.E, sizeof(EpisodeEnd));
-    for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_init(&a->exp[i], proto_exp_layout(max_n, (size_t)a->ac.O, 1).bytes);
+    a->row = obsrow_for_net(&a->rb.net.spec);
+    for (int i = 0; i < ACTOR_CREDITS; i++) sendbuf_init(&a->exp[i], proto_exp_layout(max_n, a->row.bytes, 1).bytes);
     a->send_prio = cfg->replay.kind == REPLAY_PRIORITIZED && cfg->replay.initial_priority == PRIORITY_ACTOR;
 
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];

@@ -3,6 +3,8 @@
  * ceil(replay.capacity / S) transitions, inserts the experience chunks of
  * its actors (actor a goes to shard a mod S) and answers learners' sample
  * requests with packed uniform batches (SAMPLE: ids, transitions, weights).
+ * A planes environment's observations arrive as bits (obsrow.h) and are
+ * stored as they came; they are unpacked to floats only into SAMPLE.
  *
  * Prioritized replay (replay.kind prioritized, Ape-X): the buffer is a
  * ReplayStore (a sum-tree beside the same storage). A new transition takes
@@ -75,17 +77,16 @@ typedef struct {
 
 static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *payload) {
     double t0 = now_seconds();
-    size_t n = h->count, O = (size_t)r->store.buf.obs_dim;
-    ExpLayout l = proto_exp_layout(n, O, (h->flags & MSG_HAS_PRIORITY) != 0);
-    Batch chunk = {
+    size_t n = h->count;
+    ExpLayout l = proto_exp_layout(n, r->store.buf.row.bytes, (h->flags & MSG_HAS_PRIORITY) != 0);
+    /* Rows in the stored form (bits for planes): inserted as they are. */
+    ReplayRows chunk = {
         .n = (int)n,
-        .obs_dim = (int)O,
-        .obs = (float *)(payload + l.obs),
-        .next_obs = (float *)(payload + l.next_obs),
-        .action = (int32_t *)(payload + l.action),
-        .reward = (float *)(payload + l.reward),
-        .discount = (float *)(payload + l.discount),
-        .weight = NULL,
+        .obs = payload + l.obs,
+        .next_obs = payload + l.next_obs,
+        .action = (const int32_t *)(payload + l.action),
+        .reward = (const float *)(payload + l.reward),
+        .discount = (const float *)(payload + l.discount),
     };
     for (size_t i = 0; i < n; i++)
         if (chunk.action[i] < 0 || chunk.action[i] >= r->rb.net.spec.n_actions)
@@ -95,7 +96,7 @@ static void insert(Replay *r, const MsgHeader *h, int source, const uint8_t *pay
     const float *prio = (h->flags & MSG_HAS_PRIORITY) ? (const float *)(payload + l.priority) : NULL;
     if (!prio && replaystore_prioritized(&r->store) && r->rb.cfg->replay.initial_priority == PRIORITY_ACTOR && n)
         DIE(r->rb.ctx, "EXPERIENCE from rank %d has no priorities, but replay.initial_priority is actor", source);
-    if (n) replaystore_add_batch(&r->store, &chunk, prio);
+    if (n) replaystore_add_rows(&r->store, &chunk, prio);
     pacing_limiter_inserted(&r->lim, n, (h->flags & MSG_LAST) != 0);
     r->rb.m.inserted = r->lim.inserted;
     r->rb.m.replay_size = replaybuf_size(&r->store.buf);
@@ -294,7 +295,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     const Config *cfg = args->cfg;
     int S = args->lay->count[ROLE_REPLAY], A = args->lay->count[ROLE_ACTOR];
     uint64_t cap = pacing_split_max(cfg->replay.capacity, S);
-    replaystore_init_for(&r->store, cap, r->rb.net.spec.obs_dim, cfg);
+    replaystore_init_for(&r->store, cap, obsrow_for_net(&r->rb.net.spec), cfg); /* planes: bits */
     rng_seed(&r->rng, cfg->run.seed, RNG_STREAM_REPLAY + (uint64_t)ctx->index);
     int my_actors = (int)pacing_split((uint64_t)A, S, ctx->index, NULL);
     pacing_limiter_init(&r->lim, agentcfg_samples_per_insert(cfg), cfg->replay.spi_tolerance,
@@ -327,7 +328,7 @@ int replay_run(const Ctx *ctx, const JobArgs *args) {
     r->cap_pend = 2 * my_actors + 2;
     r->pend = xcalloc((size_t)r->cap_pend, sizeof *r->pend);
     size_t max_n = r->rb.comm.lim.max_chunk;
-    r->chunk_bytes = proto_exp_layout(max_n, (size_t)r->store.buf.obs_dim, 1).bytes;
+    r->chunk_bytes = proto_exp_layout(max_n, r->store.buf.row.bytes, 1).bytes;
     for (int i = 0; i < r->cap_pend; i++)
         r->pend[i].payload = xmalloc_for(r->chunk_bytes, "held experience chunks", "actor.chunk");
     log_info(ctx, "shard of %" PRIu64 " transitions, %d actors, samples per insert %.3g (tolerance %.2g), min size %" PRIu64,

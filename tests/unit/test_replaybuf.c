@@ -373,10 +373,15 @@ Test(replaybuf, restore_rejects_bad_data_and_leaves_buffer_alone) {
     cr_assert_str_eq(err, "not replay buffer data (bad magic)");
     buf[0] ^= 1;
 
-    uint32_t v = 3;
+    uint32_t v = 5;
     memcpy(buf + 8, &v, 4);
     cr_assert_eq(replaybuf_restore(&b, buf, bytes, NULL, err), -1);
-    cr_assert_str_eq(err, "replay data has format version 3, this build reads versions 1 and 2");
+    cr_assert_str_eq(err, "replay data has format version 5, this build reads versions 1 to 4");
+    /* Version 3 (packed rows) is 1 byte a row of 3 cells, not 12. */
+    v = 3;
+    memcpy(buf + 8, &v, 4);
+    cr_assert_eq(replaybuf_restore(&b, buf, bytes, NULL, err), -1);
+    cr_assert_str_eq(err, "replay data is 220 bytes, but its version-3 header says 5 transitions of 14 bytes (+40)");
     /* Version 2 (prioritized) needs its priority block: 8 + 8 per row more. */
     v = 2;
     memcpy(buf + 8, &v, 4);

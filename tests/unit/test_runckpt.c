@@ -918,7 +918,7 @@ static void fill_prio(ReplayStore *pr, size_t cap, int n, int tag) {
         replaystore_add_batch(pr, &b, &td);
     }
     for (size_t s = 0; s < replaystore_size(pr); s++)
-        if (pr->buf.obs[s * RO] == (float)(1000 * tag + 2)) cr_assert(replaystore_update(pr, s, replaybuf_slot_id(&pr->buf, s), 40.0));
+        if (((const float *)pr->buf.obs)[s * RO] == (float)(1000 * tag + 2)) cr_assert(replaystore_update(pr, s, replaybuf_slot_id(&pr->buf, s), 40.0));
 }
 
 /* Write checkpoint seq of the fixture with P parameter shards and the R
@@ -1045,7 +1045,8 @@ Test(runckpt, another_replay_shard_count_deals_the_rows_with_their_priorities) {
             lo = got < lo ? got : lo;
             hi = got > hi ? got : hi;
             for (size_t k = 0; k < got; k++) {
-                int tag = (int)back.buf.obs[k * RO] / 1000, i = (int)back.buf.obs[k * RO] % 1000;
+                const float *o = (const float *)back.buf.obs; /* float rows */
+                int tag = (int)o[k * RO] / 1000, i = (int)o[k * RO] % 1000;
                 cr_assert(tag >= 0 && tag < 3 && i < 64);
                 seen[tag][i]++;
                 double want = i == 2 ? 40.5 : (double)(i % 7) + 0.5;

@@ -105,9 +105,10 @@ static int check_column(const SecSrc *src, uint64_t off, uint64_t n, uint64_t wi
  * "Replay section") for a network of obs_dim inputs and n_actions actions:
  * the format (replaybuf_serial_info, on the 40-byte header: it reads no
  * further), the id counter (at most 2^53), every observation, reward and
- * next observation finite, every action in [0, n_actions), every discount
- * in [0, 1], and in version 2 max_priority and every priority finite and
- * > 0. The section CRC cannot catch a row a writer never wrote, or a file
+ * next observation finite (packed rows, versions 3 and 4, are bits: any
+ * pattern is valid), every action in [0, n_actions), every discount in
+ * [0, 1], and with priorities (versions 2 and 4) max_priority and every
+ * priority finite and > 0. The section CRC cannot catch a row a writer never wrote, or a file
  * whose sums were recomputed after it was changed; a restored row out of
  * range would kill a learner (exit 1: a restart loop on the same rows) or
  * look like divergence. 0, or -1 with err naming the row and the field. */
@@ -120,23 +121,29 @@ static int check_replay_rows(const SecSrc *src, uint64_t bytes, uint32_t obs_dim
     if (si.total > CKPT_MAX_COUNT)
         return errf(err, "replay counts %" PRIu64 " transitions ever inserted, above 2^53, more than any run can count: "
                     "the replay contents are damaged", si.total);
-    uint64_t S = si.size, O = obs_dim, off = 40;
-    /* In layout order; max_priority is one value, not a column of rows. */
+    uint64_t S = si.size, O = obs_dim;
+    /* In layout order, at the offsets replaybuf_serial_info gives;
+     * max_priority is one value, not a column of rows. Packed observation
+     * rows (versions 3 and 4) are bits: every pattern is a valid row. */
     struct {
         const char *name;
+        size_t off;
         uint64_t n, width;
         ColKind kind;
         bool scalar;
-    } cols[] = {{"obs", S * O, O, COL_FINITE, false},     {"action", S, 1, COL_ACTION, false},
-                {"reward", S, 1, COL_FINITE, false},      {"next_obs", S * O, O, COL_FINITE, false},
-                {"discount", S, 1, COL_DISCOUNT, false},  {"max_priority", 1, 1, COL_PRIORITY, true},
-                {"priority", S, 1, COL_PRIORITY, false}};
-    size_t n_cols = si.version == 2 ? 7 : 5;
+    } cols[] = {{"obs", si.obs, S * O, O, COL_FINITE, false},
+                {"action", si.action, S, 1, COL_ACTION, false},
+                {"reward", si.reward, S, 1, COL_FINITE, false},
+                {"next_obs", si.next_obs, S * O, O, COL_FINITE, false},
+                {"discount", si.discount, S, 1, COL_DISCOUNT, false},
+                {"max_priority", si.prio, 1, 1, COL_PRIORITY, true},
+                {"priority", si.prio + 8, S, 1, COL_PRIORITY, false}};
+    size_t n_cols = si.priorities ? 7 : 5;
     for (size_t c = 0; c < n_cols; c++) {
-        if (check_column(src, off, cols[c].n, cols[c].width, cols[c].kind, cols[c].name, cols[c].scalar ? 0 : S,
-                         n_actions, err))
+        if (si.packed && cols[c].width > 1) continue;
+        if (check_column(src, cols[c].off, cols[c].n, cols[c].width, cols[c].kind, cols[c].name,
+                         cols[c].scalar ? 0 : S, n_actions, err))
             return -1;
-        off += cols[c].n * (cols[c].kind == COL_PRIORITY ? 8 : 4);
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "agentcfg.h"
 #include "evaluator.h"
 #include "nstep.h"
+#include "obsrow.h"
 #include "optim.h"
 #include "pacing.h"
 #include "shard.h"
@@ -36,9 +37,13 @@ static uint64_t sendbuf(uint64_t payload) { return al64(sizeof(MsgHeader) + payl
 
 /* ---- the allocations of the MPI-free modules ----------------------------- */
 
-/* replaybuf.c: replaybuf_init. */
-static uint64_t replay_storage(uint64_t cap, uint64_t O) {
-    return al64(2 * up(cap * O * sizeof(float), 64) + 3 * up(cap * sizeof(float), 64));
+/* The stored bytes of one observation row (obsrow.h): bits for a planes
+ * environment, floats otherwise. */
+static uint64_t obs_row_bytes(const QNet *net) { return obsrow_for_net(&net->spec).bytes; }
+
+/* replaybuf.c: replaybuf_init_rows, rows of R bytes. */
+static uint64_t replay_storage(uint64_t cap, uint64_t R) {
+    return al64(2 * up(cap * R, 64) + 3 * up(cap * sizeof(float), 64));
 }
 
 /* sumtree.c: sumtree_init (whole groups of 2K doubles per level, +64 for
@@ -54,9 +59,9 @@ static uint64_t sum_tree(uint64_t cap) {
 }
 
 /* replaybuf.c / replaystore.c: replaybuf_serial_bytes, replaystore_serial_bytes
- * of a full buffer (the checkpoint's replay section). */
-static uint64_t replay_serial(uint64_t cap, uint64_t O, bool prio) {
-    uint64_t b = 40 + cap * (2 * O * sizeof(float) + sizeof(int32_t) + 2 * sizeof(float));
+ * of a full buffer of rows of R bytes (the checkpoint's replay section). */
+static uint64_t replay_serial(uint64_t cap, uint64_t R, bool prio) {
+    uint64_t b = 40 + cap * (2 * R + sizeof(int32_t) + 2 * sizeof(float));
     return prio ? b + 8 + 8 * cap : b;
 }
 
@@ -163,7 +168,7 @@ static void plan_rank_common(MemRank *r, const Config *cfg, const Layout *lay, c
     size_t in = proto_max_payload(&lim);
     const char *key = NULL;
     if (in == proto_params_bytes(lim.n_params, 1)) key = "network.hidden";
-    else if (in == proto_exp_layout(lim.max_chunk, lim.obs_dim, 1).bytes) key = "actor.chunk";
+    else if (in == proto_exp_layout(lim.max_chunk, lim.exp_row_bytes, 1).bytes) key = "actor.chunk";
     else if (in == proto_sample_layout(lim.max_batch, lim.obs_dim, 1).bytes) key = "replay.batch_size";
     add(r, "receive buffer", key, sendbuf(in), false);
     add(r, "control messages", NULL, MEMPLAN_CTL_SLOTS * al64(sizeof(MsgHeader) + MEMPLAN_CTL_PAYLOAD), false);
@@ -180,7 +185,7 @@ static void plan_local(MemRank *r, const Config *cfg, const QNet *net) {
     uint64_t cap = cfg->replay.capacity, E = (uint64_t)cfg->actor.envs;
     bool prio = cfg->replay.kind == REPLAY_PRIORITIZED;
     uint64_t st = optim_floats(cfg, n);
-    add(r, "replay storage", "replay.capacity", replay_storage(cap, O), false);
+    add(r, "replay storage", "replay.capacity", replay_storage(cap, obs_row_bytes(net)), false);
     if (prio) add(r, "sum tree", "replay.capacity", sum_tree(cap), false);
     add(r, "network parameters", "network.hidden", al64(n * sizeof(float)), false);
     add(r, "target network", "network.hidden", al64(n * sizeof(float)), false);
@@ -197,7 +202,7 @@ static void plan_local(MemRank *r, const Config *cfg, const QNet *net) {
         add(r, "trace", "logging.trace_events", (uint64_t)cfg->logging.trace_events * sizeof(TraceEvent), false);
     add(r, "checkpoint buffers", "network.hidden", 8 + st * sizeof(float), true);
     if (cfg->checkpoint.save_replay)
-        add(r, "replay checkpoint buffer", "replay.capacity", replay_serial(cap, O, prio), true);
+        add(r, "replay checkpoint buffer", "replay.capacity", replay_serial(cap, obs_row_bytes(net), prio), true);
 }
 
 /* coordinator.c: coordinator_run; jobtrace.c: jobtrace_init. */
@@ -217,16 +222,17 @@ static void plan_actor(MemRank *r, const Config *cfg, const Layout *lay, const Q
     add(r, "network parameters", "network.hidden", 2 * al64(n * sizeof(float)), false);
     uint64_t max_n = proto_limits(cfg, lay, net).max_chunk;
     add(r, "experience chunks", "actor.chunk",
-        batch_bytes(max_n, O) + ACTOR_CREDITS_PLAN * sendbuf(proto_exp_layout(max_n, O, 1).bytes), false);
+        batch_bytes(max_n, O) + ACTOR_CREDITS_PLAN * sendbuf(proto_exp_layout(max_n, obs_row_bytes(net), 1).bytes),
+        false);
 }
 
 /* replay.c: replay_run. */
 static void plan_replay(MemRank *r, const Config *cfg, const Layout *lay, const QNet *net, int s) {
     int S = lay->count[ROLE_REPLAY];
     uint64_t cap = pacing_split_max(cfg->replay.capacity, S), O = (uint64_t)net->spec.obs_dim;
-    uint64_t B = (uint64_t)cfg->replay.batch_size, L = (uint64_t)lay->count[ROLE_LEARNER];
+    uint64_t B = (uint64_t)cfg->replay.batch_size, L = (uint64_t)lay->count[ROLE_LEARNER], R = obs_row_bytes(net);
     bool prio = cfg->replay.kind == REPLAY_PRIORITIZED;
-    add(r, "replay storage", "replay.capacity", replay_storage(cap, O), false);
+    add(r, "replay storage", "replay.capacity", replay_storage(cap, R), false);
     if (prio) add(r, "sum tree", "replay.capacity", sum_tree(cap), false);
     add(r, "sample replies", "replay.batch_size",
         L * (uint64_t)cfg->learner.prefetch * sendbuf(proto_sample_layout(B, O, prio).bytes) + L * B * sizeof(double) +
@@ -234,10 +240,10 @@ static void plan_replay(MemRank *r, const Config *cfg, const Layout *lay, const 
         false);
     uint64_t my_actors = pacing_split((uint64_t)lay->count[ROLE_ACTOR], S, s, NULL);
     uint64_t max_n = proto_limits(cfg, lay, net).max_chunk;
-    add(r, "held experience chunks", "actor.chunk", (2 * my_actors + 2) * al64(proto_exp_layout(max_n, O, 1).bytes),
+    add(r, "held experience chunks", "actor.chunk", (2 * my_actors + 2) * al64(proto_exp_layout(max_n, R, 1).bytes),
         false);
     if (cfg->checkpoint.save_replay)
-        add(r, "replay checkpoint buffer", "replay.capacity", replay_serial(cap, O, prio), true);
+        add(r, "replay checkpoint buffer", "replay.capacity", replay_serial(cap, R, prio), true);
 }
 
 /* A learner's send buffers of one slice per PS shard (GRAD, or easgd's

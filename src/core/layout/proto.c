@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* proto.c: see proto.h. */
 #include "proto.h"
+#include "obsrow.h"
 #include "pacing.h"
 
 static const char *const tag_names[] = {
@@ -20,6 +21,7 @@ const char *proto_tag_name(int tag) {
 ProtoLimits proto_limits(const Config *cfg, const Layout *lay, const QNet *net) {
     ProtoLimits lim = {
         .obs_dim = (size_t)net->spec.obs_dim,
+        .exp_row_bytes = obsrow_for_net(&net->spec).bytes,
         .n_params = net->n_params,
         .max_batch = (size_t)cfg->replay.batch_size,
         .max_chunk = (size_t)cfg->actor.chunk + 2 * (size_t)cfg->actor.envs * (size_t)cfg->agent.n_step,

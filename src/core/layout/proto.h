@@ -147,18 +147,21 @@ _Static_assert(sizeof(MsgHeader) == 40, "MsgHeader is 40 bytes on the wire");
 /* Name of a tag for logs and per-type byte counts ("experience", ...). */
 const char *proto_tag_name(int tag);
 
-/* ---- EXPERIENCE: n transitions, struct of arrays, O = obs_dim ----------- */
-/*   obs[n*O] f32 | next_obs[n*O] f32 | action[n] i32 | reward[n] f32 |
+/* ---- EXPERIENCE: n transitions, struct of arrays ------------------------ */
+/* Observation rows in replay's stored form, R = ObsRow.bytes each
+ * (obsrow.h: 4 O bytes of f32, or ceil(O / 8) bytes of bits for a planes
+ * environment, which the shard stores without unpacking):
+ *   obs[n*R] | next_obs[n*R] | pad to 4 | action[n] i32 | reward[n] f32 |
  *   discount[n] f32 | priority[n] f32 (only with MSG_HAS_PRIORITY) */
 typedef struct {
     size_t obs, next_obs, action, reward, discount, priority, bytes;
 } ExpLayout;
 
-static inline ExpLayout proto_exp_layout(size_t n, size_t O, int has_priority) {
+static inline ExpLayout proto_exp_layout(size_t n, size_t row_bytes, int has_priority) {
     ExpLayout l;
     l.obs = 0;
-    l.next_obs = l.obs + n * O * 4;
-    l.action = l.next_obs + n * O * 4;
+    l.next_obs = l.obs + n * row_bytes;
+    l.action = (l.next_obs + n * row_bytes + 3) / 4 * 4;
     l.reward = l.action + n * 4;
     l.discount = l.reward + n * 4;
     l.priority = l.discount + n * 4;
@@ -275,6 +278,7 @@ static inline size_t proto_trace_bytes(size_t n) { return sizeof(TraceClock) + n
 #define PROTO_MAX_TEXT 4096 /* CKPT_REQ path / CKPT_DONE error text, bytes */
 typedef struct {
     size_t obs_dim;
+    size_t exp_row_bytes; /* bytes of one observation row in EXPERIENCE (ObsRow.bytes) */
     size_t n_params;
     size_t max_batch;
     size_t max_chunk;
@@ -297,7 +301,7 @@ static inline size_t proto_payload_bytes(const MsgHeader *h, const ProtoLimits *
     case TAG_EXPERIENCE:
         if ((h->count == 0 && !(h->flags & MSG_LAST)) || h->count > L->max_chunk)
             return *why = "transition count out of range", (size_t)-1;
-        return proto_exp_layout(h->count, L->obs_dim, (h->flags & MSG_HAS_PRIORITY) != 0).bytes;
+        return proto_exp_layout(h->count, L->exp_row_bytes, (h->flags & MSG_HAS_PRIORITY) != 0).bytes;
     case TAG_SAMPLE_REQ: {
         int pr = (h->flags & MSG_PRIORITIZED) != 0;
         if (pr != L->prioritized) return *why = "replay kind differs from the job's", (size_t)-1;
@@ -363,7 +367,7 @@ static inline const char *proto_payload_check(const MsgHeader *h, const void *pa
     size_t n = h->count;
     if (h->tag == TAG_EXPERIENCE && (h->flags & MSG_HAS_PRIORITY)) {
         if (!L->prioritized) return "priorities sent, but the job's replay is uniform";
-        const float *pr = (const float *)(p + proto_exp_layout(n, L->obs_dim, 1).priority);
+        const float *pr = (const float *)(p + proto_exp_layout(n, L->exp_row_bytes, 1).priority);
         for (size_t i = 0; i < n; i++)
             if (!(pr[i] >= 0 && pr[i] <= 3.4e38f)) {
                 snprintf(buf, cap, "priority %g of row %zu: |td| must be finite and >= 0", pr[i], i);
@@ -402,7 +406,7 @@ static inline const char *proto_payload_check(const MsgHeader *h, const void *pa
 static inline size_t proto_max_payload(const ProtoLimits *L) {
     size_t m = sizeof(RoleMetrics);
     size_t v;
-    v = proto_exp_layout(L->max_chunk, L->obs_dim, 1).bytes;
+    v = proto_exp_layout(L->max_chunk, L->exp_row_bytes, 1).bytes;
     if (v > m) m = v;
     v = proto_sample_layout(L->max_batch, L->obs_dim, 1).bytes;
     if (v > m) m = v;

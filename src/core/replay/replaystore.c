@@ -16,26 +16,29 @@
 
 #include "util.h"
 
-void replaystore_init_prioritized(ReplayStore *pr, size_t capacity, int obs_dim, double alpha, double eps) {
+void replaystore_init_rows(ReplayStore *pr, size_t capacity, ObsRow row, bool prioritized, double alpha, double eps) {
+    memset(pr, 0, sizeof *pr);
+    replaybuf_init_rows(&pr->buf, capacity, row);
+    pr->max_priority = 1.0;
+    if (!prioritized) return;
     assert(alpha >= 0.0 && isfinite(alpha) && eps > 0.0 && isfinite(eps));
-    replaystore_init_uniform(pr, capacity, obs_dim);
     sumtree_init(&pr->tree, capacity);
     pr->prioritized = true;
     pr->alpha = alpha;
     pr->eps = eps;
 }
 
-void replaystore_init_uniform(ReplayStore *pr, size_t capacity, int obs_dim) {
-    memset(pr, 0, sizeof *pr);
-    replaybuf_init(&pr->buf, capacity, obs_dim);
-    pr->max_priority = 1.0;
+void replaystore_init_prioritized(ReplayStore *pr, size_t capacity, int obs_dim, double alpha, double eps) {
+    replaystore_init_rows(pr, capacity, obsrow_make(obs_dim, false), true, alpha, eps);
 }
 
-void replaystore_init_for(ReplayStore *pr, size_t capacity, int obs_dim, const Config *cfg) {
-    if (cfg->replay.kind == REPLAY_PRIORITIZED)
-        replaystore_init_prioritized(pr, capacity, obs_dim, cfg->replay.alpha, cfg->replay.priority_eps);
-    else
-        replaystore_init_uniform(pr, capacity, obs_dim);
+void replaystore_init_uniform(ReplayStore *pr, size_t capacity, int obs_dim) {
+    replaystore_init_rows(pr, capacity, obsrow_make(obs_dim, false), false, 0.0, 0.0);
+}
+
+void replaystore_init_for(ReplayStore *pr, size_t capacity, ObsRow row, const Config *cfg) {
+    bool prio = cfg->replay.kind == REPLAY_PRIORITIZED;
+    replaystore_init_rows(pr, capacity, row, prio, cfg->replay.alpha, cfg->replay.priority_eps);
 }
 
 void replaystore_free(ReplayStore *pr) {
@@ -56,16 +59,26 @@ static void set_priority(ReplayStore *pr, size_t slot, double p) {
     if (p > pr->max_priority) pr->max_priority = p;
 }
 
-size_t replaystore_add_batch(ReplayStore *pr, const Batch *chunk, const float *td_abs) {
-    size_t first = replaybuf_add_batch(&pr->buf, chunk);
-    if (!pr->prioritized) return first;
-    size_t n = (size_t)chunk->n, cap = pr->buf.capacity;
-    /* Rows a later row of the chunk overwrote are not stored: skip them, as
-     * replaybuf_add_batch does. */
+/* The priorities of n rows just inserted from slot `first` on (rows a
+ * later row of the chunk overwrote are not stored: skipped, as
+ * replaybuf_add_batch does). */
+static void set_new(ReplayStore *pr, size_t first, size_t n, const float *td_abs) {
+    size_t cap = pr->buf.capacity;
     for (size_t i = n > cap ? n - cap : 0; i < n; i++) {
         double p = td_abs ? replaystore_priority(pr, (double)td_abs[i]) : pr->max_priority;
         set_priority(pr, (first + i) % cap, p);
     }
+}
+
+size_t replaystore_add_batch(ReplayStore *pr, const Batch *chunk, const float *td_abs) {
+    size_t first = replaybuf_add_batch(&pr->buf, chunk);
+    if (pr->prioritized) set_new(pr, first, (size_t)chunk->n, td_abs);
+    return first;
+}
+
+size_t replaystore_add_rows(ReplayStore *pr, const ReplayRows *rows, const float *td_abs) {
+    size_t first = replaybuf_add_rows(&pr->buf, rows);
+    if (pr->prioritized) set_new(pr, first, (size_t)rows->n, td_abs);
     return first;
 }
 
@@ -225,10 +238,6 @@ double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t u
 
 /* ---- serialization ------------------------------------------------------- */
 
-/* Header fields of the replay section (docs/CHECKPOINT.md): version at 8,
- * rows stored at 24; the rows end where the priority block begins. */
-enum { SER_HEADER_BYTES = 40, SER_OFF_VERSION = 8, SER_OFF_SIZE = 24 };
-
 size_t replaystore_serial_bytes(const ReplayStore *pr) {
     if (!pr->prioritized) return replaybuf_serial_bytes(&pr->buf);
     return replaybuf_serial_bytes(&pr->buf) + 8 + 8 * replaybuf_size(&pr->buf);
@@ -240,7 +249,7 @@ void replaystore_serialize(const ReplayStore *pr, void *buf) {
         replaybuf_serialize(rb, buf);
         return;
     }
-    replaybuf_serialize_version(rb, buf, REPLAYBUF_SER_VERSION_PRIO);
+    replaybuf_serialize_prioritized(rb, buf);
     unsigned char *p = (unsigned char *)buf + replaybuf_serial_bytes(rb);
     memcpy(p, &pr->max_priority, 8);
     p += 8;
@@ -254,23 +263,15 @@ void replaystore_serialize(const ReplayStore *pr, void *buf) {
 
 int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *dropped, char *err) {
     if (!pr->prioritized) return replaybuf_restore(&pr->buf, buf, bytes, dropped, err);
-    const unsigned char *p = buf;
+    ReplaySerInfo info;
+    if (replaybuf_serial_info(buf, bytes, pr->buf.obs_dim, &info, err) != 0) return -1;
     const unsigned char *block = NULL;
-    uint64_t size = 0;
+    uint64_t size = info.size;
     double maxp = pr->max_priority;
     /* Check the priority block before anything changes (replaybuf_restore
-     * checks the rest, including the exact length, and changes nothing on
-     * error either). */
-    if (bytes >= SER_HEADER_BYTES && load_u32(p + SER_OFF_VERSION) == REPLAYBUF_SER_VERSION_PRIO) {
-        size = load_u64(p + SER_OFF_SIZE);
-        size_t row = 8 * (size_t)pr->buf.obs_dim + 12 + 8; /* obs, next_obs, 3 scalars, priority */
-        if (size > (SIZE_MAX - SER_HEADER_BYTES - 8) / row || SER_HEADER_BYTES + 8 + size * row != bytes) {
-            /* A layout that does not add up: replaybuf_restore names what. */
-            int rc = replaybuf_restore(&pr->buf, buf, bytes, dropped, err);
-            assert(rc != 0);
-            return rc;
-        }
-        block = p + bytes - 8 - 8 * size;
+     * checks the rest and changes nothing on error either). */
+    if (info.priorities) {
+        block = (const unsigned char *)buf + info.prio;
         memcpy(&maxp, block, 8);
         if (!(maxp > 0.0 && isfinite(maxp)))
             return errf(err, "replay data has max priority %g, expected a finite number > 0", maxp);
@@ -303,9 +304,9 @@ int replaystore_append_serial(ReplayStore *pr, const void *buf, size_t bytes, ui
         return replaybuf_append_serial(&pr->buf, buf, bytes, first, step, count, err) == (size_t)-1 ? -1 : 0;
     ReplaySerInfo info;
     if (replaybuf_serial_info(buf, bytes, pr->buf.obs_dim, &info, err) != 0) return -1;
-    const unsigned char *block = NULL; /* version 2: max_priority, then one p per row */
-    if (info.version == REPLAYBUF_SER_VERSION_PRIO) {
-        block = (const unsigned char *)buf + bytes - 8 - 8 * info.size;
+    const unsigned char *block = NULL; /* with priorities: max_priority, then one p per row */
+    if (info.priorities) {
+        block = (const unsigned char *)buf + info.prio;
         double maxp;
         memcpy(&maxp, block, 8);
         if (!(maxp > 0.0 && isfinite(maxp)))

@@ -11,7 +11,7 @@
  *
  * A uniform store is exactly a ReplayBuf: sampling draws rows uniformly
  * with replacement (replaybuf_sample), priority updates are ignored, its
- * checkpoint data is replay section version 1.
+ * checkpoint data is replay section version 1 (3 with packed rows).
  *
  * Priorities. A transition with TD error td has priority
  *   p = (|td| + eps)^alpha
@@ -87,9 +87,14 @@ void replaystore_init_prioritized(ReplayStore *pr, size_t capacity, int obs_dim,
 /* An empty uniform store (a ReplayBuf and no tree). */
 void replaystore_init_uniform(ReplayStore *pr, size_t capacity, int obs_dim);
 
-/* The store the config asks for: prioritized (alpha, priority_eps) when
- * replay.kind is prioritized, uniform otherwise. */
-void replaystore_init_for(ReplayStore *pr, size_t capacity, int obs_dim, const Config *cfg);
+/* The general form: rows stored as `row` says (obsrow.h: packed bits for a
+ * planes environment), prioritized (alpha, eps as above) or uniform
+ * (alpha and eps not read). The two above store float rows. */
+void replaystore_init_rows(ReplayStore *pr, size_t capacity, ObsRow row, bool prioritized, double alpha, double eps);
+
+/* The store the config asks for, rows as `row` says: prioritized (alpha,
+ * priority_eps) when replay.kind is prioritized, uniform otherwise. */
+void replaystore_init_for(ReplayStore *pr, size_t capacity, ObsRow row, const Config *cfg);
 
 static inline bool replaystore_prioritized(const ReplayStore *pr) { return pr->prioritized; }
 
@@ -108,6 +113,10 @@ double replaystore_priority(const ReplayStore *pr, double td_abs);
  * Returns the first slot, like replaybuf_add_batch. Uniform: exactly
  * replaybuf_add_batch (td_abs is not read, may be NULL). */
 size_t replaystore_add_batch(ReplayStore *pr, const Batch *chunk, const float *td_abs);
+
+/* The same for rows already in the buffer's stored form (replaybuf_add_rows:
+ * a replay shard's actor chunks, never unpacked). */
+size_t replaystore_add_rows(ReplayStore *pr, const ReplayRows *rows, const float *td_abs);
 
 /* Sample B >= 1 rows at positions frac[b] in [0, 1) of this buffer's total
  * mass (mass = frac[b] * total; the buffer must not be empty): out rows
@@ -197,19 +206,19 @@ void prio_weights(const double *prob, int B, double n_total, double beta, float 
 double prio_beta(double beta, double beta_final, uint64_t beta_steps, uint64_t updates);
 
 /* Serialization for replay checkpoints: the replay section of
- * docs/CHECKPOINT.md. Uniform: version 1, replaybuf_serialize's bytes.
- * Prioritized: version 2, that is the version-1 layout followed by a
- * priority block (f64 max_priority, then f64 p of each stored row, oldest
- * first).
+ * docs/CHECKPOINT.md. Uniform: version 1 (3 with packed rows),
+ * replaybuf_serialize's bytes. Prioritized: version 2 (4 with packed
+ * rows), that is the uniform layout followed by a priority block (f64
+ * max_priority, then f64 p of each stored row, oldest first).
  * replaystore_serial_bytes: the exact size replaystore_serialize writes.
- * replaystore_restore: replace the state with buf[0 .. bytes), version 1 or
- *   2 (replaybuf_restore's rules: smaller capacity keeps the newest rows,
- *   *dropped counts the rest). A version-1 section (no priorities, from a
- *   uniform run or an older build) gives every row this buffer's
- *   max_priority (1 unless a priority was set before); a uniform store
- *   skips a version-2 priority block (a prioritized run resumed as
- *   uniform). Returns 0, or -1 with a message in err and the buffer
- *   unchanged. */
+ * replaystore_restore: replace the state with buf[0 .. bytes), any of
+ *   versions 1 .. 4 into either row form (replaybuf_restore's rules:
+ *   smaller capacity keeps the newest rows, *dropped counts the rest). A
+ *   section without priorities (1 or 3: a uniform run or an older build)
+ *   gives every row this buffer's max_priority (1 unless a priority was set
+ *   before); a uniform store skips a priority block (a prioritized run
+ *   resumed as uniform). Returns 0, or -1 with a message in err and the
+ *   buffer unchanged. */
 size_t replaystore_serial_bytes(const ReplayStore *pr);
 void replaystore_serialize(const ReplayStore *pr, void *buf);
 int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *dropped, char *err);
@@ -218,8 +227,8 @@ int replaystore_restore(ReplayStore *pr, const void *buf, size_t bytes, size_t *
  * another number of shards): rows first, first + step, ..., count of
  * them, inserted in order with new ids. Prioritized: each keeping the
  * priority p saved with it as it is (not recomputed from a |td|), and
- * max_priority raised to the data's max_priority. Version-1 data (no
- * priorities: a uniform run) gives every row this buffer's max_priority.
+ * max_priority raised to the data's max_priority. Data without
+ * priorities (versions 1 and 3: a uniform run) gives every row this buffer's max_priority.
  * Every priority used is checked (finite, > 0) before anything changes.
  * Returns 0, or -1 with err and the buffer unchanged. */
 int replaystore_append_serial(ReplayStore *pr, const void *buf, size_t bytes, uint64_t first, uint64_t step,

@@ -213,7 +213,7 @@ static int local_init(Local *L, const Config *cfg, char *err) {
     optim_init(&L->opt, &op, n);
     agentcfg_dqn_params(cfg, &L->dp);
     dqn_init(&L->dqn, &L->net, cfg->replay.batch_size);
-    replaystore_init_for(&L->replay, cfg->replay.capacity, L->net.spec.obs_dim, cfg);
+    replaystore_init_for(&L->replay, cfg->replay.capacity, obsrow_for_net(&L->net.spec), cfg); /* planes: bits */
     rng_seed(&L->sample_rng, cfg->run.seed, RNG_STREAM_REPLAY);
     if (actorcore_init(&L->ac, cfg, &L->net, 0, err) != 0) return -1;
     L->slots = xmalloc(B * sizeof(size_t));
