@@ -140,21 +140,6 @@ static inline void copy_row(float *dst, const unsigned char *src, size_t O) {
     for (; j < O; j++) memcpy(dst + j, src + j * sizeof(float), sizeof(float));
 }
 
-/* Request the cache lines of slot s (a packed row of 125 bytes spans up to
- * three lines: its first and last are asked for). */
-static inline void prefetch_slot(const ReplayBuf *rb, size_t s) {
-    size_t R = rb->row.bytes;
-    __builtin_prefetch(rb->obs + s * R);
-    __builtin_prefetch(rb->next_obs + s * R);
-    if (rb->row.packed) {
-        __builtin_prefetch(rb->obs + s * R + R - 1);
-        __builtin_prefetch(rb->next_obs + s * R + R - 1);
-    }
-    __builtin_prefetch(rb->action + s);
-    __builtin_prefetch(rb->reward + s);
-    __builtin_prefetch(rb->discount + s);
-}
-
 /* What a sampler reads of the ring, in locals: the copies below store
  * through char (memcpy), which may alias anything, so fields read through
  * rb would be reloaded after every row. */
@@ -167,6 +152,22 @@ typedef struct {
 
 static inline Ring ring_of(const ReplayBuf *rb) {
     return (Ring){rb->obs, rb->next_obs, rb->action, rb->reward, rb->discount, rb->row};
+}
+
+/* Request the cache lines of slot s (a packed row of 125 bytes spans up to
+ * three lines: its first and last are asked for). `packed` is a constant at
+ * each call (see get_row). */
+static inline __attribute__((always_inline)) void prefetch_slot(const Ring *g, size_t s, bool packed) {
+    size_t R = g->row.bytes;
+    __builtin_prefetch(g->obs + s * R);
+    __builtin_prefetch(g->next_obs + s * R);
+    if (packed) {
+        __builtin_prefetch(g->obs + s * R + R - 1);
+        __builtin_prefetch(g->next_obs + s * R + R - 1);
+    }
+    __builtin_prefetch(g->action + s);
+    __builtin_prefetch(g->reward + s);
+    __builtin_prefetch(g->discount + s);
 }
 
 /* Slot s into out row r: floats copied, packed rows unpacked. `packed` is
@@ -196,7 +197,7 @@ static inline __attribute__((always_inline)) void gather(const ReplayBuf *rb, co
         int m = B - g < GROUP ? B - g : GROUP;
         for (int j = 0; j < m; j++) {
             assert(slots[g + j] < rb->size);
-            prefetch_slot(rb, slots[g + j]);
+            prefetch_slot(&ring, slots[g + j], packed);
         }
         for (int j = 0; j < m; j++) get_row(&ring, slots[g + j], out, (size_t)(g + j), packed);
     }
@@ -221,7 +222,7 @@ static inline __attribute__((always_inline)) void sample(const ReplayBuf *rb, Rn
         int m = B - g < GROUP ? B - g : GROUP;
         for (int j = 0; j < m; j++) {
             s[j] = (size_t)rng_below(rng, rb->size);
-            prefetch_slot(rb, s[j]);
+            prefetch_slot(&ring, s[j], packed);
         }
         for (int j = 0; j < m; j++) {
             size_t r = (size_t)(g + j), k = s[j];
