@@ -86,7 +86,7 @@ static int checked_bp(const ConvLayer *L, int B) {
 
 /* cols (CKK, B*P): row (c, ky, kx), column (b, oy, ox) = x[b][c][oy s + ky][ox s + kx]. */
 AGENTS_HOT
-static void im2col(const ConvLayer *L, const float *restrict x, int B, float *restrict cols) {
+static void im2col_strided(const ConvLayer *L, const float *restrict x, int B, float *restrict cols) {
     int OH = L->out_h, OW = L->out_w, K = L->k;
     size_t xs = (size_t)L->stride * L->sx, ys = (size_t)L->stride * L->sy;
     float *restrict dst = cols;
@@ -100,6 +100,41 @@ static void im2col(const ConvLayer *L, const float *restrict x, int B, float *re
                         dst += OW;
                     }
                 }
+}
+
+/* The same cols when the input's cells are not adjacent along a row (the
+ * first layer reads planes stored (H, W, C): cells C floats apart). Each
+ * plane of each row is first gathered into a contiguous tile, so the K*K
+ * window copies read runs of adjacent floats instead of a strided gather
+ * per element (the strided version took 13% of a MinAtar local run). The
+ * same values land in the same places: only copies. */
+enum { TILE_MAX = 4096 };
+
+AGENTS_HOT
+static void im2col_tiled(const ConvLayer *L, const float *restrict x, int B, float *restrict cols) {
+    int H = L->in_h, W = L->in_w, OH = L->out_h, OW = L->out_w, K = L->k, S = L->stride;
+    size_t P = n_pix(L), BP = (size_t)B * P;
+    float tile[TILE_MAX];
+    for (int c = 0; c < L->in_c; c++)
+        for (int b = 0; b < B; b++) {
+            const float *src = x + (size_t)b * L->in_size + c * L->sc;
+            for (int y = 0; y < H; y++)
+                for (int xx = 0; xx < W; xx++) tile[y * W + xx] = src[y * L->sy + xx * L->sx];
+            float *restrict row0 = cols + (size_t)c * K * K * BP + (size_t)b * P;
+            for (int ky = 0; ky < K; ky++)
+                for (int kx = 0; kx < K; kx++) {
+                    float *restrict dst = row0 + (size_t)(ky * K + kx) * BP;
+                    for (int oy = 0; oy < OH; oy++) {
+                        const float *t = tile + (oy * S + ky) * W + kx;
+                        for (int ox = 0; ox < OW; ox++) dst[oy * OW + ox] = t[ox * S];
+                    }
+                }
+        }
+}
+
+static void im2col(const ConvLayer *L, const float *restrict x, int B, float *restrict cols) {
+    if (L->sx != 1 && (size_t)L->in_h * (size_t)L->in_w <= TILE_MAX) im2col_tiled(L, x, B, cols);
+    else im2col_strided(L, x, B, cols);
 }
 
 /* dx (B, in_size) = sum over the windows of dcols (CKK, B*P), in the

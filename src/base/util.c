@@ -108,16 +108,25 @@ void die_code_at(const Ctx *ctx, int code, const char *file, int line, const cha
 }
 
 /* A float is NaN or Inf exactly when its 8 exponent bits are all ones.
- * OR-ing a flag over integers (no early exit, no float compare) lets the
- * compiler vectorise the loop even without -ffast-math. */
+ * OR-ing flags over integers (no early exit, no float compare) in eight
+ * fixed lanes lets -O2 vectorize the loop without -ffast-math (a loop of
+ * unknown length with one flag stayed scalar: 7% of a MinAtar local run,
+ * which checks its 133k parameters after every step). */
 bool floats_finite(const float *x, size_t n) {
-    uint32_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
+    uint32_t bad[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            uint32_t u;
+            memcpy(&u, &x[i + k], sizeof u);
+            bad[k] |= (u & 0x7f800000u) == 0x7f800000u;
+        }
+    for (; i < n; i++) {
         uint32_t u;
         memcpy(&u, &x[i], sizeof u);
-        bad |= (u & 0x7f800000u) == 0x7f800000u;
+        bad[0] |= (u & 0x7f800000u) == 0x7f800000u;
     }
-    return bad == 0;
+    return (bad[0] | bad[1] | bad[2] | bad[3] | bad[4] | bad[5] | bad[6] | bad[7]) == 0;
 }
 
 int errf(char *err, const char *fmt, ...) {

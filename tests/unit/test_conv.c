@@ -213,3 +213,43 @@ Test(conv, flop_counts_follow_the_formula) {
     cr_assert_float_eq(conv_backward_flops(&L, 32, 0), f, 1e-6);
     cr_assert_float_eq(conv_backward_flops(&L, 32, 1), 2 * f, 1e-6);
 }
+
+/* Input planes stored (H, W, C) (cells C floats apart along a row: the
+ * gathered-tile im2col) and the same values stored (C, H, W) (adjacent
+ * cells: the strided im2col) give bit-identical outputs and weight
+ * gradients: the two gathers copy the same values into the same columns,
+ * and everything after them is the same sgemm. Stride 1 and 2. */
+Test(conv, plane_layouts_give_identical_results) {
+    const int H = 10, W = 9, C = 4, F = 5, K = 3, B = 3;
+    size_t in = (size_t)H * W * C;
+    for (int stride = 1; stride <= 2; stride++) {
+        ConvLayer hwc, chw;
+        char err[256];
+        cr_assert_eq(conv_init(&hwc, C, H, W, 1, (size_t)W * C, C, F, K, stride, 0, err), 0, "%s", err);
+        cr_assert_eq(conv_init(&chw, C, H, W, (size_t)H * W, W, 1, F, K, stride, 0, err), 0, "%s", err);
+        size_t np = conv_n_params(&hwc), ny = (size_t)B * conv_out_size(&hwc);
+        float *p = calloc(np, sizeof(float)), *xh = calloc(B * in, sizeof(float)), *xc = calloc(B * in, sizeof(float));
+        float *cols = calloc(conv_cols_size(&hwc, B), sizeof(float)), *z = calloc(ny, sizeof(float));
+        float *y1 = calloc(ny, sizeof(float)), *y2 = calloc(ny, sizeof(float)), *dy = calloc(ny, sizeof(float));
+        float *g1 = calloc(np, sizeof(float)), *g2 = calloc(np, sizeof(float));
+        Rng r;
+        rng_seed(&r, 77, (uint64_t)stride);
+        ref_fill(p, np, &r, -0.3, 0.3);
+        ref_fill(dy, ny, &r, -1, 1);
+        for (int b = 0; b < B; b++)
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    for (int c = 0; c < C; c++) {
+                        float v = (float)rng_below(&r, 2); /* binary planes, as MinAtar's */
+                        xh[(size_t)b * in + ((size_t)y * W + x) * C + c] = v;
+                        xc[(size_t)b * in + ((size_t)c * H + y) * W + x] = v;
+                    }
+        conv_forward(&hwc, p, xh, B, cols, z, y1);
+        conv_forward(&chw, p, xc, B, cols, z, y2);
+        cr_assert_eq(memcmp(y1, y2, ny * sizeof(float)), 0, "stride %d: outputs differ", stride);
+        conv_backward(&hwc, p, xh, y1, dy, B, cols, z, g1, NULL);
+        conv_backward(&chw, p, xc, y2, dy, B, cols, z, g2, NULL);
+        cr_assert_eq(memcmp(g1, g2, np * sizeof(float)), 0, "stride %d: gradients differ", stride);
+        free(p), free(xh), free(xc), free(cols), free(z), free(y1), free(y2), free(dy), free(g1), free(g2);
+    }
+}
