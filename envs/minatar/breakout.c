@@ -93,5 +93,5 @@ void breakout_state(const MinatarBreakout *g, float *obs) {
     minatar_set(obs, N_CH, g->ball_y, g->ball_x, CH_BALL);
     minatar_set(obs, N_CH, 9, g->pos, CH_PADDLE);
     minatar_set(obs, N_CH, g->last_y, g->last_x, CH_TRAIL);
-    for (int y = 0; y < MINATAR_ROWS; y++) minatar_set_row(obs, N_CH, y, minatar_row_mask(g->brick[y]), CH_BRICK);
+    for (int y = 0; y < MINATAR_ROWS; y++) minatar_put_row(obs, N_CH, y, minatar_row_mask(g->brick[y]), CH_BRICK);
 }

@@ -39,9 +39,26 @@ static inline unsigned minatar_row_mask(const uint8_t row[MINATAR_COLS]) {
 #endif
 }
 
-/* Set channel ch of every cell of row y whose bit is set in mask. */
+/* Bits set in a row mask (SWAR: no libgcc call without -mpopcnt). */
+static inline int minatar_row_count(unsigned m) {
+    m = m - ((m >> 1) & 0x5555u);
+    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+    m = (m + (m >> 4)) & 0x0f0fu;
+    return (int)((m + (m >> 8)) & 0x1fu);
+}
+
+/* Set channel ch of every cell of row y whose bit is set in mask: one
+ * store per set bit (for sparse rows: bullets). */
 static inline void minatar_set_row(float *obs, int nch, int y, unsigned mask, int ch) {
     for (; mask; mask &= mask - 1) minatar_set(obs, nch, y, __builtin_ctz(mask), ch);
+}
+
+/* The same for dense rows (bricks, aliens): channel ch of all ten cells of
+ * a nonempty row written, 1.0f or 0.0f, without a branch per cell. */
+static inline void minatar_put_row(float *obs, int nch, int y, unsigned mask, int ch) {
+    if (!mask) return;
+    float *cell = obs + y * MINATAR_COLS * nch + ch;
+    for (int x = 0; x < MINATAR_COLS; x++) cell[x * nch] = (float)((mask >> x) & 1u);
 }
 
 void asterix_reset(MinatarAsterix *g);

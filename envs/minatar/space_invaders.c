@@ -26,7 +26,7 @@ static void new_wave(Map m) {
 /* Cells of m that are not 0, a row mask at a time. */
 static int count(Map m) {
     int n = 0;
-    for (int y = 0; y < MINATAR_ROWS; y++) n += __builtin_popcount(minatar_row_mask(m[y]));
+    for (int y = 0; y < MINATAR_ROWS; y++) n += minatar_row_count(minatar_row_mask(m[y]));
     return n;
 }
 
@@ -169,8 +169,8 @@ void space_invaders_state(const MinatarSpaceInvaders *g, float *obs) {
     int dir_ch = g->alien_dir < 0 ? CH_ALIEN_LEFT : CH_ALIEN_RIGHT;
     for (int y = 0; y < MINATAR_ROWS; y++) {
         unsigned aliens = minatar_row_mask(g->aliens[y]);
-        minatar_set_row(obs, N_CH, y, aliens, CH_ALIEN);
-        minatar_set_row(obs, N_CH, y, aliens, dir_ch);
+        minatar_put_row(obs, N_CH, y, aliens, CH_ALIEN);
+        minatar_put_row(obs, N_CH, y, aliens, dir_ch);
         minatar_set_row(obs, N_CH, y, minatar_row_mask(g->f_bullets[y]), CH_FRIENDLY_BULLET);
         minatar_set_row(obs, N_CH, y, minatar_row_mask(g->e_bullets[y]), CH_ENEMY_BULLET);
     }
