@@ -39,14 +39,6 @@ static inline unsigned minatar_row_mask(const uint8_t row[MINATAR_COLS]) {
 #endif
 }
 
-/* Bits set in a row mask (SWAR: no libgcc call without -mpopcnt). */
-static inline int minatar_row_count(unsigned m) {
-    m = m - ((m >> 1) & 0x5555u);
-    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
-    m = (m + (m >> 4)) & 0x0f0fu;
-    return (int)((m + (m >> 8)) & 0x1fu);
-}
-
 /* Set channel ch of every cell of row y whose bit is set in mask: one
  * store per set bit (for sparse rows: bullets). */
 static inline void minatar_set_row(float *obs, int nch, int y, unsigned mask, int ch) {
@@ -56,9 +48,10 @@ static inline void minatar_set_row(float *obs, int nch, int y, unsigned mask, in
 /* The same for dense rows (bricks, aliens): channel ch of all ten cells of
  * a nonempty row written, 1.0f or 0.0f, without a branch per cell. */
 static inline void minatar_put_row(float *obs, int nch, int y, unsigned mask, int ch) {
+    static const float value[2] = {0.0f, 1.0f}; /* a load: cvtsi2ss would chain the stores */
     if (!mask) return;
     float *cell = obs + y * MINATAR_COLS * nch + ch;
-    for (int x = 0; x < MINATAR_COLS; x++) cell[x * nch] = (float)((mask >> x) & 1u);
+    for (int x = 0; x < MINATAR_COLS; x++) cell[x * nch] = value[(mask >> x) & 1u];
 }
 
 void asterix_reset(MinatarAsterix *g);
