@@ -98,13 +98,13 @@ int asterix_act(MinatarAsterix *g, MtRand *rng, bool ramping, int a, bool *termi
     return r;
 }
 
-void asterix_state(const MinatarAsterix *g, uint8_t *cells) {
-    minatar_set(cells, N_CH, g->player_y, g->player_x, CH_PLAYER);
+void asterix_state(const MinatarAsterix *g, float *obs) {
+    minatar_set(obs, N_CH, g->player_y, g->player_x, CH_PLAYER);
     for (int i = 0; i < 8; i++) {
         const MinatarAsterixEntity *e = &g->ent[i];
         if (!e->present) continue;
-        minatar_set(cells, N_CH, e->y, e->x, e->gold ? CH_GOLD : CH_ENEMY);
+        minatar_set(obs, N_CH, e->y, e->x, e->gold ? CH_GOLD : CH_ENEMY);
         int back_x = e->lr ? e->x - 1 : e->x + 1;
-        if (back_x >= 0 && back_x <= 9) minatar_set(cells, N_CH, e->y, back_x, CH_TRAIL);
+        if (back_x >= 0 && back_x <= 9) minatar_set(obs, N_CH, e->y, back_x, CH_TRAIL);
     }
 }

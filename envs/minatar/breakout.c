@@ -89,11 +89,9 @@ int breakout_act(MinatarBreakout *g, int a, bool *terminal) {
     return r;
 }
 
-void breakout_state(const MinatarBreakout *g, uint8_t *cells) {
-    minatar_set(cells, N_CH, g->ball_y, g->ball_x, CH_BALL);
-    minatar_set(cells, N_CH, 9, g->pos, CH_PADDLE);
-    minatar_set(cells, N_CH, g->last_y, g->last_x, CH_TRAIL);
-    for (int y = 0; y < MINATAR_ROWS; y++)
-        for (int x = 0; x < MINATAR_COLS; x++)
-            if (g->brick[y][x]) minatar_set(cells, N_CH, y, x, CH_BRICK);
+void breakout_state(const MinatarBreakout *g, float *obs) {
+    minatar_set(obs, N_CH, g->ball_y, g->ball_x, CH_BALL);
+    minatar_set(obs, N_CH, 9, g->pos, CH_PADDLE);
+    minatar_set(obs, N_CH, g->last_y, g->last_x, CH_TRAIL);
+    for (int y = 0; y < MINATAR_ROWS; y++) minatar_put_row(obs, N_CH, y, minatar_row_mask(g->brick[y]), CH_BRICK);
 }

@@ -80,8 +80,8 @@ int freeway_act(MinatarFreeway *g, MtRand *rng, int a, bool *terminal) {
     return r;
 }
 
-void freeway_state(const MinatarFreeway *g, uint8_t *cells) {
-    minatar_set(cells, N_CH, g->pos, 4, CH_CHICKEN);
+void freeway_state(const MinatarFreeway *g, float *obs) {
+    minatar_set(obs, N_CH, g->pos, 4, CH_CHICKEN);
     /* Python's loop variable `trail` outlives its iteration: a car of speed
      * 0 (see randomize_cars) reuses the previous car's channel; the
      * reference raises NameError if the first car has speed 0, which
@@ -89,12 +89,12 @@ void freeway_state(const MinatarFreeway *g, uint8_t *cells) {
     int trail = -1;
     for (int i = 0; i < 8; i++) {
         const int *car = g->cars[i];
-        minatar_set(cells, N_CH, car[1], car[0], CH_CAR);
+        minatar_set(obs, N_CH, car[1], car[0], CH_CAR);
         int back_x = car[3] > 0 ? car[0] - 1 : car[0] + 1;
         if (back_x < 0) back_x = 9;
         else if (back_x > 9) back_x = 0;
         int speed = iabs(car[3]);
         if (speed >= 1 && speed <= 5) trail = CH_SPEED1 + speed - 1;
-        if (trail >= 0) minatar_set(cells, N_CH, car[1], back_x, trail);
+        if (trail >= 0) minatar_set(obs, N_CH, car[1], back_x, trail);
     }
 }

@@ -75,14 +75,21 @@ int minatar_act(Minatar *m, int action, bool *terminal) {
     return 0;
 }
 
-void minatar_state(const Minatar *m, uint8_t *cells) {
-    memset(cells, 0, (size_t)MINATAR_ROWS * MINATAR_COLS * (size_t)minatar_channels(m->game));
+void minatar_observe(const Minatar *m, float *obs) {
+    memset(obs, 0, sizeof(float) * MINATAR_ROWS * MINATAR_COLS * (size_t)minatar_channels(m->game));
     switch (m->game) {
-    case MINATAR_ASTERIX: asterix_state(&m->g.asterix, cells); break;
-    case MINATAR_BREAKOUT: breakout_state(&m->g.breakout, cells); break;
-    case MINATAR_FREEWAY: freeway_state(&m->g.freeway, cells); break;
-    case MINATAR_SEAQUEST: seaquest_state(&m->g.seaquest, cells); break;
-    case MINATAR_SPACE_INVADERS: space_invaders_state(&m->g.space_invaders, cells); break;
+    case MINATAR_ASTERIX: asterix_state(&m->g.asterix, obs); break;
+    case MINATAR_BREAKOUT: breakout_state(&m->g.breakout, obs); break;
+    case MINATAR_FREEWAY: freeway_state(&m->g.freeway, obs); break;
+    case MINATAR_SEAQUEST: seaquest_state(&m->g.seaquest, obs); break;
+    case MINATAR_SPACE_INVADERS: space_invaders_state(&m->g.space_invaders, obs); break;
     case MINATAR_GAME_COUNT: break;
     }
+}
+
+void minatar_state(const Minatar *m, uint8_t *cells) {
+    float obs[MINATAR_MAX_CELLS];
+    minatar_observe(m, obs);
+    int n = MINATAR_ROWS * MINATAR_COLS * minatar_channels(m->game);
+    for (int i = 0; i < n; i++) cells[i] = obs[i] != 0.0f;
 }

@@ -147,4 +147,8 @@ int minatar_act(Minatar *m, int action, bool *terminal);
  * (row, column, channel), written to cells (minatar_channels * 100). */
 void minatar_state(const Minatar *m, uint8_t *cells);
 
+/* minatar_state as floats: each of the minatar_channels * 100 values of
+ * obs is 1.0f where state() holds 1, else 0.0f (an Env's observation). */
+void minatar_observe(const Minatar *m, float *obs);
+
 #endif

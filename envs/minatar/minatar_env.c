@@ -60,13 +60,7 @@ static EnvStep minatar_env_dynamics(Env *e, int action) {
     return (EnvStep){.reward = reward, .terminated = terminal};
 }
 
-static void minatar_env_observe(const Env *e, float *obs) {
-    const Minatar *m = e->ext;
-    uint8_t cells[MINATAR_MAX_CELLS];
-    minatar_state(m, cells);
-    int n = e->spec->obs_dim;
-    for (int i = 0; i < n; i++) obs[i] = cells[i] ? 1.0f : 0.0f;
-}
+static void minatar_env_observe(const Env *e, float *obs) { minatar_observe(e->ext, obs); }
 
 #define CELLS(c) (MINATAR_ROWS * MINATAR_COLS * (c))
 #define MINATAR_SPEC(id, ch, acts)                                                                     \

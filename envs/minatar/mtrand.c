@@ -15,8 +15,7 @@ void mtrand_seed(MtRand *r, uint32_t seed) {
     r->pos = MTRAND_N;
 }
 
-/* Regenerate all MTRAND_N words at once (numpy's mt19937_gen). */
-static void regenerate(MtRand *r) {
+void mtrand_regenerate(MtRand *r) {
     uint32_t *k = r->key;
     int i = 0;
     for (; i < MTRAND_N - MT_M; i++) {
@@ -30,21 +29,6 @@ static void regenerate(MtRand *r) {
     uint32_t y = (k[MTRAND_N - 1] & MT_UPPER) | (k[0] & MT_LOWER);
     k[MTRAND_N - 1] = k[MT_M - 1] ^ (y >> 1) ^ (-(y & 1U) & MT_MATRIX_A);
     r->pos = 0;
-}
-
-uint32_t mtrand_next32(MtRand *r) {
-    if (r->pos == MTRAND_N) regenerate(r);
-    uint32_t y = r->key[r->pos++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680U;
-    y ^= (y << 15) & 0xefc60000U;
-    y ^= y >> 18;
-    return y;
-}
-
-double mtrand_rand(MtRand *r) {
-    uint32_t a = mtrand_next32(r) >> 5, b = mtrand_next32(r) >> 6;
-    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
 int64_t mtrand_randint(MtRand *r, int64_t low, int64_t high) {

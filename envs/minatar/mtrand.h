@@ -23,11 +23,25 @@ typedef struct {
 /* RandomState(seed) for 0 <= seed < 2^32: numpy's mt19937_seed. */
 void mtrand_seed(MtRand *r, uint32_t seed);
 
-/* The next tempered 32-bit word. */
-uint32_t mtrand_next32(MtRand *r);
+/* Refill all MTRAND_N words of the key (numpy's mt19937_gen); pos = 0. */
+void mtrand_regenerate(MtRand *r);
+
+/* The next tempered 32-bit word. Inline: the games draw it every step. */
+static inline uint32_t mtrand_next32(MtRand *r) {
+    if (r->pos == MTRAND_N) mtrand_regenerate(r);
+    uint32_t y = r->key[r->pos++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= y >> 18;
+    return y;
+}
 
 /* RandomState.rand(): a double in [0, 1) from two words, 53 bits. */
-double mtrand_rand(MtRand *r);
+static inline double mtrand_rand(MtRand *r) {
+    uint32_t a = mtrand_next32(r) >> 5, b = mtrand_next32(r) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
 
 /* RandomState.randint(low, high) for low < high: uniform in [low, high)
  * by masked rejection (numpy's legacy bounded integers); high - low == 1

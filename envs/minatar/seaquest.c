@@ -332,33 +332,33 @@ int seaquest_act(MinatarSeaquest *g, MtRand *rng, bool ramping, int a, bool *ter
 }
 
 /* An enemy's or a diver's cell and its trail behind it. */
-static void draw_mover(uint8_t *cells, const MinatarList *l, int ch) {
+static void draw_mover(float *obs, const MinatarList *l, int ch) {
     for (int i = 0; i < l->len; i++) {
         const MinatarRec *e = &l->pool[l->idx[i]];
-        minatar_set(cells, N_CH, e->v[Y], e->v[X], ch);
+        minatar_set(obs, N_CH, e->v[Y], e->v[X], ch);
         int back_x = e->v[LR] ? e->v[X] - 1 : e->v[X] + 1;
-        if (back_x >= 0 && back_x <= 9) minatar_set(cells, N_CH, e->v[Y], back_x, CH_TRAIL);
+        if (back_x >= 0 && back_x <= 9) minatar_set(obs, N_CH, e->v[Y], back_x, CH_TRAIL);
     }
 }
 
-void seaquest_state(const MinatarSeaquest *g, uint8_t *cells) {
-    minatar_set(cells, N_CH, g->sub_y, g->sub_x, CH_SUB_FRONT);
+void seaquest_state(const MinatarSeaquest *g, float *obs) {
+    minatar_set(obs, N_CH, g->sub_y, g->sub_x, CH_SUB_FRONT);
     /* The back is never off the screen: facing left (from moving left)
      * at x 9, or right at x 0, cannot happen. numpy would wrap -1 to 9. */
     int back_x = g->sub_or ? g->sub_x - 1 : g->sub_x + 1;
     if (back_x < 0) back_x += MINATAR_COLS;
-    if (back_x <= 9) minatar_set(cells, N_CH, g->sub_y, back_x, CH_SUB_BACK);
+    if (back_x <= 9) minatar_set(obs, N_CH, g->sub_y, back_x, CH_SUB_BACK);
     int oxy = (g->oxygen > 0 ? g->oxygen : 0) * 10 / MAX_OXYGEN;
-    for (int x = 0; x < oxy; x++) minatar_set(cells, N_CH, 9, x, CH_OXYGEN_GUAGE);
+    for (int x = 0; x < oxy; x++) minatar_set(obs, N_CH, 9, x, CH_OXYGEN_GUAGE);
     for (int x = 9 - g->diver_count; x < 9; x++) /* a slice: empty if diver_count <= 0 */
-        if (x >= 0) minatar_set(cells, N_CH, 9, x, CH_DIVER_GUAGE);
+        if (x >= 0) minatar_set(obs, N_CH, 9, x, CH_DIVER_GUAGE);
     const MinatarList *bl[2] = {&g->f_bullets, &g->e_bullets};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < bl[k]->len; i++) {
             const MinatarRec *b = &bl[k]->pool[bl[k]->idx[i]];
-            minatar_set(cells, N_CH, b->v[Y], b->v[X], k ? CH_ENEMY_BULLET : CH_FRIENDLY_BULLET);
+            minatar_set(obs, N_CH, b->v[Y], b->v[X], k ? CH_ENEMY_BULLET : CH_FRIENDLY_BULLET);
         }
-    draw_mover(cells, &g->e_fish, CH_ENEMY_FISH);
-    draw_mover(cells, &g->e_subs, CH_ENEMY_SUB);
-    draw_mover(cells, &g->divers, CH_DIVER);
+    draw_mover(obs, &g->e_fish, CH_ENEMY_FISH);
+    draw_mover(obs, &g->e_subs, CH_ENEMY_SUB);
+    draw_mover(obs, &g->divers, CH_DIVER);
 }

@@ -23,10 +23,21 @@ static void new_wave(Map m) {
         for (int x = 2; x < 8; x++) m[y][x] = 1;
 }
 
+/* Cells of m that are not 0, eight at a time: each byte folded to its
+ * bit 0, then the bytes of the word summed by one multiply. */
 static int count(Map m) {
-    int n = 0;
-    for (int y = 0; y < MINATAR_ROWS; y++)
-        for (int x = 0; x < MINATAR_COLS; x++) n += m[y][x] != 0;
+    const uint8_t *p = &m[0][0];
+    int n = 0, i = 0;
+    for (; i + 8 <= MINATAR_ROWS * MINATAR_COLS; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, sizeof v);
+        v |= v >> 4;
+        v |= v >> 2;
+        v |= v >> 1;
+        v &= 0x0101010101010101u;
+        n += (int)((v * 0x0101010101010101u) >> 56);
+    }
+    for (; i < MINATAR_ROWS * MINATAR_COLS; i++) n += p[i] != 0;
     return n;
 }
 
@@ -36,15 +47,37 @@ static bool any_in_col(Map m, int x) {
     return false;
 }
 
-/* np.roll(m, shift, axis=0) (rows) or axis=1 (columns), shift = +-1. */
-static void roll(Map m, int shift, int axis) {
-    Map old;
-    memcpy(old, m, sizeof old);
-    for (int y = 0; y < MINATAR_ROWS; y++)
-        for (int x = 0; x < MINATAR_COLS; x++) {
-            if (axis == 0) m[(y + shift + MINATAR_ROWS) % MINATAR_ROWS][x] = old[y][x];
-            else m[y][(x + shift + MINATAR_COLS) % MINATAR_COLS] = old[y][x];
+/* np.roll(m, 1, axis=0): every row one down, row 9 to row 0. */
+static void roll_down(Map m) {
+    uint8_t last[MINATAR_COLS];
+    memcpy(last, m[MINATAR_ROWS - 1], sizeof last);
+    memmove(m[1], m[0], (MINATAR_ROWS - 1) * sizeof m[0]);
+    memcpy(m[0], last, sizeof last);
+}
+
+/* np.roll(m, -1, axis=0): every row one up, row 0 to row 9. */
+static void roll_up(Map m) {
+    uint8_t first[MINATAR_COLS];
+    memcpy(first, m[0], sizeof first);
+    memmove(m[0], m[1], (MINATAR_ROWS - 1) * sizeof m[0]);
+    memcpy(m[MINATAR_ROWS - 1], first, sizeof first);
+}
+
+/* np.roll(m, shift, axis=1), shift = +-1: every column one right (+1) or
+ * left (-1), wrapping around. */
+static void roll_cols(Map m, int shift) {
+    for (int y = 0; y < MINATAR_ROWS; y++) {
+        uint8_t *r = m[y];
+        if (shift > 0) {
+            uint8_t last = r[MINATAR_COLS - 1];
+            memmove(r + 1, r, MINATAR_COLS - 1);
+            r[0] = last;
+        } else {
+            uint8_t first = r[0];
+            memmove(r, r + 1, MINATAR_COLS - 1);
+            r[MINATAR_COLS - 1] = first;
         }
+    }
 }
 
 void space_invaders_reset(MinatarSpaceInvaders *g) {
@@ -71,9 +104,9 @@ static void move_aliens(MinatarSpaceInvaders *g) {
         g->alien_dir = -g->alien_dir;
         for (int x = 0; x < MINATAR_COLS; x++)
             if (g->aliens[9][x]) g->terminal = true;
-        roll(g->aliens, 1, 0);
+        roll_down(g->aliens);
     } else {
-        roll(g->aliens, g->alien_dir, 1);
+        roll_cols(g->aliens, g->alien_dir);
     }
     if (g->aliens[9][g->pos]) g->terminal = true;
 }
@@ -109,9 +142,9 @@ int space_invaders_act(MinatarSpaceInvaders *g, bool ramping, int a, bool *termi
     } else if (a == MINATAR_RIGHT) {
         g->pos = g->pos + 1 < 9 ? g->pos + 1 : 9;
     }
-    roll(g->f_bullets, -1, 0);
+    roll_up(g->f_bullets);
     memset(g->f_bullets[9], 0, MINATAR_COLS);
-    roll(g->e_bullets, 1, 0);
+    roll_down(g->e_bullets);
     memset(g->e_bullets[0], 0, MINATAR_COLS);
     if (g->e_bullets[9][g->pos]) g->terminal = true;
     if (g->aliens[9][g->pos]) g->terminal = true;
@@ -120,12 +153,14 @@ int space_invaders_act(MinatarSpaceInvaders *g, bool ramping, int a, bool *termi
         g->alien_shot_timer = ENEMY_SHOT_INTERVAL;
         alien_shoot(g);
     }
-    for (int y = 0; y < MINATAR_ROWS; y++)
-        for (int x = 0; x < MINATAR_COLS; x++)
-            if (g->aliens[y][x] && g->f_bullets[y][x]) {
-                r += 1;
-                g->aliens[y][x] = g->f_bullets[y][x] = 0;
-            }
+    for (int y = 0; y < MINATAR_ROWS; y++) {
+        unsigned hit = minatar_row_mask(g->aliens[y]) & minatar_row_mask(g->f_bullets[y]);
+        for (; hit; hit &= hit - 1) {
+            int x = __builtin_ctz(hit);
+            r += 1;
+            g->aliens[y][x] = g->f_bullets[y][x] = 0;
+        }
+    }
     g->shot_timer -= g->shot_timer > 0;
     g->alien_move_timer -= 1;
     g->alien_shot_timer -= 1;
@@ -140,17 +175,14 @@ int space_invaders_act(MinatarSpaceInvaders *g, bool ramping, int a, bool *termi
     return r;
 }
 
-void space_invaders_state(const MinatarSpaceInvaders *g, uint8_t *cells) {
-    minatar_set(cells, N_CH, 9, g->pos, CH_CANNON);
+void space_invaders_state(const MinatarSpaceInvaders *g, float *obs) {
+    minatar_set(obs, N_CH, 9, g->pos, CH_CANNON);
     int dir_ch = g->alien_dir < 0 ? CH_ALIEN_LEFT : CH_ALIEN_RIGHT;
-    for (int y = 0; y < MINATAR_ROWS; y++)
-        for (int x = 0; x < MINATAR_COLS; x++) {
-            if (g->aliens[y][x]) {
-                minatar_set(cells, N_CH, y, x, CH_ALIEN);
-                minatar_set(cells, N_CH, y, x, dir_ch);
-            }
-            if (g->f_bullets[y][x]) minatar_set(cells, N_CH, y, x, CH_FRIENDLY_BULLET);
-            if (g->e_bullets[y][x]) minatar_set(cells, N_CH, y, x, CH_ENEMY_BULLET);
-        }
+    for (int y = 0; y < MINATAR_ROWS; y++) {
+        unsigned aliens = minatar_row_mask(g->aliens[y]);
+        minatar_put_row(obs, N_CH, y, aliens, CH_ALIEN);
+        minatar_put_row(obs, N_CH, y, aliens, dir_ch);
+        minatar_set_row(obs, N_CH, y, minatar_row_mask(g->f_bullets[y]), CH_FRIENDLY_BULLET);
+        minatar_set_row(obs, N_CH, y, minatar_row_mask(g->e_bullets[y]), CH_ENEMY_BULLET);
+    }
 }
-

@@ -111,6 +111,42 @@ Test(minatar_env, bit_exact_with_the_port_across_episodes) {
     }
 }
 
+/* The games write only the cells that hold 1 into planes they clear
+ * first: stepping into a buffer full of other values (another game's
+ * planes, garbage) gives exactly the observation a zeroed buffer gets, and
+ * cells beyond obs_dim are left alone. */
+Test(minatar_env, observation_overwrites_the_buffer) {
+    for (int k = 0; k < env_registry_count; k++) {
+        const EnvSpec *s = env_registry[k];
+        if (strncmp(s->name, "MinAtar/", 8)) continue;
+        Env a, b;
+        init_env(&a, s->name, NULL, 3, RNG_STREAM_ENV);
+        init_env(&b, s->name, NULL, 3, RNG_STREAM_ENV);
+        float oa[ENV_MAX_OBS], ob[ENV_MAX_OBS];
+        Rng pol;
+        rng_seed(&pol, 4, RNG_STREAM_TOOL);
+        env_reset(&a, oa);
+        env_reset(&b, ob);
+        for (int t = 0; t < 200; t++) {
+            int act = (int)rng_below(&pol, (uint64_t)a.num_actions);
+            memset(oa, 0, sizeof oa);
+            for (int i = 0; i < ENV_MAX_OBS; i++) ob[i] = (i % 3) ? 0.5f : 1.0f;
+            EnvStep sa = env_step(&a, act, oa), sb = env_step(&b, act, ob);
+            cr_assert_eq(sa.reward, sb.reward, "%s step %d", s->name, t);
+            for (int i = 0; i < s->obs_dim; i++)
+                cr_assert_eq(ob[i], oa[i], "%s step %d cell %d: %g over a filled buffer, %g over zeros", s->name, t, i,
+                             (double)ob[i], (double)oa[i]);
+            cr_assert_eq(ob[s->obs_dim], (s->obs_dim % 3) ? 0.5f : 1.0f, "%s: a float past obs_dim written", s->name);
+            if (sa.terminated) {
+                env_reset(&a, oa);
+                env_reset(&b, ob);
+            }
+        }
+        env_free(&a);
+        env_free(&b);
+    }
+}
+
 /* Two instances: run a, copy its whole state into b (another seed), and
  * both continue alike; env_snapshot/env_restore also keeps the step count,
  * the terminated flag and e->rng. */
