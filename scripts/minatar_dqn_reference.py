@@ -21,7 +21,14 @@ What this wrapper changes, and nothing else:
   episode to PREFIX.episodes.csv (frame at its end, return) as it ends,
   and the wall time every 10,000 frames to PREFIX.progress.csv, so that a
   run stopped early still leaves its curve. dqn.py writes the same returns
-  to PREFIX_data_and_weights at the end of the run (torch.save).
+  to PREFIX_data_and_weights at the end of the run (torch.save);
+- dqn.py's own --save is always on: every 1,000 episodes it writes
+  PREFIX_checkpoint (network, optimizer, replay buffer, frame). When that
+  file exists, the wrapper continues the run from it with dqn.py's own
+  --loadfile and appends to the CSVs (episodes logged after the
+  checkpoint are dropped: dqn.py plays them again). Writing the checkpoint
+  (about 300 MB with a full buffer) takes seconds: time per frame is
+  measured on a separate short run (docs/RESULTS.md).
 
 dqn.py takes no seed: its network initialisation, replay sampling and
 exploration use the unseeded global generators of torch, random and numpy,
@@ -35,6 +42,31 @@ import os
 import platform
 import sys
 import time
+
+
+def open_log(path, header, start):
+    """The CSV at path for appending, keeping only rows at frames <= start
+    (a fresh file with its header when start is 0)."""
+    rows = []
+    if start and os.path.exists(path):
+        with open(path) as f:
+            rows = [r for r in f.read().splitlines()[1:] if int(r.split(",")[0]) <= start]
+    f = open(path, "w")
+    f.write(header + "\n" + "".join(r + "\n" for r in rows))
+    f.flush()
+    return f
+
+
+def last_wall(path, start):
+    """The wall seconds logged at the last progress row at or before start."""
+    wall = 0.0
+    if os.path.exists(path):
+        with open(path) as f:
+            for r in f.read().splitlines()[1:]:
+                frame, w = r.split(",")
+                if int(frame) <= start:
+                    wall = float(w)
+    return wall
 
 
 def main():
@@ -64,11 +96,14 @@ def main():
     import dqn
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    episodes = open(a.out + ".episodes.csv", "w")
-    episodes.write("frame,return\n")
-    progress = open(a.out + ".progress.csv", "w")
-    progress.write("frame,wall_seconds\n")
-    state = {"frame": 0, "ret": 0.0, "t0": time.perf_counter()}
+    ckpt = a.out + "_checkpoint"
+    start, wall0 = 0, 0.0
+    if os.path.exists(ckpt):
+        start = int(torch.load(ckpt)["frame"])
+        wall0 = last_wall(a.out + ".progress.csv", start)
+    episodes = open_log(a.out + ".episodes.csv", "frame,return", start)
+    progress = open_log(a.out + ".progress.csv", "frame,wall_seconds", start)
+    state = {"frame": start, "ret": 0.0, "t0": time.perf_counter() - wall0}
     act = minatar.Environment.act
 
     def logged_act(self, action):
@@ -90,6 +125,7 @@ def main():
         "reference": "kenjyoung/MinAtar examples/dqn.py (release 1.0.15, commit 4241f24), unchanged",
         "changed_by_wrapper": ["NUM_FRAMES", "torch.set_num_threads(1)", "Environment.act logged"],
         "seeded": False,
+        "resumed_at_frame": start,
         "game": a.game,
         "frames": a.frames,
         "torch": torch.__version__,
@@ -100,7 +136,9 @@ def main():
     }
     with open(a.out + ".meta.json", "w") as f:
         json.dump(meta, f, indent=1)
-    sys.argv = ["dqn.py", "--game", a.game, "--output", a.out, "--verbose"]
+    sys.argv = ["dqn.py", "--game", a.game, "--output", a.out, "--verbose", "--save"]
+    if start:
+        sys.argv += ["--loadfile", ckpt]
     dqn.main()
     meta["wall_seconds"] = time.perf_counter() - state["t0"]
     meta["frames_done"] = state["frame"]
