@@ -42,6 +42,24 @@ episode, last_action surviving reset, and long episodes: a policy that
 looks two steps ahead (on deep copies of the environment, generator
 included, so the look-ahead is exact) and avoids actions that end the
 episode, so Asterix, Seaquest and Space Invaders live long enough to ramp.
+
+Some runs are one game's own (EXTRA_RUNS): Space Invaders under a "hunt"
+policy that aims by simulating its shots (rollouts on deep copies), so an
+episode clears waves fast enough to reach the last level of its ramp (6:
+enemy_move_interval down from 12 to 6) and clears more waves after it, where
+the ramp must stop. Seaquest under a "volley" policy that fires whenever it
+can and moves sideways in between (four moves between two shots), so two of
+its bullets fly one cell apart; when the one behind moves onto the one ahead
+and an enemy spawned there, the reference's f_bullets.remove(bullet) removes
+the bullet ahead, equal in value, and visits the one behind again (the only
+such path: elsewhere the element in hand has moved before it is removed and
+no earlier element can equal it; --coverage counts them).
+
+--coverage counts, in the reference's own code, every list.remove call of
+Seaquest by the line that makes it, and how many of them removed an element
+other than the one passed (an earlier element equal in value: the quirk
+envs/minatar/seaquest.c keeps), and prints the counts per run and in total
+(the trajectories written are the same with or without it).
 """
 import argparse
 import copy
@@ -65,6 +83,19 @@ RUNS = [
     (s % 2, (0.1, 0.0, 0.25, 1.0)[s % 4], s % 3 != 0, 100 + s, 4, "random", 400, 2, 5000 + s if s % 2 else None)
     for s in range(12)
 ]
+
+
+# Runs of one game only, after RUNS (same fields).
+EXTRA_RUNS = {
+    "space_invaders": [
+        (1, 0.0, True, 14, 1, "hunt", 1700, 2, None),   # ramp 6 at step 808, then more waves at level 6
+        (0, 0.1, True, 21, 1, "hunt", 1500, 2, None),   # sticky: ramp 6 at step 882, then more waves
+    ],
+    "seaquest": [
+        (0, 0.0, True, 40, 1, "volley", 3000, 2, None),  # a bullet removed for another: hits a fish (line 103)
+        (0, 0.0, True, 41, 1, "volley", 3000, 2, None),  # ... hits a sub (line 111)
+    ],
+}
 
 
 def cells(env):
@@ -102,6 +133,48 @@ def invader_aim(g):
     return 0 if target == g.pos else 1 if target < g.pos else 3
 
 
+def rollout(env, plan, horizon):
+    """Reward of acting plan, then no-ops, for horizon steps on a copy of
+    env; -1 when the episode ends."""
+    e = copy.deepcopy(env)
+    total = 0
+    for k in range(horizon):
+        r, t = e.act(plan[k] if k < len(plan) else 0)
+        total += r
+        if t:
+            return -1
+    return total
+
+
+def invader_hunt(env):
+    """Space Invaders: fire when a shot now kills within 10 frames more than
+    no shot does (by simulation), else move left or right when moving 1 to 4
+    times and then firing would; else invader_aim."""
+    g = env.env
+    if g.shot_timer == 0 and rollout(env, [5], 10) > rollout(env, [], 10):
+        return 5
+    for m in (1, 3):
+        for moves in range(1, 5):
+            if rollout(env, [m] * moves + [5], 12) > rollout(env, [m] * moves, 12):
+                return m
+    return invader_aim(g)
+
+
+def seaquest_volley(g):
+    """Seaquest: surface with divers when oxygen runs low, stay below row 2,
+    fire whenever the gun is ready and otherwise move on sideways (turning
+    at the walls)."""
+    if g.diver_count > 0 and (g.oxygen < 40 or g.diver_count >= 6):
+        return 2
+    if g.sub_y == 0 or (g.oxygen > 60 and g.sub_y < 3):
+        return 4
+    if g.shot_timer == 0:
+        return 5
+    if g.sub_or:
+        return 3 if g.sub_x < 9 else 1
+    return 1 if g.sub_x > 0 else 3
+
+
 def preferred(game, env, actions, rng):
     """A game-specific nudge (fire often, chase the ball, cross the road,
     surface with divers); otherwise a random action."""
@@ -128,7 +201,12 @@ def preferred(game, env, actions, rng):
 def choose(game, env, policy, actions, rng):
     if policy == "random":
         return actions[rng.randint(len(actions))]
-    want = preferred(game, env, actions, rng)
+    if policy == "hunt" and game == "space_invaders":
+        want = invader_hunt(env)
+    elif policy == "volley" and game == "seaquest":
+        want = seaquest_volley(env.env)
+    else:
+        want = preferred(game, env, actions, rng)
     if survives(env, want, actions, 2):
         return want
     safe = [a for a in actions if survives(env, a, actions, 2)]
@@ -152,22 +230,76 @@ def run(game, spec, Environment):
         env.reset()
         cmds.append("reset\n")
         lines = [out_line(0, False, env)]
-        terminal, steps, after = False, 0, 0
+        terminal, steps, after, ramps = False, 0, 0, []
         while after < extra and steps < max_steps:
             if mid_seed is not None and ep == 1 % episodes and steps == 40:
                 env.seed(mid_seed)
                 cmds.append("seed %d\n" % mid_seed)
             i = action_set.index(choose(game, env, policy, action_set, rng))
+            ramp = env.env.difficulty_ramp()
             r, terminal = env.act(action_set[i])
+            if env.env.difficulty_ramp() != ramp:
+                ramps.append("%d@%d" % (env.env.difficulty_ramp(), steps + 1))
             cmds.append("step %d\n" % i)
             lines.append(out_line(r, terminal, env))
             steps += 1
             after += terminal
         outputs.append(lines)
-        stats.append("%d%s/r%s" % (steps, "T" if terminal else "", env.env.difficulty_ramp()))
+        stats.append("%d%s/r%s%s" % (steps, "T" if terminal else "", env.env.difficulty_ramp(),
+                                     "(%s)" % ",".join(ramps[-2:]) if ramps else ""))
         digest = hashlib.sha256("".join(lines).encode()).hexdigest()
         cmds.append("episode %s %d\n" % (digest, len(lines)))
     return cmds, outputs, stats
+
+
+class RemoveCounter:
+    """--coverage: Seaquest's list.remove calls counted by calling line."""
+
+    def __init__(self):
+        import collections
+        self.calls, self.other = collections.Counter(), collections.Counter()
+        self.total_calls, self.total_other = collections.Counter(), collections.Counter()
+        self.on = False  # only the real environment's steps, not those of the copies a policy looks ahead on
+        self.real = None  # the environment a run resets (copies are never reset)
+        counter = self
+
+        class CountingList(list):
+            def remove(self, val):
+                if counter.on:
+                    line = sys._getframe(1).f_lineno
+                    counter.calls[line] += 1
+                    first = next(e for e in self if e == val)
+                    counter.other[line] += first is not val
+                list.remove(self, val)
+        self.cls = CountingList
+
+    def install(self, Environment):
+        reset, act, counter = Environment.reset, Environment.act, self
+
+        def counted_reset(env):
+            reset(env)
+            counter.real = env
+            for name in ("f_bullets", "e_bullets", "e_fish", "e_subs", "divers"):
+                if hasattr(env.env, name):
+                    setattr(env.env, name, counter.cls(getattr(env.env, name)))
+
+        def counted_act(env, a):
+            counter.on = env is counter.real
+            try:
+                return act(env, a)
+            finally:
+                counter.on = False
+        Environment.reset, Environment.act = counted_reset, counted_act
+
+    def report(self):
+        """The counts since the last report, added to the totals."""
+        text = "remove calls by line %s; of another element: %s" % (
+            dict(sorted(self.calls.items())), dict(sorted((k, v) for k, v in self.other.items() if v)) or "none")
+        self.total_calls.update(self.calls)
+        self.total_other.update(self.other)
+        self.calls.clear()
+        self.other.clear()
+        return text
 
 
 def main():
@@ -175,16 +307,23 @@ def main():
     ap.add_argument("--minatar", required=True, help="a checkout of kenjyoung/MinAtar at 4241f24")
     ap.add_argument("--out", default="tests/fixtures/minatar", help="output folder")
     ap.add_argument("--games", default=",".join(GAMES))
+    ap.add_argument("--coverage", action="store_true", help="count Seaquest's list.remove calls (module docstring)")
     a = ap.parse_args()
     sys.path.insert(0, os.path.abspath(a.minatar))
     from minatar.environment import Environment
+    counter = RemoveCounter() if a.coverage else None
+    if counter:
+        counter.install(Environment)
     os.makedirs(a.out, exist_ok=True)
     for game in a.games.split(","):
         all_cmds, full = ["# MinAtar reference trajectories (scripts/minatar_reference.py): %s\n" % game], None
         nsteps = 0
-        for spec in RUNS:
+        runs = RUNS + EXTRA_RUNS.get(game, [])
+        for spec in runs:
             cmds, outputs, stats = run(game, spec, Environment)
             print("  %s: steps/ramp per episode %s" % (cmds[0].strip(), " ".join(stats)), file=sys.stderr)
+            if counter and game == "seaquest":
+                print("    " + counter.report(), file=sys.stderr)
             all_cmds += cmds
             nsteps += sum(len(o) for o in outputs)
             if full is None:
@@ -193,7 +332,10 @@ def main():
             f.write("".join(all_cmds).encode())
         with gzip.GzipFile(os.path.join(a.out, game + ".full.txt.gz"), "wb", mtime=0) as f:
             f.write("".join(full).encode())
-        print("%s: %d runs, %d output lines" % (game, len(RUNS), nsteps), file=sys.stderr)
+        print("%s: %d runs, %d output lines" % (game, len(runs), nsteps), file=sys.stderr)
+        if counter and game == "seaquest":
+            counter.calls, counter.other = counter.total_calls, counter.total_other
+            print("  all runs: " + counter.report(), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,25 +4,13 @@
  * was or the whole export. */
 #include "cliexport.h"
 #include "json.h"
+#include "netprint.h"
 #include "npz.h"
 
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-/* "4-16-2", or "4-8-8-2 dueling": observation, hidden widths, actions;
- * with conv layers the observation is its planes and each conv layer
- * follows as cFkKsS: "10x10x4-c16k3s1-128-6". */
-static void shape_of(const QNetSpec *s, char *out, size_t size) {
-    size_t n = s->n_conv ? (size_t)snprintf(out, size, "%dx%dx%d", s->in_h, s->in_w, s->in_c)
-                         : (size_t)snprintf(out, size, "%d", s->obs_dim);
-    for (int i = 0; i < s->n_conv && n < size; i++)
-        n += (size_t)snprintf(out + n, size - n, "-c%dk%ds%d", s->conv[i].filters, s->conv[i].kernel,
-                              s->conv[i].stride);
-    for (int l = 0; l < s->n_hidden && n < size; l++) n += (size_t)snprintf(out + n, size - n, "-%d", s->hidden[l]);
-    if (n < size) snprintf(out + n, size - n, "-%d%s", s->n_actions, s->dueling ? " dueling" : "");
-}
-
 static void print_json(FILE *out, const CliLoad *c, const char *path, bool raw, const NpzWritten *done) {
     const RunCkptManifest *m = &c->man;
     const QNetSpec *s = &c->net.spec;
@@ -86,7 +74,7 @@ int cliexport_write(const CliLoad *c, const char *path, FILE *out, bool json, ch
         return 0;
     }
     char shape[256], what[256];
-    shape_of(&c->net.spec, shape, sizeof shape);
+    netprint_name(&c->net.spec, shape, sizeof shape);
     cliload_describe(&c->man, what, sizeof what);
     fprintf(out, "%s %s (%s, %" PRIu64 " bytes): %s network %s, %zu parameters, from %s (%s)\n",
             done.replaced ? "replaced" : "wrote", path, raw ? "raw float32" : "npz", done.bytes,

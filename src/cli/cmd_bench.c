@@ -11,7 +11,8 @@
 
 static const char bench_usage[] =
     "usage: gorila bench env [--steps N] [--env NAME] [--json]\n"
-    "       gorila bench nn [--json] [--seconds S] [--threads N] [--no-double]\n"
+    "       gorila bench nn [--json] [--seconds S] [--threads N] [--no-double] [--minatar]\n"
+    "       gorila bench nn --config FILE [--set key.path=value]... [--json] [--seconds S] [--threads N]\n"
     "       gorila bench replay [--json] [--seconds S] [--obs-dim N] [--capacity C]\n"
     "       mpirun -np P gorila bench allreduce [--config FILE] [--max-floats N] [--seconds S]\n"
     "                                          [--wait auto|poll|sleep] [--json]\n"

@@ -23,6 +23,7 @@
 #include "json.h"
 #include "layout.h"
 #include "memplan.h"
+#include "netprint.h"
 #include "placement.h"
 #include "util.h"
 
@@ -126,34 +127,6 @@ static int parse_args(int argc, char **argv, bool place, ConfigArgs *a, int *sta
     return 0;
 }
 
-/* The Q-network of cfg, layer by layer: each conv layer's output shape
- * (filters x height x width), each linear layer's width, the parameters of
- * each and their sum. */
-static void print_network(const QNet *net, FILE *f) {
-    const QNetSpec *s = &net->spec;
-    fprintf(f, "network: %zu parameters\n", net->n_params);
-    if (s->n_conv > 0) fprintf(f, "  %-9s %dx%dx%d planes (height x width x channels)\n", "input", s->in_h, s->in_w, s->in_c);
-    else fprintf(f, "  %-9s %d numbers\n", "input", s->obs_dim);
-    for (int i = 0; i < net->n_conv; i++) {
-        const ConvLayer *c = &net->conv[i];
-        char name[24], shape[96];
-        snprintf(name, sizeof name, "conv.%d", i);
-        snprintf(shape, sizeof shape, "%dx%dx%d (%d filters %dx%d, stride %d)", c->out_c, c->out_h, c->out_w, c->out_c,
-                 c->k, c->k, c->stride);
-        size_t n = (size_t)c->out_c * (size_t)c->in_c * (size_t)c->k * (size_t)c->k + (size_t)c->out_c;
-        fprintf(f, "  %-9s %-40s %10zu parameters\n", name, shape, n);
-    }
-    for (int l = 0; l < net->n_linear; l++) {
-        const QNetLinear *L = &net->lin[l];
-        char name[24], shape[96];
-        bool head = l == net->n_linear - 1;
-        if (head) snprintf(name, sizeof name, "head");
-        else snprintf(name, sizeof name, "hidden.%d", l);
-        snprintf(shape, sizeof shape, "%d (from %d)%s", L->out, L->in, head && s->dueling ? " dueling" : "");
-        fprintf(f, "  %-9s %-40s %10zu parameters\n", name, shape, (size_t)L->in * (size_t)L->out + (size_t)L->out);
-    }
-}
-
 static int config_check(int argc, char **argv) {
     ConfigArgs a;
     int status;
@@ -184,7 +157,7 @@ static int config_check(int argc, char **argv) {
     if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
     config_write(&cfg, stdout);
     fputc('\n', stdout);
-    print_network(&net, stdout);
+    netprint_layers(&net, stdout);
     fputc('\n', stdout);
     memplan_print(&plan, &machine, stdout);
     fputc('\n', stdout);

@@ -439,6 +439,59 @@ Test(checkpoint, envs_section_writes_format_2) {
     remove_dir(dir);
 }
 
+/* A network on planes: ckptfile_write adds section NET (format 3) with the
+ * planes and conv layers, ckptfile_open reads them back into the meta, and
+ * two conv stacks of one parameter count (10x10x4: 8 5x5 stride 2, or 32
+ * 2x2 stride 2 then 8 1x1 stride 2, both 808 conv parameters and 72
+ * features) are told apart, as the header alone could not. A plane
+ * network's file without NET (written before format 3) is compared by its
+ * header. */
+Test(checkpoint, net_section_records_conv_layers) {
+    char dir[DIR_LEN], path[FILE_LEN], err[ERR_LEN] = "";
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/net.bin", dir);
+    Fixture fx;
+    fixture_init(&fx);
+    CkptMeta a = fx.meta;
+    a.net.obs_dim = 400;
+    a.net.in_h = a.net.in_w = 10;
+    a.net.in_c = 4;
+    a.net.n_conv = 1;
+    a.net.conv[0][0] = 8, a.net.conv[0][1] = 5, a.net.conv[0][2] = 2;
+    cr_assert_eq(ckptfile_write(path, &a, fx.sec, N_SEC, err), 0, "%s", err);
+    CkptReader r;
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
+    cr_expect_eq(r.meta.format_version, 3);
+    cr_expect_eq(r.meta.net.planes_known, 1);
+    cr_expect_eq(r.meta.net.in_c, 4);
+    cr_expect_eq(r.meta.net.n_conv, 1);
+    cr_expect_eq(r.meta.net.conv[0][1], 5);
+    cr_expect_eq(ckptfile_check_compatible(&r.meta, &a, err), 0, "%s", err);
+    CkptMeta b = a;
+    b.net.n_conv = 2;
+    b.net.conv[0][0] = 32, b.net.conv[0][1] = 2, b.net.conv[0][2] = 2;
+    b.net.conv[1][0] = 8, b.net.conv[1][1] = 1, b.net.conv[1][2] = 2;
+    cr_assert_eq(ckptfile_check_compatible(&r.meta, &b, err), -1);
+    cr_assert_str_eq(err, "network differs: checkpoint has 10x10x4 planes -> conv [8 5x5 stride 2] -> hidden [64, 64] "
+                          "-> 2 actions (4610 parameters), expected 10x10x4 planes -> conv [32 2x2 stride 2, 8 1x1 "
+                          "stride 2] -> hidden [64, 64] -> 2 actions (4610 parameters)");
+    ckptfile_close(&r);
+    /* planes that do not make obs_dim are refused on write */
+    b.net.in_c = 3;
+    cr_assert_eq(ckptfile_write(path, &b, fx.sec, N_SEC, err), -1);
+    cr_expect(strstr(err, "planes 10x10x3 do not make obs_dim 400"), "%s", err);
+    /* a file of format 1 for a plane network: compared by its header only */
+    CkptMeta old = a;
+    memset(&old.net.in_h, 0, sizeof old.net - offsetof(CkptNet, in_h));
+    cr_expect_eq(ckptfile_check_compatible(&old, &b, err), 0, "%s", err);
+    old.net.n_params++;
+    cr_assert_eq(ckptfile_check_compatible(&old, &a, err), -1);
+    cr_expect(strstr(err, "checkpoint has 400 inputs (planes and conv layers not recorded: written before format 3)"),
+              "%s", err);
+    fixture_free(&fx);
+    remove_dir(dir);
+}
+
 Test(checkpoint, overwrite_replaces_and_leaves_no_temporary) {
     char dir[DIR_LEN], path[FILE_LEN];
     make_dir(dir, sizeof dir);
@@ -649,16 +702,16 @@ Test(checkpoint, wrong_magic_future_version_other_endianness) {
 
     unsigned char *copy = xmalloc(bytes);
     memcpy(copy, img, bytes);
-    put32(copy + 8, 3);
+    put32(copy + 8, 4);
     refresh_crcs(copy);
     spit(bad, copy, bytes);
-    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 3 (this build supports versions 1 to 2)",
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 4 (this build supports versions 1 to 3)",
              bad);
     expect_open_error(bad, want, "future version");
     put32(copy + 8, 0);
     refresh_crcs(copy);
     spit(bad, copy, bytes);
-    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 0 (this build supports versions 1 to 2)",
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 0 (this build supports versions 1 to 3)",
              bad);
     expect_open_error(bad, want, "version 0");
 
@@ -871,6 +924,9 @@ Test(checkpoint, write_validates_meta_and_sections) {
 
 /* ---- layout compatibility ---------------------------------------------- */
 
+/* The fixture's network, as the compatibility messages name it. */
+#define MLP_64 "4 inputs -> hidden [64, 64] -> 2 actions (4610 parameters)"
+
 Test(checkpoint, compatibility_messages_say_what_differs) {
     Fixture fx;
     fixture_init(&fx);
@@ -888,26 +944,29 @@ Test(checkpoint, compatibility_messages_say_what_differs) {
     want.net.hidden[0] = want.net.hidden[1] = 128;
     want.net.n_params = 17410;
     cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
-    cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [128, 128]");
+    cr_assert_str_eq(err, "network differs: checkpoint has " MLP_64 ", expected 4 inputs -> hidden [128, 128] -> 2 "
+                          "actions (17410 parameters)");
 
     want = *have;
     want.net.n_hidden = 3;
     want.net.hidden[2] = 64;
     cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
-    cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [64, 64, 64]");
+    cr_assert_str_eq(err, "network differs: checkpoint has " MLP_64 ", expected 4 inputs -> hidden [64, 64, 64] -> 2 "
+                          "actions (4610 parameters)");
 
     want = *have;
     want.net.obs_dim = 6;
     want.net.num_actions = 3;
     want.net.dueling = 1;
     cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
-    cr_assert_str_eq(err, "network differs: checkpoint has obs_dim 4, expected 6; num_actions 2, expected 3; "
-                          "dueling no, expected yes");
+    cr_assert_str_eq(err, "network differs: checkpoint has " MLP_64 ", expected 6 inputs -> hidden [64, 64] -> 3 "
+                          "actions dueling (4610 parameters)");
 
     want = *have;
     want.net.n_params = NP + 1;
     cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
-    cr_assert_str_eq(err, "network differs: checkpoint has n_params 4610, expected 4611");
+    cr_assert_str_eq(err, "network differs: checkpoint has " MLP_64 ", expected 4 inputs -> hidden [64, 64] -> 2 "
+                          "actions (4611 parameters)");
 
     want = *have;
     snprintf(want.env, sizeof want.env, "Acrobot-v1");
@@ -926,7 +985,8 @@ Test(checkpoint, compatibility_messages_say_what_differs) {
     snprintf(want.env, sizeof want.env, "MountainCar-v0");
     want.slice_count = 100;
     cr_assert_eq(ckptfile_check_compatible(have, &want, err), -1);
-    cr_assert_str_eq(err, "network differs: checkpoint has hidden [64, 64], expected [64]; "
+    cr_assert_str_eq(err, "network differs: checkpoint has " MLP_64 ", expected 4 inputs -> hidden [64] -> 2 actions "
+                          "(4610 parameters); "
                           "env differs: checkpoint has \"CartPole-v1\", expected \"MountainCar-v0\"; "
                           "slice differs: checkpoint holds parameters [0, 4610), expected [0, 100)");
     fixture_free(&fx);

@@ -94,6 +94,7 @@ const char *ckptfile_section_name(uint32_t id) {
     case CKPT_SEC_RNG: return "rng_states";
     case CKPT_SEC_REPLAY: return "replay";
     case CKPT_SEC_ENVS: return "envs";
+    case CKPT_SEC_NET: return "net";
     default: return "unknown";
     }
 }
@@ -110,6 +111,26 @@ const char *ckptfile_optim_name(uint32_t kind) {
 
 /* ---- validation shared by writer and reader ---------------------------- */
 
+/* Section NET's fields: planes that make obs_dim, and 0 .. CKPT_MAX_CONV
+ * layers of positive sizes (all zero without planes). */
+static int check_planes(const CkptNet *n, char *err) {
+    if (n->in_c == 0) {
+        if (n->in_h || n->in_w || n->n_conv)
+            return errf(err, "network input has no planes but %ux%u and %u conv layers", n->in_h, n->in_w, n->n_conv);
+        return 0;
+    }
+    if ((uint64_t)n->in_h * n->in_w * n->in_c != n->obs_dim)
+        return errf(err, "network input planes %ux%ux%u do not make obs_dim %u", n->in_h, n->in_w, n->in_c, n->obs_dim);
+    if (n->n_conv > CKPT_MAX_CONV) return errf(err, "network has %u conv layers, at most %d fit", n->n_conv, CKPT_MAX_CONV);
+    for (uint32_t i = 0; i < CKPT_MAX_CONV; i++)
+        for (int j = 0; j < 3; j++) {
+            if (i < n->n_conv && n->conv[i][j] == 0) return errf(err, "conv layer %u has a size of 0", i);
+            if (i >= n->n_conv && n->conv[i][j] != 0)
+                return errf(err, "conv layer %u given beyond the %u conv layers", i, n->n_conv);
+        }
+    return 0;
+}
+
 static int check_meta(const CkptMeta *m, char *err) {
     const CkptNet *n = &m->net;
     if (n->obs_dim == 0 || n->num_actions == 0)
@@ -123,6 +144,7 @@ static int check_meta(const CkptMeta *m, char *err) {
             return errf(err, "hidden width %u given beyond the %u hidden layers", i, n->n_hidden);
     }
     if (n->dueling > 1) return errf(err, "dueling flag is %u, must be 0 or 1", n->dueling);
+    if (check_planes(n, err) < 0) return -1;
     if (m->slice_offset > n->n_params || m->slice_count > n->n_params - m->slice_offset)
         return errf(err, "slice [%" PRIu64 ", %" PRIu64 " + %" PRIu64 ") lies outside the %" PRIu64 " parameters",
                     m->slice_offset, m->slice_offset,
@@ -184,10 +206,16 @@ static int check_section(const CkptMeta *m, uint32_t version, uint32_t id, uint6
         if (version < 2) break; /* unknown to format 1 */
         if (bytes < 24) return errf(err, "section %s is %" PRIu64 " bytes, shorter than its 3 counts", name, bytes);
         return 0;
+    case CKPT_SEC_NET:
+        if (version < 3) break; /* unknown to formats 1 and 2 */
+        if (bytes < 16 || (bytes - 16) % 12 != 0 || (bytes - 16) / 12 > CKPT_MAX_CONV)
+            return errf(err, "section %s is %" PRIu64 " bytes, expected 16 + 12 per conv layer (0 .. %d layers)", name,
+                        bytes, CKPT_MAX_CONV);
+        return 0;
     default: break;
     }
     return errf(err, "unknown section id %u (format %u knows 1 .. %d)", id, version,
-                version < 2 ? (int)CKPT_SEC_REPLAY : CKPT_SEC_END_ - 1);
+                version < 2 ? (int)CKPT_SEC_REPLAY : version < 3 ? (int)CKPT_SEC_ENVS : CKPT_SEC_END_ - 1);
 }
 
 /* ids[0 .. n), bytes[0 .. n): known, unique, PARAMS present, sizes fit. */
@@ -308,18 +336,42 @@ static void dir_of(const char *path, char *dir, size_t cap) {
     }
 }
 
-int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *sections, size_t n_sections, char *err) {
+/* Section NET's bytes for n (16 + 12 n_conv of them) into out; returns
+ * the count. */
+static size_t encode_net(const CkptNet *n, unsigned char *out) {
+    store_u32(out, n->in_h);
+    store_u32(out + 4, n->in_w);
+    store_u32(out + 8, n->in_c);
+    store_u32(out + 12, n->n_conv);
+    for (uint32_t i = 0; i < n->n_conv && i < CKPT_MAX_CONV; i++)
+        for (int j = 0; j < 3; j++) store_u32(out + 16 + 12 * i + 4 * (uint32_t)j, n->conv[i][j]);
+    return 16 + 12 * (size_t)(n->n_conv < CKPT_MAX_CONV ? n->n_conv : CKPT_MAX_CONV);
+}
+
+int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *caller, size_t n_caller, char *err) {
     if (check_meta(meta, err) < 0) return err_prefix(err, "cannot write checkpoint %s", path);
-    uint32_t ids[CKPT_MAX_SECTIONS] = {0};
-    uint64_t lens[CKPT_MAX_SECTIONS] = {0};
-    for (size_t i = 0; i < n_sections && i < CKPT_MAX_SECTIONS; i++) {
+    /* The caller's sections, then NET for a network on planes. */
+    if (n_caller > CKPT_MAX_SECTIONS)
+        return errf(err, "cannot write checkpoint %s: %zu sections, a checkpoint has 1 .. %d", path, n_caller,
+                    CKPT_MAX_SECTIONS);
+    CkptSection sections[CKPT_MAX_SECTIONS + 1];
+    unsigned char net_bytes[16 + 12 * CKPT_MAX_CONV];
+    size_t n_sections = n_caller;
+    if (n_caller > 0) memcpy(sections, caller, n_caller * sizeof *caller);
+    if (meta->net.in_c > 0)
+        sections[n_sections++] = (CkptSection){CKPT_SEC_NET, net_bytes, encode_net(&meta->net, net_bytes)};
+    uint32_t ids[CKPT_MAX_SECTIONS + 1] = {0};
+    uint64_t lens[CKPT_MAX_SECTIONS + 1] = {0};
+    for (size_t i = 0; i < n_sections; i++) {
         ids[i] = sections[i].id;
         lens[i] = sections[i].bytes;
     }
-    /* The oldest format that holds these sections: 2 only for ENVS. */
+    /* The oldest format that holds these sections: 2 for ENVS, 3 for NET. */
     uint32_t version = CKPT_VERSION_MIN;
-    for (size_t i = 0; i < n_sections && i < CKPT_MAX_SECTIONS; i++)
-        if (ids[i] == CKPT_SEC_ENVS) version = 2;
+    for (size_t i = 0; i < n_sections; i++) {
+        if (ids[i] == CKPT_SEC_ENVS && version < 2) version = 2;
+        if (ids[i] == CKPT_SEC_NET) version = 3;
+    }
     if (check_table(meta, version, ids, lens, n_sections, err) < 0)
         return err_prefix(err, "cannot write checkpoint %s", path);
 
@@ -528,6 +580,30 @@ static int check_extent(const CkptReader *r, const char *path, uint64_t size, ui
     return 0;
 }
 
+/* Section NET, when the file has one, into r->meta.net (its CRC checked,
+ * then its fields as a writer's). */
+static int read_net(CkptReader *r, char *err) {
+    const CkptEntry *en = ckptfile_find(r, CKPT_SEC_NET);
+    if (!en) return 0;
+    unsigned char b[16 + 12 * CKPT_MAX_CONV];
+    if (ckptfile_read_section(r, CKPT_SEC_NET, b, (size_t)en->bytes, err) < 0) return -1;
+    CkptNet *n = &r->meta.net;
+    n->in_h = load_u32(b);
+    n->in_w = load_u32(b + 4);
+    n->in_c = load_u32(b + 8);
+    n->n_conv = load_u32(b + 12);
+    if (16 + 12 * (uint64_t)n->n_conv != en->bytes)
+        return errf(err, "%s: invalid section net: %u conv layers in %" PRIu64 " bytes", r->path, n->n_conv, en->bytes);
+    for (uint32_t i = 0; i < n->n_conv; i++)
+        for (int j = 0; j < 3; j++) n->conv[i][j] = load_u32(b + 16 + 12 * i + 4 * (uint32_t)j);
+    if (n->in_c == 0 || check_planes(n, err) < 0) {
+        if (n->in_c == 0) errf(err, "no input planes");
+        return err_prefix(err, "%s: invalid section net", r->path);
+    }
+    n->planes_known = 1;
+    return 0;
+}
+
 int ckptfile_open(CkptReader *r, const char *path, char *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -547,7 +623,7 @@ int ckptfile_open(CkptReader *r, const char *path, char *err) {
     /* Header, section table, data extent: each trusted only once checked. */
     unsigned char h[CKPT_HEADER_BYTES];
     if (read_header(r, path, size, h, err) < 0 || read_table(r, path, h, size, &end, err) < 0 ||
-        check_extent(r, path, size, end, err) < 0)
+        check_extent(r, path, size, end, err) < 0 || read_net(r, err) < 0)
         return open_fail(r);
     return 0;
 }
@@ -623,53 +699,56 @@ static void append(char *out, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void format_hidden(const CkptNet *n, char *buf, size_t cap) {
-    size_t len = (size_t)snprintf(buf, cap, "[");
-    for (uint32_t i = 0; i < n->n_hidden && i < CKPT_MAX_HIDDEN && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%u", i ? ", " : "", n->hidden[i]);
-    if (len < cap) snprintf(buf + len, cap - len, "]");
+/* The network n whole, on one line: "10x10x4 planes -> conv [16 3x3 stride 1]
+ * -> hidden [128] -> 6 actions (132566 parameters)", or for a vector input
+ * "4 inputs -> hidden [64, 64] -> 2 actions dueling (...)"; a plane
+ * network of a file without section NET says "400 inputs (planes and conv
+ * layers not recorded: written before format 3)". */
+static void format_net(const CkptNet *n, bool planes_unknown, char *buf, size_t cap) {
+    size_t len = 0;
+#define PUT(...) (len += len < cap ? (size_t)snprintf(buf + len, cap - len, __VA_ARGS__) : 0)
+    if (n->in_c > 0) {
+        PUT("%ux%ux%u planes -> conv [", n->in_h, n->in_w, n->in_c);
+        for (uint32_t i = 0; i < n->n_conv && i < CKPT_MAX_CONV; i++)
+            PUT("%s%u %ux%u stride %u", i ? ", " : "", n->conv[i][0], n->conv[i][1], n->conv[i][1], n->conv[i][2]);
+        PUT("]");
+    } else {
+        PUT("%u inputs%s", n->obs_dim,
+            planes_unknown ? " (planes and conv layers not recorded: written before format 3)" : "");
+    }
+    PUT(" -> hidden [");
+    for (uint32_t i = 0; i < n->n_hidden && i < CKPT_MAX_HIDDEN; i++) PUT("%s%u", i ? ", " : "", n->hidden[i]);
+    PUT("] -> %u actions%s (%" PRIu64 " parameters)", n->num_actions, n->dueling ? " dueling" : "", n->n_params);
+#undef PUT
 }
 
-/* One "field value, expected value" item of the network message; the first
- * item says "checkpoint has". */
-static void net_item(char *out, int *items, const char *field, const char *have, const char *want) {
-    append(out, "%s%s%s %s, expected %s", *items ? "; " : "network differs: ", *items ? "" : "checkpoint has ", field,
-           have, want);
-    (*items)++;
+/* Whether two networks differ: every header field, and the planes and conv
+ * layers when found recorded them or want has none. */
+static bool net_differs(const CkptNet *f, const CkptNet *w) {
+    if (f->obs_dim != w->obs_dim || f->num_actions != w->num_actions || f->n_hidden != w->n_hidden ||
+        f->dueling != w->dueling || f->n_params != w->n_params)
+        return true;
+    for (uint32_t i = 0; i < f->n_hidden && i < CKPT_MAX_HIDDEN; i++)
+        if (f->hidden[i] != w->hidden[i]) return true;
+    if (!f->planes_known && w->in_c > 0) return false; /* an older plane network: the header is all there is */
+    if (f->in_h != w->in_h || f->in_w != w->in_w || f->in_c != w->in_c || f->n_conv != w->n_conv) return true;
+    for (uint32_t i = 0; i < f->n_conv && i < CKPT_MAX_CONV; i++)
+        for (int j = 0; j < 3; j++)
+            if (f->conv[i][j] != w->conv[i][j]) return true;
+    return false;
 }
 
 int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err) {
     char msg[ERR_LEN] = "";
-    char a[128], b[128];
     const CkptNet *f = &found->net, *w = &want->net;
-    int items = 0;
-    if (f->obs_dim != w->obs_dim) {
-        snprintf(a, sizeof a, "%u", f->obs_dim);
-        snprintf(b, sizeof b, "%u", w->obs_dim);
-        net_item(msg, &items, "obs_dim", a, b);
+    int parts = 0;
+    if (net_differs(f, w)) {
+        char a[ERR_LEN / 2 - 64], b[ERR_LEN / 2 - 64];
+        format_net(f, !f->planes_known && w->in_c > 0, a, sizeof a);
+        format_net(w, false, b, sizeof b);
+        append(msg, "network differs: checkpoint has %s, expected %s", a, b);
+        parts++;
     }
-    if (f->num_actions != w->num_actions) {
-        snprintf(a, sizeof a, "%u", f->num_actions);
-        snprintf(b, sizeof b, "%u", w->num_actions);
-        net_item(msg, &items, "num_actions", a, b);
-    }
-    bool hidden_same = f->n_hidden == w->n_hidden;
-    for (uint32_t i = 0; hidden_same && i < f->n_hidden && i < CKPT_MAX_HIDDEN; i++)
-        hidden_same = f->hidden[i] == w->hidden[i];
-    if (!hidden_same) {
-        format_hidden(f, a, sizeof a);
-        format_hidden(w, b, sizeof b);
-        net_item(msg, &items, "hidden", a, b);
-    }
-    if (f->dueling != w->dueling) net_item(msg, &items, "dueling", f->dueling ? "yes" : "no", w->dueling ? "yes" : "no");
-    /* A parameter count that differs on its own (the shapes agree) points
-     * at a different parameter layout; otherwise it only echoes the shapes. */
-    if (items == 0 && f->n_params != w->n_params) {
-        snprintf(a, sizeof a, "%" PRIu64, f->n_params);
-        snprintf(b, sizeof b, "%" PRIu64, w->n_params);
-        net_item(msg, &items, "n_params", a, b);
-    }
-    int parts = items > 0;
     if (strncmp(found->env, want->env, CKPT_ENV_LEN) != 0) {
         append(msg, "%senv differs: checkpoint has \"%.*s\", expected \"%.*s\"", parts ? "; " : "", CKPT_ENV_LEN,
                found->env, CKPT_ENV_LEN, want->env);

@@ -36,10 +36,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CKPT_VERSION 2          /* newest format version this build writes and reads: 1 + section ENVS */
+#define CKPT_VERSION 3          /* newest format version this build writes and reads: 1 + section ENVS (2),
+                                 * + section NET (3) */
 #define CKPT_VERSION_MIN 1      /* oldest it reads; a file without ENVS is written as version 1 */
 #define CKPT_HEADER_BYTES 256   /* header size in format versions 1 and 2 */
 #define CKPT_MAX_HIDDEN 8       /* hidden layers a header can describe */
+#define CKPT_MAX_CONV 4         /* convolution layers section NET can describe */
 #define CKPT_ENV_LEN 32         /* env name bytes, NUL included */
 #define CKPT_N_RESERVED 1       /* spare 64-bit counters in the header */
 #define CKPT_MAX_SECTIONS 16    /* entries a section table may have */
@@ -65,6 +67,11 @@
  *                   trained on, u64 slot count n, u64 slot bytes b, then n blocks of b bytes
  *                   (each slot's episode return and length and its env_snapshot; the trainer
  *                   checks they fit its environment)
+ *   NET             (version 3) the input planes and convolution layers, which the header
+ *                   cannot hold: u32 in_h, in_w, in_c, n_conv, then n_conv x (filters,
+ *                   kernel, stride) u32; 16 + 12 n_conv bytes. ckptfile_write adds it for a
+ *                   network on planes (CkptNet.in_c > 0) and ckptfile_open reads it into
+ *                   the meta, so callers never pass or read it themselves.
  * PARAMS is required; the others are optional. */
 typedef enum {
     CKPT_SEC_PARAMS = 1,
@@ -73,6 +80,7 @@ typedef enum {
     CKPT_SEC_RNG = 4,
     CKPT_SEC_REPLAY = 5,
     CKPT_SEC_ENVS = 6,
+    CKPT_SEC_NET = 7,
     CKPT_SEC_END_ /* one past the last known id */
 } CkptSectionId;
 
@@ -80,9 +88,13 @@ typedef enum {
  * state (e.g. for evaluation only). */
 typedef enum { CKPT_OPT_NONE = 0, CKPT_OPT_SGD = 1, CKPT_OPT_ADAM = 2, CKPT_OPT_RMSPROP = 3, CKPT_OPT_END_ } CkptOptim;
 
-/* The Q-network's shape: MLP obs_dim -> hidden[0] -> ... -> num_actions,
- * optionally with a dueling head; n_params counts every float of the flat
- * parameter array (the trainer computes it, this module only compares). */
+/* The Q-network's shape: obs_dim -> [conv layers ->] hidden[0] -> ... ->
+ * num_actions, optionally with a dueling head; n_params counts every float
+ * of the flat parameter array (the trainer computes it, this module only
+ * compares). The header holds all but the planes and conv layers, which
+ * section NET holds (format 3): in_c 0 is a vector input. A file read
+ * without NET (an MLP, or a plane network written before format 3) has
+ * in_c 0 and planes_known 0. */
 typedef struct {
     uint32_t obs_dim;
     uint32_t num_actions;
@@ -90,6 +102,10 @@ typedef struct {
     uint32_t hidden[CKPT_MAX_HIDDEN];   /* widths; entries >= n_hidden are 0 */
     uint32_t dueling;                   /* 0 or 1 */
     uint64_t n_params;
+    uint32_t in_h, in_w, in_c;          /* input planes (in_h * in_w * in_c == obs_dim), or all 0 */
+    uint32_t n_conv;                    /* 0 .. CKPT_MAX_CONV; 0 when in_c is 0 */
+    uint32_t conv[CKPT_MAX_CONV][3];    /* per layer: filters, kernel, stride; rows >= n_conv are 0 */
+    uint32_t planes_known;              /* read: 1 when the file has section NET */
 } CkptNet;
 
 /* Everything in a checkpoint header besides format bookkeeping. */
@@ -174,9 +190,13 @@ int ckptfile_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, c
 int ckptfile_verify(CkptReader *r, char *err);
 
 /* Compare a checkpoint's network layout, env and slice with what the caller
- * expects (optimizer and counters are not compared). Returns 0 when they
- * agree, or -1 with every difference in err, e.g.
- *   "network differs: checkpoint has hidden [64, 64], expected [128, 128]" */
+ * expects (optimizer and counters are not compared; planes and conv layers
+ * only when found has section NET or want has none: a plane network of a
+ * file from before format 3 is compared by its header and parameter count).
+ * Returns 0 when they agree, or -1 with every difference in err; a network
+ * that differs is named whole on both sides, e.g.
+ *   "network differs: checkpoint has 4 inputs -> hidden [64, 64] -> 2 actions (4610 parameters),
+ *    expected 4 inputs -> hidden [128, 128] -> 2 actions (17410 parameters)" (one line) */
 int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err);
 
 /* Lower-case names for messages ("params", "adam"); "unknown" otherwise. */

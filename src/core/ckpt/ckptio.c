@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+_Static_assert(QNET_MAX_CONV <= CKPT_MAX_CONV, "every conv layer of a QNet fits section NET");
+
 int ckptio_join(char *out, const char *a, const char *b, char *err) {
     if (snprintf(out, PATH_LEN, "%s/%s", a, b) >= PATH_LEN) return errf(err, "path too long: %s/%s", a, b);
     return 0;
@@ -103,6 +105,18 @@ void ckptio_fill_net(const Config *cfg, const QNet *net, CkptMeta *m) {
     for (int i = 0; i < net->spec.n_hidden; i++) m->net.hidden[i] = (uint32_t)net->spec.hidden[i];
     m->net.dueling = net->spec.dueling;
     m->net.n_params = net->n_params;
+    /* The planes and conv layers: section NET (ckptfile.h). */
+    if (net->spec.in_c > 0) {
+        m->net.in_h = (uint32_t)net->spec.in_h;
+        m->net.in_w = (uint32_t)net->spec.in_w;
+        m->net.in_c = (uint32_t)net->spec.in_c;
+        m->net.n_conv = (uint32_t)net->spec.n_conv;
+        for (int i = 0; i < net->spec.n_conv && i < CKPT_MAX_CONV; i++) {
+            m->net.conv[i][0] = (uint32_t)net->spec.conv[i].filters;
+            m->net.conv[i][1] = (uint32_t)net->spec.conv[i].kernel;
+            m->net.conv[i][2] = (uint32_t)net->spec.conv[i].stride;
+        }
+    }
     /* Registered env names are far shorter than CKPT_ENV_LEN. */
     if (snprintf(m->env, sizeof m->env, "%s", cfg->env.name) >= (int)sizeof m->env) m->env[sizeof m->env - 1] = '\0';
 }
