@@ -28,7 +28,8 @@ What this wrapper changes, and nothing else:
   --loadfile and appends to the CSVs (episodes logged after the
   checkpoint are dropped: dqn.py plays them again). Writing the checkpoint
   (about 300 MB with a full buffer) takes seconds: time per frame is
-  measured on a separate short run (docs/RESULTS.md).
+  measured on a separate short run with --no-save
+  (scripts/bench-minatar-dqn).
 
 dqn.py takes no seed: its network initialisation, replay sampling and
 exploration use the unseeded global generators of torch, random and numpy,
@@ -75,6 +76,8 @@ def main():
     ap.add_argument("--game", required=True, help="breakout, freeway, asterix, seaquest, space_invaders")
     ap.add_argument("--frames", type=int, required=True, help="frames to train (dqn.py's NUM_FRAMES)")
     ap.add_argument("--out", required=True, help="output prefix")
+    ap.add_argument("--no-save", action="store_true",
+                    help="no PREFIX_checkpoint (for timing: writing it takes seconds)")
     a = ap.parse_args()
     if a.frames <= 0:
         sys.exit("minatar_dqn_reference.py: --frames must be positive")
@@ -98,7 +101,7 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     ckpt = a.out + "_checkpoint"
     start, wall0 = 0, 0.0
-    if os.path.exists(ckpt):
+    if os.path.exists(ckpt) and not a.no_save:
         start = int(torch.load(ckpt)["frame"])
         wall0 = last_wall(a.out + ".progress.csv", start)
     episodes = open_log(a.out + ".episodes.csv", "frame,return", start)
@@ -136,7 +139,7 @@ def main():
     }
     with open(a.out + ".meta.json", "w") as f:
         json.dump(meta, f, indent=1)
-    sys.argv = ["dqn.py", "--game", a.game, "--output", a.out, "--verbose", "--save"]
+    sys.argv = ["dqn.py", "--game", a.game, "--output", a.out, "--verbose"] + ([] if a.no_save else ["--save"])
     if start:
         sys.argv += ["--loadfile", ckpt]
     dqn.main()
