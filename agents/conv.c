@@ -110,25 +110,44 @@ static void im2col_strided(const ConvLayer *L, const float *restrict x, int B, f
  * same values land in the same places: only copies. */
 enum { TILE_MAX = 4096 };
 
+/* One (c, b) tile into its K*K rows of cols; S is a constant 1 at the
+ * stride-1 call (the MinAtar layer), so the window copies vectorize. */
+static inline __attribute__((always_inline)) void tile_windows(const ConvLayer *L, const float *restrict tile,
+                                                               float *restrict row0, size_t BP, int S) {
+    int W = L->in_w, OH = L->out_h, OW = L->out_w, K = L->k;
+    for (int ky = 0; ky < K; ky++)
+        for (int kx = 0; kx < K; kx++) {
+            float *restrict dst = row0 + (size_t)(ky * K + kx) * BP;
+            for (int oy = 0; oy < OH; oy++) {
+                const float *restrict t = tile + (oy * S + ky) * W + kx;
+                float *restrict d = dst + oy * OW;
+                int ox = 0;
+                if (S == 1) /* fixed 16-byte pieces: moves, not a memmove call per row */
+                    for (; ox + 4 <= OW; ox += 4) memcpy(d + ox, t + ox, 4 * sizeof(float));
+                for (; ox < OW; ox++) d[ox] = t[ox * S];
+            }
+        }
+}
+
+/* GCC would turn the 16-byte pieces of each window row back into one
+ * memmove call per row (8 floats for MinAtar: the call costs more than
+ * the copy), hence no loop-distribution patterns here. */
 AGENTS_HOT
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
 static void im2col_tiled(const ConvLayer *L, const float *restrict x, int B, float *restrict cols) {
-    int H = L->in_h, W = L->in_w, OH = L->out_h, OW = L->out_w, K = L->k, S = L->stride;
-    size_t P = n_pix(L), BP = (size_t)B * P;
+    int H = L->in_h, W = L->in_w, K = L->k;
+    size_t P = n_pix(L), BP = (size_t)B * P, sy = L->sy, sx = L->sx;
     float tile[TILE_MAX];
     for (int c = 0; c < L->in_c; c++)
         for (int b = 0; b < B; b++) {
-            const float *src = x + (size_t)b * L->in_size + c * L->sc;
+            const float *restrict src = x + (size_t)b * L->in_size + c * L->sc;
             for (int y = 0; y < H; y++)
-                for (int xx = 0; xx < W; xx++) tile[y * W + xx] = src[y * L->sy + xx * L->sx];
-            float *restrict row0 = cols + (size_t)c * K * K * BP + (size_t)b * P;
-            for (int ky = 0; ky < K; ky++)
-                for (int kx = 0; kx < K; kx++) {
-                    float *restrict dst = row0 + (size_t)(ky * K + kx) * BP;
-                    for (int oy = 0; oy < OH; oy++) {
-                        const float *t = tile + (oy * S + ky) * W + kx;
-                        for (int ox = 0; ox < OW; ox++) dst[oy * OW + ox] = t[ox * S];
-                    }
-                }
+                for (int xx = 0; xx < W; xx++) tile[y * W + xx] = src[y * sy + xx * sx];
+            float *row0 = cols + (size_t)c * K * K * BP + (size_t)b * P;
+            if (L->stride == 1) tile_windows(L, tile, row0, BP, 1);
+            else tile_windows(L, tile, row0, BP, L->stride);
         }
 }
 
