@@ -93,6 +93,7 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m) {
     case ROLE_REPLAY:
         json_u64(j, "inserted", m->inserted);
         json_u64(j, "sampled", m->sampled);
+        json_u64(j, "sampled_unpaced", m->sampled_unpaced);
         json_u64(j, "size", m->replay_size);
         json_u64(j, "priority_updates", m->priority_updates);
         json_u64(j, "stale_priority_updates", m->stale_priority_updates);

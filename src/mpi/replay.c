@@ -154,6 +154,7 @@ static void serve(Replay *r, int l) {
     comm_send(&r->rb.comm, s, r->first_learner + l, TAG_SAMPLE, h, lay.bytes);
     pacing_limiter_sampled(&r->lim, r->req_charge[q]);
     r->rb.m.sampled = r->lim.sampled;
+    r->rb.m.sampled_unpaced = r->lim.unpaced;
     r->req_head[l] = (r->req_head[l] + 1) % r->D;
     r->req_n[l]--;
     trace_span(&r->rb.trace, TR_SAMPLE, t0, now_seconds(), (uint32_t)l);

@@ -156,6 +156,24 @@ Test(pacing_limiter, lifted_once_every_actor_is_done) {
     cr_assert(pacing_limiter_can_sample(&p, 4), "every actor done: below min_size is no reason to wait");
     pacing_limiter_sampled(&p, 1000);
     cr_assert(pacing_limiter_can_sample(&p, 4), "nor is any debt");
+    cr_assert_eq(p.unpaced, 1000, "rows served without a limit are counted apart");
+}
+
+/* Rows served while an actor still inserts are paced; from the last
+ * actor's last chunk on, every served row also counts as unpaced. */
+Test(pacing_limiter, unpaced_counts_only_rows_served_after_the_last_chunk) {
+    PacingLimiter p;
+    pacing_limiter_init(&p, 2.0, 0.0, 4, 4, 2);
+    pacing_limiter_inserted(&p, 8, false);
+    pacing_limiter_sampled(&p, 4);
+    pacing_limiter_inserted(&p, 4, true);
+    pacing_limiter_sampled(&p, 4);
+    cr_assert_eq(p.unpaced, 0, "one actor still inserting: every row paced");
+    pacing_limiter_inserted(&p, 2, true);
+    pacing_limiter_sampled(&p, 4);
+    pacing_limiter_sampled(&p, 8);
+    cr_assert_eq(p.sampled, 20);
+    cr_assert_eq(p.unpaced, 12);
 }
 
 /* A resumed shard: restored rows count towards min_size and make it

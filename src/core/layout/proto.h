@@ -239,6 +239,7 @@ typedef struct {
     uint64_t updates;                   /* learner: gradients computed; ps: optimizer steps */
     uint64_t params_version;            /* ps / learner: current version */
     uint64_t inserted, sampled;         /* replay: transitions in / out */
+    uint64_t sampled_unpaced;           /* replay: of sampled, served after its actors were all done */
     uint64_t replay_size;               /* replay: stored now */
     uint64_t drops;                     /* ps bounded: stale gradients dropped */
     uint64_t staleness[PROTO_STALENESS_BINS];

@@ -71,6 +71,7 @@ void pacing_limiter_inserted(PacingLimiter *p, uint64_t rows, bool last) {
 void pacing_limiter_sampled(PacingLimiter *p, int rows) {
     assert(rows >= 0);
     p->sampled += (uint64_t)rows;
+    if (p->actors_done == p->actors) p->unpaced += (uint64_t)rows;
 }
 
 /* ---- round-robin --------------------------------------------------------- */

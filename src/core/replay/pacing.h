@@ -74,6 +74,7 @@ typedef struct {
     int actors_done;     /* of them, how many have sent their last chunk */
     uint64_t inserted;   /* transitions inserted so far */
     uint64_t sampled;    /* transitions served so far */
+    uint64_t unpaced;    /* of them, served after every actor had sent its last chunk (no limit then) */
     uint64_t restored;   /* transitions the shard started with (a resume; 0 otherwise) */
 } PacingLimiter;
 
@@ -97,7 +98,11 @@ bool pacing_limiter_can_sample(const PacingLimiter *p, int rows);
  * chunk); last: it was its actor's last. */
 void pacing_limiter_inserted(PacingLimiter *p, uint64_t rows, bool last);
 
-/* Count a served request of `rows` rows. */
+/* Count a served request of `rows` rows (also in `unpaced` once every
+ * actor of the shard has sent its last chunk: between that moment and the
+ * job's STOP reaching the learners, they sample without limit, so a short
+ * run on a loaded machine can train well past its ratio at the very end;
+ * summary.json reports these rows apart as sampled_unpaced). */
 void pacing_limiter_sampled(PacingLimiter *p, int rows);
 
 /* ---- smooth weighted round-robin over replay shards (one per learner) --- */
