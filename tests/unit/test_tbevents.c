@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -278,6 +281,31 @@ Test(tbevents, a_tb_that_is_not_a_directory_is_refused) {
     snprintf(path, sizeof path, "%s/missing/deeper", dir);
     cr_expect_eq(tbevents_init(&t, path, false, 0, err), -1);
     cr_expect(strstr(err, "cannot create") != NULL && strstr(err, "No such file or directory") != NULL, "%s", err);
+    remove_run(dir);
+    free(dir);
+}
+
+/* A directory's event files are read in name order: a new file must sort
+ * after every file already there, even one stamped later than now (a
+ * resume in the same second, or a clock set back): its stamp goes one past
+ * the largest. */
+Test(tbevents, a_new_file_sorts_after_the_ones_before_it) {
+    char *dir = scratch(), err[ERR_LEN], path[4096];
+    snprintf(path, sizeof path, "%s/tb", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    long long ahead = (long long)time(NULL) + 1000;
+    snprintf(path, sizeof path, "%s/tb/events.out.tfevents.%lld.zz.99999", dir, ahead);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    fclose(f);
+    TbEvents t;
+    cr_assert_eq(tbevents_init(&t, dir, true, 5, err), 0, "%s", err);
+    cr_expect_eq(tbevents_free(&t), 0);
+    char want[64];
+    snprintf(want, sizeof want, "/events.out.tfevents.%lld.", ahead + 1);
+    cr_expect(strstr(t.path, want) != NULL, "%s does not carry stamp %lld", t.path, ahead + 1);
+    cr_expect(strcmp(strrchr(t.path, '/') + 1, strrchr(path, '/') + 1) > 0, "%s sorts before %s", t.path, path);
+    unlink(path);
     remove_run(dir);
     free(dir);
 }

@@ -16,8 +16,10 @@
 #include "tbevents.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -196,6 +198,29 @@ int tbevents_check(const char *run_dir, char *err) {
     return 0;
 }
 
+/* The largest timestamp in the names of the event files already in the
+ * directory dfd (0 if none). TensorBoard and scripts/tb-dump read a
+ * directory's files in name order; a resumed run within the same second
+ * as the file before it would otherwise sort by host and then pid as text
+ * (pid 10234 before 9876), its rows before the older ones. */
+static long long latest_stamp(int dfd) {
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    static const char prefix[] = "events.out.tfevents.";
+    long long best = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0) continue;
+        long long ts = strtoll(e->d_name + sizeof prefix - 1, NULL, 10);
+        if (ts > best) best = ts;
+    }
+    closedir(d);
+    return best;
+}
+
 int tbevents_init(TbEvents *t, const char *run_dir, bool resumed, uint64_t step, char *err) {
     memset(t, 0, sizeof *t);
     char dir[PATH_LEN], host[256];
@@ -212,7 +237,9 @@ int tbevents_init(TbEvents *t, const char *run_dir, bool resumed, uint64_t step,
     for (char *c = host; *c; c++)
         if (*c == '/') *c = '_';
     double now = wall_now();
-    int n_path = snprintf(t->path, sizeof t->path, "%s/events.out.tfevents.%lld.%s.%ld", dir, (long long)now, host,
+    long long stamp = (long long)now, before = latest_stamp(dfd);
+    if (stamp <= before) stamp = before + 1; /* sorts after every file before it */
+    int n_path = snprintf(t->path, sizeof t->path, "%s/events.out.tfevents.%lld.%s.%ld", dir, stamp, host,
                           (long)getpid());
     if (n_path >= (int)sizeof t->path) {
         close(dfd);
