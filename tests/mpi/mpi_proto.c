@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
     lay.count[ROLE_PS] = 1;
     lay.first[ROLE_LEARNER] = 1;
     lay.count[ROLE_LEARNER] = 1;
-    ProtoLimits lim = {.obs_dim = 4, .n_params = 100, .max_batch = 32, .max_chunk = 16,
+    ProtoLimits lim = {.obs_dim = 4, .exp_row_bytes = 4 * sizeof(float), .n_params = 100, .max_batch = 32,
+                       .max_chunk = 16,
                        .max_trace = strcmp(what, "trace-off") ? 64 : 0,
                        .prioritized = strcmp(what, "priority-uniform") != 0, .shard_capacity = 100};
     Comm c;
@@ -62,7 +63,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(what, "experience-inf")) { /* one transition, priority +inf */
             tag = TAG_EXPERIENCE;
             h = (MsgHeader){.tag = TAG_EXPERIENCE, .count = 1, .flags = MSG_HAS_PRIORITY};
-            ExpLayout el = proto_exp_layout(1, 4, 1);
+            ExpLayout el = proto_exp_layout(1, lim.exp_row_bytes, 1);
             float inf = INFINITY;
             memcpy(buf + sizeof h + el.priority, &inf, sizeof inf);
             bytes = (int)(sizeof h + el.bytes);
