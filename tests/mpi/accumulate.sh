@@ -56,10 +56,12 @@ PY
 }
 
 # bytes FILE: the job's sync bytes sent per gradient, then the model's
-# figures over the same gradients, sent and received (per_worker).
+# figures over the same gradients, sent and received (per_worker). A
+# learner that made no gradient (starved by the machine's load: seen
+# beside a CPU hog) has no per-gradient figures (null) and weighs nothing.
 bytes() {
     python3 -c 'import json, sys
-w = json.load(open(sys.argv[1]))["per_worker"]["learners"]
+w = [x for x in json.load(open(sys.argv[1]))["per_worker"]["learners"] if x["gradients"]]
 g = sum(x["gradients"] for x in w)
 f = lambda k: sum(x[k] * x["gradients"] for x in w) / g
 print("%.3f %.3f %.3f %.3f %.3f" % tuple(map(f, ("sync_bytes_sent_per_gradient", "model_bytes_sent_per_gradient",
