@@ -83,7 +83,10 @@ void jobsummary_summary(const Config *cfg, const Layout *lay, const RoleMetrics 
     sum->stale_priority_updates = role_sum(lay, last, ROLE_REPLAY, offsetof(RoleMetrics, stale_priority_updates));
 }
 
-static void role_specific_json(JsonW *j, const RoleMetrics *m) {
+/* decentral: the job's sync mode is decentralized, where every learner
+ * reports sync_rounds, 0 included (a learner the machine's load starved
+ * may have made none). */
+static void role_specific_json(JsonW *j, const RoleMetrics *m, bool decentral) {
     switch ((Role)m->role) {
     case ROLE_ACTOR:
         json_u64(j, "env_steps", m->env_steps);
@@ -104,7 +107,7 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m) {
         json_num(j, "mean_loss", m->updates ? m->loss_sum / (double)m->updates : NAN);
         json_u64(j, "params_version", m->params_version);
         json_u64(j, "loss_outliers_dropped", m->loss_outliers);
-        if (m->sync_rounds) json_u64(j, "sync_rounds", m->sync_rounds);
+        if (decentral || m->sync_rounds) json_u64(j, "sync_rounds", m->sync_rounds);
         if (m->consensus_version) {
             json_num(j, "consensus_distance", m->consensus);
             json_u64(j, "consensus_at_version", m->consensus_version);
@@ -134,11 +137,11 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m) {
     }
 }
 
-static void role_json(JsonW *j, const RoleMetrics *m, int rank) {
+static void role_json(JsonW *j, const RoleMetrics *m, int rank, bool decentral) {
     json_begin_object(j, NULL);
     json_u64(j, "rank", (uint64_t)rank);
     json_u64(j, "index", (uint64_t)m->index);
-    role_specific_json(j, m);
+    role_specific_json(j, m, decentral);
     json_num(j, "busy_seconds", m->busy_seconds);
     json_num(j, "wait_seconds", m->wait_seconds);
     json_num(j, "cpu_seconds", m->cpu_seconds);
@@ -335,7 +338,7 @@ void jobsummary_json(JsonW *j, const Config *cfg, const Layout *lay, const RoleM
         json_begin_array(j, role_name(roles[k]));
         for (int i = 0; i < lay->count[roles[k]]; i++) {
             int rank = layout_rank_of(lay, roles[k], i);
-            role_json(j, &last[rank], rank);
+            role_json(j, &last[rank], rank, config_sync_decentral(cfg->sync.mode));
         }
         json_end_array(j);
     }

@@ -126,6 +126,15 @@ ar=$(bytes_sent "$RUN/summary.json")
 check "local_sgd H = 8 sends ${lsgd:-?} bytes per gradient, at most 1/7 of allreduce's ${ar:-?}" \
     awk -v a="${lsgd:-0}" -v b="${ar:-0}" 'BEGIN { exit !(a > 0 && b > 0 && a <= b / 7) }'
 
+# A learner that never met the center (easgd_every beyond every learner's
+# gradients; under a CPU hog a starved learner can end so) still reports
+# sync_rounds, as 0: summary.json's decentralized keys are always there.
+job decentral-easgd-never --set sync.mode=easgd --set roles.learners=2 --set sync.easgd_every=1000000
+expect_rc "easgd, every 1000000: exit status 0" 0
+expect_eq "easgd, every 1000000: each learner reports sync_rounds 0" "$(python3 -c '
+import json, sys
+print(" ".join(str(l.get("sync_rounds")) for l in json.load(open(sys.argv[1]))["roles"]["learner"]))' "$RUN/summary.json")" "0 0"
+
 # Checkpoints hold every learner's own state (learner-<k>.ckpt beside the
 # shard files; docs/CHECKPOINT.md) and a resume restores each bit for bit:
 # a resume that applies no update saves again exactly what it loaded, the
