@@ -20,9 +20,8 @@ enum {
     GORILA_EXIT_HUNG = 6,        /* ranks did not answer the stop within run.stop_deadline_seconds */
     GORILA_EXIT_LOCKED = 7,      /* the run directory is in use by another job */
     GORILA_EXIT_LOG_WRITE = 8,   /* a CSV or summary.json could not be written, or a run file is a link */
-    GORILA_EXIT_ENV = 9          /* a Python environment raised in reset or step, or broke its contract
-                                    (observation shape, dtype, non-finite value): its own code would
-                                    do the same again, so no restart; the last checkpoint is kept */
+    /* Its own code would do the same again, so no restart; the last checkpoint is kept: */
+    GORILA_EXIT_ENV = 9          /* a Python environment raised in reset or step, or broke its contract */
 };
 
 #endif
