@@ -21,7 +21,8 @@
 #   make deps         install the Debian packages (scripts/install-deps.sh)
 #
 # Layers (docs/ARCHITECTURE.md): src/base <- envs, agents <- src/core <-
-# src/mpi (the only MPI code) <- src/cli (the binary only, not libgorila.a).
+# src/mpi (the only MPI code) <- src/cli (the binary only, not libgorila.a);
+# src/pyenv (the Python bridge, over base and envs only) <- src/cli.
 #
 # BUILD=dir puts every output under dir (default build/); nothing is written
 # elsewhere (but by make install).
@@ -61,6 +62,28 @@ MINATAR_INC :=
 MINATAR_DEFS :=
 endif
 
+# The Python bridge (src/pyenv): an embedded CPython steps environments
+# with the Gymnasium API (env.name python:MODULE:CALLABLE or gymnasium:ID),
+# linked with Debian's libpython3.11 (PYTHON_CONFIG; the python3 first on
+# PATH may be another interpreter). `make PYTHON=0` builds without it: such
+# ids are then refused at start. Switching rebuilds what depends on it.
+PYTHON ?= 1
+PYTHON_CONFIG ?= /usr/bin/python3.11-config
+ifeq ($(PYTHON),1)
+PYENV_SRC := src/pyenv/pyenv.c
+PY_CFLAGS := $(shell $(PYTHON_CONFIG) --includes 2>/dev/null)
+PY_LIBS   := $(shell $(PYTHON_CONFIG) --embed --ldflags 2>/dev/null)
+ifneq ($(filter-out clean deps uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(strip $(PY_LIBS)),)
+$(error Python not found: $(PYTHON_CONFIG) --embed gave nothing; install python3.11-dev (make deps), give PYTHON_CONFIG=path, or build without Python: make PYTHON=0)
+endif
+endif
+else
+PYENV_SRC := src/pyenv/pyenv_none.c
+PY_CFLAGS :=
+PY_LIBS   :=
+endif
+
 INC_BASE   := -Isrc/base
 INC_ENVS   := $(INC_BASE) -Ienvs $(MINATAR_INC)
 INC_AGENTS := $(INC_BASE) -Iagents
@@ -69,8 +92,9 @@ INC_AGENTS := $(INC_BASE) -Iagents
 # private/ headers only on its own files' path (PRIV_INC).
 CORE_ROOMS := $(sort $(patsubst %/,%,$(dir $(wildcard src/core/*/*.c))))
 INC_CORE   := $(INC_ENVS) -Iagents $(addprefix -I,$(CORE_ROOMS))
+INC_PYENV  := $(INC_ENVS) -Isrc/pyenv
 INC_MPI   := $(INC_CORE) -Isrc/mpi
-INC_CLI    := $(INC_MPI) -Isrc/cli
+INC_CLI    := $(INC_MPI) -Isrc/pyenv -Isrc/cli
 
 # pkg-config, given the search path make was given: GNU make before 4.4 runs
 # $(shell) in its own environment, without the command line's variables.
@@ -114,13 +138,13 @@ RPATH_FLAGS := $(foreach d,$(RPATH_DIRS),-Wl,-rpath,$(d))
 endif
 CPPFLAGS := -D_GNU_SOURCE $(INC_CLI) $(LIB_CFLAGS)
 BASEFLAGS = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fno-fast-math -fno-builtin-pow $(SAN)
-LDLIBS   := $(BLAS_LIBS) $(YAML_LIBS) -lm $(RPATH_FLAGS)
+LDLIBS   := $(BLAS_LIBS) $(YAML_LIBS) $(PY_LIBS) -lm $(RPATH_FLAGS)
 # Only where the unit tests are linked: make gorila needs no Criterion.
 TEST_LDLIBS = $(shell $(PKGCONF) --libs criterion)
 
 
 LAYER_SRC := $(wildcard src/base/*.c envs/*.c agents/*.c src/core/*/*.c) $(MINATAR_SRC)
-LIB_SRC  := $(LAYER_SRC) $(wildcard src/mpi/*.c)
+LIB_SRC  := $(LAYER_SRC) $(PYENV_SRC) $(wildcard src/mpi/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -159,11 +183,11 @@ $(BUILD)/obj/%.o: %.c
 # checkout `gorila version` also says which commit it was built from.
 SOURCE_FILES := $(sort $(wildcard src/*/*.c src/*/*.h src/core/*/*.c src/core/*/*.h src/core/*/private/*.h \
     envs/*.c envs/*.h envs/minatar/*.c envs/minatar/*.h agents/*.c agents/*.h)) Makefile VERSION
-SOURCE_ID := $(shell (cat $(SOURCE_FILES); echo MINATAR=$(MINATAR)) | sha256sum | cut -c1-12)
+SOURCE_ID := $(shell (cat $(SOURCE_FILES); echo MINATAR=$(MINATAR); echo PYTHON=$(PYTHON)) | sha256sum | cut -c1-12)
 VERSION := $(shell cat VERSION)
 GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
 VERSION_DEFS = -DGORILA_VERSION='"$(VERSION)"' -DGORILA_GIT_DESCRIBE='"$(GIT_DESCRIBE)"'
-VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE) MINATAR=$(MINATAR)
+VERSION_STAMP := $(SOURCE_ID) $(VERSION) $(GIT_DESCRIBE) MINATAR=$(MINATAR) PYTHON=$(PYTHON)
 .PHONY: FORCE source-id
 # `make -s source-id`: the id this tree's build embeds (tests/cli/version.sh, layers.sh)
 source-id:
@@ -180,6 +204,10 @@ $(BUILD)/minatar-build: FORCE
 	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "MINATAR=$(MINATAR)" ] || echo "MINATAR=$(MINATAR)" > $@
 $(BUILD)/obj/src/cli/cmd_env_minatar.o: CFLAGS += $(MINATAR_DEFS)
 $(BUILD)/obj/src/cli/cmd_env_minatar.o: $(BUILD)/minatar-build
+# The library holds pyenv.o or pyenv_none.o: remade when PYTHON changes.
+$(BUILD)/python-build: FORCE
+	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = "PYTHON=$(PYTHON)" ] || echo "PYTHON=$(PYTHON)" > $@
+$(BUILD)/obj/src/pyenv/pyenv.o: CPPFLAGS += $(PY_CFLAGS)
 # The registry (envs/env.c) lists the MinAtar environments only when linked.
 $(BUILD)/obj/envs/env.o: CFLAGS += $(MINATAR_DEFS)
 $(BUILD)/obj/envs/env.o: $(BUILD)/minatar-build
@@ -205,9 +233,9 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 	$(CC) $(CPPFLAGS) $(addprefix -I,$(wildcard src/core/*/private)) -Itests/npz $(BASEFLAGS) -Wno-missing-prototypes \
 	    $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(LIBA): $(LIB_OBJ)
+$(LIBA): $(LIB_OBJ) $(BUILD)/python-build
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(LIB_OBJ)
 
 $(GORILA): $(CLI_OBJ) $(LIBA)
 	$(CC) $(BASEFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -243,10 +271,10 @@ $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 LAYER_CC ?= gcc
 check-layers:
 	@mkdir -p $(BUILD); fail=0; \
-	for f in $(LAYER_SRC) $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
+	for f in $(LAYER_SRC) $(PYENV_SRC) src/pyenv/pyenv.h $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
 	    case $$f in \
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
-	    agents/*) inc="$(INC_AGENTS)";; \
+	    agents/*) inc="$(INC_AGENTS)";; src/pyenv/*) inc="$(INC_PYENV) $(PY_CFLAGS)";; \
 	    src/core/*) room=$$(echo "$$f" | cut -d/ -f1-3); inc="$(INC_CORE)"; \
 	        if [ -d "$$room/private" ]; then inc="$$inc -I$$room/private"; fi;; \
 	    *) inc="$(INC_CORE)";; esac; \
@@ -261,7 +289,7 @@ check-layers:
 	        echo "check-layers: $$f: a quoted include names a path; name the header alone (its folder is on the include path)"; fail=1; fi; \
 	done; \
 	if [ $$fail -ne 0 ]; then exit 1; fi; \
-	echo "check-layers: base, envs, agents and core are MPI-free and include nothing above them; each room's private headers are its own"
+	echo "check-layers: base, envs, agents, pyenv and core are MPI-free and include nothing above them; each room's private headers are its own"
 
 check-cycles: $(LIB_OBJ) $(CLI_OBJ)
 	@mkdir -p $(BUILD); fail=0; \

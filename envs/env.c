@@ -38,6 +38,41 @@ const EnvSpec *env_find(const char *name) {
     return NULL;
 }
 
+int env_extern_kind(const char *name) {
+    if (!strncmp(name, "python:", 7)) return ENV_EXT_PYTHON;
+    if (!strncmp(name, "gymnasium:", 10)) return ENV_EXT_GYMNASIUM;
+    return 0;
+}
+
+/* A dotted path of Python identifiers (ASCII) in s[0..len). */
+static bool dotted_path(const char *s, size_t len) {
+    bool start = true;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        if (c == '.' && !start) start = true;
+        else if (alpha || (!start && c >= '0' && c <= '9')) start = false;
+        else return false;
+    }
+    return len > 0 && !start;
+}
+
+int env_extern_check(const char *name, char *err) {
+    int kind = env_extern_kind(name);
+    if (kind == ENV_EXT_GYMNASIUM) {
+        const char *id = name + 10;
+        bool ok = *id != '\0';
+        for (const char *p = id; *p; p++) ok = ok && *p > ' ' && *p != 0x7f;
+        return ok ? 0 : errf(err, "expected gymnasium:ID with a non-empty ID without blanks, got \"%s\"", name);
+    }
+    if (kind != ENV_EXT_PYTHON) return errf(err, "\"%s\" is not python:MODULE:CALLABLE or gymnasium:ID", name);
+    const char *mod = name + 7, *colon = strchr(mod, ':');
+    if (!colon || !dotted_path(mod, (size_t)(colon - mod)) || !dotted_path(colon + 1, strlen(colon + 1)))
+        return errf(err, "expected python:MODULE:CALLABLE (dotted Python names, e.g. python:mypkg.envs:make), got \"%s\"",
+                    name);
+    return 0;
+}
+
 /* The observation fields: obs_dim within limits, type and shape agree. */
 static int check_obs_fields(const EnvSpec *spec, char *err) {
     const char *n = spec->name;
@@ -76,6 +111,17 @@ static int check_state_fields(const EnvSpec *spec, char *err) {
     return 0;
 }
 
+/* An external spec's hooks, or a registered spec's state fields. */
+static int check_extern_fields(const EnvSpec *spec, char *err) {
+    const char *n = spec->name;
+    if (!spec->ext_hooks) return check_state_fields(spec, err);
+    if (!spec->ext_hooks->open || !spec->ext_hooks->close)
+        return errf(err, "env \"%s\": external hooks without open or close", n);
+    if (spec->state_dim || spec->state_bytes || spec->init_ext || spec->options)
+        return errf(err, "env \"%s\": an external environment has no state_dim, state_bytes, init_ext or options", n);
+    return 0;
+}
+
 int env_spec_check(const EnvSpec *spec, char *err) {
     if (!spec) return errf(err, "env: no spec (NULL)");
     if (!spec->name) return errf(err, "env (unnamed): name is NULL");
@@ -88,7 +134,7 @@ int env_spec_check(const EnvSpec *spec, char *err) {
     if (spec->num_actions > ENV_MAX_ACTIONS)
         return errf(err, "env \"%s\": num_actions %d exceeds ENV_MAX_ACTIONS (%d)", n, spec->num_actions,
                     ENV_MAX_ACTIONS);
-    if (check_state_fields(spec, err) < 0) return -1;
+    if (check_extern_fields(spec, err) < 0) return -1;
     if (spec->max_episode_steps < 0)
         return errf(err, "env \"%s\": max_episode_steps %d is below 0 (0 = no time limit)", n,
                     spec->max_episode_steps);
@@ -190,6 +236,11 @@ int env_init(Env *e, const EnvSpec *spec, const EnvOptions *opt, uint64_t seed, 
         return -1;
     }
     rng_seed(&e->rng, seed, stream);
+    if (spec->ext_hooks) {
+        if (spec->ext_hooks->open(e, err) == 0) return 0;
+        memset(e, 0, sizeof *e);
+        return -1;
+    }
     if (spec->state_bytes) {
         e->ext = xcalloc(1, spec->state_bytes);
         if (spec->init_ext) spec->init_ext(e);
@@ -198,7 +249,8 @@ int env_init(Env *e, const EnvSpec *spec, const EnvOptions *opt, uint64_t seed, 
 }
 
 void env_free(Env *e) {
-    free(e->ext);
+    if (e->spec && e->spec->ext_hooks) e->spec->ext_hooks->close(e);
+    else free(e->ext);
     e->ext = NULL;
 }
 
@@ -222,7 +274,7 @@ EnvStep env_step(Env *e, int action, float *obs) {
     EnvStep r = e->spec->dynamics(e, action);
     e->t++;
     e->terminated = e->terminated || r.terminated;
-    r.truncated = !r.terminated && e->max_steps > 0 && e->t >= e->max_steps;
+    r.truncated = !r.terminated && (r.truncated || (e->max_steps > 0 && e->t >= e->max_steps));
     e->spec->observe(e, obs);
     return r;
 }
@@ -261,6 +313,11 @@ int env_restore(Env *e, const void *buf, float *obs, char *err) {
     if (h.t < 0 || h.t > INT_MAX || h.terminated > 1)
         return errf(err, "%s: snapshot with step count %" PRId64 " and terminated %" PRIu64 " (damaged)",
                     e->spec->name, h.t, h.terminated);
+    if (e->spec->ext_hooks) { /* its state lives in its own code: a fresh episode */
+        memcpy(&e->rng, p + sizeof h, sizeof e->rng);
+        env_reset(e, obs);
+        return 0;
+    }
     env_set_state(e, p + sizeof h + sizeof e->rng, obs);
     memcpy(&e->rng, p + sizeof h, sizeof e->rng);
     e->t = (int)h.t;

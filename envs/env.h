@@ -71,6 +71,19 @@ typedef struct {
 
 typedef struct Env Env;
 
+/* An environment outside this layer (the Python bridge, src/pyenv): its
+ * spec is built at run time by the bridge, and env_init and env_free call
+ * these hooks to make and release each instance's external object (in
+ * e->ext, owned by the bridge). The bridge allocates, prints and reports
+ * the failures of the code it calls (Env.failed); this layer only calls. */
+typedef struct EnvExtern {
+    /* Make e's object (e->spec, e->rng and the options are set). Returns 0,
+     * or -1 with one line in err (ERR_LEN bytes); e->ext is then NULL. */
+    int (*open)(Env *e, char *err);
+    /* Release e->ext; safe when it is NULL. */
+    void (*close)(Env *e);
+} EnvExtern;
+
 /* One environment. Every field is required (env_spec_check) except those
  * marked optional. The whole episode state lives either in e->state[0 ..
  * state_dim) (a classic env: float64 values, state_bytes 0) or in the
@@ -113,6 +126,11 @@ typedef struct EnvSpec {
      * Only `gorila env check` reads them (planes are checked for 0/1
      * without them). */
     const float *obs_low, *obs_high;
+    /* Optional: an external environment (EnvExtern above), with state_dim
+     * and state_bytes 0 and no options; host is the bridge's, unread here.
+     * Its dynamics may set truncated (the environment's own time limit). */
+    const EnvExtern *ext_hooks;
+    void *host;
 } EnvSpec;
 
 /* Per-instance options. Zero-initialised means "all defaults". */
@@ -141,6 +159,8 @@ struct Env {
     int num_actions;
     double sticky;                     /* MinAtar: sticky-action probability */
     double torques[ENV_MAX_ACTIONS];   /* Pendulum discrete torques */
+    bool failed;                       /* external env: its code raised or broke the contract in a
+                                        * reset or step (the bridge said why); the episode is void */
     Rng rng;
 };
 
@@ -150,6 +170,19 @@ extern const int env_registry_count;
 
 /* Look an environment up by its exact name; NULL if unknown. */
 const EnvSpec *env_find(const char *name);
+
+/* An id of an external environment, resolved by the Python bridge rather
+ * than the registry: "python:MODULE:CALLABLE" or "gymnasium:ID". Returns
+ * ENV_EXT_PYTHON or ENV_EXT_GYMNASIUM for such a name, 0 for any other
+ * (its syntax is env_extern_check's). */
+enum { ENV_EXT_PYTHON = 1, ENV_EXT_GYMNASIUM = 2 };
+int env_extern_kind(const char *name);
+
+/* Whether name is a well-formed external id: "python:" then a dotted
+ * module path, ':' and a dotted attribute path (Python identifiers), or
+ * "gymnasium:" then a non-empty id without blanks. Returns 0, or -1 with
+ * the reason in err (ERR_LEN bytes). */
+int env_extern_check(const char *name, char *err);
 
 /* Check spec's fields against the rules beside them in EnvSpec and the
  * limits above. Returns 0, or -1 with one line in err (ERR_LEN bytes) that
@@ -194,7 +227,9 @@ void env_copy(Env *dst, const Env *src);
 void env_reset(Env *e, float *obs);
 
 /* Apply action (0 .. num_actions-1), advance t, write obs; truncated is set
- * when t reaches max_steps (if any) and the episode did not terminate. */
+ * when t reaches max_steps (if any), or an external environment said so,
+ * and the episode did not terminate. An external environment that failed
+ * (e->failed) gives a zero step and a zero observation. */
 EnvStep env_step(Env *e, int action, float *obs);
 
 /* Copy the internal state out: env_state_size(e->spec) bytes (a classic
@@ -216,7 +251,9 @@ size_t env_snapshot_size(const EnvSpec *spec);
 void env_snapshot(const Env *e, void *buf);
 
 /* Load a snapshot of an instance of the same spec into e (initialised;
- * its options are kept) and write the observation. Returns 0, or -1 with
+ * its options are kept) and write the observation. An external
+ * environment's state is not in the snapshot: its instance starts a fresh
+ * episode (env_reset) instead, keeping the snapshot's generator. Returns 0, or -1 with
  * err when the snapshot's counters are out of range (damage). */
 int env_restore(Env *e, const void *buf, float *obs, char *err);
 

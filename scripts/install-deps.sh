@@ -8,6 +8,7 @@ pkgs=(
     libopenmpi-dev openmpi-bin         # MPI
     libopenblas-dev                    # BLAS (cblas_sgemm)
     libyaml-dev                        # config loader
+    python3.11-dev                     # the Python bridge (src/pyenv: libpython3.11; make PYTHON=0 without)
     libcriterion-dev                   # unit tests
     clang libclang-rt-14-dev           # libFuzzer target for the config loader
     gnuplot-nox                        # plots of run metrics

@@ -2,7 +2,8 @@
 /* exitcode.h: the exit statuses of gorila (every command, and mpirun's
  * status for a distributed job). scripts/launch --max-restarts restarts a
  * job only after GORILA_EXIT_FAILED or a rank that died (an exit status it
- * does not know): the others say that running again would fail the same way.
+ * does not know): the others (GORILA_EXIT_ENV included) say that running
+ * again would fail the same way.
  * README.md lists them; keep the two in step.
  */
 #ifndef GORILA_EXITCODE_H
@@ -18,7 +19,9 @@ enum {
     GORILA_EXIT_DIVERGED = 5,    /* training produced NaN or Inf (loss, gradient or parameters) */
     GORILA_EXIT_HUNG = 6,        /* ranks did not answer the stop within run.stop_deadline_seconds */
     GORILA_EXIT_LOCKED = 7,      /* the run directory is in use by another job */
-    GORILA_EXIT_LOG_WRITE = 8    /* a CSV or summary.json could not be written, or a run file is a link */
+    GORILA_EXIT_LOG_WRITE = 8,   /* a CSV or summary.json could not be written, or a run file is a link */
+    /* Its own code would do the same again, so no restart; the last checkpoint is kept: */
+    GORILA_EXIT_ENV = 9          /* a Python environment raised in reset or step, or broke its contract */
 };
 
 #endif

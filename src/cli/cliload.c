@@ -100,6 +100,15 @@ void cliload_describe(const RunCkptManifest *m, char *out, size_t size) {
                  m->eval_episodes, m->eval_seed);
 }
 
+int cliload_env(Config *cfg, PyEnvHost *h, char *err) {
+    memset(h, 0, sizeof *h);
+    cfg->env_spec = NULL;
+    if (!env_extern_kind(cfg->env.name)) return 0;
+    if (pyenv_open(h, cfg->env.name, cfg->env.kwargs, err) != 0) return -1;
+    cfg->env_spec = &h->spec;
+    return 0;
+}
+
 int cliload_open(CliLoad *c, const char *cmd, const char *target, const char *which) {
     char err[ERR_LEN];
     int chosen;
@@ -119,7 +128,8 @@ int cliload_open(CliLoad *c, const char *cmd, const char *target, const char *wh
                            cmd, target, cfg_path);
     }
     c->cfg = xmalloc(sizeof *c->cfg);
-    if (config_load(c->cfg, cfg_path, NULL, 0, err) || agentcfg_qnet(c->cfg, &c->net, err)) {
+    if (config_load(c->cfg, cfg_path, NULL, 0, err) || cliload_env(c->cfg, &c->py, err) ||
+        agentcfg_qnet(c->cfg, &c->net, err)) {
         cliload_free(c);
         return usage_error("%s: %s", cmd, err);
     }
@@ -139,5 +149,6 @@ void cliload_free(CliLoad *c) {
     free(c->params);
     free(c->target);
     free(c->cfg);
+    pyenv_close(&c->py);
     memset(c, 0, sizeof *c);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "pyenv.h"
 #include "qnet.h"
 #include "runckpt.h"
 #include "util.h"
@@ -19,7 +20,15 @@ typedef struct {
     Config *cfg;             /* that config (owned) */
     QNet net;
     float *params, *target;  /* (net.n_params) each, owned: online and target parameters */
+    PyEnvHost py;            /* a Python environment's bridge (env.name python:... or gymnasium:...) */
 } CliLoad;
+
+/* Resolve cfg's environment when it is a Python one (env_extern_kind):
+ * open it through the bridge into h and point cfg->env_spec at h->spec;
+ * nothing for a registered one (h zeroed). Returns 0, or -1 with err (the
+ * Python traceback, if any, printed). pyenv_close(h) when done, after
+ * every Env of it is freed. */
+int cliload_env(Config *cfg, PyEnvHost *h, char *err);
 
 /* Load the checkpoint that target (a run directory or a checkpoint
  * directory) and which (--checkpoint: NULL for latest, "latest", "final",

@@ -9,6 +9,7 @@
  * a wrong -np ends every rank with one message and exit status 2 instead of
  * a hang or an abort banner.
  */
+#include "cliload.h"
 #include "cmd.h"
 #include "config.h"
 #include "job.h"
@@ -36,6 +37,7 @@ typedef struct {
     const char *sets[CFG_MAX_SETS];
     int n_sets;
     bool local;
+    PyEnvHost *py;            /* a Python environment's bridge (cliload_env) */
 } TrainArgs;
 
 static int parse(int argc, char **argv, TrainArgs *a) {
@@ -85,6 +87,7 @@ static int load(const TrainArgs *a, Config *cfg, char *err) {
         file = path;
     }
     if (config_load(cfg, file, a->sets, a->n_sets, err) != 0) return -1;
+    if (cliload_env(cfg, a->py, err) != 0) return -1;
     if (a->local) {
         cfg->run.mode = RUN_LOCAL;
         if (cfg->learner.loss_outlier_sigma > 0)
@@ -183,10 +186,25 @@ static int pin_local_kernel(const Config *cfg, char **argv) {
                        strerror(errno));
 }
 
+static void unload(void *arg) { pyenv_close(((TrainArgs *)arg)->py); }
+
+static int train(TrainArgs *a_, int argc, char **argv);
+
 int cmd_train(int argc, char **argv) {
     TrainArgs a;
     int prc = parse(argc, argv, &a);
     if (prc != 0) return prc < 0 ? 0 : prc;
+    PyEnvHost py;
+    memset(&py, 0, sizeof py);
+    a.py = &py;
+    int rc = train(&a, argc, argv);
+    pyenv_close(&py);
+    return rc;
+}
+
+/* cmd_train with its arguments parsed; a->py closed by the caller. */
+static int train(TrainArgs *a_, int argc, char **argv) {
+    TrainArgs a = *a_;
     Config *cfg = xmalloc(sizeof *cfg);
     char err[ERR_LEN];
     Layout lay;
@@ -219,7 +237,7 @@ int cmd_train(int argc, char **argv) {
         return rc;
     }
 
-    JobLoad jl = {.load = job_load, .arg = &a, .resume_dir = a.resume};
+    JobLoad jl = {.load = job_load, .arg = &a, .resume_dir = a.resume, .unload = unload};
     int rc = job_main(&argc, &argv, &jl, cfg);
     free(cfg);
     return rc;

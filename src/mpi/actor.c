@@ -164,6 +164,9 @@ static bool act(Actor *a) {
     int n_ended = 0;
     double t0 = now_seconds();
     actorcore_step(&a->ac, a->params, eps, &a->chunk, a->ended, &n_ended);
+    if (a->ac.env_failed)
+        DIE_CODE(a->rb.ctx, GORILA_EXIT_ENV, "environment %s failed (above); the job stops, its last checkpoint kept",
+                 cfg->env.name);
     trace_span(&a->rb.trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)a->ac.E);
     a->rb.m.env_steps = a->ac.steps;
     a->steps_since_pull += (uint64_t)a->ac.E;

@@ -515,6 +515,7 @@ int job_main(int *argc, char ***argv, const JobLoad *jl, Config *cfg) {
         ja.learners = MPI_COMM_NULL;
         rc = job_run(&ctx, &ja);
     }
+    if (jl->unload) jl->unload(jl->arg);
     comm_world_free(&ctx, &world);
     MPI_CHECK(&ctx, MPI_Finalize());
     return rc;

@@ -46,6 +46,10 @@ typedef struct {
     int (*load)(void *arg, int size, Config *cfg, Layout *lay, char *err);
     void *arg;
     const char *resume_dir;   /* NULL for a fresh run */
+    /* Optional: called once, after the rank's work and before MPI_Finalize
+     * (whether load succeeded or not): the Python bridge is finalised
+     * there, before MPI. */
+    void (*unload)(void *arg);
 } JobLoad;
 
 /* Every rank of a job under mpirun: MPI_Init, every rank loads the config

@@ -340,7 +340,8 @@ undocumented=$(awk '/^[a-z_]+:$/ { sec = substr($1, 1, length($1) - 1) } /^  [a-
 expect_eq "every key is in docs/CONFIG.md" "$undocumented" ""
 # ... and lists every key docs/CONFIG.md documents (one table row each).
 keys=$(grep -c '^  [a-z_0-9]*:' <<<"$out")
-documented=$(grep -cE '^\| `[a-z_]+\.[a-z_0-9]+` \|' docs/CONFIG.md)
+# env.kwargs is printed for a Python environment only: one documented key fewer.
+documented=$(($(grep -cE '^\| `[a-z_]+\.[a-z_0-9]+` \|' docs/CONFIG.md) - 1))
 expect_eq "pendulum's effective config lists all $documented documented keys" "$keys" "$documented"
 
 run_cmd "$GORILA" config check --help

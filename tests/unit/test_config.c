@@ -38,7 +38,7 @@ typedef struct {
 
 /* In an expected error, ENV_NAMES stands for the registered environments'
  * names, in the registry's order, ", " between, the MinAtar ids summed up
- * as MINATAR_IDS (expect_of): so that adding an environment
+ * as MINATAR_IDS, then the Python forms (expect_of): so that adding an environment
  * (docs/ENVIRONMENTS.md) changes no expected text. */
 #define ENV_NAMES "{registry names}"
 
@@ -56,6 +56,8 @@ static void expect_of(const char *prefix, const char *text, char *out, size_t n)
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", env_registry[i]->name);
     }
     snprintf(names + strlen(names), sizeof names - strlen(names), "%s", MINATAR_IDS);
+    /* and the Python environments' forms */
+    snprintf(names + strlen(names), sizeof names - strlen(names), ", python:MODULE:CALLABLE or gymnasium:ID");
     snprintf(out, n, "%s%.*s%s%s", prefix, (int)(mark - text), text, names, mark + strlen(ENV_NAMES));
 }
 

@@ -24,6 +24,8 @@
 #include "util.h"
 
 #define CFG_NAME_LEN 64
+#define CFG_ENV_NAME_LEN 256      /* env.name: room for python:MODULE:CALLABLE */
+#define CFG_KWARGS_LEN 1024       /* env.kwargs: a JSON object's text */
 #define CFG_OUT_DIR_MAX (PATH_LEN - 257) /* bytes of run.out_dir: room left for the run name
                                            and the files below it */
 #define CFG_MAX_LAYERS 8          /* hidden layers */
@@ -92,8 +94,11 @@ typedef struct {
                                       ranks that talk most to the same core (job.c) */
     } run;
     struct {
-        char name[CFG_NAME_LEN];   /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1,
-                                      MinAtar/<Game>-v0|-v1 (gorila env list) */
+        char name[CFG_ENV_NAME_LEN]; /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1,
+                                      MinAtar/<Game>-v0|-v1 (gorila env list), or a Python
+                                      environment: python:MODULE:CALLABLE, gymnasium:ID */
+        char kwargs[CFG_KWARGS_LEN]; /* env.kwargs: a JSON object, the keyword arguments of a
+                                      Python environment's callable; "{}" = none */
         int max_episode_steps;     /* env.max_episode_steps: 0 = the env's own limit (MinAtar: none) */
         char reward_threshold[CFG_NAME_LEN]; /* env.reward_threshold: "auto" (the env's registered
                                       threshold, or none), "none", or a finite number as text;
@@ -216,10 +221,20 @@ typedef struct {
         bool tensorboard;          /* logging.tensorboard: TensorBoard event files in <run>/tb/ */
     } logging;
     char source[PATH_LEN];     /* file the config came from (not a key) */
+    /* Not a key: the spec of a Python environment (env.name python:... or
+     * gymnasium:...), set by whoever resolved it (the command, through the
+     * bridge, src/pyenv) and owned by it; NULL otherwise. config_env reads
+     * it. */
+    const struct EnvSpec *env_spec;
     /* Private to the loader, not settings: origin[i] tells where the value
      * of key i of its key table (configkeys.c) came from. */
     ConfigOrigin origin[CFG_MAX_KEYS];
 } Config;
+
+/* The environment of cfg: the resolved Python spec (cfg->env_spec), or
+ * the registry's (env_find), or NULL (an external id not yet resolved, or
+ * an unknown name). */
+const struct EnvSpec *config_env(const Config *cfg);
 
 /* Fill *cfg with the default of every field. */
 void config_defaults(Config *cfg);

@@ -300,8 +300,14 @@ static bool set_off_default(const Check *C, int k) {
 static int check_env(const Check *C) {
     const Config *cfg = C->cfg;
     int k_torques = configkeys_id("env", "torques"), k_env = configkeys_id("env", "name");
-    const EnvSpec *spec = env_find(cfg->env.name);
+    const EnvSpec *spec = config_env(cfg);
     unsigned takes = spec ? spec->options : 0;
+    int k_kwargs = configkeys_id("env", "kwargs");
+    if (!env_extern_kind(cfg->env.name) && set_off_default(C, k_kwargs)) {
+        const int ids[] = {k_kwargs, k_env};
+        return fail_rule(C, ids, 2, "only a Python environment (python:MODULE:CALLABLE or gymnasium:ID) takes "
+                         "env.kwargs, but env.name is %s%s", cfg->env.name, origin_note(C, k_env, true));
+    }
     if (!(takes & ENV_TAKES_TORQUES) &&
         (cfg->origin[k_torques].from != CFG_FROM_DEFAULT || !configprint_same_value(cfg, &C->defaults, k_torques))) {
         const int ids[] = {k_torques, k_env};
@@ -585,8 +591,8 @@ static int check_network(const Check *C) {
     const Config *cfg = C->cfg;
     if (cfg->network.n_conv == 0) return 0;
     int k_conv = configkeys_id("network", "conv"), k_env = configkeys_id("env", "name");
-    const EnvSpec *spec = env_find(cfg->env.name);
-    if (!spec) return 0; /* env.name's own check reports it */
+    const EnvSpec *spec = config_env(cfg);
+    if (!spec) return 0; /* env.name's own check reports it (a Python env: qnet_init, once resolved) */
     if (spec->obs_type != ENV_OBS_PLANES) {
         const int ids[] = {k_conv, k_env};
         return fail_rule(C, ids, 2,

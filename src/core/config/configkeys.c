@@ -56,6 +56,7 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(SyncMode) == sizeof(int)
 static int rule_out_dir(const char *s, size_t len, char *msg);
 static int rule_env_name(const char *s, size_t len, char *msg);
 static int rule_reward_threshold(const char *s, size_t len, char *msg);
+static int rule_kwargs(const char *s, size_t len, char *msg);
 static int rule_blas_kernel(const char *s, size_t len, char *msg);
 
 /* Each row ends with the key's default (config_defaults). */
@@ -99,6 +100,7 @@ const CfgKey configkeys_table[] = {
     BOOL("run", "pin_cores", run.pin_cores, true),
 
     STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
+    STR("env", "kwargs", env.kwargs, rule_kwargs, "{}"),
     INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000, 0),
     STR("env", "reward_threshold", env.reward_threshold, rule_reward_threshold, "auto"),
     {.section = "env", .name = "torques", .type = CFG_T_F64S, .off = CFG_OFF(env.torques),
@@ -268,6 +270,8 @@ static void set_default(Config *c, const CfgKey *k) {
 }
 
 /* Every key's default; what no key holds (source, origin) zeroed. */
+const EnvSpec *config_env(const Config *cfg) { return cfg->env_spec ? cfg->env_spec : env_find(cfg->env.name); }
+
 void config_defaults(Config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     for (int id = 0; id < configkeys_count; id++) set_default(cfg, &configkeys_table[id]);
@@ -622,8 +626,20 @@ static int rule_out_dir(const char *s, size_t len, char *msg) {
     return 0;
 }
 
+/* env.kwargs: a JSON object's text (the bridge parses it, at start). */
+static int rule_kwargs(const char *s, size_t len, char *msg) {
+    char sh[CFG_SHOW_LEN];
+    size_t i = 0, j = len;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) i++;
+    while (j > i && (s[j - 1] == ' ' || s[j - 1] == '\t' || s[j - 1] == '\n')) j--;
+    if (strlen(s) == len && j - i >= 2 && s[i] == '{' && s[j - 1] == '}') return 0;
+    return errf(msg, "expected a JSON object of keyword arguments, e.g. '{\"length\": 200}', got \"%s\"",
+                show(s, len, sh));
+}
+
 static int rule_env_name(const char *s, size_t len, char *msg) {
     char sh[CFG_SHOW_LEN], list[256] = "";
+    if (strlen(s) == len && env_extern_kind(s)) return env_extern_check(s, msg);
     const EnvSpec *spec = len < CFG_NAME_LEN ? env_find(s) : NULL;
     /* A registered spec outside the limits (a new environment's mistake)
      * is refused here, before any process is started, not at its first
@@ -643,8 +659,9 @@ static int rule_env_name(const char *s, size_t len, char *msg) {
     names[n] = NULL;
     const char *guess = did_you_mean(s, names);
     if (guess)
-        return errf(msg, "expected one of %s, got \"%s\" (did you mean \"%s\"?)", list, show(s, len, sh), guess);
-    return errf(msg, "expected one of %s, got \"%s\"", list, show(s, len, sh));
+        return errf(msg, "expected one of %s, python:MODULE:CALLABLE or gymnasium:ID, got \"%s\" (did you mean \"%s\"?)",
+                    list, show(s, len, sh), guess);
+    return errf(msg, "expected one of %s, python:MODULE:CALLABLE or gymnasium:ID, got \"%s\"", list, show(s, len, sh));
 }
 
 /* env.reward_threshold: "auto", "none" or a finite number (*v; NaN for
@@ -671,7 +688,7 @@ static int rule_reward_threshold(const char *s, size_t len, char *msg) {
 double config_reward_threshold(const Config *cfg) {
     double v;
     if (!strcmp(cfg->env.reward_threshold, "auto")) {
-        const EnvSpec *spec = env_find(cfg->env.name);
+        const EnvSpec *spec = config_env(cfg);
         return spec ? spec->reward_threshold : ENV_NO_THRESHOLD;
     }
     if (threshold_value(cfg->env.reward_threshold, &v) < 0) return ENV_NO_THRESHOLD;

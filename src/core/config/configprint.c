@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "configint.h"
+#include "env.h"
 #include "json.h"
 #include "util.h"
 
@@ -117,7 +118,10 @@ void configprint_value_text(const Config *cfg, int id, char *buf, size_t cap) {
 static bool printed(const Config *cfg, int s, int id) {
     const CfgKey *k = &configkeys_table[id];
     if (strcmp(k->section, configkeys_sections[s])) return false;
-    /* env.torques is refused for any other env, even with its default. */
+    /* env.torques is refused for any other env, even with its default;
+     * env.kwargs is printed for a Python environment only (a registered
+     * one's config reads as before). */
+    if (k->off == CFG_OFF(env.kwargs)) return env_extern_kind(cfg->env.name) != 0;
     return !(k->off == CFG_OFF(env.torques) && strcmp(cfg->env.name, "Pendulum-v1"));
 }
 

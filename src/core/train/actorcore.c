@@ -12,7 +12,7 @@
 void actorcore_env_options(const Config *cfg, EnvOptions *opt) {
     memset(opt, 0, sizeof *opt);
     opt->max_episode_steps = cfg->env.max_episode_steps;
-    const EnvSpec *spec = env_find(cfg->env.name);
+    const EnvSpec *spec = config_env(cfg);
     unsigned takes = spec ? spec->options : 0;
     if (takes & ENV_TAKES_TORQUES) {
         opt->n_torques = cfg->env.n_torques;
@@ -27,7 +27,7 @@ void actorcore_env_options(const Config *cfg, EnvOptions *opt) {
 
 int actorcore_init(ActorCore *ac, const Config *cfg, const QNet *net, int index, char *err) {
     memset(ac, 0, sizeof *ac);
-    ac->spec = env_find(cfg->env.name);
+    ac->spec = config_env(cfg);
     if (!ac->spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
     ac->net = net;
     ac->E = cfg->actor.envs;
@@ -70,6 +70,7 @@ int actorcore_init(ActorCore *ac, const Config *cfg, const QNet *net, int index,
         }
         nstep_init(&ac->nstep[e], ac->n_step, cfg->agent.gamma, ac->O);
         env_reset(&ac->envs[e], ac->obs + (size_t)e * O);
+        ac->env_failed |= ac->envs[e].failed; /* actorcore_step does nothing then */
     }
     return 0;
 }
@@ -156,6 +157,8 @@ void actorcore_step(ActorCore *ac, const float *params, double eps, Batch *out, 
     /* Decide explore/greedy first, so the forward pass can be skipped when
      * no environment needs it (all of warm-up at eps = 1). */
     bool any_greedy = false;
+    *n_ended = 0;
+    if (ac->env_failed) return;
     for (int e = 0; e < ac->E; e++) {
         ac->greedy[e] = !(rng_uniform(&ac->rng) < eps);
         any_greedy |= ac->greedy[e];
@@ -169,6 +172,10 @@ void actorcore_step(ActorCore *ac, const float *params, double eps, Batch *out, 
         float *obs = ac->obs + (size_t)e * O;
         if (ac->prio) ac->qsa[(size_t)e * (size_t)ac->n_step + (size_t)ac->n_qsa[e]++] = ac->q[(size_t)e * A + (size_t)action];
         EnvStep st = env_step(&ac->envs[e], action, ac->next_obs);
+        if (ac->envs[e].failed) { /* a Python environment: nothing of this step is kept */
+            ac->env_failed = true;
+            return;
+        }
         ac->ep_return[e] += st.reward;
         ac->ep_len[e]++;
         int k = nstep_push(&ac->nstep[e], obs, action, (float)st.reward, ac->next_obs, st.terminated, st.truncated,
@@ -182,6 +189,10 @@ void actorcore_step(ActorCore *ac, const float *params, double eps, Batch *out, 
             ac->ep_return[e] = 0;
             ac->ep_len[e] = 0;
             env_reset(&ac->envs[e], obs);
+            if (ac->envs[e].failed) {
+                ac->env_failed = true;
+                return;
+            }
         } else {
             memcpy(obs, ac->next_obs, O * sizeof(float));
         }

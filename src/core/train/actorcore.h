@@ -67,6 +67,10 @@ typedef struct {
     int n_final;          /* truncated final observations waiting in obs rows E .. E + n_final - 1 */
     uint64_t steps;       /* environment steps taken (all envs) */
     uint64_t episodes;    /* episodes finished */
+    bool env_failed;      /* a (Python) environment raised or broke its contract in a reset or
+                           * step (Env.failed; the bridge said why): actorcore_step returns at
+                           * once, keeping nothing of that step; the caller ends with
+                           * GORILA_EXIT_ENV */
     uint64_t forwards;    /* batched forward passes run */
 } ActorCore;
 

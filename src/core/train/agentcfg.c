@@ -12,7 +12,7 @@
 _Static_assert(CFG_MAX_CONV <= QNET_MAX_CONV, "every network.conv layer fits a QNetSpec");
 
 int agentcfg_qnet(const Config *cfg, QNet *net, char *err) {
-    const EnvSpec *spec = env_find(cfg->env.name);
+    const EnvSpec *spec = config_env(cfg);
     if (!spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
     QNetSpec s;
     memset(&s, 0, sizeof s);

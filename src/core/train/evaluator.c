@@ -3,6 +3,7 @@
 #include "evaluator.h"
 #include "actorcore.h"
 #include "clock.h"
+#include "exitcode.h"
 #include "util.h"
 
 #include <math.h>
@@ -11,7 +12,7 @@
 
 int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episodes, char *err) {
     memset(ev, 0, sizeof *ev);
-    ev->spec = env_find(cfg->env.name);
+    ev->spec = config_env(cfg);
     if (!ev->spec) return errf(err, "unknown environment \"%s\"", cfg->env.name);
     ev->net = net;
     actorcore_env_options(cfg, &ev->opt);
@@ -58,8 +59,11 @@ static void start(Evaluator *ev, int s, int k) {
     char err[ERR_LEN];
     env_free(&ev->envs[s]); /* the slot's last episode's (a byte state) */
     if (env_init(&ev->envs[s], ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)k, err) != 0)
-        DIE(NULL, "evaluation environment: %s", err); /* validated in evaluator_init */
+        DIE_CODE(NULL, ev->spec->ext_hooks ? GORILA_EXIT_ENV : GORILA_EXIT_FAILED, "evaluation environment: %s",
+                 err); /* validated in evaluator_init (a Python env's constructor may still raise) */
     env_reset(&ev->envs[s], ev->obs + (size_t)s * (size_t)ev->O);
+    if (ev->envs[s].failed) DIE_CODE(NULL, GORILA_EXIT_ENV, "evaluation: environment %s failed in reset (above)",
+                                     ev->spec->name);
     ev->episode_of[s] = k;
     ev->returns[k] = 0;
 }
@@ -122,6 +126,8 @@ bool evaluator_run(Evaluator *ev, const float *params, EvalResult *res) {
         for (int r = 0; r < rows; r++) {
             float *obs = ev->obs + (size_t)r * O;
             EnvStep st = env_step(&ev->envs[r], ev->act[r], obs);
+            if (ev->envs[r].failed)
+                DIE_CODE(NULL, GORILA_EXIT_ENV, "evaluation: environment %s failed in step (above)", ev->spec->name);
             steps++;
             int k = ev->episode_of[r];
             ev->returns[k] += st.reward;

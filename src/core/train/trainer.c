@@ -257,8 +257,8 @@ static int train(Local *L, char *err) {
     return 0;
 }
 
-/* Step the environments and train until a stop reason comes up. 0, or -1
- * with err (diverged). */
+/* Step the environments and train until a stop reason comes up. 0, -1
+ * with err (diverged), or -2 with err (an environment failed). */
 static int loop(Local *L, char *err) {
     const Config *cfg = L->cfg;
     Run *r = &L->run;
@@ -269,6 +269,9 @@ static int loop(Local *L, char *err) {
         int n_ended = 0;
         double t0 = now_seconds();
         actorcore_step(&L->ac, L->params, L->epsilon, &L->chunk, L->ended, &n_ended);
+        if (L->ac.env_failed)
+            return errf(err, "environment %s failed (above); training stops without a new checkpoint, the last "
+                        "one is kept", cfg->env.name) - 1;
         if (insert_chunk(L, err) != 0) return -1;
         double t1 = now_seconds();
         L->act_seconds += t1 - t0;
@@ -358,11 +361,12 @@ int trainer_run(const Config *cfg, const char *resume_dir) {
     log_info(NULL, "local training: %s, network %zu parameters, replay %" PRIu64 ", batch %d, budget %" PRIu64 " env steps",
              cfg->env.name, L->net.n_params, cfg->replay.capacity, cfg->replay.batch_size,
              cfg->run.max_env_steps);
-    if (loop(L, err) != 0) {
+    int lrc = loop(L, err);
+    if (lrc != 0) {
         runlog_progress_done(&L->run.log);
         fprintf(stderr, "gorila: error: %s\n", err);
         printf("run directory: %s\n", L->run.log.dir);
-        rc = GORILA_EXIT_DIVERGED;
+        rc = lrc == -2 ? GORILA_EXIT_ENV : GORILA_EXIT_DIVERGED;
         goto out;
     }
     finish(L);

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+"""A pure-Python CartPole-v1 with the Gymnasium API (the same float64
+arithmetic as envs/cartpole.c), and fixtures that break the contract, for
+tests/cli/pyenv.sh. Needs numpy only."""
+import math
+
+import numpy as np
+
+
+class Discrete:
+    def __init__(self, n):
+        self.n = n
+        self.start = 0
+
+
+class Box:
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+
+
+class CartPole:
+    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1):
+        self.action_space = Discrete(2)
+        self.observation_space = Box((4,), np.float32)
+        self.max_steps, self.fail_after, self.nan_after = max_steps, fail_after, nan_after
+        self.rng = np.random.default_rng()
+        self.steps = 0
+        self.seeds = []
+
+    def reset(self, seed=None, options=None):
+        self.seeds.append(seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state = [float(v) for v in self.rng.uniform(-0.05, 0.05, 4)]
+        self.t = 0
+        return np.array(self.state, dtype=np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == self.fail_after:
+            raise ValueError("fixture: step %d fails" % self.steps)
+        x, x_dot, theta, theta_dot = self.state
+        force = 10.0 if action == 1 else -10.0
+        costheta, sintheta = math.cos(theta), math.sin(theta)
+        temp = (force + 0.1 * 0.5 * (theta_dot * theta_dot) * sintheta) / 1.1
+        thetaacc = (9.8 * sintheta - costheta * temp) / (0.5 * (4.0 / 3.0 - 0.1 * (costheta * costheta) / 1.1))
+        xacc = temp - 0.1 * 0.5 * thetaacc * costheta / 1.1
+        x = x + 0.02 * x_dot
+        x_dot = x_dot + 0.02 * xacc
+        theta = theta + 0.02 * theta_dot
+        theta_dot = theta_dot + 0.02 * thetaacc
+        self.state = [x, x_dot, theta, theta_dot]
+        self.t += 1
+        terminated = abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
+        truncated = self.t >= self.max_steps
+        obs = np.array(self.state, dtype=np.float32)
+        if self.steps == self.nan_after:
+            obs[1] = np.nan
+        return obs, 1.0, terminated, truncated, {}
+
+
+def make(**kwargs):
+    return CartPole(**kwargs)
+
+
+class WrongShape(CartPole):
+    def reset(self, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        return obs[:3], info
+
+
+class BoxActions(CartPole):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.action_space = Box((1,), np.float32)
+
+
+class Seeds(CartPole):
+    """Truncates after 3 steps; writes the seed of every reset to the
+    observation's first value (-1 for none)."""
+
+    def __init__(self):
+        super().__init__(max_steps=3)
+
+    def reset(self, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        obs[0] = -1.0 if seed is None else float(seed % 1000)
+        return obs, info
