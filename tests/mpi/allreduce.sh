@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Ring and naive allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
+# Ring, naive and hierarchical allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
 # (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
@@ -12,12 +12,14 @@ for p in 1 2 3 4 5; do
     n_bad=$(grep -c '^not ok ' <<<"$out")
     n_naive=$(grep -c '^ok .* - naive ' <<<"$out")
     n_pair=$(grep -c '^ok .* - pair ' <<<"$out")
+    n_hier=$(grep -c '^ok .* - hier ' <<<"$out")
     # the program's own plan ("1..N", rank 0's last line): all N ran and passed
     plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' <<<"$out" | tail -1)
-    if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_naive" -gt 0 ] && [ "$n_pair" -gt 0 ] && [ "$n_bad" -eq 0 ]; then
-        ok "ring, naive allreduce and gossip's pair exchange, $p ranks: all $plan planned checks pass ($n_naive naive, $n_pair pair)"
+    if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_naive" -gt 0 ] && [ "$n_pair" -gt 0 ] && [ "$n_hier" -gt 0 ] &&
+        [ "$n_bad" -eq 0 ]; then
+        ok "ring, naive, hierarchical allreduce and gossip's pair exchange, $p ranks: all $plan planned checks pass ($n_naive naive, $n_pair pair, $n_hier hier)"
     else
-        not_ok "ring, naive allreduce and gossip's pair exchange, $p ranks: $n_ok of ${plan:-no plan} passed ($n_naive naive, $n_pair pair), $n_bad failed"
+        not_ok "ring, naive, hierarchical allreduce and gossip's pair exchange, $p ranks: $n_ok of ${plan:-no plan} passed ($n_naive naive, $n_pair pair, $n_hier hier), $n_bad failed"
         grep '^not ok' <<<"$out" | sed 's/^/# /'
     fi
 done
