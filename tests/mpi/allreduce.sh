@@ -39,9 +39,9 @@ if why=$("$TEST_ROOT/scripts/simcluster" check 2>&1); then
         n_bad=$(grep -c '^not ok ' <<<"$out")
         plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' <<<"$out" | tail -1)
         if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_bad" -eq 0 ]; then
-            ok "ring, naive allreduce and pair exchange, $p ranks on $p simulated nodes: all $plan planned checks pass"
+            ok "ring, naive, hierarchical allreduce and pair exchange, $p ranks on $p simulated nodes: all $plan planned checks pass"
         else
-            not_ok "ring and naive allreduce, $p ranks on $p simulated nodes: $n_ok of ${plan:-no plan} passed, $n_bad failed"
+            not_ok "ring, naive and hierarchical allreduce, $p ranks on $p simulated nodes: $n_ok of ${plan:-no plan} passed, $n_bad failed"
             grep '^not ok\|readv\|Bad address' <<<"$out$err" | head -5 | sed 's/^/# /'
         fi
     done
@@ -99,6 +99,42 @@ for L in 2 3; do
     check "$name: learner 0 moves (L-1) 4 (M+1) bytes a round, the others 4 (M+1) (M = $M)" \
         naive_check "$s" "$L" "$M"
 done
+
+# A training job on the hierarchical allreduce, 2 learners on this one node:
+# it finishes, both learners made the same number of rounds (and some),
+# and the node's sum went through shared memory only: no allreduce bytes
+# through MPI on either learner (the leaders' ring has one node to span).
+hier_check() {
+    python3 - "$@" <<'EOF2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+learners = sorted(s["roles"]["learner"], key=lambda ln: ln["index"])
+rings = [ln.get("ring", {}) for ln in learners]
+rounds = [r.get("rounds", 0) for r in rings]
+moved = [(r.get("bytes_sent"), r.get("bytes_recv"), r.get("msgs_sent"), r.get("msgs_recv")) for r in rings]
+bad = []
+if len(learners) != 2:
+    bad.append("%d learners reported" % len(learners))
+if len(set(rounds)) != 1 or 0 in rounds:
+    bad.append("rounds differ or are 0: %s" % rounds)
+if any(m != (0, 0, 0, 0) for m in moved) or s["bytes_sent"]["ring"] != 0:
+    bad.append("MPI traffic on one node: %s, bytes_sent.ring %s" % (moved, s["bytes_sent"]["ring"]))
+if bad:
+    print("# " + "; ".join(bad)); sys.exit(1)
+print("# %d rounds on each learner" % rounds[0])
+EOF2
+}
+name="hier-L2"
+job "$name" --set sync.mode=allreduce --set sync.allreduce_impl=hierarchical --set roles.param_servers=0 \
+    --set roles.learners=2
+expect_rc "$name: exit status 0" 0
+s="$RUN/summary.json"
+if [ -f "$s" ]; then
+    expect_eq "$name: summary says allreduce_impl hierarchical" "$(jget "$s" allreduce_impl)" hierarchical
+    check "$name: equal rounds on both learners, no MPI traffic for the node's sum" hier_check "$s"
+else
+    not_ok "$name: summary.json written"
+fi
 
 # gorila bench allreduce: one JSON line per size, the ring and the naive
 # algorithm equal to MPI_Allreduce on every size, the config's network size
