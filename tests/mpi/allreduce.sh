@@ -149,9 +149,11 @@ check "bench allreduce: the network row is marked" grep -q '"floats":4610,"bytes
 expect_eq "bench allreduce: the ring equals MPI_Allreduce on every size" "$(grep -c '"ring_equals_mpi":true' <<<"$out")" 3
 expect_eq "bench allreduce: the naive allreduce equals MPI_Allreduce on every size" \
     "$(grep -c '"naive_equals_mpi":true' <<<"$out")" 3
+expect_eq "bench allreduce: the hierarchical allreduce equals MPI_Allreduce on every size" \
+    "$(grep -c '"hier_us":[0-9.]*,"hier_time_ratio":[0-9.]*,"hier_time_ratio_ring":[0-9.]*,"hier_equals_mpi":true' <<<"$out")" 3
 check "bench allreduce: naive timed beside ring and MPI" grep -q '"naive_us":[0-9.]*,"naive_algbw_gbs":[0-9.]*,"naive_busbw_gbs":[0-9.]*,"naive_time_ratio":[0-9.]*' <<<"$out"
 expect_eq "bench allreduce: gossip's pair exchange timed on every size" \
-    "$(grep -c '"pair_us":[0-9.]*,"pair_time_ratio_ring":[0-9.]*}' <<<"$out")" 3
+    "$(grep -c '"pair_us":[0-9.]*,"pair_time_ratio_ring":[0-9.]*,' <<<"$out")" 3
 check "bench allreduce: OpenBLAS configuration printed" grep -q '"bench":"openblas"' <<<"$out"
 # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 1 "$GORILA" bench allreduce --max-floats 1024 --seconds 0.05
