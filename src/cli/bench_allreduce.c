@@ -28,6 +28,13 @@
  * comparable across P). The same factor for all three, so busbw compares
  * them at equal data: the naive algorithm's driver carries P/2 times that
  * (allreduce.h), which is what its lower busbw shows.
+ * Beside them, the hierarchical allreduce (hier_allreduce,
+ * sync.allreduce_impl hierarchical): the ranks of a node sum in shared
+ * memory and only the nodes' leaders run the ring; hier/mpi and hier/ring
+ * are its time over MPI_Allreduce's and the ring's. Its window is set up
+ * once for the largest size. It too must equal MPI_Allreduce exactly on
+ * small integers.
+ *
  * Nothing here passes or fails on time.
  */
 #include "clock.h"
@@ -50,12 +57,13 @@
 
 #define WINDOWS 5
 
-typedef enum { IMPL_RING = 0, IMPL_NAIVE, IMPL_MPI, IMPL_PAIR, IMPLS } ArImpl;
+typedef enum { IMPL_RING = 0, IMPL_NAIVE, IMPL_MPI, IMPL_PAIR, IMPL_HIER, IMPLS } ArImpl;
 
 typedef struct {
     double t[IMPLS];  /* seconds per call, best window */
     bool exact;       /* the ring equalled MPI_Allreduce on integers */
     bool naive_exact; /* the naive algorithm did */
+    bool hier_exact;  /* the hierarchical one did */
 } ArResult;
 
 static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, float *other, size_t n, long iters) {
@@ -65,6 +73,7 @@ static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, float *ot
     for (long i = 0; i < iters; i++) {
         if (impl == IMPL_RING) ring_allreduce(R, buf, n);
         else if (impl == IMPL_NAIVE) naive_allreduce(R, buf, n);
+        else if (impl == IMPL_HIER) hier_allreduce(R, buf, n);
         else if (impl == IMPL_PAIR) {
             if (peer < R->p) pair_exchange(R, buf, other, n, peer);
         } else MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, world);
@@ -79,6 +88,7 @@ static double window(Ring *R, MPI_Comm world, ArImpl impl, float *buf, float *ot
 static bool exact(Ring *R, MPI_Comm world, int rank, ArImpl impl, float *buf, float *ref, size_t n) {
     for (size_t i = 0; i < n; i++) buf[i] = ref[i] = (float)((int)((i * 7 + (size_t)rank * 13) % 201) - 100);
     if (impl == IMPL_RING) ring_allreduce(R, buf, n);
+    else if (impl == IMPL_HIER) hier_allreduce(R, buf, n);
     else naive_allreduce(R, buf, n);
     MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, world);
     int same = memcmp(buf, ref, n * sizeof(float)) == 0;
@@ -87,10 +97,11 @@ static bool exact(Ring *R, MPI_Comm world, int rank, ArImpl impl, float *buf, fl
 }
 
 static ArResult measure(Ring *R, MPI_Comm world, int rank, size_t n, double seconds) {
-    ArResult res = {{INFINITY, INFINITY, INFINITY, INFINITY}, true, true};
+    ArResult res = {{INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}, true, true, true};
     float *buf = xmalloc_aligned(n * sizeof(float)), *ref = xmalloc_aligned(n * sizeof(float));
     res.exact = exact(R, world, rank, IMPL_RING, buf, ref, n);
     res.naive_exact = exact(R, world, rank, IMPL_NAIVE, buf, ref, n);
+    res.hier_exact = exact(R, world, rank, IMPL_HIER, buf, ref, n);
     memset(buf, 0, n * sizeof(float));
     /* One call of each sizes the windows. */
     double t1 = 0;
@@ -136,7 +147,8 @@ static int parse_opts(int argc, char **argv, ArOpts *o, int *rc) {
                  "gorila's ring and naive (driver) allreduce against MPI_Allreduce, 1K floats to N\n"
                  "(default 16M) and the config's network size; time, algbw and busbw (nccl-tests\n"
                  "definitions); and gossip's pair exchange (ranks 2i, 2i+1 swap N floats) against the\n"
-                 "ring. See docs/PERFORMANCE.md.");
+                 "ring; and the hierarchical allreduce (shared memory within a node, the ring\n"
+                 "between nodes). See docs/PERFORMANCE.md.");
             return *rc = 0, -1;
         }
         if (!strcmp(a, "--json")) {
@@ -191,12 +203,12 @@ static void print_header(const ArOpts *o, const Ring *R, int p, int nodes, size_
                nodes ? "one node" : "several nodes", sysconf(_SC_NPROCESSORS_ONLN), R->poll ? "polling" : "sleeping",
                o->config ? o->config : "the default config", n_net);
         printf("best of %d windows per size; busbw = algbw * 2(P-1)/P (nccl-tests)\n", WINDOWS);
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s\n", "floats",
-               "bytes", "ring_us", "algbw", "busbw", "naive_us", "algbw", "busbw", "mpi_us", "algbw", "busbw", "busbw",
-               "time", "time", "pair_us", "time");
-        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s\n", "", "", "",
-               "GB/s", "GB/s", "", "GB/s", "GB/s", "", "GB/s", "GB/s", "ring/mpi", "ring/mpi", "naive/mpi", "",
-               "pair/ring");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s | %10s %9s %9s\n",
+               "floats", "bytes", "ring_us", "algbw", "busbw", "naive_us", "algbw", "busbw", "mpi_us", "algbw",
+               "busbw", "busbw", "time", "time", "pair_us", "time", "hier_us", "time", "time");
+        printf("%10s %10s | %10s %9s %9s | %10s %9s %9s | %10s %9s %9s | %8s %8s %9s | %10s %9s | %10s %9s %9s\n",
+               "", "", "", "GB/s", "GB/s", "", "GB/s", "GB/s", "", "GB/s", "GB/s", "ring/mpi", "ring/mpi",
+               "naive/mpi", "", "pair/ring", "", "hier/mpi", "hier/ring");
     }
     fflush(stdout);
 }
@@ -204,6 +216,7 @@ static void print_header(const ArOpts *o, const Ring *R, int p, int nodes, size_
 static void print_row(const ArOpts *o, const Ring *R, int p, size_t n, bool is_net, const ArResult *r) {
     double bytes = (double)n * sizeof(float), bus = 2.0 * (p - 1) / p;
     double tr = r->t[IMPL_RING], tn = r->t[IMPL_NAIVE], tm = r->t[IMPL_MPI], tp = r->t[IMPL_PAIR];
+    double th = r->t[IMPL_HIER];
     double ra = bytes / tr / 1e9, na = bytes / tn / 1e9, ma = bytes / tm / 1e9;
     if (o->json) {
         printf("{\"bench\":\"allreduce\",\"floats\":%zu,\"bytes\":%.0f,\"ranks\":%d,\"network_size\":%s,"
@@ -211,16 +224,19 @@ static void print_row(const ArOpts *o, const Ring *R, int p, size_t n, bool is_n
                "\"mpi_us\":%.3f,\"mpi_algbw_gbs\":%.4f,\"mpi_busbw_gbs\":%.4f,\"busbw_ratio\":%.4f,"
                "\"time_ratio\":%.4f,\"ring_equals_mpi\":%s,\"naive_us\":%.3f,\"naive_algbw_gbs\":%.4f,"
                "\"naive_busbw_gbs\":%.4f,\"naive_time_ratio\":%.4f,\"naive_equals_mpi\":%s,\"pair_us\":%.3f,"
-               "\"pair_time_ratio_ring\":%.4f}\n",
+               "\"pair_time_ratio_ring\":%.4f,\"hier_us\":%.3f,\"hier_time_ratio\":%.4f,"
+               "\"hier_time_ratio_ring\":%.4f,\"hier_equals_mpi\":%s}\n",
                n, bytes, p, is_net ? "true" : "false", R->poll ? "poll" : "sleep", tr * 1e6, ra, ra * bus, tm * 1e6,
                ma, ma * bus, ra / ma, tr / tm, r->exact ? "true" : "false", tn * 1e6, na, na * bus, tn / tm,
-               r->naive_exact ? "true" : "false", tp * 1e6, tp / tr);
+               r->naive_exact ? "true" : "false", tp * 1e6, tp / tr, th * 1e6, th / tm, th / tr,
+               r->hier_exact ? "true" : "false");
     } else {
         printf("%10zu %10.0f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %10.1f %9.3f %9.3f | %7.2fx %7.2fx %8.2fx"
-               " | %10.1f %8.2fx%s%s%s\n",
+               " | %10.1f %8.2fx | %10.1f %8.2fx %8.2fx%s%s%s%s\n",
                n, bytes, tr * 1e6, ra, ra * bus, tn * 1e6, na, na * bus, tm * 1e6, ma, ma * bus, ra / ma, tr / tm,
-               tn / tm, tp * 1e6, tp / tr, is_net ? "  net" : "", r->exact ? "" : "  RING DIFFERS FROM MPI",
-               r->naive_exact ? "" : "  NAIVE DIFFERS FROM MPI");
+               tn / tm, tp * 1e6, tp / tr, th * 1e6, th / tm, th / tr, is_net ? "  net" : "",
+               r->exact ? "" : "  RING DIFFERS FROM MPI", r->naive_exact ? "" : "  NAIVE DIFFERS FROM MPI",
+               r->hier_exact ? "" : "  HIER DIFFERS FROM MPI");
     }
     fflush(stdout);
 }
@@ -257,6 +273,7 @@ int bench_allreduce(int argc, char **argv) {
     for (size_t n = 1024; n <= (size_t)o.max_floats && ns < 30; n *= 4) sizes[ns++] = n;
     sizes[ns++] = n_net;
     qsort(sizes, (size_t)ns, sizeof sizes[0], cmp_size);
+    ring_hier_init(&R, world, sizes[ns - 1], 0);
     if (ctx.rank == 0) print_header(&o, &R, p, nodes, n_net);
     for (int k = 0; k < ns; k++) {
         size_t n = sizes[k];

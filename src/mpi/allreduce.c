@@ -11,6 +11,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
@@ -60,7 +61,12 @@ void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells
     R->tmp = xmalloc_aligned(scratch * sizeof(float));
 }
 
+static void hier_free(Hier *H, const Ctx *ctx);
+
 void ring_free(Ring *R) {
+    if (R->hier) hier_free(R->hier, R->ctx);
+    free(R->hier);
+    R->hier = NULL;
     free(R->tmp);
     free(R->req);
     free(R->done_idx);
@@ -456,6 +462,177 @@ void pair_exchange(Ring *R, const float *send, float *recv, size_t n, int peer) 
         waiter_pass(R, &w, got, wake_peer, send_left > 0, recv_left > 0);
     }
     waiter_end(R, &w);
+    R->rounds++;
+    R->seconds += now_seconds() - t0;
+}
+
+/* ---- hierarchical allreduce (allreduce.h) ------------------------------- */
+
+#define HIER_LINE 64 /* bytes: one barrier counter per cache line; segments aligned to it */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the barrier counters must be lock-free (address-free) atomics");
+
+struct Hier {
+    MPI_Comm node;        /* this node's ranks of the ring's communicator, in its order */
+    MPI_Comm leaders;     /* the nodes' rank 0s; MPI_COMM_NULL on the others */
+    MPI_Win win;          /* every rank's counter line and segment; node rank 0's also the result */
+    int m, j, nodes;      /* ranks on the node, this one's node rank, nodes */
+    size_t cap;           /* floats per segment */
+    _Atomic unsigned long long **count; /* (m) each node rank's barrier counter */
+    float **seg;          /* (m) each node rank's segment */
+    float *result;        /* the node's sum, then everyone's */
+    int *node_world;      /* (m) world rank of each node rank (doorbells) */
+    unsigned long long arrivals; /* this rank's barriers so far */
+    Ring inter;           /* the ring among the leaders (p = 1 elsewhere and with one node) */
+};
+
+static size_t line_up(size_t bytes) { return (bytes + HIER_LINE - 1) / HIER_LINE * HIER_LINE; }
+
+/* The node communicator: shared memory, cut into groups of node_max. */
+static MPI_Comm hier_node_comm(const Ctx *ctx, MPI_Comm comm, int r, int node_max) {
+    MPI_Comm shared, node;
+    MPI_CHECK(ctx, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &shared));
+    int j = 0;
+    MPI_CHECK(ctx, MPI_Comm_rank(shared, &j));
+    MPI_CHECK(ctx, MPI_Comm_split(shared, node_max > 0 ? j / node_max : 0, j, &node));
+    MPI_CHECK(ctx, MPI_Comm_free(&shared));
+    return node;
+}
+
+/* The window, all of it allocated by node rank 0 (MPI does not align a
+ * rank's part to a cache line; one part aligned by hand): the m counter
+ * lines, then the m segments, then the result. */
+static void hier_window(Hier *H, const Ctx *ctx) {
+    size_t seg_bytes = line_up(H->cap * sizeof(float));
+    size_t total = HIER_LINE + (size_t)H->m * HIER_LINE + ((size_t)H->m + 1) * seg_bytes;
+    char *at = NULL;
+    MPI_CHECK(ctx, MPI_Win_allocate_shared(H->j == 0 ? (MPI_Aint)total : 0, 1, MPI_INFO_NULL, H->node, &at, &H->win));
+    MPI_Aint size;
+    int disp;
+    MPI_CHECK(ctx, MPI_Win_shared_query(H->win, 0, &size, &disp, &at));
+    at += (HIER_LINE - (uintptr_t)at % HIER_LINE) % HIER_LINE;
+    H->count = xmalloc((size_t)H->m * sizeof *H->count);
+    H->seg = xmalloc((size_t)H->m * sizeof *H->seg);
+    for (int q = 0; q < H->m; q++) {
+        H->count[q] = (_Atomic unsigned long long *)(at + (size_t)q * HIER_LINE);
+        H->seg[q] = (float *)(at + (size_t)H->m * HIER_LINE + (size_t)q * seg_bytes);
+    }
+    H->result = (float *)(at + (size_t)H->m * HIER_LINE + (size_t)H->m * seg_bytes);
+    atomic_init(H->count[H->j], 0);
+    MPI_CHECK(ctx, MPI_Barrier(H->node));
+}
+
+void ring_hier_init(Ring *R, MPI_Comm world, size_t n, int node_max) {
+    const Ctx *ctx = R->ctx;
+    if (n > (size_t)INT_MAX) DIE(ctx, "hierarchical allreduce of %zu floats is too large", n);
+    Hier *H = xcalloc(1, sizeof *H);
+    R->hier = H;
+    H->cap = n;
+    H->node = hier_node_comm(ctx, R->comm, R->r, node_max);
+    MPI_CHECK(ctx, MPI_Comm_size(H->node, &H->m));
+    MPI_CHECK(ctx, MPI_Comm_rank(H->node, &H->j));
+    MPI_CHECK(ctx, MPI_Comm_split(R->comm, H->j == 0 ? 0 : MPI_UNDEFINED, R->r, &H->leaders));
+    H->nodes = 0;
+    if (H->j == 0) MPI_CHECK(ctx, MPI_Comm_size(H->leaders, &H->nodes));
+    MPI_CHECK(ctx, MPI_Bcast(&H->nodes, 1, MPI_INT, 0, H->node));
+    /* The node's world ranks, for their doorbells. */
+    H->node_world = xmalloc((size_t)H->m * sizeof *H->node_world);
+    MPI_CHECK(ctx, MPI_Allgather(&R->me_world, 1, MPI_INT, H->node_world, 1, MPI_INT, H->node));
+    ring_init(&H->inter, ctx, world, H->leaders, R->bells, R->poll ? RING_WAIT_POLL : RING_WAIT_SLEEP);
+    if (H->m > 1) hier_window(H, ctx);
+    else H->win = MPI_WIN_NULL;
+}
+
+static void hier_free(Hier *H, const Ctx *ctx) {
+    ring_free(&H->inter);
+    if (H->win != MPI_WIN_NULL) MPI_CHECK(ctx, MPI_Win_free(&H->win));
+    if (H->leaders != MPI_COMM_NULL) MPI_CHECK(ctx, MPI_Comm_free(&H->leaders));
+    if (H->node != MPI_COMM_NULL) MPI_CHECK(ctx, MPI_Comm_free(&H->node));
+    free(H->count);
+    free(H->seg);
+    free(H->node_world);
+}
+
+void hier_shape(const Ring *R, int *node_ranks, int *node_rank, int *nodes) {
+    *node_ranks = R->hier ? R->hier->m : 1;
+    *node_rank = R->hier ? R->hier->j : 0;
+    *nodes = R->hier ? R->hier->nodes : R->p;
+}
+
+/* Ring every sleeper of the node: an arrival may be what it waits for. */
+static void wake_node(Ring *R, bool sending, bool receiving) {
+    (void)sending;
+    (void)receiving;
+    for (int q = 0; q < R->hier->m; q++)
+        if (q != R->hier->j) doorbell_ring(R->bells, R->hier->node_world[q]);
+}
+
+static void node_arrive(Ring *R, Hier *H) {
+    atomic_store(H->count[H->j], ++H->arrivals);
+    if (R->bells) wake_node(R, true, true);
+}
+
+/* Every node rank (leader_only: rank 0) has arrived as often as this one. */
+static bool node_arrived(const Hier *H, bool leader_only) {
+    for (int q = 0; q < (leader_only ? 1 : H->m); q++)
+        if (atomic_load(H->count[q]) < H->arrivals) return false;
+    return true;
+}
+
+/* Arrive, and wait until every rank (leader_only: the leader) has, as the
+ * ring waits (waiter_pass), serving through the hook. */
+static void node_barrier(Ring *R, Hier *H, bool leader_only) {
+    node_arrive(R, H);
+    Waiter w = waiter_start(false);
+    while (!node_arrived(H, leader_only)) {
+        bool got = R->service && R->service(R->service_arg);
+        waiter_pass(R, &w, got, wake_node, true, true);
+    }
+    waiter_end(R, &w);
+}
+
+/* The leaders' ring on the node's sum, counted in R's counters. */
+static void hier_inter(Ring *R, Hier *H, float *buf, size_t n) {
+    Ring *L = &H->inter;
+    L->service = R->service;
+    L->service_arg = R->service_arg;
+    L->trace = R->trace;
+    uint64_t ms = L->msgs_sent, bs = L->bytes_sent, mr = L->msgs_recv, br = L->bytes_recv;
+    double waited = L->wait_seconds;
+    ring_allreduce(L, buf, n);
+    R->msgs_sent += L->msgs_sent - ms;
+    R->bytes_sent += L->bytes_sent - bs;
+    R->msgs_recv += L->msgs_recv - mr;
+    R->bytes_recv += L->bytes_recv - br;
+    R->wait_seconds += L->wait_seconds - waited;
+}
+
+void hier_allreduce(Ring *R, float *buf, size_t n) {
+    Hier *H = R->hier;
+    if (!H) DIE(R->ctx, "hierarchical allreduce without ring_hier_init");
+    if (n > H->cap) DIE(R->ctx, "hierarchical allreduce of %zu floats, set up for %zu", n, H->cap);
+    if (R->p == 1 || n == 0) return;
+    double t0 = now_seconds();
+    if (H->m == 1) {
+        hier_inter(R, H, buf, n); /* alone on its node: the ring on its own buffer */
+    } else {
+        memcpy(H->seg[H->j], buf, n * sizeof(float));
+        node_barrier(R, H, false);
+        size_t off, len;
+        shard_range(n, H->m, H->j, &off, &len);
+        memcpy(H->result + off, H->seg[0] + off, len * sizeof(float));
+        for (int q = 1; q < H->m; q++) cblas_saxpy((int)len, 1.0f, H->seg[q] + off, 1, H->result + off, 1);
+        if (H->nodes == 1) {
+            node_barrier(R, H, false);
+        } else if (H->j == 0) {
+            node_barrier(R, H, false);
+            hier_inter(R, H, H->result, n);
+            node_arrive(R, H);
+        } else {
+            node_arrive(R, H);
+            node_barrier(R, H, true);
+        }
+        memcpy(buf, H->result, n * sizeof(float));
+    }
     R->rounds++;
     R->seconds += now_seconds() - t0;
 }

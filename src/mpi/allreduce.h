@@ -68,6 +68,48 @@
  * what MPI had queued). While it waits it calls the caller's `service`
  * hook, so a learner keeps answering its main communicator (parameter
  * requests, batches, STOP) during the allreduce.
+ *
+ * Hierarchical (ring_hier_init, hier_allreduce). What Horovod and NCCL do
+ * within a node: the ranks of the ring that share memory
+ * (MPI_Comm_split_type MPI_COMM_TYPE_SHARED of its communicator, in its
+ * rank order) sum through an MPI-3 shared window, and the ring runs only
+ * among the nodes' first ranks (their leaders). With m ranks on a node,
+ * node rank j, the buffer cut into m slices by shard_range(n, m, .):
+ *
+ *   copy in       rank j copies its buffer into its own segment S_j
+ *   barrier 1     every rank of the node has written
+ *   slice sum     rank j: R[slice j] = S_0 + S_1 + ... + S_{m-1} (slice j,
+ *                 in node rank order: one rounded addition each, saxpy)
+ *   barrier 2     R holds the node's sum
+ *   ring          the leaders: ring_allreduce of R among the nodes (none
+ *                 with one node), then barrier 3 (the others wait for the
+ *                 leader only)
+ *   copy out      every rank copies R into its buffer
+ *
+ *   trace, 1 node of 2:  r0: S_0 = a       r1: S_1 = b
+ *                        r0: R[0] = a0+b0  r1: R[1] = a1+b1
+ *                        both copy R = (a+b) out
+ *
+ * Each element is summed by one rank, so every rank ends with the same
+ * bits: the node's sum in node rank order, then the ring's order among
+ * the nodes. A rank's next S_j write waits at the next call's barrier 1
+ * for nothing: every slice sum read the segments before barrier 2 (one
+ * node) or before its leader passed barrier 2, which barrier 3 follows;
+ * R is written again only after the next barrier 1, when every rank has
+ * copied it out. So two barriers a call on one node, three across nodes.
+ *
+ * A barrier is a counter per node rank in the window (one cache line
+ * each): a rank arrives by storing its count of arrivals (a sequentially
+ * consistent C11 atomic store, after its writes to the window) and ringing
+ * the doorbells of the node's sleepers; it passes when the counter of
+ * every rank it waits for (barrier 3: the leader's) has reached its own.
+ * Counters only grow, and no rank arrives twice before every rank has
+ * arrived once, so a count identifies one barrier. The loads are atomic
+ * too (acquire): what a rank wrote before its arrival is visible to the
+ * rank that sees the arrival (the window is ordinary shared memory in
+ * Open MPI's unified model; the doorbells' flags rely on the same). It
+ * waits as the ring does (polling or sleeping on its doorbell, serving
+ * through the hook), not in MPI_Barrier, which spins and serves nothing.
  */
 #ifndef GORILA_ALLREDUCE_H
 #define GORILA_ALLREDUCE_H
@@ -87,6 +129,8 @@
 #define RING_SPIN 1e-3      /* sleep mode: seconds of polling since the last progress before sleeping */
 
 typedef enum { RING_WAIT_AUTO = 0, RING_WAIT_POLL, RING_WAIT_SLEEP } RingWait;
+
+typedef struct Hier Hier; /* the hierarchical allreduce's node window (allreduce.c) */
 
 typedef struct {
     const Ctx *ctx;
@@ -113,6 +157,7 @@ typedef struct {
      * moved data (none with p = 1 or n = 0) */
     uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, rounds;
     double seconds, wait_seconds;
+    Hier *hier;                 /* ring_hier_init's, or NULL */
 } Ring;
 
 /* Set up a ring over comm, a sub-communicator of world (local: no
@@ -121,7 +166,30 @@ typedef struct {
  * no more ranks than cores (doorbell.h counts them); the environment
  * variable GORILA_RING_WAIT=poll|sleep overrides auto. */
 void ring_init(Ring *R, const Ctx *ctx, MPI_Comm world, MPI_Comm comm, Doorbells *bells, RingWait wait);
+/* Collective over R->comm when ring_hier_init was called (it frees the
+ * window); otherwise local. */
 void ring_free(Ring *R);
+
+/* Set up the hierarchical allreduce (above) of up to n floats on R: the
+ * node communicators, the shared window (its segments of n floats) and
+ * the leaders' ring (waiting as R does; its service hook and trace are
+ * R's at each call). node_max > 0 caps the ranks of a node: consecutive
+ * groups of node_max of its ranks act as separate nodes (tests simulate
+ * several nodes on one machine with it); 0: the whole shared-memory node.
+ * Collective over R->comm. */
+void ring_hier_init(Ring *R, MPI_Comm world, size_t n, int node_max);
+
+/* In-place sum of buf[0..n) (n at most ring_hier_init's) over every rank
+ * of the ring by the hierarchical algorithm: bit-identical on every rank.
+ * Counters: the leaders' ring messages only (the node's sum moves through
+ * memory, not MPI); every rank counts a round. The leaders' ring uses tag
+ * TAG_RING on their own communicator. */
+void hier_allreduce(Ring *R, float *buf, size_t n);
+
+/* The hierarchical allreduce's shape: ranks on this rank's node, this
+ * rank's place among them (0: the node's leader), nodes. Without
+ * ring_hier_init: every rank a node of its own. */
+void hier_shape(const Ring *R, int *node_ranks, int *node_rank, int *nodes);
 
 /* In-place sum of buf[0..n) over every rank of the ring. Messages use tag
  * TAG_RING on the ring's communicator only. MPI errors are fatal. */

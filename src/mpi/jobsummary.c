@@ -225,6 +225,8 @@ bool jobsummary_model_bytes(const Config *cfg, const Layout *lay, size_t n, int 
         switch (cfg->sync.allreduce_impl) {
         case ALLREDUCE_RING: *sent = *recv = N > 1 ? 2.0 * (N - 1) / N * round : 0; return true;
         case ALLREDUCE_NAIVE: *sent = *recv = learner == 0 ? (N - 1) * round : N > 1 ? round : 0; return true;
+        /* mpi: its traffic is not visible; hierarchical: it depends on how
+         * many learners share each node (the placement), not on the config */
         default: return false;
         }
     }

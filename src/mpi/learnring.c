@@ -8,7 +8,8 @@
  *
  *   allreduce  the clipped gradients of all learners are summed with
  *              ring_allreduce (allreduce.h; naive_allreduce with
- *              sync.allreduce_impl naive, MPI_Allreduce with mpi) on the
+ *              sync.allreduce_impl naive, MPI_Allreduce with mpi,
+ *              hier_allreduce with hierarchical) on the
  *              learners' own communicator, averaged, and every learner
  *              applies the same optimizer step to its copy, so the copies
  *              stay bit-identical
@@ -39,6 +40,9 @@ void learnring_init(Learner *l, LearnRing *r) {
     r->ring.service = learncore_service;
     r->ring.service_arg = l;
     r->ring.trace = &l->rb.trace;
+    /* The node window holds the gradient and the stop flag (n + 1). */
+    if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_HIERARCHICAL && l->rb.cfg->sync.mode != SYNC_GOSSIP)
+        ring_hier_init(&r->ring, l->rb.comm.world, l->n + 1, 0);
     learncore_init_own(l, &r->sh);
 }
 
@@ -66,6 +70,10 @@ static void sum_learners(Learner *l, Ring *ring, float *buf, size_t count) {
         /* Every buffer to learner 0 and the sum back: counted in the
          * same ring counters, learner 0's (L-1) times the others'. */
         naive_allreduce(ring, buf, count);
+    } else if (l->rb.cfg->sync.allreduce_impl == ALLREDUCE_HIERARCHICAL) {
+        /* Shared memory within the node, the ring among the nodes'
+         * first learners: the counters are that ring's traffic. */
+        hier_allreduce(ring, buf, count);
     } else {
         ring_allreduce(ring, buf, count);
     }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Ring and naive allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
+# Ring, naive and hierarchical allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
 # (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../mpilib.sh"
@@ -12,12 +12,14 @@ for p in 1 2 3 4 5; do
     n_bad=$(grep -c '^not ok ' <<<"$out")
     n_naive=$(grep -c '^ok .* - naive ' <<<"$out")
     n_pair=$(grep -c '^ok .* - pair ' <<<"$out")
+    n_hier=$(grep -c '^ok .* - hier ' <<<"$out")
     # the program's own plan ("1..N", rank 0's last line): all N ran and passed
     plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' <<<"$out" | tail -1)
-    if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_naive" -gt 0 ] && [ "$n_pair" -gt 0 ] && [ "$n_bad" -eq 0 ]; then
-        ok "ring, naive allreduce and gossip's pair exchange, $p ranks: all $plan planned checks pass ($n_naive naive, $n_pair pair)"
+    if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_naive" -gt 0 ] && [ "$n_pair" -gt 0 ] && [ "$n_hier" -gt 0 ] &&
+        [ "$n_bad" -eq 0 ]; then
+        ok "ring, naive, hierarchical allreduce and gossip's pair exchange, $p ranks: all $plan planned checks pass ($n_naive naive, $n_pair pair, $n_hier hier)"
     else
-        not_ok "ring, naive allreduce and gossip's pair exchange, $p ranks: $n_ok of ${plan:-no plan} passed ($n_naive naive, $n_pair pair), $n_bad failed"
+        not_ok "ring, naive, hierarchical allreduce and gossip's pair exchange, $p ranks: $n_ok of ${plan:-no plan} passed ($n_naive naive, $n_pair pair, $n_hier hier), $n_bad failed"
         grep '^not ok' <<<"$out" | sed 's/^/# /'
     fi
 done
@@ -37,9 +39,9 @@ if why=$("$TEST_ROOT/scripts/simcluster" check 2>&1); then
         n_bad=$(grep -c '^not ok ' <<<"$out")
         plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' <<<"$out" | tail -1)
         if [ -n "$plan" ] && [ "$n_ok" -eq "$plan" ] && [ "$n_bad" -eq 0 ]; then
-            ok "ring, naive allreduce and pair exchange, $p ranks on $p simulated nodes: all $plan planned checks pass"
+            ok "ring, naive, hierarchical allreduce and pair exchange, $p ranks on $p simulated nodes: all $plan planned checks pass"
         else
-            not_ok "ring and naive allreduce, $p ranks on $p simulated nodes: $n_ok of ${plan:-no plan} passed, $n_bad failed"
+            not_ok "ring, naive and hierarchical allreduce, $p ranks on $p simulated nodes: $n_ok of ${plan:-no plan} passed, $n_bad failed"
             grep '^not ok\|readv\|Bad address' <<<"$out$err" | head -5 | sed 's/^/# /'
         fi
     done
@@ -98,6 +100,42 @@ for L in 2 3; do
         naive_check "$s" "$L" "$M"
 done
 
+# A training job on the hierarchical allreduce, 2 learners on this one node:
+# it finishes, both learners made the same number of rounds (and some),
+# and the node's sum went through shared memory only: no allreduce bytes
+# through MPI on either learner (the leaders' ring has one node to span).
+hier_check() {
+    python3 - "$@" <<'EOF2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+learners = sorted(s["roles"]["learner"], key=lambda ln: ln["index"])
+rings = [ln.get("ring", {}) for ln in learners]
+rounds = [r.get("rounds", 0) for r in rings]
+moved = [(r.get("bytes_sent"), r.get("bytes_recv"), r.get("msgs_sent"), r.get("msgs_recv")) for r in rings]
+bad = []
+if len(learners) != 2:
+    bad.append("%d learners reported" % len(learners))
+if len(set(rounds)) != 1 or 0 in rounds:
+    bad.append("rounds differ or are 0: %s" % rounds)
+if any(m != (0, 0, 0, 0) for m in moved) or s["bytes_sent"]["ring"] != 0:
+    bad.append("MPI traffic on one node: %s, bytes_sent.ring %s" % (moved, s["bytes_sent"]["ring"]))
+if bad:
+    print("# " + "; ".join(bad)); sys.exit(1)
+print("# %d rounds on each learner" % rounds[0])
+EOF2
+}
+name="hier-L2"
+job "$name" --set sync.mode=allreduce --set sync.allreduce_impl=hierarchical --set roles.param_servers=0 \
+    --set roles.learners=2
+expect_rc "$name: exit status 0" 0
+s="$RUN/summary.json"
+if [ -f "$s" ]; then
+    expect_eq "$name: summary says allreduce_impl hierarchical" "$(jget "$s" allreduce_impl)" hierarchical
+    check "$name: equal rounds on both learners, no MPI traffic for the node's sum" hier_check "$s"
+else
+    not_ok "$name: summary.json written"
+fi
+
 # gorila bench allreduce: one JSON line per size, the ring and the naive
 # algorithm equal to MPI_Allreduce on every size, the config's network size
 # among them. (Times are not checked.)
@@ -111,9 +149,11 @@ check "bench allreduce: the network row is marked" grep -q '"floats":4610,"bytes
 expect_eq "bench allreduce: the ring equals MPI_Allreduce on every size" "$(grep -c '"ring_equals_mpi":true' <<<"$out")" 3
 expect_eq "bench allreduce: the naive allreduce equals MPI_Allreduce on every size" \
     "$(grep -c '"naive_equals_mpi":true' <<<"$out")" 3
+expect_eq "bench allreduce: the hierarchical allreduce equals MPI_Allreduce on every size" \
+    "$(grep -c '"hier_us":[0-9.]*,"hier_time_ratio":[0-9.]*,"hier_time_ratio_ring":[0-9.]*,"hier_equals_mpi":true' <<<"$out")" 3
 check "bench allreduce: naive timed beside ring and MPI" grep -q '"naive_us":[0-9.]*,"naive_algbw_gbs":[0-9.]*,"naive_busbw_gbs":[0-9.]*,"naive_time_ratio":[0-9.]*' <<<"$out"
 expect_eq "bench allreduce: gossip's pair exchange timed on every size" \
-    "$(grep -c '"pair_us":[0-9.]*,"pair_time_ratio_ring":[0-9.]*}' <<<"$out")" 3
+    "$(grep -c '"pair_us":[0-9.]*,"pair_time_ratio_ring":[0-9.]*,' <<<"$out")" 3
 check "bench allreduce: OpenBLAS configuration printed" grep -q '"bench":"openblas"' <<<"$out"
 # shellcheck disable=SC2086 # $MPIRUN (tests/mpilib.sh) is a command line: split on purpose
 run_cmd timeout 60 $MPIRUN -np 1 "$GORILA" bench allreduce --max-floats 1024 --seconds 0.05

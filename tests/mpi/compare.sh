@@ -260,7 +260,7 @@ a --set the matrix owns|configs/cartpole.yaml --set sync.mode=ps_async --out "$W
 --from onto an existing --out|--from "$D/runs/ps_sync-L1-s1" --out "$D"|$D exists; choose another --out
 --param-servers 0|configs/cartpole.yaml --param-servers 1,0 --out "$W/x"|compare: error: --param-servers: parameter-server counts must be integers >= 1, got '0'
 --param-servers x|configs/cartpole.yaml --param-servers x --out "$W/x"|compare: error: --param-servers: parameter-server counts must be integers >= 1, got 'x'
-unknown --allreduce-impls|configs/cartpole.yaml --allreduce-impls ring,bogus --out "$W/x"|compare: error: unknown allreduce algorithm 'bogus' in --allreduce-impls (allreduce_impls: ring, naive, mpi)
+unknown --allreduce-impls|configs/cartpole.yaml --allreduce-impls ring,bogus --out "$W/x"|compare: error: unknown allreduce algorithm 'bogus' in --allreduce-impls (allreduce_impls: ring, naive, mpi, hierarchical)
 EOF
 check "bad input: no other output directory made" [ ! -e "$W/x" ]
 expect_eq "bad input: no job launched" "$(launches)" 0

@@ -27,7 +27,19 @@
  * bit. The naive algorithm's traffic counters are exact too: per call, rank
  * 0 sends and receives (P-1) 4n bytes in (P-1) ceil(n / RING_SEGMENT)
  * messages, every other rank 4n bytes in ceil(n / RING_SEGMENT), one round;
- * nothing at all with P = 1 or n = 0. */
+ * nothing at all with P = 1 or n = 0.
+ *
+ * The hierarchical allreduce (hier_checks) runs the same sizes and inputs
+ * on three shapes of node: all ranks on one node (the shared-memory sum
+ * alone), nodes of 2 ranks (consecutive ranks; the leaders' ring between
+ * them: with P = 3 a node of 2 and a node of 1) and nodes of 1 (the ring
+ * alone), sleeping on doorbells, and the one-node shape polling too. Its
+ * integer sums must equal MPI_Allreduce bit for bit, every rank must hold
+ * the same bits, and on one node (nodes of 2 under scripts/simcluster are
+ * not) its float sums must equal the rank-order
+ * sum bit for bit (each slice is summed by one rank, S_0 + S_1 + ... in
+ * node rank order). Its counters: one round a call on every rank; MPI
+ * traffic only on the leaders and only with more than one node. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +119,91 @@ static void pair_checks(const Ctx *ctx, Ring *sleeper, Ring *poller) {
                 free(got);
                 free(want);
             }
+}
+
+typedef struct {
+    const char *name;
+    int node_max;
+    bool sleeping;
+} HierShape;
+
+/* One hierarchical call on integers or floats (kind), checked as the
+ * header says. */
+static void hier_case(const Ctx *ctx, Ring *R, const HierShape *h, size_t n, int kind, float *buf, float *ref,
+                      float *all) {
+    int p = ctx->size, r = ctx->rank;
+    Rng rng;
+    rng_seed(&rng, 777 + n, (uint64_t)r);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = kind == 0 ? (float)((int)rng_below(&rng, 2001) - 1000) : (float)rng_uniform_range(&rng, -1.0, 1.0);
+    memcpy(ref, buf, n * sizeof(float));
+    if (n) MPI_Gather(buf, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    if (n) MPI_Allreduce(MPI_IN_PLACE, ref, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    /* on one node the float sum is rank 0's, then 1's, ... (rank 0 checks) */
+    int ordered = 1, m, j, nodes;
+    hier_shape(R, &m, &j, &nodes);
+    Ring before = *R;
+    hier_allreduce(R, buf, n);
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (kind == 0) ok &= buf[i] == ref[i];
+        else ok &= fabsf(buf[i] - ref[i]) <= 1e-5f * (1.0f + fabsf(ref[i]));
+    }
+    if (r == 0 && kind == 1 && nodes == 1)
+        for (size_t i = 0; i < n; i++) {
+            float sum = all[i];
+            for (int q = 1; q < p; q++) sum += all[(size_t)q * n + i];
+            ordered &= memcmp(&sum, &buf[i], sizeof sum) == 0;
+        }
+    bool moved = p > 1 && n > 0, leader = nodes > 1 && j == 0;
+    int counted = R->rounds - before.rounds == (uint64_t)moved &&
+                  (R->bytes_sent - before.bytes_sent > 0) == (moved && leader) &&
+                  (R->bytes_recv - before.bytes_recv > 0) == (moved && leader);
+    int agg[2] = {ok, counted};
+    MPI_Allreduce(MPI_IN_PLACE, agg, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    char what[200];
+    const char *wait = h->sleeping ? "sleeping" : "polling";
+    snprintf(what, sizeof what, "hier %s %s: %s, n=%%zu p=%%d", h->name, wait,
+             kind == 0 ? "integer sums equal MPI_Allreduce exactly" : "float sums equal MPI_Allreduce within 1e-5");
+    report(r, agg[0], what, n, p);
+    snprintf(what, sizeof what, "hier %s %s: one round, MPI traffic only on the leaders of 2+ nodes, n=%%zu p=%%d",
+             h->name, wait);
+    report(r, agg[1], what, n, p);
+    if (n) MPI_Gather(buf, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    if (r == 0) {
+        int same = 1;
+        for (int q = 1; q < p; q++) same &= memcmp(all, all + (size_t)q * n, n * sizeof(float)) == 0;
+        snprintf(what, sizeof what, "hier %s %s: all ranks bit-identical, n=%%zu p=%%d", h->name, wait);
+        report(r, same, what, n, p);
+        if (kind == 1 && nodes == 1) {
+            snprintf(what, sizeof what, "hier %s %s: float sums equal the rank-order sum bit for bit, n=%%zu p=%%d",
+                     h->name, wait);
+            report(r, ordered, what, n, p);
+        }
+    }
+}
+
+/* hier_allreduce on every shape (header), every size, both inputs. */
+static void hier_checks(const Ctx *ctx, MPI_Comm world, Doorbells *bells, const size_t *sizes, int ns) {
+    static const HierShape shapes[] = {
+        {"one node", 0, true}, {"one node", 0, false}, {"nodes of 2", 2, true}, {"nodes of 1", 1, true}};
+    size_t most = 0;
+    for (int k = 0; k < ns; k++) most = sizes[k] > most ? sizes[k] : most;
+    size_t p = (size_t)ctx->size;
+    float *buf = xmalloc((most + 1) * sizeof(float)), *ref = xmalloc((most + 1) * sizeof(float));
+    float *all = xmalloc((most + 1) * p * sizeof(float));
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        Ring R;
+        ring_init(&R, ctx, world, world, shapes[s].sleeping ? bells : NULL,
+                  shapes[s].sleeping ? RING_WAIT_SLEEP : RING_WAIT_POLL);
+        ring_hier_init(&R, world, most, shapes[s].node_max);
+        for (int k = 0; k < ns; k++)
+            for (int kind = 0; kind < 2; kind++) hier_case(ctx, &R, &shapes[s], sizes[k], kind, buf, ref, all);
+        ring_free(&R);
+    }
+    free(buf);
+    free(ref);
+    free(all);
 }
 
 int main(int argc, char **argv) {
@@ -198,6 +295,7 @@ int main(int argc, char **argv) {
         free(in);
     }
     pair_checks(&ctx, &sleeper, &poller);
+    hier_checks(&ctx, world, &bells, sizes, ns);
     ring_free(&sleeper);
     ring_free(&poller);
     doorbell_free(&bells, &ctx);

@@ -54,7 +54,7 @@ typedef enum { RMSPROP_EPS_INSIDE = 0, RMSPROP_EPS_OUTSIDE } RmspropEps;
 typedef enum { TARGET_HARD = 0, TARGET_SOFT } TargetKind;
 typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
-typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI } AllreduceImpl;
+typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI, ALLREDUCE_HIERARCHICAL } AllreduceImpl;
 typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
 typedef enum { LR_SCALING_NONE = 0, LR_SCALING_LINEAR, LR_SCALING_SQRT } LrScaling;
 typedef enum { LEARNER_BATCH_PER_LEARNER = 0, LEARNER_BATCH_GLOBAL } LearnerBatch;
@@ -120,7 +120,8 @@ typedef struct {
         int staleness;             /* sync.staleness: ps_bounded drop bound, in versions */
         int learner_pull_every;    /* sync.learner_pull_every: updates between parameter pulls */
         AllreduceImpl allreduce_impl; /* sync.allreduce_impl: ring (gorila's) | naive (gorila's,
-                                         via learner 0) | mpi (MPI_Allreduce) */
+                                         via learner 0) | mpi (MPI_Allreduce) | hierarchical
+                                         (shared memory within a node, the ring between nodes) */
         LrScaling lr_scaling;      /* sync.lr_scaling: none | linear | sqrt (ps_sync, allreduce) */
         int lr_warmup_updates;     /* sync.lr_warmup_updates: ramp to the scaled rate over these */
         int gossip_every;          /* sync.gossip_every: gossip, updates between exchanges with a peer */

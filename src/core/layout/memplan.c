@@ -280,6 +280,15 @@ static void plan_learner(MemRank *r, const Config *cfg, const Layout *lay, const
         /* allreduce, gossip, local_sgd: a whole copy each (learner 0's serves) */
         plan_pshard(r, cfg, lay, n, n, l == 0);
         add(r, "allreduce scratch", NULL, scratch, false);
+        if (cfg->sync.allreduce_impl == ALLREDUCE_HIERARCHICAL && l == 0) {
+            /* allreduce.c hier_window: node rank 0 allocates the node's
+             * window, a segment per learner of the node and the result
+             * (at most every learner on one node), and leads the ring
+             * among the nodes (its own scratch). */
+            uint64_t L = (uint64_t)lay->count[ROLE_LEARNER];
+            add(r, "hierarchical allreduce window", "network.hidden", (L + 1) * al64((n + 1) * sizeof(float)), false);
+            add(r, "allreduce scratch", NULL, scratch, false);
+        }
         if (cfg->sync.mode == SYNC_GOSSIP) {
             add(r, "stop-flag ring scratch", NULL, scratch, false);
             add(r, "gossip partner's parameters", "network.hidden", al64((n + 1) * sizeof(float)), false);
