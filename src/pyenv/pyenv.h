@@ -50,6 +50,14 @@ bool pyenv_available(void);
  * holds nothing to close. */
 int pyenv_open(PyEnvHost *h, const char *name, const char *kwargs_json, char *err);
 
+/* Start a new episode of e (an Env of a host's spec) from the internal
+ * state values[0 .. n): reset(options={"state": [values...]}) (with its
+ * seed if it is the instance's first reset), t = 0, and write the
+ * observation. An environment that takes no such option ignores it (it is
+ * its contract, not the bridge's). For `gorila env replay`'s state command.
+ * Returns 0, or -1 with e->failed set (the reason printed). */
+int pyenv_reset_to(Env *e, const double *values, int n, float *obs);
+
 /* Release h's objects and finalise the interpreter if h started it. Every
  * Env of h->spec must be freed first. Safe on a zeroed or closed host. */
 void pyenv_close(PyEnvHost *h);

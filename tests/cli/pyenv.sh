@@ -29,7 +29,7 @@ YAML
 train nopy "python:cartpole:make" '{}'
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python: a python: env exits 2" 2
-    for t in train gymnasium errors runtime kwargs seeds resume envid; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
+    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
     done_testing
     exit
 fi
@@ -77,6 +77,50 @@ check "the last periodic checkpoint is kept" test -e "$out_dir/raise/checkpoints
 train nan "python:cartpole:make" '{"nan_after": 500}'
 expect_rc "a non-finite observation exits 9" 9
 expect_contains "it says which value" "$err" "observation value 1 is nan (not finite)"
+
+# The trajectory: the pure-Python CartPole stepped through the bridge by
+# `gorila env replay` (state -> reset(options={"state": ...})) on
+# Gymnasium's own transitions (tests/fixtures/data, 831 steps with
+# terminations, steps past them and truncations), which the C CartPole-v1
+# reproduces bit for bit (tests/cli/env.sh): every observation, reward and
+# flag of the Python one, as %.17g text, equals both.
+fixture="$root/tests/fixtures/data/CartPole-v1.replay"
+run_cmd "$GORILA" env replay python:cartpole:make <"$fixture"
+expect_rc "env replay of a Python id exits 0" 0
+printf '%s\n' "$out" >"$TEST_TMP/py.replay"
+sed -n 's/^#> //p' "$fixture" | cut -d, -f1-7 >"$TEST_TMP/gym.replay"
+"$GORILA" env replay CartPole-v1 <"$fixture" | cut -d, -f1-7 >"$TEST_TMP/c.replay"
+check "831 transitions, as Gymnasium's" test "$(wc -l <"$TEST_TMP/py.replay")" -eq 831
+check "each equals Gymnasium's bit for bit (obs, reward, terminated, truncated)" \
+    cmp "$TEST_TMP/py.replay" "$TEST_TMP/gym.replay"
+check "each equals the C CartPole-v1's bit for bit" cmp "$TEST_TMP/py.replay" "$TEST_TMP/c.replay"
+check "the fixture's truncations came through the bridge" test "$(awk -F, '$7 == 1' "$TEST_TMP/py.replay" | wc -l)" -ge 1
+
+# env rollout: a Python id with --kwargs; its failure exits 9; env check
+# refuses one (its checks need get/set_state); --kwargs only for Python ids.
+run_cmd "$GORILA" env rollout python:cartpole:make --episodes 2 --kwargs '{"max_steps": 4}'
+expect_rc "env rollout of a Python id exits 0" 0
+expect_contains "its kwargs reached it (4-step truncated episodes)" "$out" "       2       4.000000        4 truncated"
+run_cmd "$GORILA" env rollout python:cartpole:make --episodes 5 --kwargs '{"fail_after": 30}'
+expect_rc "a step that raises in env rollout exits 9" 9
+expect_contains "it says so" "$err" "gorila: error: env rollout: env python:cartpole:make failed (above); stopped"
+run_cmd "$GORILA" env check python:cartpole:make
+expect_rc "env check of a Python id exits 2" 2
+expect_contains "it says why and what to use" "$err" "is a Python environment, whose state lives in Python"
+run_cmd "$GORILA" env rollout CartPole-v1 --kwargs '{}'
+expect_rc "--kwargs with a registered id exits 2" 2
+
+# config check opens the environment as a run does (the network's sizes
+# come from its spaces).
+printf 'run: {name: c, mode: local}\nenv: {name: "python:cartpole:make"}\n' >"$TEST_TMP/check.yaml"
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml"
+expect_rc "config check of a Python id exits 0" 0
+expect_contains "it prints the network from the environment's spaces" "$out" "network: 4610 parameters"
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml" --json
+expect_contains "--json counts its parameters" "$out" '"n_params": 4610'
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml" --set env.name=python:cartpole:BoxActions
+expect_rc "config check of a Python environment that breaks the contract exits 2" 2
+expect_contains "it says why" "$err" "action_space is Box, expected Discrete(n)"
 
 # Seeding: the first reset of each instance gets a seed from the run seed,
 # later resets none (the fixture writes "INSTANCE SEED" per reset;

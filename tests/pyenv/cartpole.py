@@ -44,7 +44,10 @@ class CartPole:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         self.state = [float(v) for v in self.rng.uniform(-0.05, 0.05, 4)]
+        if options and "state" in options:  # gorila env replay's state command
+            self.state = [float(v) for v in options["state"]]
         self.t = 0
+        self.beyond = None  # steps since termination, as Gymnasium's steps_beyond_terminated
         return np.array(self.state, dtype=np.float32), {}
 
     def step(self, action):
@@ -63,12 +66,16 @@ class CartPole:
         theta_dot = theta_dot + 0.02 * thetaacc
         self.state = [x, x_dot, theta, theta_dot]
         self.t += 1
-        terminated = abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
+        terminated = x < -2.4 or x > 2.4 or theta < -(12 * 2 * math.pi / 360) or theta > 12 * 2 * math.pi / 360
         truncated = self.t >= self.max_steps
+        reward = 1.0
+        if terminated:  # Gymnasium pays the terminating step, nothing after it
+            self.beyond = 0 if self.beyond is None else self.beyond + 1
+            reward = 1.0 if self.beyond == 0 else 0.0
         obs = np.array(self.state, dtype=np.float32)
         if self.steps == self.nan_after:
             obs[1] = np.nan
-        return obs, 1.0, terminated, truncated, {}
+        return obs, reward, terminated, truncated, {}
 
 
 def make(**kwargs):
