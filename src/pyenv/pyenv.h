@@ -8,9 +8,10 @@
  * inside MPI ranks), imports the module, makes one probe instance and reads
  * its spaces into an EnvSpec whose EnvExtern hooks make one Python instance
  * per Env slot: from then on env_init/env_reset/env_step drive it as any
- * environment. The first reset of each slot passes seed= a number drawn from
- * the slot's generator (so from the run seed and the slot), later resets
- * none, as Gymnasium's seeding wants; `truncated` is the environment's own,
+ * environment. The first reset of each instance passes seed= a number drawn
+ * then from the slot's generator (so from the run seed and the slot; after
+ * a resume, EnvExtern.reseed, from the checkpoint's generator), later
+ * resets none, as Gymnasium's seeding wants; `truncated` is the environment's own,
  * `terminated` alone stops bootstrapping. Observations are copied once per
  * step from the array's buffer (the buffer protocol: numpy arrays, no
  * per-element Python calls).
