@@ -16,6 +16,7 @@ out_dir="$TEST_TMP/runs"
 
 # train NAME ENV KWARGS [STEPS]: a short local run, rc/out/err as run_cmd.
 train() {
+    rm -rf "${out_dir:?}/$1" # a fresh run, also when TEST_TMP was not emptied
     cat >"$TEST_TMP/$1.yaml" <<YAML
 run: {name: $1, out_dir: "$out_dir", mode: local, max_env_steps: ${4:-1200}}
 env: {name: "$2", kwargs: '$3'}
@@ -137,6 +138,7 @@ slot_seed=$(awk '$1 == 1 {print $2; exit}' "$seeds")
 check "the training slot's first reset has a seed" test -n "$slot_seed" -a "$slot_seed" != None
 cp "$seeds" "$TEST_TMP/seeds-1.txt"
 : >"$seeds"
+rm -rf "$out_dir/seeds2" "$out_dir/seeds3" "$out_dir/long-edited"
 run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/seeds.yaml" --set run.name=seeds2
 check "the same run seed gives the same seeds" cmp -s "$seeds" "$TEST_TMP/seeds-1.txt"
 : >"$seeds"
