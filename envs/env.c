@@ -115,8 +115,8 @@ static int check_state_fields(const EnvSpec *spec, char *err) {
 static int check_extern_fields(const EnvSpec *spec, char *err) {
     const char *n = spec->name;
     if (!spec->ext_hooks) return check_state_fields(spec, err);
-    if (!spec->ext_hooks->open || !spec->ext_hooks->close)
-        return errf(err, "env \"%s\": external hooks without open or close", n);
+    if (!spec->ext_hooks->open || !spec->ext_hooks->close || !spec->ext_hooks->reseed)
+        return errf(err, "env \"%s\": external hooks without open, close or reseed", n);
     if (spec->state_dim || spec->state_bytes || spec->init_ext || spec->options)
         return errf(err, "env \"%s\": an external environment has no state_dim, state_bytes, init_ext or options", n);
     return 0;
@@ -315,6 +315,7 @@ int env_restore(Env *e, const void *buf, float *obs, char *err) {
                     e->spec->name, h.t, h.terminated);
     if (e->spec->ext_hooks) { /* its state lives in its own code: a fresh episode */
         memcpy(&e->rng, p + sizeof h, sizeof e->rng);
+        e->spec->ext_hooks->reseed(e);
         env_reset(e, obs);
         return 0;
     }

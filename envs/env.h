@@ -82,6 +82,10 @@ typedef struct EnvExtern {
     int (*open)(Env *e, char *err);
     /* Release e->ext; safe when it is NULL. */
     void (*close)(Env *e);
+    /* Make e's next reset a seeded one again, its seed drawn from e->rng
+     * then (env_restore: a resumed slot's generator is the checkpoint's,
+     * set after the instance's first reset). */
+    void (*reseed)(Env *e);
 } EnvExtern;
 
 /* One environment. Every field is required (env_spec_check) except those
@@ -253,7 +257,8 @@ void env_snapshot(const Env *e, void *buf);
 /* Load a snapshot of an instance of the same spec into e (initialised;
  * its options are kept) and write the observation. An external
  * environment's state is not in the snapshot: its instance starts a fresh
- * episode (env_reset) instead, keeping the snapshot's generator. Returns 0, or -1 with
+ * episode (env_reset, a seeded one: EnvExtern.reset) instead, from the
+ * snapshot's generator. Returns 0, or -1 with
  * err when the snapshot's counters are out of range (damage). */
 int env_restore(Env *e, const void *buf, float *obs, char *err);
 

@@ -19,6 +19,7 @@
  */
 #include "cmd.h"
 #include "agentcfg.h"
+#include "cliload.h"
 #include "config.h"
 #include "json.h"
 #include "layout.h"
@@ -127,35 +128,50 @@ static int parse_args(int argc, char **argv, bool place, ConfigArgs *a, int *sta
     return 0;
 }
 
+static int check_loaded(const ConfigArgs *a, Config *cfg);
+
 static int config_check(int argc, char **argv) {
     ConfigArgs a;
     int status;
     if (parse_args(argc, argv, false, &a, &status) != 0) return status;
-    Config cfg;
+    Config *cfg = xmalloc(sizeof *cfg);
+    PyEnvHost py;
     char err[ERR_LEN];
-    if (config_load(&cfg, a.file, a.sets, a.n_sets, err)) return usage_error("%s", err);
+    /* A Python environment is opened (cliload_env) as a run would: its
+     * spaces give the network's input and output sizes. */
+    int rc = config_load(cfg, a.file, a.sets, a.n_sets, err) || cliload_env(cfg, &py, err)
+                 ? usage_error("%s", err)
+                 : check_loaded(&a, cfg);
+    pyenv_close(&py);
+    free(cfg);
+    return rc;
+}
+
+/* config check with cfg loaded (and its environment resolved). */
+static int check_loaded(const ConfigArgs *a, Config *cfg) {
+    char err[ERR_LEN];
     Layout lay;
-    layout_init(&lay, &cfg);
+    layout_init(&lay, cfg);
     MemPlan plan;
     MemMachine machine;
-    if (memplan_ranks(&cfg, &lay, NULL, 0, &plan, err) != 0 || memplan_machine(&machine, err) != 0 ||
-        (!a.ranks_elsewhere && memplan_check(&cfg, &plan, &machine, err) != 0))
+    if (memplan_ranks(cfg, &lay, NULL, 0, &plan, err) != 0 || memplan_machine(&machine, err) != 0 ||
+        (!a->ranks_elsewhere && memplan_check(cfg, &plan, &machine, err) != 0))
         return usage_error("%s", err);
-    if (a.json) {
+    if (a->json) {
         QNet net; /* before the object: an error must leave nothing on stdout */
-        if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
+        if (agentcfg_qnet(cfg, &net, err) != 0) return usage_error("%s", err);
         JsonW j;
         json_init(&j, stdout, true);
         json_begin_object(&j, NULL);
-        config_write_json(&cfg, &j, "config");
+        config_write_json(cfg, &j, "config");
         json_num(&j, "ranks", lay.size);
         json_u64(&j, "n_params", (uint64_t)net.n_params);
         json_end_object(&j);
         return 0;
     }
     QNet net;
-    if (agentcfg_qnet(&cfg, &net, err) != 0) return usage_error("%s", err);
-    config_write(&cfg, stdout);
+    if (agentcfg_qnet(cfg, &net, err) != 0) return usage_error("%s", err);
+    config_write(cfg, stdout);
     fputc('\n', stdout);
     netprint_layers(&net, stdout);
     fputc('\n', stdout);

@@ -13,6 +13,12 @@
  *   env check NAME [--episodes N] [--seed S] [--torques a,b,...]
  *                                  envcheck_run's checks, one line each
  *
+ * NAME may be a Python id (python:MODULE:CALLABLE, gymnasium:ID; rollout
+ * and replay, with --kwargs JSON as env.kwargs), opened through the bridge
+ * (src/pyenv); replay's `state v1 ... vk` is then the instance's
+ * reset(options={"state": [...]}), and a failure of its code exits 9.
+ * env check refuses one: its checks restore states the bridge cannot get.
+ *
  * Replay protocol, one command per line (blank lines and # lines ignored):
  *   state v1 ... vk   set the internal state (k = state_dim float64 values)
  *                     and start a new episode (time-limit counter at zero)
@@ -40,6 +46,8 @@
 #include "cmd_env_minatar.h"
 #include "env.h"
 #include "envcheck.h"
+#include "exitcode.h"
+#include "pyenv.h"
 #include "rng.h"
 #include "util.h"
 
@@ -95,6 +103,8 @@ typedef struct {
     uint64_t episodes;
     uint64_t seed;
     const char *torques;
+    const char *kwargs;       /* --kwargs: a Python environment's env.kwargs (JSON) */
+    PyEnvHost py;             /* its bridge, when NAME is a Python id (env_options) */
 } EnvArgs;
 
 /* Parse `NAME [--flag value | --flag=value]...` for subcommand `what`.
@@ -142,6 +152,8 @@ static int parse_env_args(const char *what, int argc, char **argv, const char *c
             if (parse_u64(value, &a->seed, err) < 0) return usage_error("%s: --seed: %s", what, err);
         } else if (!strcmp(flag, "--torques")) {
             a->torques = value;
+        } else if (!strcmp(flag, "--kwargs")) {
+            a->kwargs = value;
         }
     }
     if (!a->name) return usage_error("%s: expected an environment name (see `gorila env list`)", what);
@@ -150,11 +162,18 @@ static int parse_env_args(const char *what, int argc, char **argv, const char *c
 
 /* Look up a->name and fill opt with a's torques. Returns 0 or EXIT_USAGE
  * (message printed). */
-static int env_options(const char *what, const EnvArgs *a, const EnvSpec **spec, EnvOptions *opt) {
+static int env_options(const char *what, EnvArgs *a, const EnvSpec **spec, EnvOptions *opt) {
+    char err[ERR_LEN];
+    memset(opt, 0, sizeof *opt);
+    if (env_extern_kind(a->name)) { /* a Python environment, through the bridge */
+        if (a->torques) return usage_error("%s: --torques applies to Pendulum-v1 only, not %s", what, a->name);
+        if (pyenv_open(&a->py, a->name, a->kwargs, err) != 0) return usage_error("%s: %s", what, err);
+        *spec = &a->py.spec;
+        return 0;
+    }
+    if (a->kwargs) return usage_error("%s: --kwargs applies to Python environments only, not %s", what, a->name);
     *spec = env_find(a->name);
     if (!*spec) return unknown_env(what, a->name);
-    memset(opt, 0, sizeof *opt);
-    char err[ERR_LEN];
     if (a->torques) {
         if (strcmp((*spec)->name, "Pendulum-v1") != 0)
             return usage_error("%s: --torques applies to Pendulum-v1 only, not %s", what, (*spec)->name);
@@ -166,21 +185,37 @@ static int env_options(const char *what, const EnvArgs *a, const EnvSpec **spec,
 /* Look up a->name and initialise e with a's torques. Returns 0 or EXIT_USAGE
  * (message printed). env_init checks the spec first (env_spec_check), so the
  * obs[ENV_MAX_OBS] and state[ENV_MAX_STATE] buffers below are large enough. */
-static int make_env(const char *what, const EnvArgs *a, uint64_t seed, Env *e) {
+static int make_env(const char *what, EnvArgs *a, uint64_t seed, Env *e) {
     const EnvSpec *spec;
     EnvOptions opt;
     int rc = env_options(what, a, &spec, &opt);
     if (rc) return rc;
     char err[ERR_LEN];
-    if (env_init(e, spec, &opt, seed, RNG_STREAM_ENV, err) < 0) return usage_error("%s: %s", what, err);
+    if (env_init(e, spec, &opt, seed, RNG_STREAM_ENV, err) < 0) {
+        pyenv_close(&a->py);
+        return usage_error("%s: %s", what, err);
+    }
     return 0;
+}
+
+/* The end of a command that stepped e: e and a's bridge released; rc, or
+ * GORILA_EXIT_ENV when a Python environment failed (the bridge said why). */
+static int done_env(const char *what, EnvArgs *a, Env *e, int rc) {
+    bool failed = e->failed;
+    env_free(e);
+    pyenv_close(&a->py);
+    if (!failed) return rc;
+    fprintf(stderr, "gorila: error: %s: env %s failed (above); stopped\n", what, a->name);
+    return GORILA_EXIT_ENV;
 }
 
 /* The flags of the step just taken, as Gymnasium's TimeLimit wrapper reports
  * them: `truncated = elapsed_steps >= max_episode_steps`, whatever the
  * environment said about termination. r is env_step's answer for e. */
 static EnvStep reported_flags(const Env *e, EnvStep r) {
-    r.truncated = e->max_steps > 0 && e->t >= e->max_steps; /* max_steps 0: no time limit */
+    /* max_steps 0: no time limit; a Python environment's own truncation
+     * (env_step's truncated with no limit here) stands */
+    r.truncated = (e->max_steps > 0 && e->t >= e->max_steps) || (e->spec->ext_hooks && r.truncated);
     return r;
 }
 
@@ -224,6 +259,12 @@ static int env_check(int argc, char **argv) {
     EnvOptions opt;
     rc = env_options(what, &a, &spec, &opt);
     if (rc) return rc;
+    if (spec->ext_hooks) { /* envcheck restores copies through env_get_state/env_set_state */
+        pyenv_close(&a.py);
+        return usage_error("%s: %s is a Python environment, whose state lives in Python: its checks need "
+                           "env_get_state/env_set_state; step it with `gorila env rollout %s` (docs/ENVIRONMENTS.md)",
+                           what, a.name, a.name);
+    }
     EnvCheckOptions co = {.episodes = (int)a.episodes, .seed = a.seed};
     EnvCheckReport rep;
     envcheck_run(spec, &opt, &co, &rep);
@@ -248,7 +289,7 @@ static int env_check(int argc, char **argv) {
 }
 
 static int env_rollout(int argc, char **argv) {
-    static const char *const allowed[] = {"--episodes", "--seed", "--torques", NULL};
+    static const char *const allowed[] = {"--episodes", "--seed", "--torques", "--kwargs", NULL};
     EnvArgs a = {.episodes = EPISODES_DEFAULT};
     int rc = parse_env_args("env rollout", argc, argv, allowed, &a);
     if (rc) return rc;
@@ -264,7 +305,7 @@ static int env_rollout(int argc, char **argv) {
     float obs[ENV_MAX_OBS];
     uint64_t total = 0;
     double t0 = now_seconds();
-    for (uint64_t ep = 1; ep <= a.episodes; ep++) {
+    for (uint64_t ep = 1; ep <= a.episodes && !e.failed; ep++) {
         env_reset(&e, obs);
         double ret = 0;
         long len = 0;
@@ -274,15 +315,17 @@ static int env_rollout(int argc, char **argv) {
             r = reported_flags(&e, env_step(&e, act, obs));
             ret += r.reward;
             len++;
-        } while (!r.terminated && !r.truncated);
+        } while (!r.terminated && !r.truncated && !e.failed);
+        if (e.failed) break;
         total += (uint64_t)len;
         printf("%8" PRIu64 " %14.6f %8ld %s\n", ep, ret, len, end_name(r));
     }
     double secs = now_seconds() - t0;
-    env_free(&e);
-    printf("total steps: %" PRIu64 "\n", total);
-    printf("steps/s: %.4g\n", secs > 0 ? (double)total / secs : 0.0);
-    return 0;
+    if (!e.failed) {
+        printf("total steps: %" PRIu64 "\n", total);
+        printf("steps/s: %.4g\n", secs > 0 ? (double)total / secs : 0.0);
+    }
+    return done_env("env rollout", &a, &e, 0);
 }
 
 /* Who a bad line of replay input names (linein_error). */
@@ -313,6 +356,14 @@ static int replay_state(Replay *r, long lineno, char **tok, int nvals) {
     if (nvals < 0)
         return linein_error(replay_who, lineno, "state: expected %d values for %s, got more than %d", s->state_dim, s->name,
                           MAX_TOKENS - 1);
+    if (s->ext_hooks) { /* a Python environment: reset(options={"state": [...]}) */
+        for (int i = 0; i < nvals; i++)
+            if (parse_double(tok[i + 1], &st[i], err) < 0)
+                return linein_error(replay_who, lineno, "state: value %d: %s", i + 1, err);
+        if (pyenv_reset_to(&r->e, st, nvals, r->obs) != 0) return GORILA_EXIT_ENV;
+        r->have_state = true;
+        return 0;
+    }
     if (nvals != s->state_dim)
         return linein_error(replay_who, lineno, "state: expected %d values for %s, got %d", s->state_dim, s->name, nvals);
     for (int i = 0; i < nvals; i++)
@@ -333,6 +384,7 @@ static int replay_step(Replay *r, long lineno, char **tok, int nvals) {
         return linein_error(replay_who, lineno, "step: action for %s: %s", r->e.spec->name, err);
     if (!r->have_state) return linein_error(replay_who, lineno, "step before any state command (set the state first)");
     EnvStep res = reported_flags(&r->e, env_step(&r->e, (int)act, r->obs));
+    if (r->e.failed) return GORILA_EXIT_ENV;
     print_transition(&r->e, r->obs, res);
     return 0;
 }
@@ -351,7 +403,7 @@ static int replay_line(Replay *r, long lineno, char *line) {
 }
 
 static int env_replay(int argc, char **argv) {
-    static const char *const allowed[] = {"--torques", NULL};
+    static const char *const allowed[] = {"--torques", "--kwargs", NULL};
     const char *what = "env replay";
     if (minatar_cli_wants(argc, argv)) return minatar_cli_replay(argc, argv); /* cmd_env_minatar.c */
     EnvArgs a = {0};
@@ -362,6 +414,7 @@ static int env_replay(int argc, char **argv) {
     if (rc) return rc;
     if (r.e.spec->state_bytes) { /* the protocol's state is float64 values */
         env_free(&r.e);
+        pyenv_close(&a.py);
         return usage_error("%s: %s has a byte state, which the state/step protocol cannot set", what, a.name);
     }
 
@@ -382,13 +435,13 @@ static int env_replay(int argc, char **argv) {
         fprintf(stderr, "gorila: error: %s: writing stdout: %s\n", what, strerror(errno));
         rc = 1;
     }
-    return rc;
+    return done_env(what, &a, &r.e, rc);
 }
 
 static const char env_usage[] =
     "usage: gorila env list\n"
-    "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
-    "       gorila env replay NAME [--torques a,b,...] < commands\n"
+    "       gorila env rollout NAME [--episodes N] [--seed S] [--torques a,b,...] [--kwargs JSON]\n"
+    "       gorila env replay NAME [--torques a,b,...] [--kwargs JSON] < commands\n"
     "       gorila env replay MinAtar/<Game>-v0|-v1 [--sticky P] [--no-ramping] < commands\n"
     "       gorila env check NAME [--episodes N] [--seed S] [--torques a,b,...]\n"
     "\n"
@@ -400,6 +453,9 @@ static const char env_usage[] =
     "reads terminated+truncated.\n"
     "MinAtar replay reads seed S, reset, step A; prints R T CELLS (docs/ENVIRONMENTS.md).\n"
     "--torques sets Pendulum-v1's discrete torque set (default -2,0,2).\n"
+    "NAME may be python:MODULE:CALLABLE or gymnasium:ID, with --kwargs its keyword\n"
+    "arguments as a JSON object (env.kwargs); replay's state v1 ... vk then calls\n"
+    "reset(options={\"state\": [v1, ..., vk]}) and prints no state columns.\n"
     "check steps the environment with random actions for N episodes (default 10)\n"
     "and checks its contract (sizes, finite values, bounds, flags, determinism,\n"
     "seeding), one line per check; exit status 1 if any check fails.\n"

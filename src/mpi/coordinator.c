@@ -432,6 +432,10 @@ static void coord_init(Coord *c, const Ctx *ctx, const JobArgs *args) {
     jobsummary_columns(&cols);
     int log_rc = run_open(&c->run, cols.name, JOBSUM_EXTRA, err);
     if (log_rc != 0) DIE_CODE(ctx, log_rc, "%s", err);
+    /* The actors' environments always start afresh in a job; a Python
+     * one's user is told, as in a local run (trainerckpt.c). */
+    if (js->resumed && env_extern_kind(cfg->env.name))
+        log_info(ctx, "python environment: resumed with a fresh reset of each slot (its state is not saved)");
     if (evaluator_init(&c->ev, cfg, &c->rb.net, 0, err) != 0) DIE(ctx, "%s", err);
     evaluator_set_abandon(&c->ev, coord_abandon, c);
     run_set_abandon(&c->run, coord_abandon, c);

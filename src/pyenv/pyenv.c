@@ -25,7 +25,6 @@ enum { OBS_F32 = 'f', OBS_F64 = 'd', OBS_U8 = 'B', OBS_BOOL = '?' };
 typedef struct {
     PyObject *env, *reset, *step;
     bool seeded;       /* its first reset has had its seed */
-    uint64_t seed;     /* the seed of that first reset (from the slot's generator) */
     float *obs;        /* spec.obs_dim floats: the last observation */
 } Slot;
 
@@ -189,7 +188,6 @@ static int slot_open(Env *e, char *err) {
     Slot *s = xcalloc(1, sizeof *s);
     e->ext = s;
     s->obs = xcalloc((size_t)h->spec.obs_dim, sizeof(float));
-    s->seed = rng_next(&e->rng) >> 1; /* non-negative, from the run seed and the slot */
     long n = 0;
     s->env = make_instance(h, err);
     if (!s->env || read_actions(h->name, s->env, &n, err) != 0) goto fail;
@@ -209,7 +207,9 @@ fail:
     return -1;
 }
 
-static const EnvExtern pyenv_hooks = {.open = slot_open, .close = slot_close};
+static void slot_reseed(Env *e) { ((Slot *)e->ext)->seeded = false; }
+
+static const EnvExtern pyenv_hooks = {.open = slot_open, .close = slot_close, .reseed = slot_reseed};
 
 /* obs from a (obs, ...) tuple r of at least n items into the slot. */
 static int take_obs(Env *e, PyObject *r, Py_ssize_t n, const char *what) {
@@ -226,13 +226,58 @@ static int take_obs(Env *e, PyObject *r, Py_ssize_t n, const char *what) {
     return 0;
 }
 
-/* reset(seed=...) on the slot's first reset, reset() after. */
+/* reset(seed=...) on the instance's first reset, reset() after, with
+ * options= when given (a new reference, or NULL). */
+static void reset_with(Env *e, PyObject *options) {
+    Slot *s = e->ext;
+    if (e->failed) return;
+    PyObject *kw = PyDict_New();
+    if (kw && !s->seeded) {
+        PyObject *seed = PyLong_FromUnsignedLongLong((unsigned long long)(rng_next(&e->rng) >> 1));
+        if (!seed || PyDict_SetItemString(kw, "seed", seed) != 0) Py_CLEAR(kw);
+        Py_XDECREF(seed);
+        s->seeded = true;
+    }
+    if (kw && options && PyDict_SetItemString(kw, "options", options) != 0) Py_CLEAR(kw);
+    PyObject *no_args = kw ? PyTuple_New(0) : NULL;
+    PyObject *r = no_args ? PyObject_Call(s->reset, no_args, kw) : NULL;
+    Py_XDECREF(no_args);
+    Py_XDECREF(kw);
+    if (!r) {
+        char err[ERR_LEN];
+        py_fail(e->spec->name, "reset", err);
+        slot_fail(e, "reset", "raised (Python traceback above)");
+        return;
+    }
+    take_obs(e, r, 2, "reset");
+    Py_DECREF(r);
+}
+
+int pyenv_reset_to(Env *e, const double *values, int n, float *obs) {
+    PyObject *list = PyList_New(n), *opt = list ? PyDict_New() : NULL;
+    for (int i = 0; opt && i < n; i++) PyList_SET_ITEM(list, i, PyFloat_FromDouble(values[i]));
+    if (opt && PyDict_SetItemString(opt, "state", list) != 0) Py_CLEAR(opt);
+    if (!opt) PyErr_Clear();
+    if (opt) reset_with(e, opt);
+    else slot_fail(e, "reset", "could not build options={\"state\": [...]}");
+    Py_XDECREF(opt);
+    Py_XDECREF(list);
+    e->t = 0;
+    e->terminated = false;
+    memcpy(obs, ((Slot *)e->ext)->obs, (size_t)e->spec->obs_dim * sizeof(float));
+    return e->failed ? -1 : 0;
+}
+
+/* reset(seed=...) on the instance's first reset, reset() after. The seed
+ * is drawn then from the slot's generator (non-negative: from the run seed
+ * and the slot; after a resume, from the generator the checkpoint saved,
+ * so a resumed run does not replay its first episodes). */
 static void py_reset_state(Env *e) {
     Slot *s = e->ext;
     if (e->failed) return;
     PyObject *kw = NULL;
     if (!s->seeded) {
-        kw = Py_BuildValue("{s:K}", "seed", (unsigned long long)s->seed);
+        kw = Py_BuildValue("{s:K}", "seed", (unsigned long long)(rng_next(&e->rng) >> 1));
         s->seeded = true;
     }
     PyObject *no_args = kw ? PyTuple_New(0) : NULL;

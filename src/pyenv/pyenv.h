@@ -8,9 +8,10 @@
  * inside MPI ranks), imports the module, makes one probe instance and reads
  * its spaces into an EnvSpec whose EnvExtern hooks make one Python instance
  * per Env slot: from then on env_init/env_reset/env_step drive it as any
- * environment. The first reset of each slot passes seed= a number drawn from
- * the slot's generator (so from the run seed and the slot), later resets
- * none, as Gymnasium's seeding wants; `truncated` is the environment's own,
+ * environment. The first reset of each instance passes seed= a number drawn
+ * then from the slot's generator (so from the run seed and the slot; after
+ * a resume, EnvExtern.reseed, from the checkpoint's generator), later
+ * resets none, as Gymnasium's seeding wants; `truncated` is the environment's own,
  * `terminated` alone stops bootstrapping. Observations are copied once per
  * step from the array's buffer (the buffer protocol: numpy arrays, no
  * per-element Python calls).
@@ -49,6 +50,14 @@ bool pyenv_available(void);
  * environment (the Python traceback, if any, already printed); h then
  * holds nothing to close. */
 int pyenv_open(PyEnvHost *h, const char *name, const char *kwargs_json, char *err);
+
+/* Start a new episode of e (an Env of a host's spec) from the internal
+ * state values[0 .. n): reset(options={"state": [values...]}) (with its
+ * seed if it is the instance's first reset), t = 0, and write the
+ * observation. An environment that takes no such option ignores it (it is
+ * its contract, not the bridge's). For `gorila env replay`'s state command.
+ * Returns 0, or -1 with e->failed set (the reason printed). */
+int pyenv_reset_to(Env *e, const double *values, int n, float *obs);
 
 /* Release h's objects and finalise the interpreter if h started it. Every
  * Env of h->spec must be freed first. Safe on a zeroed or closed host. */

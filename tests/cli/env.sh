@@ -65,7 +65,7 @@ bad "rollout --seed -1" "--seed: expected a non-negative integer" "$GORILA" env 
 bad "rollout --seed without value" "--seed needs a value" "$GORILA" env rollout CartPole-v1 --seed
 bad "rollout unknown flag" 'unknown option "--episode" (did you mean --episodes?)' \
     "$GORILA" env rollout CartPole-v1 --episode 3
-bad "rollout unknown flag, no near name" 'unknown option "--fast" (expected --episodes, --seed, --torques)' \
+bad "rollout unknown flag, no near name" 'unknown option "--fast" (expected --episodes, --seed, --torques, --kwargs)' \
     "$GORILA" env rollout CartPole-v1 --fast
 bad "rollout two names" 'unexpected argument "Acrobot-v1"' "$GORILA" env rollout CartPole-v1 Acrobot-v1
 bad "unknown env, close" 'unknown environment "CartPol-v1" (did you mean CartPole-v1?)' \

@@ -4,7 +4,9 @@
 # and gymnasium:ID) through the embedded interpreter (src/pyenv), with the
 # pure-Python fixtures of tests/pyenv (a CartPole, environments that break
 # the contract, a stub gymnasium package): local training, the errors at
-# start (exit 2) and at run time (exit 9, no restart), env.kwargs. A build
+# start (exit 2) and at run time (exit 9, no restart), env.kwargs, seeding
+# as Gymnasium's, resuming (a fresh reset) and the checkpoint's whole id
+# and kwargs (section envid: another is refused with exit 4). A build
 # with make PYTHON=0 refuses such ids: then only that is checked, and the
 # rest is counted as skipped.
 . "$(dirname "$0")/../lib.sh"
@@ -14,6 +16,7 @@ out_dir="$TEST_TMP/runs"
 
 # train NAME ENV KWARGS [STEPS]: a short local run, rc/out/err as run_cmd.
 train() {
+    rm -rf "${out_dir:?}/$1" # a fresh run, also when TEST_TMP was not emptied
     cat >"$TEST_TMP/$1.yaml" <<YAML
 run: {name: $1, out_dir: "$out_dir", mode: local, max_env_steps: ${4:-1200}}
 env: {name: "$2", kwargs: '$3'}
@@ -27,7 +30,7 @@ YAML
 train nopy "python:cartpole:make" '{}'
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python: a python: env exits 2" 2
-    for t in train gymnasium errors runtime kwargs; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
+    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
     done_testing
     exit
 fi
@@ -75,5 +78,112 @@ check "the last periodic checkpoint is kept" test -e "$out_dir/raise/checkpoints
 train nan "python:cartpole:make" '{"nan_after": 500}'
 expect_rc "a non-finite observation exits 9" 9
 expect_contains "it says which value" "$err" "observation value 1 is nan (not finite)"
+
+# The trajectory: the pure-Python CartPole stepped through the bridge by
+# `gorila env replay` (state -> reset(options={"state": ...})) on
+# Gymnasium's own transitions (tests/fixtures/data, 831 steps with
+# terminations, steps past them and truncations), which the C CartPole-v1
+# reproduces bit for bit (tests/cli/env.sh): every observation, reward and
+# flag of the Python one, as %.17g text, equals both.
+fixture="$root/tests/fixtures/data/CartPole-v1.replay"
+run_cmd "$GORILA" env replay python:cartpole:make <"$fixture"
+expect_rc "env replay of a Python id exits 0" 0
+printf '%s\n' "$out" >"$TEST_TMP/py.replay"
+sed -n 's/^#> //p' "$fixture" | cut -d, -f1-7 >"$TEST_TMP/gym.replay"
+"$GORILA" env replay CartPole-v1 <"$fixture" | cut -d, -f1-7 >"$TEST_TMP/c.replay"
+check "831 transitions, as Gymnasium's" test "$(wc -l <"$TEST_TMP/py.replay")" -eq 831
+check "each equals Gymnasium's bit for bit (obs, reward, terminated, truncated)" \
+    cmp "$TEST_TMP/py.replay" "$TEST_TMP/gym.replay"
+check "each equals the C CartPole-v1's bit for bit" cmp "$TEST_TMP/py.replay" "$TEST_TMP/c.replay"
+check "the fixture's truncations came through the bridge" test "$(awk -F, '$7 == 1' "$TEST_TMP/py.replay" | wc -l)" -ge 1
+
+# env rollout: a Python id with --kwargs; its failure exits 9; env check
+# refuses one (its checks need get/set_state); --kwargs only for Python ids.
+run_cmd "$GORILA" env rollout python:cartpole:make --episodes 2 --kwargs '{"max_steps": 4}'
+expect_rc "env rollout of a Python id exits 0" 0
+expect_contains "its kwargs reached it (4-step truncated episodes)" "$out" "       2       4.000000        4 truncated"
+run_cmd "$GORILA" env rollout python:cartpole:make --episodes 5 --kwargs '{"fail_after": 30}'
+expect_rc "a step that raises in env rollout exits 9" 9
+expect_contains "it says so" "$err" "gorila: error: env rollout: env python:cartpole:make failed (above); stopped"
+run_cmd "$GORILA" env check python:cartpole:make
+expect_rc "env check of a Python id exits 2" 2
+expect_contains "it says why and what to use" "$err" "is a Python environment, whose state lives in Python"
+run_cmd "$GORILA" env rollout CartPole-v1 --kwargs '{}'
+expect_rc "--kwargs with a registered id exits 2" 2
+
+# config check opens the environment as a run does (the network's sizes
+# come from its spaces).
+printf 'run: {name: c, mode: local}\nenv: {name: "python:cartpole:make"}\n' >"$TEST_TMP/check.yaml"
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml"
+expect_rc "config check of a Python id exits 0" 0
+expect_contains "it prints the network from the environment's spaces" "$out" "network: 4610 parameters"
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml" --json
+expect_contains "--json counts its parameters" "$out" '"n_params": 4610'
+run_cmd "$GORILA" config check "$TEST_TMP/check.yaml" --set env.name=python:cartpole:BoxActions
+expect_rc "config check of a Python environment that breaks the contract exits 2" 2
+expect_contains "it says why" "$err" "action_space is Box, expected Discrete(n)"
+
+# Seeding: the first reset of each instance gets a seed from the run seed,
+# later resets none (the fixture writes "INSTANCE SEED" per reset;
+# instance 0 is the bridge's probe, which resets once without one).
+seeds="$TEST_TMP/seeds.txt"
+: >"$seeds"
+train seeds "python:cartpole:Seeds" "{\"record\": \"$seeds\"}" 600
+expect_rc "a run on the Seeds fixture exits 0" 0
+bad_seeds=$(awk '$1 != 0 && !seen[$1]++ && $2 == "None" {print "unseeded first reset of " $1}
+                 $1 != 0 && seen[$1] > 1 && $2 != "None" {print "seeded later reset of " $1}
+                 $1 == 0 && $2 != "None" {print "seeded probe"}' "$seeds")
+expect_eq "every instance's first reset and only that one is seeded" "$bad_seeds" ""
+slot_seed=$(awk '$1 == 1 {print $2; exit}' "$seeds")
+check "the training slot's first reset has a seed" test -n "$slot_seed" -a "$slot_seed" != None
+cp "$seeds" "$TEST_TMP/seeds-1.txt"
+: >"$seeds"
+rm -rf "$out_dir/seeds2" "$out_dir/seeds3" "$out_dir/long-edited"
+run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/seeds.yaml" --set run.name=seeds2
+check "the same run seed gives the same seeds" cmp -s "$seeds" "$TEST_TMP/seeds-1.txt"
+: >"$seeds"
+run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/seeds.yaml" --set run.name=seeds3 --set run.seed=2
+other=$(awk '$1 == 1 {print $2; exit}' "$seeds")
+check "another run seed gives another seed ($slot_seed, $other)" test "$other" != None -a "$other" != "$slot_seed"
+
+# Resume: the network, optimizer and counters continue; each slot starts
+# afresh, with a seeded reset from the checkpoint's generator (not the
+# run's first seed again: the resumed run does not replay its episodes).
+: >"$seeds"
+run_cmd timeout 120 "$GORILA" train --resume "$out_dir/seeds" --set run.max_env_steps=1200
+expect_rc "a resumed run on a Python environment exits 0" 0
+expect_contains "it says the environment starts afresh" "$err" \
+    "python environment: resumed with a fresh reset of each slot (its state is not saved)"
+expect_contains "it continues from the checkpoint" "$err" "resumed from $out_dir/seeds/checkpoints/"
+check "it ran to its new budget" grep -q '"env_steps": 1200' "$out_dir/seeds/summary.json"
+resumed_seed=$(awk '$1 == 1 && $2 != "None" {s = $2} END {print s}' "$seeds")
+check "the resumed slot's fresh reset is seeded anew ($slot_seed, $resumed_seed)" \
+    test -n "$resumed_seed" -a "$resumed_seed" != "$slot_seed"
+
+# The checkpoint records the whole id and kwargs: another of either is
+# refused (exit 4), even for ids that agree in the header's 31 bytes.
+run_cmd timeout 60 "$GORILA" train --resume "$out_dir/seeds" --set run.max_env_steps=1800 \
+    --set env.name=python:cartpole:make
+expect_rc "a resume under another id exits 4" 4
+expect_contains "one line naming both" "$err" "env differs: checkpoint has \"python:cartpole:Seeds\" with env.kwargs {\"record\""
+expect_contains "... the expected one too" "$err" "expected \"python:cartpole:make\" with env.kwargs {\"record\""
+run_cmd timeout 60 "$GORILA" train --resume "$out_dir/seeds" --set run.max_env_steps=1800 \
+    --set 'env.kwargs="{\"record\": \"/dev/null\"}"'
+expect_rc "a resume with other kwargs exits 4" 4
+expect_contains "it names both kwargs" "$err" "expected \"python:cartpole:Seeds\" with env.kwargs {\"record\": \"/dev/null\"}"
+train long "python:cartpole:long_named_make_one" '{}' 600
+expect_rc "a run on a 35-byte id exits 0" 0
+run_cmd timeout 60 "$GORILA" train --resume "$out_dir/long" --set run.max_env_steps=900 \
+    --set env.name=python:cartpole:long_named_make_two
+expect_rc "a resume under an id with the same first 31 bytes exits 4" 4
+expect_contains "it names both whole" "$err" \
+    "checkpoint has \"python:cartpole:long_named_make_one\" with env.kwargs {}, expected \"python:cartpole:long_named_make_two\""
+cp -r "$out_dir/long" "$out_dir/long-edited"
+sed -i 's/long_named_make_one/long_named_make_two/' "$out_dir/long-edited/config.yaml"
+run_cmd timeout 60 "$GORILA" eval "$out_dir/long-edited" --episodes 1
+expect_rc "gorila eval of a checkpoint of another id exits 4" 4
+expect_contains "it names both" "$err" "long_named_make_two"
+run_cmd timeout 60 "$GORILA" export "$out_dir/long-edited" "$TEST_TMP/long.npz"
+expect_rc "gorila export of a checkpoint of another id exits 4" 4
 
 done_testing

@@ -20,20 +20,34 @@ class Box:
 
 
 class CartPole:
-    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1):
+    """record: a file to which every reset appends "INSTANCE SEED" (SEED
+    None when reset was given none; INSTANCE counts the instances made in
+    this process from 0, the bridge's probe first)."""
+
+    made = 0
+
+    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None):
         self.action_space = Discrete(2)
         self.observation_space = Box((4,), np.float32)
         self.max_steps, self.fail_after, self.nan_after = max_steps, fail_after, nan_after
         self.rng = np.random.default_rng()
         self.steps = 0
         self.seeds = []
+        self.record, self.instance = record, CartPole.made
+        CartPole.made += 1
 
     def reset(self, seed=None, options=None):
         self.seeds.append(seed)
+        if self.record:
+            with open(self.record, "a") as f:
+                f.write("%d %s\n" % (self.instance, seed))
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         self.state = [float(v) for v in self.rng.uniform(-0.05, 0.05, 4)]
+        if options and "state" in options:  # gorila env replay's state command
+            self.state = [float(v) for v in options["state"]]
         self.t = 0
+        self.beyond = None  # steps since termination, as Gymnasium's steps_beyond_terminated
         return np.array(self.state, dtype=np.float32), {}
 
     def step(self, action):
@@ -52,12 +66,16 @@ class CartPole:
         theta_dot = theta_dot + 0.02 * thetaacc
         self.state = [x, x_dot, theta, theta_dot]
         self.t += 1
-        terminated = abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
+        terminated = x < -2.4 or x > 2.4 or theta < -(12 * 2 * math.pi / 360) or theta > 12 * 2 * math.pi / 360
         truncated = self.t >= self.max_steps
+        reward = 1.0
+        if terminated:  # Gymnasium pays the terminating step, nothing after it
+            self.beyond = 0 if self.beyond is None else self.beyond + 1
+            reward = 1.0 if self.beyond == 0 else 0.0
         obs = np.array(self.state, dtype=np.float32)
         if self.steps == self.nan_after:
             obs[1] = np.nan
-        return obs, 1.0, terminated, truncated, {}
+        return obs, reward, terminated, truncated, {}
 
 
 def make(**kwargs):
@@ -80,10 +98,16 @@ class Seeds(CartPole):
     """Truncates after 3 steps; writes the seed of every reset to the
     observation's first value (-1 for none)."""
 
-    def __init__(self):
-        super().__init__(max_steps=3)
+    def __init__(self, record=None):
+        super().__init__(max_steps=3, record=record)
 
     def reset(self, seed=None, options=None):
         obs, info = super().reset(seed=seed)
         obs[0] = -1.0 if seed is None else float(seed % 1000)
         return obs, info
+
+
+# Two ids that agree in their first 31 bytes (a checkpoint header's env
+# field): python:cartpole:long_named_make_one and ..._two.
+long_named_make_one = make
+long_named_make_two = make

@@ -492,6 +492,60 @@ Test(checkpoint, net_section_records_conv_layers) {
     remove_dir(dir);
 }
 
+/* A Python environment: ckptfile_write adds section ENVID (format 4) with
+ * the whole id and kwargs, ckptfile_open reads them back, and two ids that
+ * agree in the header's 31 bytes, or other kwargs, are told apart. A file
+ * without ENVID is compared by its header's env. */
+Test(checkpoint, envid_section_records_the_whole_id_and_kwargs) {
+    char dir[DIR_LEN], path[FILE_LEN], err[ERR_LEN] = "";
+    make_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/envid.bin", dir);
+    Fixture fx;
+    fixture_init(&fx);
+    CkptMeta a = fx.meta;
+    const char *id = "python:some_package.environments:make_one";
+    snprintf(a.env, sizeof a.env, "%.31s", id);
+    snprintf(a.env_id, sizeof a.env_id, "%s", id);
+    snprintf(a.env_kwargs, sizeof a.env_kwargs, "{\"size\": 5}");
+    cr_assert_eq(ckptfile_write(path, &a, fx.sec, N_SEC, err), 0, "%s", err);
+    CkptReader r;
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
+    cr_expect_eq(r.meta.format_version, 4);
+    cr_expect_eq(r.meta.env_id_known, 1);
+    cr_expect_str_eq(r.meta.env_id, id);
+    cr_expect_str_eq(r.meta.env_kwargs, "{\"size\": 5}");
+    cr_expect_eq(ckptfile_check_compatible(&r.meta, &a, err), 0, "%s", err);
+    CkptMeta b = a;
+    snprintf(b.env_id, sizeof b.env_id, "python:some_package.environments:make_two");
+    cr_assert_eq(ckptfile_check_compatible(&r.meta, &b, err), -1);
+    cr_expect_str_eq(err, "env differs: checkpoint has \"python:some_package.environments:make_one\" with env.kwargs "
+                          "{\"size\": 5}, expected \"python:some_package.environments:make_two\" with env.kwargs "
+                          "{\"size\": 5}");
+    b = a;
+    snprintf(b.env_kwargs, sizeof b.env_kwargs, "{}");
+    cr_assert_eq(ckptfile_check_compatible(&r.meta, &b, err), -1);
+    cr_expect(strstr(err, "expected \"python:some_package.environments:make_one\" with env.kwargs {}"), "%s", err);
+    ckptfile_close(&r);
+    /* a header env that is not the id's start is refused on write */
+    snprintf(b.env, sizeof b.env, "CartPole-v1");
+    cr_assert_eq(ckptfile_write(path, &b, fx.sec, N_SEC, err), -1);
+    cr_expect(strstr(err, "is not the start of the env id"), "%s", err);
+    /* a file without ENVID (format 3 or older): its header's env */
+    CkptMeta old = a;
+    old.env_id[0] = old.env_kwargs[0] = '\0';
+    cr_expect_eq(ckptfile_check_compatible(&old, &a, err), 0, "%s", err);
+    /* a registered env writes no ENVID: format 1 as before */
+    cr_assert_eq(ckptfile_write(path, &fx.meta, fx.sec, N_SEC, err), 0, "%s", err);
+    cr_assert_eq(ckptfile_open(&r, path, err), 0, "%s", err);
+    cr_expect_eq(r.meta.format_version, 1);
+    cr_expect_eq(r.meta.env_id_known, 0);
+    cr_expect_eq(ckptfile_check_compatible(&r.meta, &a, err), -1);
+    cr_expect(strstr(err, "env differs: checkpoint has \"CartPole-v1\", expected \"python:some_package"), "%s", err);
+    ckptfile_close(&r);
+    fixture_free(&fx);
+    remove_dir(dir);
+}
+
 Test(checkpoint, overwrite_replaces_and_leaves_no_temporary) {
     char dir[DIR_LEN], path[FILE_LEN];
     make_dir(dir, sizeof dir);
@@ -702,16 +756,16 @@ Test(checkpoint, wrong_magic_future_version_other_endianness) {
 
     unsigned char *copy = xmalloc(bytes);
     memcpy(copy, img, bytes);
-    put32(copy + 8, 4);
+    put32(copy + 8, 5);
     refresh_crcs(copy);
     spit(bad, copy, bytes);
-    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 4 (this build supports versions 1 to 3)",
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 5 (this build supports versions 1 to 4)",
              bad);
     expect_open_error(bad, want, "future version");
     put32(copy + 8, 0);
     refresh_crcs(copy);
     spit(bad, copy, bytes);
-    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 0 (this build supports versions 1 to 3)",
+    snprintf(want, sizeof want, "%s: unsupported checkpoint format version 0 (this build supports versions 1 to 4)",
              bad);
     expect_open_error(bad, want, "version 0");
 

@@ -95,6 +95,7 @@ const char *ckptfile_section_name(uint32_t id) {
     case CKPT_SEC_REPLAY: return "replay";
     case CKPT_SEC_ENVS: return "envs";
     case CKPT_SEC_NET: return "net";
+    case CKPT_SEC_ENVID: return "envid";
     default: return "unknown";
     }
 }
@@ -151,6 +152,10 @@ static int check_meta(const CkptMeta *m, char *err) {
                     m->slice_count, n->n_params);
     if (!memchr(m->env, '\0', CKPT_ENV_LEN))
         return errf(err, "env name is not NUL-terminated within %d bytes", CKPT_ENV_LEN);
+    if (!memchr(m->env_id, '\0', CKPT_ENVID_LEN) || !memchr(m->env_kwargs, '\0', CKPT_KWARGS_LEN))
+        return errf(err, "env id or kwargs not NUL-terminated within %d and %d bytes", CKPT_ENVID_LEN, CKPT_KWARGS_LEN);
+    if (m->env_id[0] && strncmp(m->env, m->env_id, CKPT_ENV_LEN - 1) != 0)
+        return errf(err, "env name \"%s\" is not the start of the env id \"%s\"", m->env, m->env_id);
     if (m->optimizer >= CKPT_OPT_END_) return errf(err, "unknown optimizer kind %u", m->optimizer);
     if (m->optim_slots > CKPT_OPTIM_MAX_SLOTS)
         return errf(err, "optimizer keeps %u arrays per parameter, at most %d", m->optim_slots,
@@ -212,10 +217,17 @@ static int check_section(const CkptMeta *m, uint32_t version, uint32_t id, uint6
             return errf(err, "section %s is %" PRIu64 " bytes, expected 16 + 12 per conv layer (0 .. %d layers)", name,
                         bytes, CKPT_MAX_CONV);
         return 0;
+    case CKPT_SEC_ENVID:
+        if (version < 4) break; /* unknown to formats 1 .. 3 */
+        if (bytes < 9 || bytes > 8 + (CKPT_ENVID_LEN - 1) + (CKPT_KWARGS_LEN - 1))
+            return errf(err, "section %s is %" PRIu64 " bytes, expected 9 .. %d", name, bytes,
+                        8 + (CKPT_ENVID_LEN - 1) + (CKPT_KWARGS_LEN - 1));
+        return 0;
     default: break;
     }
+    static const int last_id[] = {0, CKPT_SEC_REPLAY, CKPT_SEC_ENVS, CKPT_SEC_NET, CKPT_SEC_ENVID};
     return errf(err, "unknown section id %u (format %u knows 1 .. %d)", id, version,
-                version < 2 ? (int)CKPT_SEC_REPLAY : version < 3 ? (int)CKPT_SEC_ENVS : CKPT_SEC_END_ - 1);
+                version < 5 ? last_id[version] : CKPT_SEC_END_ - 1);
 }
 
 /* ids[0 .. n), bytes[0 .. n): known, unique, PARAMS present, sizes fit. */
@@ -336,6 +348,17 @@ static void dir_of(const char *path, char *dir, size_t cap) {
     }
 }
 
+/* Section ENVID's bytes for m's env_id and env_kwargs into out (8 +
+ * CKPT_ENVID_LEN + CKPT_KWARGS_LEN bytes); returns the count. */
+static size_t encode_envid(const CkptMeta *m, unsigned char *out) {
+    size_t i = strnlen(m->env_id, CKPT_ENVID_LEN - 1), k = strnlen(m->env_kwargs, CKPT_KWARGS_LEN - 1);
+    store_u32(out, (uint32_t)i);
+    store_u32(out + 4, (uint32_t)k);
+    memcpy(out + 8, m->env_id, i);
+    memcpy(out + 8 + i, m->env_kwargs, k);
+    return 8 + i + k;
+}
+
 /* Section NET's bytes for n (16 + 12 n_conv of them) into out; returns
  * the count. */
 static size_t encode_net(const CkptNet *n, unsigned char *out) {
@@ -350,27 +373,31 @@ static size_t encode_net(const CkptNet *n, unsigned char *out) {
 
 int ckptfile_write(const char *path, const CkptMeta *meta, const CkptSection *caller, size_t n_caller, char *err) {
     if (check_meta(meta, err) < 0) return err_prefix(err, "cannot write checkpoint %s", path);
-    /* The caller's sections, then NET for a network on planes. */
+    /* The caller's sections, then NET for a network on planes and ENVID
+     * for a Python environment. */
     if (n_caller > CKPT_MAX_SECTIONS)
         return errf(err, "cannot write checkpoint %s: %zu sections, a checkpoint has 1 .. %d", path, n_caller,
                     CKPT_MAX_SECTIONS);
-    CkptSection sections[CKPT_MAX_SECTIONS + 1];
-    unsigned char net_bytes[16 + 12 * CKPT_MAX_CONV];
+    CkptSection sections[CKPT_MAX_SECTIONS + 2];
+    unsigned char net_bytes[16 + 12 * CKPT_MAX_CONV], envid_bytes[8 + CKPT_ENVID_LEN + CKPT_KWARGS_LEN];
     size_t n_sections = n_caller;
     if (n_caller > 0) memcpy(sections, caller, n_caller * sizeof *caller);
     if (meta->net.in_c > 0)
         sections[n_sections++] = (CkptSection){CKPT_SEC_NET, net_bytes, encode_net(&meta->net, net_bytes)};
-    uint32_t ids[CKPT_MAX_SECTIONS + 1] = {0};
-    uint64_t lens[CKPT_MAX_SECTIONS + 1] = {0};
+    if (meta->env_id[0])
+        sections[n_sections++] = (CkptSection){CKPT_SEC_ENVID, envid_bytes, encode_envid(meta, envid_bytes)};
+    uint32_t ids[CKPT_MAX_SECTIONS + 2] = {0};
+    uint64_t lens[CKPT_MAX_SECTIONS + 2] = {0};
     for (size_t i = 0; i < n_sections; i++) {
         ids[i] = sections[i].id;
         lens[i] = sections[i].bytes;
     }
-    /* The oldest format that holds these sections: 2 for ENVS, 3 for NET. */
+    /* The oldest format that holds these sections: 2 for ENVS, 3 for NET,
+     * 4 for ENVID. */
     uint32_t version = CKPT_VERSION_MIN;
     for (size_t i = 0; i < n_sections; i++) {
-        if (ids[i] == CKPT_SEC_ENVS && version < 2) version = 2;
-        if (ids[i] == CKPT_SEC_NET) version = 3;
+        uint32_t need = ids[i] == CKPT_SEC_ENVS ? 2 : ids[i] == CKPT_SEC_NET ? 3 : ids[i] == CKPT_SEC_ENVID ? 4 : 1;
+        if (version < need) version = need;
     }
     if (check_table(meta, version, ids, lens, n_sections, err) < 0)
         return err_prefix(err, "cannot write checkpoint %s", path);
@@ -604,6 +631,29 @@ static int read_net(CkptReader *r, char *err) {
     return 0;
 }
 
+/* Section ENVID, when the file has one, into r->meta's env_id and
+ * env_kwargs (its CRC checked, its lengths against its size, no NULs, the
+ * header's env the id's start). */
+static int read_envid(CkptReader *r, char *err) {
+    const CkptEntry *en = ckptfile_find(r, CKPT_SEC_ENVID);
+    if (!en) return 0;
+    unsigned char b[8 + CKPT_ENVID_LEN + CKPT_KWARGS_LEN];
+    if (ckptfile_read_section(r, CKPT_SEC_ENVID, b, (size_t)en->bytes, err) < 0) return -1;
+    uint32_t i = load_u32(b), k = load_u32(b + 4);
+    CkptMeta *m = &r->meta;
+    if (i < 1 || i >= CKPT_ENVID_LEN || k >= CKPT_KWARGS_LEN || 8 + (uint64_t)i + k != en->bytes ||
+        memchr(b + 8, '\0', i + k))
+        return errf(err, "%s: invalid section envid: an id of %u and kwargs of %u bytes in %" PRIu64 " bytes", r->path,
+                    i, k, en->bytes);
+    memcpy(m->env_id, b + 8, i);
+    memcpy(m->env_kwargs, b + 8 + i, k);
+    if (strncmp(m->env, m->env_id, CKPT_ENV_LEN - 1) != 0)
+        return errf(err, "%s: invalid section envid: id \"%s\" does not start with the header's env \"%s\"", r->path,
+                    m->env_id, m->env);
+    m->env_id_known = 1;
+    return 0;
+}
+
 int ckptfile_open(CkptReader *r, const char *path, char *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -623,7 +673,8 @@ int ckptfile_open(CkptReader *r, const char *path, char *err) {
     /* Header, section table, data extent: each trusted only once checked. */
     unsigned char h[CKPT_HEADER_BYTES];
     if (read_header(r, path, size, h, err) < 0 || read_table(r, path, h, size, &end, err) < 0 ||
-        check_extent(r, path, size, end, err) < 0 || read_net(r, err) < 0)
+        check_extent(r, path, size, end, err) < 0 || read_net(r, err) < 0 ||
+        read_envid(r, err) < 0)
         return open_fail(r);
     return 0;
 }
@@ -738,6 +789,26 @@ static bool net_differs(const CkptNet *f, const CkptNet *w) {
     return false;
 }
 
+/* The env of m: its whole id when it has one (ENVID), else the header's. */
+static const char *env_of(const CkptMeta *m) { return m->env_id[0] ? m->env_id : m->env; }
+
+/* Whether two envs differ: by their whole ids and kwargs when both have
+ * them (ENVID); a file without ENVID (a registered env, or one written
+ * before format 4) by its header's env, all it has. */
+static bool env_differs(const CkptMeta *f, const CkptMeta *w) {
+    if (f->env_id[0] && w->env_id[0]) return strcmp(f->env_id, w->env_id) != 0 || strcmp(f->env_kwargs, w->env_kwargs) != 0;
+    if (!f->env_id[0]) return strncmp(f->env, w->env, CKPT_ENV_LEN) != 0;
+    return strcmp(env_of(f), env_of(w)) != 0;
+}
+
+/* "\"ID\"", or for a Python env "\"ID\" with env.kwargs KWARGS", into buf
+ * (the kwargs cut to fit one line). */
+static void format_env(const CkptMeta *m, char *buf, size_t cap) {
+    if (m->env_id[0]) snprintf(buf, cap, "\"%s\" with env.kwargs %.40s%s", m->env_id, m->env_kwargs,
+                               strlen(m->env_kwargs) > 40 ? "..." : "");
+    else snprintf(buf, cap, "\"%s\"", m->env);
+}
+
 int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char *err) {
     char msg[ERR_LEN] = "";
     const CkptNet *f = &found->net, *w = &want->net;
@@ -749,9 +820,11 @@ int ckptfile_check_compatible(const CkptMeta *found, const CkptMeta *want, char 
         append(msg, "network differs: checkpoint has %s, expected %s", a, b);
         parts++;
     }
-    if (strncmp(found->env, want->env, CKPT_ENV_LEN) != 0) {
-        append(msg, "%senv differs: checkpoint has \"%.*s\", expected \"%.*s\"", parts ? "; " : "", CKPT_ENV_LEN,
-               found->env, CKPT_ENV_LEN, want->env);
+    if (env_differs(found, want)) {
+        char a[CKPT_ENVID_LEN + 80], b[CKPT_ENVID_LEN + 80];
+        format_env(found, a, sizeof a);
+        format_env(want, b, sizeof b);
+        append(msg, "%senv differs: checkpoint has %s, expected %s", parts ? "; " : "", a, b);
         parts++;
     }
     if (found->slice_offset != want->slice_offset || found->slice_count != want->slice_count) {

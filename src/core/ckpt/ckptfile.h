@@ -36,13 +36,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CKPT_VERSION 3          /* newest format version this build writes and reads: 1 + section ENVS (2),
-                                 * + section NET (3) */
+#define CKPT_VERSION 4          /* newest format version this build writes and reads: 1 + section ENVS (2),
+                                 * + section NET (3), + section ENVID (4) */
 #define CKPT_VERSION_MIN 1      /* oldest it reads; a file without ENVS is written as version 1 */
 #define CKPT_HEADER_BYTES 256   /* header size in format versions 1 and 2 */
 #define CKPT_MAX_HIDDEN 8       /* hidden layers a header can describe */
 #define CKPT_MAX_CONV 4         /* convolution layers section NET can describe */
 #define CKPT_ENV_LEN 32         /* env name bytes, NUL included */
+#define CKPT_ENVID_LEN 256      /* section ENVID: a full external env id's bytes, NUL included */
+#define CKPT_KWARGS_LEN 1024    /* section ENVID: env.kwargs' bytes, NUL included */
 #define CKPT_N_RESERVED 1       /* spare 64-bit counters in the header */
 #define CKPT_MAX_SECTIONS 16    /* entries a section table may have */
 #define CKPT_OPTIM_MAX_SLOTS 8  /* per-parameter arrays an optimizer may keep */
@@ -72,6 +74,11 @@
  *                   kernel, stride) u32; 16 + 12 n_conv bytes. ckptfile_write adds it for a
  *                   network on planes (CkptNet.in_c > 0) and ckptfile_open reads it into
  *                   the meta, so callers never pass or read it themselves.
+ *   ENVID           (version 4) a Python environment's full id and env.kwargs, which the
+ *                   header's 32-byte env field cannot hold: u32 id bytes i (1 .. 255), u32
+ *                   kwargs bytes k (0 .. 1023), the id's i bytes, the kwargs' k bytes (no
+ *                   NULs); 8 + i + k bytes. ckptfile_write adds it when CkptMeta.env_id is
+ *                   set and ckptfile_open reads it into the meta, as NET.
  * PARAMS is required; the others are optional. */
 typedef enum {
     CKPT_SEC_PARAMS = 1,
@@ -81,6 +88,7 @@ typedef enum {
     CKPT_SEC_REPLAY = 5,
     CKPT_SEC_ENVS = 6,
     CKPT_SEC_NET = 7,
+    CKPT_SEC_ENVID = 8,
     CKPT_SEC_END_ /* one past the last known id */
 } CkptSectionId;
 
@@ -112,7 +120,14 @@ typedef struct {
 typedef struct {
     CkptNet net;
     uint64_t slice_offset, slice_count;  /* parameters held: [offset, offset + count) */
-    char env[CKPT_ENV_LEN];              /* env name, NUL-terminated */
+    char env[CKPT_ENV_LEN];              /* env name, NUL-terminated (cut to 31 bytes) */
+    /* Section ENVID (format 4): a Python environment's whole id and its
+     * env.kwargs (JSON text, "{}" for none). Write: env_id "" for a
+     * registered environment (no section). Read: env_id_known 1 when the
+     * file has the section, else both "". */
+    char env_id[CKPT_ENVID_LEN];
+    char env_kwargs[CKPT_KWARGS_LEN];
+    uint32_t env_id_known;
     uint32_t optimizer;                  /* CkptOptim */
     uint32_t optim_slots;                /* per-parameter float arrays in OPTIM */
     uint64_t env_steps, updates, episodes, param_version;
@@ -190,7 +205,8 @@ int ckptfile_read_section(CkptReader *r, uint32_t id, void *dst, size_t bytes, c
 int ckptfile_verify(CkptReader *r, char *err);
 
 /* Compare a checkpoint's network layout, env and slice with what the caller
- * expects (optimizer and counters are not compared; planes and conv layers
+ * expects (the env by its whole id and kwargs when either side has them:
+ * section ENVID; optimizer and counters are not compared; planes and conv layers
  * only when found has section NET or want has none: a plane network of a
  * file from before format 3 is compared by its header and parameter count).
  * Returns 0 when they agree, or -1 with every difference in err; a network

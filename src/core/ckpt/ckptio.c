@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 _Static_assert(QNET_MAX_CONV <= CKPT_MAX_CONV, "every conv layer of a QNet fits section NET");
+_Static_assert(CFG_ENV_NAME_LEN <= CKPT_ENVID_LEN && CFG_KWARGS_LEN <= CKPT_KWARGS_LEN,
+               "every env.name and env.kwargs fits section ENVID");
 
 int ckptio_join(char *out, const char *a, const char *b, char *err) {
     if (snprintf(out, PATH_LEN, "%s/%s", a, b) >= PATH_LEN) return errf(err, "path too long: %s/%s", a, b);
@@ -117,8 +119,14 @@ void ckptio_fill_net(const Config *cfg, const QNet *net, CkptMeta *m) {
             m->net.conv[i][2] = (uint32_t)net->spec.conv[i].stride;
         }
     }
-    /* Registered env names are far shorter than CKPT_ENV_LEN. */
-    if (snprintf(m->env, sizeof m->env, "%s", cfg->env.name) >= (int)sizeof m->env) m->env[sizeof m->env - 1] = '\0';
+    /* Registered env names are far shorter than CKPT_ENV_LEN; a Python
+     * environment's id may not be: the header holds its first 31 bytes and
+     * section ENVID the whole id with its kwargs. */
+    snprintf(m->env, sizeof m->env, "%.*s", CKPT_ENV_LEN - 1, cfg->env.name);
+    if (env_extern_kind(cfg->env.name)) {
+        snprintf(m->env_id, sizeof m->env_id, "%s", cfg->env.name);
+        snprintf(m->env_kwargs, sizeof m->env_kwargs, "%s", cfg->env.kwargs[0] ? cfg->env.kwargs : "{}");
+    }
 }
 
 int ckptio_pread(const CkptReader *r, uint64_t off, void *dst, size_t n, char *err) {

@@ -100,6 +100,10 @@ static int scatter_envs(Local *L, const unsigned char *buf, char *err) {
         if (len < 0 || len > INT_MAX || !isfinite(L->ac.ep_return[e]))
             return errf(err, "environment slot %d: episode length %" PRId64 " or return not valid (damaged)", e, len);
         L->ac.ep_len[e] = (int)len;
+        if (L->ac.spec->ext_hooks) { /* a Python env's episode starts afresh (env_restore) */
+            L->ac.ep_return[e] = 0;
+            L->ac.ep_len[e] = 0;
+        }
         if (env_restore(&L->ac.envs[e], p + SLOT_HEAD, L->ac.obs + (size_t)e * (size_t)L->ac.O, err) != 0)
             return err_prefix(err, "environment slot %d", e);
     }
@@ -174,6 +178,10 @@ int trainer_restore(Local *L, const char *run_dir, RunStart *start, char *err) {
 void trainer_restore_report(const Local *L) {
     log_info(NULL, "resumed from %s: %" PRIu64 " env steps, %" PRIu64 " updates, replay %zu transitions",
              L->resumed_from, L->run.env_steps, L->run.updates, replaystore_size(&L->replay));
+    /* A Python environment's state lives in its own objects, which no
+     * checkpoint holds: every slot began a new episode (env_restore). */
+    if (L->ac.spec->ext_hooks)
+        log_info(NULL, "python environment: resumed with a fresh reset of each slot (its state is not saved)");
     /* A smaller replay.capacity than the checkpoint's contents: say what
      * was lost, as a distributed replay shard does. */
     if (L->replay_dropped)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/mpi/pyenv.sh: a distributed job on a Python environment
+# (python:cartpole:make, the pure-Python CartPole of tests/pyenv) through
+# scripts/launch, which forwards PYTHONPATH to every rank: it finishes with
+# exit 0 and its budget of env steps, and resumes saying each slot starts
+# afresh; an exception in an actor's step ends every rank with exit 9 and
+# one line naming the environment, never a hang (a 120 s guard). A build
+# with make PYTHON=0 skips it.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../mpilib.sh"
+cd "$TEST_ROOT" || exit 1
+export PYTHONPATH="$TEST_ROOT/tests/pyenv"
+
+job pyenv --set env.name=python:cartpole:make
+if grep -q "built without Python" <<<"$err"; then
+    expect_rc "a build without Python refuses a python: env (exit 2)" 2
+    for t in job resume fail; do ok "mpi pyenv $t # SKIP built with make PYTHON=0"; done
+    done_testing
+    exit
+fi
+expect_rc "a distributed job on python:cartpole:make exits 0" 0
+check "summary.json names the environment" grep -q '"env": "python:cartpole:make"' "$RUN/summary.json"
+expect_eq "it ran its budget of env steps" "$(jget "$RUN/summary.json" env_steps)" 3000
+expect_contains "its checkpoint records the whole id (section envid)" \
+    "$("$TEST_ROOT/scripts/ckpt-sections" "$RUN/checkpoints/$(cat "$RUN/checkpoints/latest")/ps-0.ckpt")" " envid "
+
+run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" --set run.max_env_steps=4000
+expect_rc "the job resumes (exit 0)" 0
+expect_contains "it says each slot starts afresh" "$out$err" \
+    "python environment: resumed with a fresh reset of each slot (its state is not saved)"
+expect_eq "it ran to its new budget" "$(jget "$RUN/summary.json" env_steps)" 4000
+
+job pyenv-fail --set env.name=python:cartpole:make --set 'env.kwargs="{\"fail_after\": 700}"'
+expect_rc "an exception in an actor's step ends the job with exit 9" 9
+expect_contains "one line naming the environment and the step" "$err" \
+    "env python:cartpole:make: step: raised"
+expect_contains "the exception is shown" "$err" "ValueError: fixture: step 700 fails"
+
+done_testing
