@@ -142,19 +142,19 @@ static void adam_step(Optim *o, float *restrict p, const float *restrict g) {
 /* One RMSprop step over [0, n). The flags are constants at each call below,
  * so every form compiles to its own branch-free loop that the compiler
  * vectorizes (one loop testing the flags per element stayed scalar: 41% of
- * a MinAtar local run's time went here). Momentum keeps its own scalar
- * loop: the published DQN configs do not use it. */
+ * a MinAtar local run's time went here). */
 typedef struct {
-    float a, c, eps, lr;
-    float *ms, *mg;
+    float a, c, eps, lr, mu;
+    float *ms, *mg, *buf;  /* mg: centered only; buf: momentum only */
 } RmsArgs;
 
 static inline __attribute__((always_inline)) void rms_loop(const RmsArgs *r, float *restrict p,
                                                           const float *restrict g, size_t n,
-                                                          bool centered, bool outside) {
-    float a = r->a, c = r->c, eps = r->eps, lr = r->lr;
+                                                          bool centered, bool outside, bool momentum) {
+    float a = r->a, c = r->c, eps = r->eps, lr = r->lr, mu = r->mu;
     float *restrict ms = r->ms;
     float *restrict mg = r->mg;
+    float *restrict buf = r->buf;
     for (size_t i = 0; i < n; i++) {
         float gi = g[i];
         float si = a * ms[i] + c * (gi * gi);
@@ -165,63 +165,46 @@ static inline __attribute__((always_inline)) void rms_loop(const RmsArgs *r, flo
             mg[i] = mgi;
             var = si - mgi * mgi;
         }
-        float den = outside ? sqrtf(var > 0.0f ? var : 0.0f) + eps : sqrtf(var + eps);
-        p[i] -= lr * (gi / den);
+        float d = gi / (outside ? sqrtf(var > 0.0f ? var : 0.0f) + eps : sqrtf(var + eps));
+        if (momentum) {
+            d = mu * buf[i] + d;
+            buf[i] = d;
+        }
+        p[i] -= lr * d;
     }
 }
 
 AGENTS_HOT
 static void rms_centered_outside(const RmsArgs *r, float *restrict p, const float *restrict g, size_t n) {
-    rms_loop(r, p, g, n, true, true);
+    rms_loop(r, p, g, n, true, true, false);
 }
 AGENTS_HOT
 static void rms_centered_inside(const RmsArgs *r, float *restrict p, const float *restrict g, size_t n) {
-    rms_loop(r, p, g, n, true, false);
+    rms_loop(r, p, g, n, true, false, false);
 }
 AGENTS_HOT
 static void rms_plain_outside(const RmsArgs *r, float *restrict p, const float *restrict g, size_t n) {
-    rms_loop(r, p, g, n, false, true);
+    rms_loop(r, p, g, n, false, true, false);
 }
 AGENTS_HOT
 static void rms_plain_inside(const RmsArgs *r, float *restrict p, const float *restrict g, size_t n) {
-    rms_loop(r, p, g, n, false, false);
+    rms_loop(r, p, g, n, false, false, false);
 }
 
-static void rms_momentum(Optim *o, float *restrict p, const float *restrict g) {
-    size_t n = o->n;
-    float a = o->p.alpha, c = (float)(1.0 - (double)a), eps = o->p.eps, lr = lr_now(o), mu = o->p.momentum;
-    float *restrict ms = o->state;
-    float *restrict mg = o->p.centered ? o->state + n : NULL;
-    float *restrict buf = o->state + (o->p.centered ? 2 : 1) * n;
-    bool outside = o->p.eps_outside;
-    for (size_t i = 0; i < n; i++) {
-        float gi = g[i];
-        float si = a * ms[i] + c * (gi * gi);
-        ms[i] = si;
-        float var = si;
-        if (mg) {
-            float mgi = a * mg[i] + c * gi;
-            mg[i] = mgi;
-            var = si - mgi * mgi;
-        }
-        float d = gi / (outside ? sqrtf(var > 0.0f ? var : 0.0f) + eps : sqrtf(var + eps));
-        d = mu * buf[i] + d;
-        buf[i] = d;
-        p[i] -= lr * d;
-    }
+/* With momentum: one loop testing the options per element (scalar); the
+ * published configs do not use it. */
+static void rms_momentum(const RmsArgs *r, float *p, const float *g, size_t n, bool centered, bool outside) {
+    rms_loop(r, p, g, n, centered, outside, true);
 }
 
 static void rmsprop_step(Optim *o, float *p, const float *g) {
-    if (o->p.momentum > 0.0f) {
-        rms_momentum(o, p, g);
-        return;
-    }
-    RmsArgs r = {o->p.alpha, (float)(1.0 - (double)o->p.alpha), o->p.eps, lr_now(o), o->state,
-                 o->p.centered ? o->state + o->n : NULL};
-    if (o->p.centered)
-        (o->p.eps_outside ? rms_centered_outside : rms_centered_inside)(&r, p, g, o->n);
-    else
-        (o->p.eps_outside ? rms_plain_outside : rms_plain_inside)(&r, p, g, o->n);
+    size_t n = o->n;
+    bool mom = o->p.momentum > 0.0f;
+    RmsArgs r = {o->p.alpha, (float)(1.0 - (double)o->p.alpha), o->p.eps, lr_now(o), o->p.momentum, o->state,
+                 o->p.centered ? o->state + n : NULL, mom ? o->state + (o->p.centered ? 2 : 1) * n : NULL};
+    if (mom) rms_momentum(&r, p, g, n, o->p.centered, o->p.eps_outside);
+    else if (o->p.centered) (o->p.eps_outside ? rms_centered_outside : rms_centered_inside)(&r, p, g, n);
+    else (o->p.eps_outside ? rms_plain_outside : rms_plain_inside)(&r, p, g, n);
 }
 
 /* Denormal floats (below 1.2e-38) are flushed to zero during a step (x86's

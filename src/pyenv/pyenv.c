@@ -226,6 +226,18 @@ static int take_obs(Env *e, PyObject *r, Py_ssize_t n, const char *what) {
     return 0;
 }
 
+/* The (obs, info) a reset returned, or its failure (r NULL: an exception). */
+static void took_reset(Env *e, PyObject *r) {
+    if (!r) {
+        char err[ERR_LEN];
+        py_fail(e->spec->name, "reset", err);
+        slot_fail(e, "reset", "raised (Python traceback above)");
+        return;
+    }
+    take_obs(e, r, 2, "reset");
+    Py_DECREF(r);
+}
+
 /* reset(seed=...) on the instance's first reset, reset() after, with
  * options= when given (a new reference, or NULL). */
 static void reset_with(Env *e, PyObject *options) {
@@ -243,14 +255,7 @@ static void reset_with(Env *e, PyObject *options) {
     PyObject *r = no_args ? PyObject_Call(s->reset, no_args, kw) : NULL;
     Py_XDECREF(no_args);
     Py_XDECREF(kw);
-    if (!r) {
-        char err[ERR_LEN];
-        py_fail(e->spec->name, "reset", err);
-        slot_fail(e, "reset", "raised (Python traceback above)");
-        return;
-    }
-    take_obs(e, r, 2, "reset");
-    Py_DECREF(r);
+    took_reset(e, r);
 }
 
 int pyenv_reset_to(Env *e, const double *values, int n, float *obs) {
@@ -284,14 +289,7 @@ static void py_reset_state(Env *e) {
     PyObject *r = kw && no_args ? PyObject_Call(s->reset, no_args, kw) : kw ? NULL : PyObject_CallNoArgs(s->reset);
     Py_XDECREF(no_args);
     Py_XDECREF(kw);
-    if (!r) {
-        char err[ERR_LEN];
-        py_fail(e->spec->name, "reset", err);
-        slot_fail(e, "reset", "raised (Python traceback above)");
-        return;
-    }
-    take_obs(e, r, 2, "reset");
-    Py_DECREF(r);
+    took_reset(e, r);
 }
 
 static EnvStep py_dynamics(Env *e, int action) {
