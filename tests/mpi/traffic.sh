@@ -27,7 +27,9 @@ bad = []
 # machine's load starved made too few gradients for that expectation to
 # hold within 5% (seen beside a CPU hog: 8.5% under it): its recv is held
 # between the model's bounds instead, no target in any pull and a target
-# in every one: (P*40 + K) / pull and (P*40 + 2K) / pull, K = 4n.
+# in every one: (P*40 + K) / pull and (P*40 + 2K) / pull, K = 4n, the
+# latter times (g + 1) / g for the first pull, before any of its g
+# gradients (a learner starved to 1 gradient received twice the model).
 cfg = open(sys.argv[1].replace("summary.json", "config.yaml")).read()
 m = re.search(r"^\s*learner_pull_every:\s*(\d+)", cfg, re.M)
 pull = 1 if s.get("mode") == "ps_sync" or not m else int(m.group(1))
@@ -43,8 +45,8 @@ def lo_recv(w):
     return (P * 40 + K) / pull
 
 
-def hi_recv(w):
-    return (P * 40 + 2 * K) / pull
+def hi_recv(w):  # plus the learner's first pull, which comes before any gradient
+    return (P * 40 + 2 * K) / pull * (w["gradients"] + 1) / max(w["gradients"], 1)
 
 
 for w in pw["learners"]:
