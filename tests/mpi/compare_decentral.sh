@@ -161,7 +161,18 @@ for mode, L, title in (("gossip", 2, "gossip"), ("local_sgd", 2, "local_sgd (rin
     want = ["%.0f" % sent, "%.0f" % model]
     say(got[2:4] == want, "%s: sent per gradient and its model from summary.json" % what, got[2:4], want)
     ratio = float(got[4]) if len(got) > 4 and got[4] != DASH else None
-    say(ratio is not None and 0.95 <= ratio <= 1.05, "%s: measured within 5%% of the model" % what, ratio, "0.95-1.05")
+    # The model is the steady state, an exchange every `every` gradients; a
+    # learner with g gradients made floor(g / every) of them, which differs
+    # only for one the machine's load starved (9 gradients beside a CPU hog,
+    # 2 exchanges where the model says 2.25). The ratio is held to the
+    # same mean with each learner's count rounded down that way.
+    ev = {"gossip": G, "local_sgd": H, "easgd": tau}[mode]
+    exact = sum(x["model_bytes_sent_per_gradient"] * (x["gradients"] // ev) * ev / x["gradients"]
+                for x in w if x["gradients"]) / len(w)
+    want_r = exact / model
+    say(ratio is not None and abs(ratio / want_r - 1) <= 0.05,
+        "%s: measured within 5%% of the model (%.3f, whole exchanges)" % (what, want_r), ratio,
+        "%.3f-%.3f" % (0.95 * want_r, 1.05 * want_r))
     pts = [p for p in bpw.get(title, []) if p[0] == L]
     say(len(pts) == 1 and abs(pts[0][1] - sent) <= 1e-5 * sent and abs(pts[0][4] - model) <= 1e-5 * model,
         "%s: bytes_per_worker.dat point and model line" % what, pts, (L, sent, model))
