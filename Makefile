@@ -326,6 +326,7 @@ test-kernels: all
 test-asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp \
 	    tests/run-all -j2 build-asan unit cli
 
 # Fuzz target for the config loader (tests/fuzz; needs clang and
