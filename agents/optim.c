@@ -191,18 +191,13 @@ static void rms_plain_inside(const RmsArgs *r, float *restrict p, const float *r
     rms_loop(r, p, g, n, false, false, false);
 }
 
-/* With momentum: one loop testing the options per element (scalar); the
- * published configs do not use it. */
-static void rms_momentum(const RmsArgs *r, float *p, const float *g, size_t n, bool centered, bool outside) {
-    rms_loop(r, p, g, n, centered, outside, true);
-}
-
 static void rmsprop_step(Optim *o, float *p, const float *g) {
     size_t n = o->n;
     bool mom = o->p.momentum > 0.0f;
     RmsArgs r = {o->p.alpha, (float)(1.0 - (double)o->p.alpha), o->p.eps, lr_now(o), o->p.momentum, o->state,
                  o->p.centered ? o->state + n : NULL, mom ? o->state + (o->p.centered ? 2 : 1) * n : NULL};
-    if (mom) rms_momentum(&r, p, g, n, o->p.centered, o->p.eps_outside);
+    if (mom) /* one loop testing the options per element (scalar): the published configs use none */
+        rms_loop(&r, p, g, n, o->p.centered, o->p.eps_outside, true);
     else if (o->p.centered) (o->p.eps_outside ? rms_centered_outside : rms_centered_inside)(&r, p, g, n);
     else (o->p.eps_outside ? rms_plain_outside : rms_plain_inside)(&r, p, g, n);
 }

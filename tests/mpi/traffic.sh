@@ -41,8 +41,7 @@ def starved(w):
     return ps_mode and w["gradients"] < 500
 
 
-def lo_recv(w):
-    return (P * 40 + K) / pull
+LO_RECV = (P * 40 + K) / pull
 
 
 def hi_recv(w):  # plus the learner's first pull, which comes before any gradient
@@ -58,9 +57,9 @@ for w in pw["learners"]:
         elif want == 0:
             if got != 0:
                 bad.append("learner %d %s: %g bytes, the model 0" % (w["index"], d, got))
-        elif d == "recv" and starved(w) and lo_recv(w) * 0.95 <= got <= hi_recv(w) * 1.05:
+        elif d == "recv" and starved(w) and LO_RECV * 0.95 <= got <= hi_recv(w) * 1.05:
             print("# %s learner %d %s: %.1f bytes per gradient over %d gradients (starved), between the model's "
-                  "bounds %.1f and %.1f" % (name, w["index"], d, got, w["gradients"], lo_recv(w), hi_recv(w)))
+                  "bounds %.1f and %.1f" % (name, w["index"], d, got, w["gradients"], LO_RECV, hi_recv(w)))
         elif abs(got / want - 1) > 0.05:
             bad.append("learner %d %s: %.1f bytes per gradient, the model %.1f (%+.1f%%)"
                        % (w["index"], d, got, want, 100 * (got / want - 1)))
