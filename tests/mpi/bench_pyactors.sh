@@ -26,7 +26,7 @@ expect_rc "a learning-off run exits 0" 0
 expect_contains "it names the CPU and the OpenBLAS kernel" "$out" "; OpenBLAS kernel "
 expect_contains "the environment and its cost" "$out" 'env python:cartpole:make, env.kwargs {"step_cost_us": 5.0}'
 expect_contains "the columns" "$out" \
-    "actors              env_steps  stepping_s  env_steps/s per_actor     actor_cores   wall_s updates"
+    "actors              env_steps  stepping_s  env_steps/s per_actor     actor_cores   cpu_us/step   wall_s updates"
 for row in "1 actor, 1 shard  " "2 actors, 1 shard " "2 actors, 2 shards"; do
     check "a row '$row' with the budget" grep -q "^$row       2000 " <<<"$out"
 done
@@ -57,6 +57,7 @@ for r in off:
     want(len(r["per_actor_env_steps_per_second"]) == n, "one rate per actor")
     want(0 < r["actor_cores"] <= n * 1.05, "actor_cores within the actors' cores %s" % r["actor_cores"])
     want(abs(r["env_steps_per_second"] * r["stepping_seconds"] - 2000) < 1e-6 * 2000, "rate = steps / stepping")
+    want(r["actor_cpu_us_per_step"] > 5, "the actors' CPU per step holds the 5 us spin %s" % r["actor_cpu_us_per_step"])
     want(r["cpu"] and r["blas_kernel"], "platform named")
 for r in on:
     want(r["env_steps"] == 1500 and r["updates"] > 0, "on trained %s" % r)
