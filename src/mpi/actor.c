@@ -62,6 +62,8 @@ typedef struct {
     uint64_t quota, start_steps;
     uint64_t steps_since_pull;
     bool done;
+    double t_first;           /* when its first env step began; 0: none yet */
+    double cpu_first;         /* the process's CPU seconds then */
     double wait_t0;           /* logging.trace: start of the current wait for the first
                                  parameters or for a credit; 0: not waiting */
     bool send_prio;           /* replay.initial_priority actor with prioritized replay */
@@ -163,11 +165,17 @@ static bool act(Actor *a) {
     a->rb.m.epsilon = eps;
     int n_ended = 0;
     double t0 = now_seconds();
+    if (a->t_first == 0) {
+        a->t_first = t0;
+        a->cpu_first = cpu_seconds();
+    }
     actorcore_step(&a->ac, a->params, eps, &a->chunk, a->ended, &n_ended);
     if (a->ac.env_failed)
         DIE_CODE(a->rb.ctx, GORILA_EXIT_ENV, "environment %s failed (above); the job stops, its last checkpoint kept",
                  cfg->env.name);
-    trace_span(&a->rb.trace, TR_ENV_BATCH, t0, now_seconds(), (uint32_t)a->ac.E);
+    double t1 = now_seconds();
+    trace_span(&a->rb.trace, TR_ENV_BATCH, t0, t1, (uint32_t)a->ac.E);
+    a->rb.m.stepping_seconds = t1 - a->t_first;
     a->rb.m.env_steps = a->ac.steps;
     a->steps_since_pull += (uint64_t)a->ac.E;
     for (int i = 0; i < n_ended; i++) {
@@ -188,6 +196,7 @@ static bool act(Actor *a) {
     if (last || a->chunk.n >= cfg->actor.chunk) send_chunk(a, last);
     if (last) {
         send_episodes(a);
+        a->rb.m.stepping_cpu_seconds = cpu_seconds() - a->cpu_first;
         a->done = true;
         a->rb.m.done = 1;
         role_report(&a->rb, true);
@@ -266,6 +275,7 @@ int actor_run(const Ctx *ctx, const JobArgs *args) {
         else comm_idle(&a->rb.comm);
     }
     send_episodes(a);
+    if (!a->done && a->t_first != 0) a->rb.m.stepping_cpu_seconds = cpu_seconds() - a->cpu_first;
     int dropped = 0;
     for (int e = 0; e < a->ac.E; e++) dropped += nstep_clear(&a->ac.nstep[e]);
     if (dropped) log_info(ctx, "stopped with %d n-step transitions of unfinished episodes not sent", dropped);

@@ -92,6 +92,8 @@ static void role_specific_json(JsonW *j, const RoleMetrics *m, bool decentral) {
         json_u64(j, "env_steps", m->env_steps);
         json_u64(j, "episodes", m->episodes);
         json_num(j, "epsilon", m->epsilon);
+        json_num(j, "stepping_seconds", m->stepping_seconds);
+        json_num(j, "stepping_cpu_seconds", m->stepping_cpu_seconds);
         break;
     case ROLE_REPLAY:
         json_u64(j, "inserted", m->inserted);

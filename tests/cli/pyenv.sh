@@ -96,6 +96,12 @@ check "each equals Gymnasium's bit for bit (obs, reward, terminated, truncated)"
     cmp "$TEST_TMP/py.replay" "$TEST_TMP/gym.replay"
 check "each equals the C CartPole-v1's bit for bit" cmp "$TEST_TMP/py.replay" "$TEST_TMP/c.replay"
 check "the fixture's truncations came through the bridge" test "$(awk -F, '$7 == 1' "$TEST_TMP/py.replay" | wc -l)" -ge 1
+# step_cost_us (the known per-step cost scripts/bench-pyactors runs on)
+# spins without touching the state: the same 831 transitions bit for bit.
+run_cmd "$GORILA" env replay python:cartpole:make --kwargs '{"step_cost_us": 20}' <"$fixture"
+expect_rc "env replay with step_cost_us exits 0" 0
+printf '%s\n' "$out" >"$TEST_TMP/pycost.replay"
+check "step_cost_us leaves every transition bit for bit as it was" cmp "$TEST_TMP/pycost.replay" "$TEST_TMP/py.replay"
 
 # env rollout: a Python id with --kwargs; its failure exits 9; env check
 # refuses one (its checks need get/set_state); --kwargs only for Python ids.

@@ -3,6 +3,7 @@
 arithmetic as envs/cartpole.c), and fixtures that break the contract, for
 tests/cli/pyenv.sh. Needs numpy only."""
 import math
+import time
 
 import numpy as np
 
@@ -22,11 +23,16 @@ class Box:
 class CartPole:
     """record: a file to which every reset appends "INSTANCE SEED" (SEED
     None when reset was given none; INSTANCE counts the instances made in
-    this process from 0, the bridge's probe first)."""
+    this process from 0, the bridge's probe first). step_cost_us: each step
+    first spins until this thread has used that many microseconds of CPU
+    time in it (time.thread_time: CPU, not wall time, so a step preempted on
+    a loaded machine still costs its CPU), an environment of a known cost
+    for scripts/bench-pyactors; 0 (the default) skips it. The spin touches
+    no state: the trajectory is the same at any cost."""
 
     made = 0
 
-    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None):
+    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None, step_cost_us=0):
         self.action_space = Discrete(2)
         self.observation_space = Box((4,), np.float32)
         self.max_steps, self.fail_after, self.nan_after = max_steps, fail_after, nan_after
@@ -34,6 +40,7 @@ class CartPole:
         self.steps = 0
         self.seeds = []
         self.record, self.instance = record, CartPole.made
+        self.step_cost = float(step_cost_us) * 1e-6
         CartPole.made += 1
 
     def reset(self, seed=None, options=None):
@@ -51,6 +58,11 @@ class CartPole:
         return np.array(self.state, dtype=np.float32), {}
 
     def step(self, action):
+        if self.step_cost > 0:
+            clock = time.thread_time
+            end = clock() + self.step_cost
+            while clock() < end:
+                pass
         self.steps += 1
         if self.steps == self.fail_after:
             raise ValueError("fixture: step %d fails" % self.steps)

@@ -254,6 +254,10 @@ typedef struct {
     double cpu_seconds;                 /* process CPU time (user + system) */
     double loss_sum;                    /* learner: sum of batch losses */
     double epsilon;                     /* actor: current exploration rate */
+    double stepping_seconds;            /* actor: from the start of its first env step to the end of its
+                                           latest (start-up and the wait for parameters left out) */
+    double stepping_cpu_seconds;        /* actor: CPU time (user + system) since its first env step, as of
+                                           its share used up or its STOP */
     double apply_seconds;               /* ps: time in the optimizer step */
     uint64_t priority_updates;          /* replay, prioritized: |td| updates received */
     uint64_t stale_priority_updates;    /* replay, prioritized: of those, for overwritten slots */
