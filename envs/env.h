@@ -220,6 +220,14 @@ const char *env_obs_text(const EnvSpec *spec, char *buf, size_t cap);
  * sticky probability outside [0, 1]); e then holds nothing to free. */
 int env_init(Env *e, const EnvSpec *spec, const EnvOptions *opt, uint64_t seed, uint64_t stream, char *err);
 
+/* Start an external environment's instance e (env_init'ed, not failed)
+ * afresh as env_init(e, e->spec, its options, seed, stream) would, keeping
+ * its instance (whose constructor may be costly): the generator seeded
+ * with (seed, stream), the step count and terminated flag cleared, and its
+ * next reset a seeded one again (EnvExtern.reseed), its seed the one a new
+ * instance's first reset would draw. The evaluator's slots. */
+void env_reseed(Env *e, uint64_t seed, uint64_t stream);
+
 /* Release e->ext; safe on a zeroed or freed Env and on a classic one. */
 void env_free(Env *e);
 

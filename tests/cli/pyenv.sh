@@ -10,11 +10,13 @@
 # with make PYTHON=0 refuses such ids: then only that is checked, and the
 # rest is counted as skipped.
 . "$(dirname "$0")/../lib.sh"
+declare -A evals made_n
 root=${TEST_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 export PYTHONPATH="$root/tests/pyenv"
 out_dir="$TEST_TMP/runs"
 
-# train NAME ENV KWARGS [STEPS]: a short local run, rc/out/err as run_cmd.
+# train NAME ENV KWARGS [STEPS [ARG...]]: a short local run, rc/out/err as
+# run_cmd; ARGs go to `gorila train` (--set KEY=VALUE).
 train() {
     rm -rf "${out_dir:?}/$1" # a fresh run, also when TEST_TMP was not emptied
     cat >"$TEST_TMP/$1.yaml" <<YAML
@@ -24,7 +26,7 @@ replay: {min_size: 300}
 checkpoint: {every_updates: 200}
 eval: {episodes: 2}
 YAML
-    run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/$1.yaml"
+    run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/$1.yaml" "${@:5}"
 }
 
 train nopy "python:cartpole:make" '{}'
@@ -124,16 +126,24 @@ expect_rc "config check of a Python environment that breaks the contract exits 2
 expect_contains "it says why" "$err" "action_space is Box, expected Discrete(n)"
 
 # Seeding: the first reset of each instance gets a seed from the run seed,
-# later resets none (the fixture writes "INSTANCE SEED" per reset;
-# instance 0 is the bridge's probe, which resets once without one).
+# a training slot's later resets none; an evaluation slot's instance, kept
+# across episodes, gets its seed again at every episode's reset, from the
+# evaluation seed (the fixture writes "INSTANCE SEED" per reset; instance 0
+# is the bridge's probe, which resets once without one; 1 the training
+# slot, then the evaluation's and the held-out test's slots).
 seeds="$TEST_TMP/seeds.txt"
 : >"$seeds"
 train seeds "python:cartpole:Seeds" "{\"record\": \"$seeds\"}" 600
 expect_rc "a run on the Seeds fixture exits 0" 0
-bad_seeds=$(awk '$1 != 0 && !seen[$1]++ && $2 == "None" {print "unseeded first reset of " $1}
-                 $1 != 0 && seen[$1] > 1 && $2 != "None" {print "seeded later reset of " $1}
-                 $1 == 0 && $2 != "None" {print "seeded probe"}' "$seeds")
-expect_eq "every instance's first reset and only that one is seeded" "$bad_seeds" ""
+bad_seeds=$(awk '$1 == 0 && $2 != "None" {print "seeded probe"}
+                 $1 != 0 && !n[$1]++ && $2 == "None" {print "unseeded first reset of " $1}
+                 $1 != 0 && $2 != "None" {s[$1]++}
+                 END {for (i in n) if (s[i] != 1 && s[i] != n[i]) print i ": " s[i] " of " n[i] " resets seeded"}' "$seeds")
+expect_eq "every instance's first reset is seeded, then either none (training) or all (evaluation)" "$bad_seeds" ""
+expect_eq "the training slot's first reset alone is seeded" \
+    "$(awk '$1 == 1 {n++; if ($2 != "None") s++} END {print (n > 100) " " s}' "$seeds")" "1 1"
+check "an evaluation slot run twice is seeded twice (the held-out test's best and final)" \
+    grep -qE '^2 [0-9]+ 2$' <(awk '$1 > 1 {n[$1]++; if ($2 != "None") s[$1]++} END {for (i in n) print n[i], i, s[i]}' "$seeds")
 slot_seed=$(awk '$1 == 1 {print $2; exit}' "$seeds")
 check "the training slot's first reset has a seed" test -n "$slot_seed" -a "$slot_seed" != None
 cp "$seeds" "$TEST_TMP/seeds-1.txt"
@@ -145,6 +155,31 @@ check "the same run seed gives the same seeds" cmp -s "$seeds" "$TEST_TMP/seeds-
 run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/seeds.yaml" --set run.name=seeds3 --set run.seed=2
 other=$(awk '$1 == 1 {print $2; exit}' "$seeds")
 check "another run seed gives another seed ($slot_seed, $other)" test "$other" != None -a "$other" != "$slot_seed"
+
+# Evaluation makes one Python instance per slot and keeps it across
+# episodes and evaluations (a constructor may be costly): a run's
+# constructions do not grow with its evaluations, and `gorila eval` of more
+# episodes than slots (128) makes 128 (the fixture's "made" file gets a
+# line per construction).
+made="$TEST_TMP/made.txt"
+for n in few many; do
+    : >"$made"
+    every=100000
+    [ $n = many ] && every=20
+    train "made-$n" "python:cartpole:make" "{\"max_steps\": 5, \"made\": \"$made\"}" 900 \
+        --set eval.every_updates=$every --set eval.test_episodes=2
+    expect_rc "a run evaluating every $every updates exits 0" 0
+    evals[$n]=$(($(wc -l <"$out_dir/made-$n/eval.csv") - 1))
+    made_n[$n]=$(wc -l <"$made")
+done
+check "the many-evaluations run evaluated more often (${evals[few]}, ${evals[many]})" test "${evals[many]}" -ge 5
+expect_eq "constructions: the probe, 1 training slot, 2 evaluation slots, 2 held-out slots" "${made_n[few]}" 6
+expect_eq "... and as many with ${evals[many]} evaluations as with ${evals[few]}" "${made_n[many]}" 6
+: >"$made"
+run_cmd timeout 120 "$GORILA" eval "$out_dir/made-many" --episodes 200
+expect_rc "gorila eval of 200 episodes exits 0" 0
+expect_contains "every episode ran (5 steps each)" "$out" "200 greedy episodes (eval seed 12345): mean 5.00, std 0.00"
+expect_eq "gorila eval of 200 episodes makes the probe and 128 slots" "$(wc -l <"$made")" 129
 
 # Resume: the network, optimizer and counters continue; each slot starts
 # afresh, with a seeded reset from the checkpoint's generator (not the

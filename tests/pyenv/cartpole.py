@@ -22,11 +22,12 @@ class Box:
 class CartPole:
     """record: a file to which every reset appends "INSTANCE SEED" (SEED
     None when reset was given none; INSTANCE counts the instances made in
-    this process from 0, the bridge's probe first)."""
+    this process from 0, the bridge's probe first). made: a file to which
+    every construction appends "INSTANCE"."""
 
     made = 0
 
-    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None):
+    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None, made=None):
         self.action_space = Discrete(2)
         self.observation_space = Box((4,), np.float32)
         self.max_steps, self.fail_after, self.nan_after = max_steps, fail_after, nan_after
@@ -35,6 +36,9 @@ class CartPole:
         self.seeds = []
         self.record, self.instance = record, CartPole.made
         CartPole.made += 1
+        if made:
+            with open(made, "a") as f:
+                f.write("%d\n" % self.instance)
 
     def reset(self, seed=None, options=None):
         self.seeds.append(seed)
