@@ -39,6 +39,7 @@ typedef struct {
     void *args;                /* PyObject *: positional arguments ((), or (ID,)) */
     void *kwargs;              /* PyObject *: env.kwargs as a dict */
     int obs_kind;              /* the observation's element type (pyenv.c) */
+    float *bounds;             /* a vector Box's low then high (spec.obs_low/obs_high), or NULL */
     bool started;              /* this host initialised the interpreter */
 } PyEnvHost;
 

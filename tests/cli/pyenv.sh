@@ -32,7 +32,7 @@ YAML
 train nopy "python:cartpole:make" '{}'
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python: a python: env exits 2" 2
-    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
+    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd envcheck evalslots; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
     done_testing
     exit
 fi
@@ -99,19 +99,59 @@ check "each equals Gymnasium's bit for bit (obs, reward, terminated, truncated)"
 check "each equals the C CartPole-v1's bit for bit" cmp "$TEST_TMP/py.replay" "$TEST_TMP/c.replay"
 check "the fixture's truncations came through the bridge" test "$(awk -F, '$7 == 1' "$TEST_TMP/py.replay" | wc -l)" -ge 1
 
-# env rollout: a Python id with --kwargs; its failure exits 9; env check
-# refuses one (its checks need get/set_state); --kwargs only for Python ids.
+# env rollout: a Python id with --kwargs; its failure exits 9; --kwargs
+# only for Python ids.
 run_cmd "$GORILA" env rollout python:cartpole:make --episodes 2 --kwargs '{"max_steps": 4}'
 expect_rc "env rollout of a Python id exits 0" 0
 expect_contains "its kwargs reached it (4-step truncated episodes)" "$out" "       2       4.000000        4 truncated"
 run_cmd "$GORILA" env rollout python:cartpole:make --episodes 5 --kwargs '{"fail_after": 30}'
 expect_rc "a step that raises in env rollout exits 9" 9
 expect_contains "it says so" "$err" "gorila: error: env rollout: env python:cartpole:make failed (above); stopped"
-run_cmd "$GORILA" env check python:cartpole:make
-expect_rc "env check of a Python id exits 2" 2
-expect_contains "it says why and what to use" "$err" "is a Python environment, whose state lives in Python"
 run_cmd "$GORILA" env rollout CartPole-v1 --kwargs '{}'
 expect_rc "--kwargs with a registered id exits 2" 2
+
+# env check of a Python id: the checks without state copies (two instances
+# seeded alike must step alike, another seed must differ, observations of
+# the space's dtype, size and bounds, finite, rewards finite, episodes end);
+# the state copies' checks are skipped, saying why. Each broken fixture
+# fails its check with exit 1 and one line.
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"max_steps": 40}'
+expect_rc "env check of the Python CartPole exits 0" 0
+expect_contains "its summary: 7 passed, none failed, 3 skipped" "$out" "python:cartpole:make: 7 passed, 0 failed, 3 skipped"
+expect_contains "the kwargs reached it (its own 40-step truncations)" "$out" "truncated, lengths"
+check "... some truncated" grep -qE "flags .* [1-9][0-9]* truncated" <<<"$out"
+expect_contains "determinism ran on two instances" "$out" "pass  determinism  two instances seeded alike"
+expect_contains "state_dim is skipped, saying why" "$out" "skip  state_dim"
+expect_contains "... its state lives in Python" "$out" "not run: a Python environment's state lives in Python"
+expect_contains "past_end is skipped, saying why" "$out" "skip  past_end"
+expect_contains "obs_bounds is skipped without low/high" "$out" "not run: the observation_space has no low/high arrays"
+run_cmd "$GORILA" env check gymnasium:StubCartPole-v1 --episodes 2
+expect_rc "env check of a gymnasium: id exits 0" 0
+# check_broken FIXTURE CHECK LINE: env check exits 1 and prints "FAIL  CHECK ... LINE".
+check_broken() {
+    run_cmd "$GORILA" env check "python:cartpole:$1" --episodes 3
+    expect_rc "env check of $1 exits 1" 1
+    expect_contains "$1: its $2 check fails, saying where and why" "$out" "$3"
+    check "$1: only that one fails" grep -q ": [0-9]* passed, 1 failed" <<<"$out"
+}
+check_broken Unseeded determinism "FAIL  determinism  two instances seeded alike and stepped alike give identical trajectories: episode 1 reset: two instances with one seed and one action sequence differ: obs["
+check_broken FixedSeed seed "FAIL  seed         another seed gives another trajectory: seeds 0 and 1 gave identical trajectories over 3 episodes: reset must honour its seed="
+check_broken Endless flags "FAIL  flags        every episode ends; truncated never with terminated, and at env.max_episode_steps: episode 1 step 100000: no terminated or truncated after 100000 steps"
+check_broken InfReward reward "FAIL  reward       every reward is finite: episode 1 step 5: step: the reward is inf (not finite)"
+check_broken Float64Steps obs_dim "episode 1 step 1: step: the observation's dtype is 'd', the observation_space's 'f'"
+check_broken Bounded obs_bounds "outside [-0.5, 0.5]"
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"nan_after": 30}'
+expect_rc "env check of a non-finite observation exits 1" 1
+expect_contains "obs_finite fails, saying which value" "$out" "FAIL  obs_finite   every observation is finite: episode "
+expect_contains "... the value" "$out" "step: observation value 1 is nan (not finite)"
+expect_contains "the checks it stopped short of are skipped, saying so" "$out" "skip  seed         another seed gives another trajectory (not run to the end"
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"fail_after": 30}'
+expect_rc "env check of an environment whose step raises exits 1" 1
+expect_contains "the API check fails, with the exception" "$out" "step: raised ValueError: fixture: step 30 fails (Python traceback above)"
+expect_contains "the traceback is on stderr" "$err" "Traceback (most recent call last)"
+run_cmd "$GORILA" env check python:cartpole:WrongShape
+expect_rc "env check of an environment the bridge refuses at open exits 2" 2
+expect_contains "one line saying why" "$err" "gorila: error: env check: env python:cartpole:WrongShape: reset: the observation has 3 values, the observation_space 4"
 
 # config check opens the environment as a run does (the network's sizes
 # come from its spaces).

@@ -111,6 +111,56 @@ class Seeds(CartPole):
         return obs, info
 
 
+# Fixtures for gorila env check, each breaking one of its checks.
+class Unseeded(CartPole):
+    """Ignores reset's seed: its start states come from a generator seeded
+    by the operating system, so two instances seeded alike differ."""
+
+    def reset(self, seed=None, options=None):
+        return super().reset(seed=None, options=options)
+
+
+class FixedSeed(CartPole):
+    """Ignores reset's seed: every instance starts as if seeded with 0."""
+
+    def reset(self, seed=None, options=None):
+        return super().reset(seed=None if seed is None else 0, options=options)
+
+
+class Endless(CartPole):
+    """Never terminates or truncates."""
+
+    def step(self, action):
+        obs, reward, _, _, info = super().step(action)
+        return obs, reward, False, False, info
+
+
+class InfReward(CartPole):
+    """Its 5th step pays inf."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, (math.inf if self.steps == 5 else reward), terminated, truncated, info
+
+
+class Float64Steps(CartPole):
+    """Resets give float32 observations, as its space says; steps float64."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs.astype(np.float64), reward, terminated, truncated, info
+
+
+class Bounded(CartPole):
+    """Declares Gymnasium's CartPole bounds (low/high) but its cart velocity
+    (obs[1]) may leave [-0.5, 0.5], which its space claims."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        high = np.array([4.8, 0.5, 0.42, np.inf], dtype=np.float32)
+        self.observation_space.low, self.observation_space.high = -high, high
+
+
 # Two ids that agree in their first 31 bytes (a checkpoint header's env
 # field): python:cartpole:long_named_make_one and ..._two.
 long_named_make_one = make
