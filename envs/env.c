@@ -248,6 +248,14 @@ int env_init(Env *e, const EnvSpec *spec, const EnvOptions *opt, uint64_t seed, 
     return 0;
 }
 
+void env_reseed(Env *e, uint64_t seed, uint64_t stream) {
+    assert(e->spec && e->spec->ext_hooks);
+    rng_seed(&e->rng, seed, stream);
+    e->t = 0;
+    e->terminated = false;
+    e->spec->ext_hooks->reseed(e);
+}
+
 void env_free(Env *e) {
     if (e->spec && e->spec->ext_hooks) e->spec->ext_hooks->close(e);
     else free(e->ext);

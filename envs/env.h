@@ -76,6 +76,14 @@ typedef struct Env Env;
  * these hooks to make and release each instance's external object (in
  * e->ext, owned by the bridge). The bridge allocates, prints and reports
  * the failures of the code it calls (Env.failed); this layer only calls. */
+/* What an external instance's failure (Env.failed) broke (EnvExtern.failure). */
+typedef enum {
+    ENV_EXT_FAIL_CALL = 1,   /* reset or step raised, or returned other than the API's tuple and types */
+    ENV_EXT_FAIL_OBS,        /* an observation not an array of the observation space's dtype and size */
+    ENV_EXT_FAIL_OBS_FINITE, /* an observation value not finite */
+    ENV_EXT_FAIL_REWARD,     /* a reward not finite */
+} EnvExtFailure;
+
 typedef struct EnvExtern {
     /* Make e's object (e->spec, e->rng and the options are set). Returns 0,
      * or -1 with one line in err (ERR_LEN bytes); e->ext is then NULL. */
@@ -86,6 +94,10 @@ typedef struct EnvExtern {
      * then (env_restore: a resumed slot's generator is the checkpoint's,
      * set after the instance's first reset). */
     void (*reseed)(Env *e);
+    /* Optional: why e failed (e->failed): an EnvExtFailure, with one line
+     * ("step: the reward is inf (not finite)") into why (ERR_LEN bytes).
+     * `gorila env check` charges it to its check (envcheck.h). */
+    EnvExtFailure (*failure)(const Env *e, char *why);
 } EnvExtern;
 
 /* One environment. Every field is required (env_spec_check) except those
@@ -219,6 +231,14 @@ const char *env_obs_text(const EnvSpec *spec, char *buf, size_t cap);
  * options for a non-MinAtar env, too many actions, non-finite torque,
  * sticky probability outside [0, 1]); e then holds nothing to free. */
 int env_init(Env *e, const EnvSpec *spec, const EnvOptions *opt, uint64_t seed, uint64_t stream, char *err);
+
+/* Start an external environment's instance e (env_init'ed, not failed)
+ * afresh as env_init(e, e->spec, its options, seed, stream) would, keeping
+ * its instance (whose constructor may be costly): the generator seeded
+ * with (seed, stream), the step count and terminated flag cleared, and its
+ * next reset a seeded one again (EnvExtern.reseed), its seed the one a new
+ * instance's first reset would draw. The evaluator's slots. */
+void env_reseed(Env *e, uint64_t seed, uint64_t stream);
 
 /* Release e->ext; safe on a zeroed or freed Env and on a classic one. */
 void env_free(Env *e);

@@ -31,6 +31,7 @@
 #include <string.h>
 
 enum { GUARD = 16, OBS_CAP = ENV_MAX_OBS + GUARD, PAST_END_STEPS = 3, SHORT_LIMIT = 2 };
+enum { MAX_EPISODE_STEPS = ENVCHECK_MAX_EPISODE_STEPS };
 static const uint32_t OBS_SENTINEL = 0x7fc5a5a5u;               /* a quiet NaN with a payload */
 static const uint64_t STATE_SENTINEL = 0x7ff8a5a5a5a5a5a5ull;   /* likewise, float64 */
 static const int EXT_POISON = 0xa5;                              /* every byte of a poisoned byte state */
@@ -50,6 +51,22 @@ static const struct {
     [ENVCHECK_SEED] = {"seed", "another seed gives another trajectory"},
 };
 
+/* What an external environment's items check instead (NULL: the same). */
+static const char *const EXT_WHAT[ENVCHECK_COUNT] = {
+    [ENVCHECK_SPEC] = "the Gymnasium API: Discrete actions, a Box observation, reset and step return their "
+                      "tuples without raising",
+    [ENVCHECK_OBS_DIM] = "every observation an array of the observation_space's dtype and size",
+    [ENVCHECK_OBS_BOUNDS] = "every observation within the observation_space's low/high (planes: 0 or 1)",
+    [ENVCHECK_FLAGS] = "every episode ends; truncated never with terminated, and at env.max_episode_steps",
+    [ENVCHECK_DETERMINISM] = "two instances seeded alike and stepped alike give identical trajectories",
+};
+
+/* Why an external environment's items are not run. */
+static const char *const EXT_SKIP[ENVCHECK_COUNT] = {
+    [ENVCHECK_STATE_DIM] = "not run: a Python environment's state lives in Python, out of env_get_state/env_set_state's reach",
+    [ENVCHECK_PAST_END] = "not run: gorila resets a Python environment at an episode's end, never steps past it",
+};
+
 /* Where the run is, for failure messages. */
 typedef enum { AT_EPISODE, AT_PAST_END, AT_SHORT } Phase;
 
@@ -59,6 +76,8 @@ typedef struct {
     Phase phase;
     int ep;    /* 1-based episode */
     long step; /* step within the episode; 0 = the reset */
+    bool ext;  /* an external environment (spec->ext_hooks): no copies of its state */
+    bool stopped; /* an external instance failed (or an episode did not end): no further steps */
 } Run;
 
 static void fail(Run *r, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,6 +109,22 @@ static void note(EnvCheckItem *it, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(it->detail, sizeof it->detail, fmt, ap);
     va_end(ap);
+}
+
+/* Whether external instance e failed in its last reset or step (its bridge
+ * said why on stderr): then the check its failure broke fails, `who`
+ * ("", or which other instance) first, and the run stops. */
+static bool ext_failed(Run *r, const Env *e, const char *who) {
+    if (!r->ext || !e->failed) return false;
+    char why[ERR_LEN] = "failed (above)";
+    EnvExtFailure k = e->spec->ext_hooks->failure ? e->spec->ext_hooks->failure(e, why) : ENV_EXT_FAIL_CALL;
+    int id = k == ENV_EXT_FAIL_OBS          ? ENVCHECK_OBS_DIM
+           : k == ENV_EXT_FAIL_OBS_FINITE ? ENVCHECK_OBS_FINITE
+           : k == ENV_EXT_FAIL_REWARD     ? ENVCHECK_REWARD
+                                          : ENVCHECK_SPEC;
+    fail(r, id, "%s%s", who, why);
+    r->stopped = true;
+    return true;
 }
 
 static uint32_t fbits(float f) {
@@ -254,11 +289,11 @@ static void check_restored(Run *r, Env *rt, int action, const float *oa, EnvStep
 /* The flags of a's step number t (1-based) of an episode. raw: what
  * spec->dynamics itself returned for that step. */
 static void check_flags(Run *r, const Env *a, long t, EnvStep raw, EnvStep st) {
-    if (raw.truncated)
+    if (!r->ext && raw.truncated)
         fail(r, ENVCHECK_FLAGS, "dynamics returned truncated (the time limit is env_step's: set terminated only)");
     if (st.terminated && st.truncated) fail(r, ENVCHECK_FLAGS, "terminated and truncated both set");
     if (a->t != t) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after %ld steps", a->t, t);
-    if (st.truncated && t != a->max_steps)
+    if (st.truncated && t != a->max_steps && !r->ext) /* an external one may truncate itself */
         fail(r, ENVCHECK_FLAGS, "truncated at step %ld, the time limit is %d", t, a->max_steps);
     if (!st.terminated && !st.truncated && a->max_steps > 0 && t >= a->max_steps)
         fail(r, ENVCHECK_FLAGS, "no flag at step %ld, the time limit is %d", t, a->max_steps);
@@ -297,10 +332,11 @@ static void check_short_limit(Run *r, const EnvOptions *opt, uint64_t seed, Rng 
     }
     float o[OBS_CAP];
     env_reset(&d, o);
-    for (long t = 1; t <= SHORT_LIMIT; t++) {
+    for (long t = 1; t <= SHORT_LIMIT && !ext_failed(r, &d, ""); t++) {
         r->step = t;
         EnvStep st = env_step(&d, (int)rng_below(pol, (uint64_t)d.num_actions), o);
-        if (st.terminated) break;
+        if (ext_failed(r, &d, "")) break;
+        if (st.terminated || (r->ext && st.truncated && t < SHORT_LIMIT)) break; /* an end of its own */
         if (st.truncated != (t == SHORT_LIMIT)) {
             fail(r, ENVCHECK_FLAGS, "truncated = %d", st.truncated ? 1 : 0);
             break;
@@ -336,13 +372,16 @@ static void reset_trio(Run *r, Trio *t) {
     r->step = 0;
     poison_obs(t->oa);
     env_reset(&t->a, t->oa);
+    if (ext_failed(r, &t->a, "")) return;
     check_obs(r, t->oa, ENVCHECK_OBS_FINITE, true);
     check_state_tail(r, &t->a);
     if (t->a.t != 0) fail(r, ENVCHECK_FLAGS, "step count e->t = %d after reset", t->a.t);
     poison_obs(t->ob);
     env_reset(&t->b, t->ob);
+    if (ext_failed(r, &t->b, "the second instance (the same seed): ")) return;
     compare_twins(r, &t->a, t->oa, (EnvStep){0}, &t->b, t->ob, (EnvStep){0});
     env_reset(&t->c, t->oc);
+    if (ext_failed(r, &t->c, "the instance of the next seed: ")) return;
     t->seed_differs |= first_obs_diff(t->oa, t->oc, O) >= 0 || first_state_diff(&t->a, &t->c, sd) >= 0;
     t->c_live = true;
     memcpy(t->cur, t->oa, sizeof t->cur);
@@ -387,6 +426,32 @@ static EnvStep step_trio(Run *r, Trio *t, Rng *pol) {
     return st;
 }
 
+/* step_trio for an external environment: no copies of a (its state is
+ * its own code's), every call's failure checked. */
+static EnvStep step_trio_ext(Run *r, Trio *t, Rng *pol) {
+    Env *a = &t->a;
+    int action = (int)rng_below(pol, (uint64_t)a->num_actions);
+    poison_obs(t->oa);
+    EnvStep st = env_step(a, action, t->oa);
+    r->step++;
+    r->rep->steps++;
+    if (ext_failed(r, a, "")) return st;
+    check_obs(r, t->oa, ENVCHECK_OBS_FINITE, true);
+    if (!isfinite(st.reward)) fail(r, ENVCHECK_REWARD, "reward = %g", st.reward);
+    check_flags(r, a, r->step, st, st);
+    poison_obs(t->ob);
+    EnvStep sb = env_step(&t->b, action, t->ob);
+    if (ext_failed(r, &t->b, "the second instance (the same seed): ")) return st;
+    compare_twins(r, a, t->oa, st, &t->b, t->ob, sb);
+    if (t->c_live) {
+        EnvStep sc = env_step(&t->c, action, t->oc);
+        if (ext_failed(r, &t->c, "the instance of the next seed: ")) return st;
+        t->seed_differs |= first_obs_diff(t->oa, t->oc, r->spec->obs_dim) >= 0 || dbits(sc.reward) != dbits(st.reward);
+        t->c_live = !sc.terminated && !sc.truncated;
+    }
+    return st;
+}
+
 /* The spec item: the three instances start (0), or the report says why
  * not and every other item is skipped (-1). */
 static int init_trio(Run *r, Trio *t, const EnvOptions *opt, uint64_t seed) {
@@ -405,16 +470,17 @@ static int init_trio(Run *r, Trio *t, const EnvOptions *opt, uint64_t seed) {
     }
     if (env_init(&t->b, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
         env_init(&t->c, spec, opt, seed + 1, RNG_STREAM_ENV, err) < 0 ||
-        env_init(&t->rt, spec, opt, seed, RNG_STREAM_ENV, err) < 0 ||
-        env_init(&t->cp, spec, opt, seed, RNG_STREAM_ENV, err) < 0) {
+        (!r->ext && env_init(&t->rt, spec, opt, seed, RNG_STREAM_ENV, err) < 0) ||
+        (!r->ext && env_init(&t->cp, spec, opt, seed, RNG_STREAM_ENV, err) < 0)) {
         fail(r, ENVCHECK_SPEC, "env_init succeeds once, then fails: %s", err);
         return -1;
     }
-    t->st = xmalloc(env_state_size(spec));
+    if (!r->ext) t->st = xmalloc(env_state_size(spec));
     char obs[32], state[48], limit[16], thr[32];
     env_obs_text(spec, obs, sizeof obs);
     if (spec->state_bytes) snprintf(state, sizeof state, "%zu bytes", spec->state_bytes);
     else snprintf(state, sizeof state, "%d", spec->state_dim);
+    if (r->ext) snprintf(state, sizeof state, "in Python");
     if (t->a.max_steps) snprintf(limit, sizeof limit, "%d", t->a.max_steps);
     else snprintf(limit, sizeof limit, "none");
     if (env_has_threshold(spec->reward_threshold)) snprintf(thr, sizeof thr, "%g", spec->reward_threshold);
@@ -424,11 +490,64 @@ static int init_trio(Run *r, Trio *t, const EnvOptions *opt, uint64_t seed) {
     rep->num_actions = t->a.num_actions;
     if (!spec->obs_low && spec->obs_type != ENV_OBS_PLANES) {
         rep->item[ENVCHECK_OBS_BOUNDS].status = ENVCHECK_SKIP;
-        note(&rep->item[ENVCHECK_OBS_BOUNDS], "the spec declares no obs_low/obs_high");
+        note(&rep->item[ENVCHECK_OBS_BOUNDS], "%s", r->ext ? "not run: the observation_space has no low/high arrays"
+                                                          : "the spec declares no obs_low/obs_high");
     }
+    for (int k = 0; k < ENVCHECK_COUNT && r->ext; k++) {
+        if (EXT_WHAT[k]) rep->item[k].what = EXT_WHAT[k];
+        if (!EXT_SKIP[k]) continue;
+        rep->item[k].status = ENVCHECK_SKIP;
+        note(&rep->item[k], "%s", EXT_SKIP[k]);
+    }
+    if (r->ext)
+        note(&rep->item[ENVCHECK_DETERMINISM], "each first reset seeded alike; a step's purity is not checked: "
+                                               "the state lives in Python");
     poison_state(&t->a, spec->state_dim);
     poison_state(&t->b, spec->state_dim);
     return 0;
+}
+
+/* Episode lengths and ends over a run (the flags item's note). */
+typedef struct {
+    int n_term, n_trunc;
+    long min_len, max_len;
+} Lengths;
+
+/* The random-action episodes: every reset and step checked. An episode
+ * that has not ended after MAX_EPISODE_STEPS fails flags and stops the run,
+ * as an external instance's failure does (r->stopped). */
+static void run_episodes(Run *r, Trio *t, Rng *pol, int episodes, Lengths *len) {
+    *len = (Lengths){.min_len = -1};
+    for (int ep = 1; ep <= episodes && !r->stopped; ep++) {
+        r->ep = ep;
+        reset_trio(r, t);
+        EnvStep st = {0};
+        while (!r->stopped && !st.terminated && !st.truncated) {
+            if (r->step >= MAX_EPISODE_STEPS) {
+                fail(r, ENVCHECK_FLAGS, "no terminated or truncated after %d steps", MAX_EPISODE_STEPS);
+                r->stopped = true;
+                break;
+            }
+            st = r->ext ? step_trio_ext(r, t, pol) : step_trio(r, t, pol);
+        }
+        if (r->stopped) break;
+        len->n_term += st.terminated;
+        len->n_trunc += st.truncated;
+        if (len->min_len < 0 || r->step < len->min_len) len->min_len = r->step;
+        if (r->step > len->max_len) len->max_len = r->step;
+        if (ep == 1 && !r->ext) check_past_end(r, &t->a, &t->cp);
+        r->rep->episodes = ep;
+    }
+}
+
+/* The items a run that stopped early did not finish: skipped, saying so. */
+static void skip_unfinished(Run *r) {
+    for (int k = 0; k < ENVCHECK_COUNT; k++) {
+        EnvCheckItem *it = &r->rep->item[k];
+        if (it->status != ENVCHECK_PASS) continue;
+        it->status = ENVCHECK_SKIP;
+        note(it, "not run to the end: the run stopped at the failure above (episode %d)", r->ep);
+    }
 }
 
 int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptions *co, EnvCheckReport *rep) {
@@ -442,7 +561,7 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
         rep->item[k].what = ITEMS[k].what;
         rep->item[k].status = ENVCHECK_PASS;
     }
-    Run run = {.rep = rep, .spec = spec, .phase = AT_EPISODE};
+    Run run = {.rep = rep, .spec = spec, .phase = AT_EPISODE, .ext = spec && spec->ext_hooks};
     Run *r = &run;
     const uint64_t seed = co->seed;
     Trio trio = {0};
@@ -456,35 +575,28 @@ int envcheck_run(const EnvSpec *spec, const EnvOptions *opt, const EnvCheckOptio
     Rng pol;
     rng_seed(&pol, seed, RNG_STREAM_TOOL);
     const int episodes = co->episodes > 0 ? co->episodes : ENVCHECK_EPISODES_DEFAULT;
-    int n_term = 0, n_trunc = 0;
-    long min_len = -1, max_len = 0;
-    for (int ep = 1; ep <= episodes; ep++) {
-        run.ep = ep;
-        reset_trio(r, t);
-        EnvStep st;
-        do st = step_trio(r, t, &pol);
-        while (!st.terminated && !st.truncated);
-        n_term += st.terminated;
-        n_trunc += st.truncated;
-        if (min_len < 0 || run.step < min_len) min_len = run.step;
-        if (run.step > max_len) max_len = run.step;
-        if (ep == 1) check_past_end(r, &t->a, &t->cp);
+    Lengths len;
+    run_episodes(r, t, &pol, episodes, &len);
+    if (!r->stopped) check_short_limit(r, opt, seed, &pol);
+    if (r->stopped) {
+        skip_unfinished(r);
+        free_trio(t);
+        return rep->failed;
     }
-    rep->episodes = episodes;
-    check_short_limit(r, opt, seed, &pol);
 
     if (!t->seed_differs) { /* over the whole run, not at one step: no location */
         rep->item[ENVCHECK_SEED].status = ENVCHECK_FAIL;
         rep->failed++;
-        note(&rep->item[ENVCHECK_SEED],
-             "seeds %" PRIu64 " and %" PRIu64 " gave identical trajectories over %d episodes: reset_state must draw from e->rng",
-             seed, seed + 1, episodes);
+        note(&rep->item[ENVCHECK_SEED], "seeds %" PRIu64 " and %" PRIu64 " gave identical trajectories over %d episodes: %s",
+             seed, seed + 1, episodes,
+             r->ext ? "reset must honour its seed= (Gymnasium: super().reset(seed=seed), then draw from self.np_random)"
+                    : "reset_state must draw from e->rng");
     }
     if (rep->item[ENVCHECK_FLAGS].status == ENVCHECK_PASS) {
         char limit[16] = "none";
         if (t->a.max_steps) snprintf(limit, sizeof limit, "%d", t->a.max_steps);
-        note(&rep->item[ENVCHECK_FLAGS], "time limit %s: %d terminated, %d truncated, lengths %ld to %ld", limit,
-             n_term, n_trunc, min_len, max_len);
+        note(&rep->item[ENVCHECK_FLAGS], "%s %s: %d terminated, %d truncated, lengths %ld to %ld",
+             r->ext ? "gorila's time limit" : "time limit", limit, len.n_term, len.n_trunc, len.min_len, len.max_len);
     }
     free_trio(t);
     return rep->failed;

@@ -35,6 +35,16 @@
  *                a step is a function of the Env value (no hidden state)
  *   seed         another seed gives another trajectory (reset draws from
  *                e->rng)
+ *
+ * An episode still running after ENVCHECK_MAX_EPISODE_STEPS fails flags.
+ * An external environment (spec->ext_hooks: the Python bridge) has no
+ * state to copy: state_dim and past_end are skipped, saying why, and so is
+ * determinism's copy of the Env (two instances seeded alike must still
+ * match); dynamics may truncate at any step (its own limit); a failure of
+ * its code (Env.failed) fails the check EnvExtern.failure names and stops
+ * the run, the checks not finished then skipped ("not run to the end").
+ * The items' `what` then reads as the Python contract (spec: the Gymnasium
+ * API).
  */
 #ifndef GORILA_ENVCHECK_H
 #define GORILA_ENVCHECK_H
@@ -59,6 +69,8 @@ enum {
 };
 
 #define ENVCHECK_EPISODES_DEFAULT 10
+/* An episode still running after this many steps fails flags (and ends the run). */
+#define ENVCHECK_MAX_EPISODE_STEPS 100000
 
 typedef struct {
     const char *name;      /* short id, as in the list above: "obs_dim" */

@@ -26,6 +26,8 @@ typedef struct {
     PyObject *env, *reset, *step;
     bool seeded;       /* its first reset has had its seed */
     float *obs;        /* spec.obs_dim floats: the last observation */
+    EnvExtFailure fail_kind;  /* why it failed (e->failed), and: */
+    char fail_why[ERR_LEN];   /* "step: ..." */
 } Slot;
 
 static PyEnvHost *host_of(const Env *e) { return e->spec->host; }
@@ -54,11 +56,23 @@ static int py_fail(const char *name, const char *what, char *err) {
     return errf(err, "env %s: %s raised %s (Python traceback above)", name, what, exc);
 }
 
-/* A run-time failure of slot e: one line to stderr, e->failed. */
-static void slot_fail(Env *e, const char *what, const char *why) {
+/* A run-time failure of slot e: one line to stderr, e->failed, and the
+ * kind and reason kept for EnvExtern.failure. */
+static void slot_fail(Env *e, EnvExtFailure kind, const char *what, const char *why) {
+    Slot *s = e->ext;
     fprintf(stderr, "gorila: error: env %s: %s: %s\n", e->spec->name, what, why);
     fflush(stderr);
     e->failed = true;
+    s->fail_kind = kind;
+    snprintf(s->fail_why, sizeof s->fail_why, "%s: %.400s", what, why);
+}
+
+/* The pending exception of `what` (reset, step, ...) as slot e's failure. */
+static void slot_raised(Env *e, const char *what) {
+    char exc[256], why[ERR_LEN];
+    exc_text(exc, sizeof exc);
+    snprintf(why, sizeof why, "raised %s (Python traceback above)", exc);
+    slot_fail(e, ENV_EXT_FAIL_CALL, what, why);
 }
 
 static const char *type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
@@ -95,6 +109,49 @@ static int format_kind(const char *f) {
     return 0;
 }
 
+/* Box bound o (low or high: an array of obs_dim float32, float64 or uint8
+ * values) into out as floats. Returns 0, or -1 (no such array). */
+static int read_bound(const PyEnvHost *h, PyObject *o, float *out) {
+    Py_buffer v;
+    if (!o || PyObject_GetBuffer(o, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    int kind = format_kind(v.format), rc = 0;
+    if (kind == OBS_BOOL || !kind || !v.itemsize || v.len / v.itemsize != h->spec.obs_dim) rc = -1;
+    for (int i = 0; rc == 0 && i < h->spec.obs_dim; i++) {
+        const char *p = (const char *)v.buf;
+        out[i] = kind == OBS_F32 ? ((const float *)p)[i]
+               : kind == OBS_F64 ? (float)((const double *)p)[i]
+                                 : (float)((const unsigned char *)p)[i];
+        if (isnan(out[i])) rc = -1;
+    }
+    PyBuffer_Release(&v);
+    return rc;
+}
+
+/* A vector Box's low and high into h->bounds and the spec's obs_low and
+ * obs_high, when it has both, ordered (only `gorila env check` reads them);
+ * else none. */
+static void read_bounds(PyEnvHost *h, PyObject *sp) {
+    const int n = h->spec.obs_dim;
+    if (h->spec.obs_type != ENV_OBS_VECTOR) return;
+    PyObject *lo = PyObject_GetAttrString(sp, "low"), *hi = PyObject_GetAttrString(sp, "high");
+    PyErr_Clear();
+    float *b = xcalloc(2 * (size_t)n, sizeof(float));
+    bool ok = read_bound(h, lo, b) == 0 && read_bound(h, hi, b + n) == 0;
+    for (int i = 0; ok && i < n; i++) ok = b[i] <= b[n + i];
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    if (!ok) {
+        free(b);
+        return;
+    }
+    h->bounds = b;
+    h->spec.obs_low = b;
+    h->spec.obs_high = b + n;
+}
+
 /* The observation space: a Box of float32/float64 (a vector) or
  * uint8/bool (planes when 3-D: H x W x C) -> h->spec's obs fields. */
 static int read_obs_space(PyEnvHost *h, PyObject *env, char *err) {
@@ -127,6 +184,7 @@ static int read_obs_space(PyEnvHost *h, PyObject *env, char *err) {
             h->spec.obs_type = ENV_OBS_PLANES;
             for (int i = 0; i < 3; i++) h->spec.obs_shape[i] = (int)dims[i];
         }
+        read_bounds(h, sp);
     }
     Py_XDECREF(ch);
     Py_XDECREF(dtype);
@@ -136,27 +194,35 @@ static int read_obs_space(PyEnvHost *h, PyObject *env, char *err) {
 }
 
 /* Copy observation o into out (spec.obs_dim floats) through its buffer:
- * once, in C. Returns 0, or -1 with why (ERR_LEN bytes). */
+ * once, in C. Returns 0, or what it broke (ENV_EXT_FAIL_OBS or
+ * ENV_EXT_FAIL_OBS_FINITE) with why (ERR_LEN bytes). */
 static int copy_obs(const PyEnvHost *h, PyObject *o, float *out, char *why) {
     Py_buffer v;
     if (PyObject_GetBuffer(o, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
         PyErr_Clear();
-        return errf(why, "the observation is a %s, expected a C-contiguous array (numpy.ndarray)", type_name(o));
+        errf(why, "the observation is a %s, expected a C-contiguous array (numpy.ndarray)", type_name(o));
+        return ENV_EXT_FAIL_OBS;
     }
     int kind = format_kind(v.format), n = h->spec.obs_dim, rc = 0;
     Py_ssize_t count = v.itemsize ? v.len / v.itemsize : 0;
-    if (kind != h->obs_kind)
-        rc = errf(why, "the observation's dtype is '%s', the observation_space's '%c'", v.format ? v.format : "B",
-                  h->obs_kind);
-    else if (count != n)
-        rc = errf(why, "the observation has %zd values, the observation_space %d", count, n);
+    if (kind != h->obs_kind) {
+        errf(why, "the observation's dtype is '%s', the observation_space's '%c'", v.format ? v.format : "B",
+             h->obs_kind);
+        rc = ENV_EXT_FAIL_OBS;
+    } else if (count != n) {
+        errf(why, "the observation has %zd values, the observation_space %d", count, n);
+        rc = ENV_EXT_FAIL_OBS;
+    }
     for (int i = 0; rc == 0 && i < n; i++) {
         const char *p = (const char *)v.buf;
         float x = kind == OBS_F32 ? ((const float *)p)[i]
                 : kind == OBS_F64 ? (float)((const double *)p)[i]
                 : kind == OBS_U8  ? (float)((const unsigned char *)p)[i]
                                   : (float)(((const unsigned char *)p)[i] != 0);
-        if (!isfinite(x)) rc = errf(why, "observation value %d is %g (not finite)", i, (double)x);
+        if (!isfinite(x)) {
+            errf(why, "observation value %d is %g (not finite)", i, (double)x);
+            rc = ENV_EXT_FAIL_OBS_FINITE;
+        }
         out[i] = x;
     }
     PyBuffer_Release(&v);
@@ -209,18 +275,26 @@ fail:
 
 static void slot_reseed(Env *e) { ((Slot *)e->ext)->seeded = false; }
 
-static const EnvExtern pyenv_hooks = {.open = slot_open, .close = slot_close, .reseed = slot_reseed};
+static EnvExtFailure slot_failure(const Env *e, char *why) {
+    const Slot *s = e->ext;
+    snprintf(why, ERR_LEN, "%s", s->fail_why);
+    return s->fail_kind;
+}
+
+static const EnvExtern pyenv_hooks = {
+    .open = slot_open, .close = slot_close, .reseed = slot_reseed, .failure = slot_failure};
 
 /* obs from a (obs, ...) tuple r of at least n items into the slot. */
 static int take_obs(Env *e, PyObject *r, Py_ssize_t n, const char *what) {
     char why[ERR_LEN];
     if (!PyTuple_Check(r) || PyTuple_Size(r) != n) {
         snprintf(why, sizeof why, "returned a %s, expected a tuple of %zd", type_name(r), n);
-        slot_fail(e, what, why);
+        slot_fail(e, ENV_EXT_FAIL_CALL, what, why);
         return -1;
     }
-    if (copy_obs(host_of(e), PyTuple_GetItem(r, 0), ((Slot *)e->ext)->obs, why) != 0) {
-        slot_fail(e, what, why);
+    int kind = copy_obs(host_of(e), PyTuple_GetItem(r, 0), ((Slot *)e->ext)->obs, why);
+    if (kind != 0) {
+        slot_fail(e, (EnvExtFailure)kind, what, why);
         return -1;
     }
     return 0;
@@ -229,9 +303,7 @@ static int take_obs(Env *e, PyObject *r, Py_ssize_t n, const char *what) {
 /* The (obs, info) a reset returned, or its failure (r NULL: an exception). */
 static void took_reset(Env *e, PyObject *r) {
     if (!r) {
-        char err[ERR_LEN];
-        py_fail(e->spec->name, "reset", err);
-        slot_fail(e, "reset", "raised (Python traceback above)");
+        slot_raised(e, "reset");
         return;
     }
     take_obs(e, r, 2, "reset");
@@ -264,7 +336,7 @@ int pyenv_reset_to(Env *e, const double *values, int n, float *obs) {
     if (opt && PyDict_SetItemString(opt, "state", list) != 0) Py_CLEAR(opt);
     if (!opt) PyErr_Clear();
     if (opt) reset_with(e, opt);
-    else slot_fail(e, "reset", "could not build options={\"state\": [...]}");
+    else slot_fail(e, ENV_EXT_FAIL_CALL, "reset", "could not build options={\"state\": [...]}");
     Py_XDECREF(opt);
     Py_XDECREF(list);
     e->t = 0;
@@ -300,22 +372,18 @@ static EnvStep py_dynamics(Env *e, int action) {
     PyObject *r = a ? PyObject_CallOneArg(s->step, a) : NULL;
     Py_XDECREF(a);
     if (!r) {
-        char err[ERR_LEN];
-        py_fail(e->spec->name, "step", err);
-        slot_fail(e, "step", "raised (Python traceback above)");
+        slot_raised(e, "step");
         return st;
     }
     if (take_obs(e, r, 5, "step") == 0) {
         st.reward = PyFloat_AsDouble(PyTuple_GetItem(r, 1));
         int term = PyObject_IsTrue(PyTuple_GetItem(r, 2)), trunc = PyObject_IsTrue(PyTuple_GetItem(r, 3));
         if (PyErr_Occurred() || term < 0 || trunc < 0) {
-            char err[ERR_LEN];
-            py_fail(e->spec->name, "step's reward, terminated or truncated", err);
-            slot_fail(e, "step", "its reward is not a number or its flags not truths (Python traceback above)");
+            slot_raised(e, "step's reward, terminated or truncated");
         } else if (!isfinite(st.reward)) {
             char why[64];
             snprintf(why, sizeof why, "the reward is %g (not finite)", st.reward);
-            slot_fail(e, "step", why);
+            slot_fail(e, ENV_EXT_FAIL_REWARD, "step", why);
         }
         st.terminated = term > 0;
         st.truncated = trunc > 0;
@@ -431,6 +499,7 @@ void pyenv_close(PyEnvHost *h) {
     Py_XDECREF((PyObject *)h->factory);
     Py_XDECREF((PyObject *)h->args);
     Py_XDECREF((PyObject *)h->kwargs);
+    free(h->bounds);
     fflush(stdout);
     if (h->started) Py_FinalizeEx();
     memset(h, 0, sizeof *h);

@@ -11,7 +11,8 @@
  * environment. The first reset of each instance passes seed= a number drawn
  * then from the slot's generator (so from the run seed and the slot; after
  * a resume, EnvExtern.reseed, from the checkpoint's generator), later
- * resets none, as Gymnasium's seeding wants; `truncated` is the environment's own,
+ * resets none, as Gymnasium's seeding wants (an evaluation slot's instance
+ * is kept across episodes, each reset seeded again: env_reseed, EnvExtern.reseed); `truncated` is the environment's own,
  * `terminated` alone stops bootstrapping. Observations are copied once per
  * step from the array's buffer (the buffer protocol: numpy arrays, no
  * per-element Python calls).
@@ -38,6 +39,7 @@ typedef struct {
     void *args;                /* PyObject *: positional arguments ((), or (ID,)) */
     void *kwargs;              /* PyObject *: env.kwargs as a dict */
     int obs_kind;              /* the observation's element type (pyenv.c) */
+    float *bounds;             /* a vector Box's low then high (spec.obs_low/obs_high), or NULL */
     bool started;              /* this host initialised the interpreter */
 } PyEnvHost;
 

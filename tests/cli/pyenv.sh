@@ -10,11 +10,13 @@
 # with make PYTHON=0 refuses such ids: then only that is checked, and the
 # rest is counted as skipped.
 . "$(dirname "$0")/../lib.sh"
+declare -A evals made_n
 root=${TEST_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 export PYTHONPATH="$root/tests/pyenv"
 out_dir="$TEST_TMP/runs"
 
-# train NAME ENV KWARGS [STEPS]: a short local run, rc/out/err as run_cmd.
+# train NAME ENV KWARGS [STEPS [ARG...]]: a short local run, rc/out/err as
+# run_cmd; ARGs go to `gorila train` (--set KEY=VALUE).
 train() {
     rm -rf "${out_dir:?}/$1" # a fresh run, also when TEST_TMP was not emptied
     cat >"$TEST_TMP/$1.yaml" <<YAML
@@ -24,13 +26,13 @@ replay: {min_size: 300}
 checkpoint: {every_updates: 200}
 eval: {episodes: 2}
 YAML
-    run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/$1.yaml"
+    run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/$1.yaml" "${@:5}"
 }
 
 train nopy "python:cartpole:make" '{}'
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python: a python: env exits 2" 2
-    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
+    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd envcheck evalslots; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
     done_testing
     exit
 fi
@@ -103,19 +105,59 @@ expect_rc "env replay with step_cost_us exits 0" 0
 printf '%s\n' "$out" >"$TEST_TMP/pycost.replay"
 check "step_cost_us leaves every transition bit for bit as it was" cmp "$TEST_TMP/pycost.replay" "$TEST_TMP/py.replay"
 
-# env rollout: a Python id with --kwargs; its failure exits 9; env check
-# refuses one (its checks need get/set_state); --kwargs only for Python ids.
+# env rollout: a Python id with --kwargs; its failure exits 9; --kwargs
+# only for Python ids.
 run_cmd "$GORILA" env rollout python:cartpole:make --episodes 2 --kwargs '{"max_steps": 4}'
 expect_rc "env rollout of a Python id exits 0" 0
 expect_contains "its kwargs reached it (4-step truncated episodes)" "$out" "       2       4.000000        4 truncated"
 run_cmd "$GORILA" env rollout python:cartpole:make --episodes 5 --kwargs '{"fail_after": 30}'
 expect_rc "a step that raises in env rollout exits 9" 9
 expect_contains "it says so" "$err" "gorila: error: env rollout: env python:cartpole:make failed (above); stopped"
-run_cmd "$GORILA" env check python:cartpole:make
-expect_rc "env check of a Python id exits 2" 2
-expect_contains "it says why and what to use" "$err" "is a Python environment, whose state lives in Python"
 run_cmd "$GORILA" env rollout CartPole-v1 --kwargs '{}'
 expect_rc "--kwargs with a registered id exits 2" 2
+
+# env check of a Python id: the checks without state copies (two instances
+# seeded alike must step alike, another seed must differ, observations of
+# the space's dtype, size and bounds, finite, rewards finite, episodes end);
+# the state copies' checks are skipped, saying why. Each broken fixture
+# fails its check with exit 1 and one line.
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"max_steps": 40}'
+expect_rc "env check of the Python CartPole exits 0" 0
+expect_contains "its summary: 7 passed, none failed, 3 skipped" "$out" "python:cartpole:make: 7 passed, 0 failed, 3 skipped"
+expect_contains "the kwargs reached it (its own 40-step truncations)" "$out" "truncated, lengths"
+check "... some truncated" grep -qE "flags .* [1-9][0-9]* truncated" <<<"$out"
+expect_contains "determinism ran on two instances" "$out" "pass  determinism  two instances seeded alike"
+expect_contains "state_dim is skipped, saying why" "$out" "skip  state_dim"
+expect_contains "... its state lives in Python" "$out" "not run: a Python environment's state lives in Python"
+expect_contains "past_end is skipped, saying why" "$out" "skip  past_end"
+expect_contains "obs_bounds is skipped without low/high" "$out" "not run: the observation_space has no low/high arrays"
+run_cmd "$GORILA" env check gymnasium:StubCartPole-v1 --episodes 2
+expect_rc "env check of a gymnasium: id exits 0" 0
+# check_broken FIXTURE CHECK LINE: env check exits 1 and prints "FAIL  CHECK ... LINE".
+check_broken() {
+    run_cmd "$GORILA" env check "python:cartpole:$1" --episodes 3
+    expect_rc "env check of $1 exits 1" 1
+    expect_contains "$1: its $2 check fails, saying where and why" "$out" "$3"
+    check "$1: only that one fails" grep -q ": [0-9]* passed, 1 failed" <<<"$out"
+}
+check_broken Unseeded determinism "FAIL  determinism  two instances seeded alike and stepped alike give identical trajectories: episode 1 reset: two instances with one seed and one action sequence differ: obs["
+check_broken FixedSeed seed "FAIL  seed         another seed gives another trajectory: seeds 0 and 1 gave identical trajectories over 3 episodes: reset must honour its seed="
+check_broken Endless flags "FAIL  flags        every episode ends; truncated never with terminated, and at env.max_episode_steps: episode 1 step 100000: no terminated or truncated after 100000 steps"
+check_broken InfReward reward "FAIL  reward       every reward is finite: episode 1 step 5: step: the reward is inf (not finite)"
+check_broken Float64Steps obs_dim "episode 1 step 1: step: the observation's dtype is 'd', the observation_space's 'f'"
+check_broken Bounded obs_bounds "outside [-0.5, 0.5]"
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"nan_after": 30}'
+expect_rc "env check of a non-finite observation exits 1" 1
+expect_contains "obs_finite fails, saying which value" "$out" "FAIL  obs_finite   every observation is finite: episode "
+expect_contains "... the value" "$out" "step: observation value 1 is nan (not finite)"
+expect_contains "the checks it stopped short of are skipped, saying so" "$out" "skip  seed         another seed gives another trajectory (not run to the end"
+run_cmd "$GORILA" env check python:cartpole:make --kwargs '{"fail_after": 30}'
+expect_rc "env check of an environment whose step raises exits 1" 1
+expect_contains "the API check fails, with the exception" "$out" "step: raised ValueError: fixture: step 30 fails (Python traceback above)"
+expect_contains "the traceback is on stderr" "$err" "Traceback (most recent call last)"
+run_cmd "$GORILA" env check python:cartpole:WrongShape
+expect_rc "env check of an environment the bridge refuses at open exits 2" 2
+expect_contains "one line saying why" "$err" "gorila: error: env check: env python:cartpole:WrongShape: reset: the observation has 3 values, the observation_space 4"
 
 # config check opens the environment as a run does (the network's sizes
 # come from its spaces).
@@ -130,16 +172,24 @@ expect_rc "config check of a Python environment that breaks the contract exits 2
 expect_contains "it says why" "$err" "action_space is Box, expected Discrete(n)"
 
 # Seeding: the first reset of each instance gets a seed from the run seed,
-# later resets none (the fixture writes "INSTANCE SEED" per reset;
-# instance 0 is the bridge's probe, which resets once without one).
+# a training slot's later resets none; an evaluation slot's instance, kept
+# across episodes, gets its seed again at every episode's reset, from the
+# evaluation seed (the fixture writes "INSTANCE SEED" per reset; instance 0
+# is the bridge's probe, which resets once without one; 1 the training
+# slot, then the evaluation's and the held-out test's slots).
 seeds="$TEST_TMP/seeds.txt"
 : >"$seeds"
 train seeds "python:cartpole:Seeds" "{\"record\": \"$seeds\"}" 600
 expect_rc "a run on the Seeds fixture exits 0" 0
-bad_seeds=$(awk '$1 != 0 && !seen[$1]++ && $2 == "None" {print "unseeded first reset of " $1}
-                 $1 != 0 && seen[$1] > 1 && $2 != "None" {print "seeded later reset of " $1}
-                 $1 == 0 && $2 != "None" {print "seeded probe"}' "$seeds")
-expect_eq "every instance's first reset and only that one is seeded" "$bad_seeds" ""
+bad_seeds=$(awk '$1 == 0 && $2 != "None" {print "seeded probe"}
+                 $1 != 0 && !n[$1]++ && $2 == "None" {print "unseeded first reset of " $1}
+                 $1 != 0 && $2 != "None" {s[$1]++}
+                 END {for (i in n) if (s[i] != 1 && s[i] != n[i]) print i ": " s[i] " of " n[i] " resets seeded"}' "$seeds")
+expect_eq "every instance's first reset is seeded, then either none (training) or all (evaluation)" "$bad_seeds" ""
+expect_eq "the training slot's first reset alone is seeded" \
+    "$(awk '$1 == 1 {n++; if ($2 != "None") s++} END {print (n > 100) " " s}' "$seeds")" "1 1"
+check "an evaluation slot run twice is seeded twice (the held-out test's best and final)" \
+    grep -qE '^2 [0-9]+ 2$' <(awk '$1 > 1 {n[$1]++; if ($2 != "None") s[$1]++} END {for (i in n) print n[i], i, s[i]}' "$seeds")
 slot_seed=$(awk '$1 == 1 {print $2; exit}' "$seeds")
 check "the training slot's first reset has a seed" test -n "$slot_seed" -a "$slot_seed" != None
 cp "$seeds" "$TEST_TMP/seeds-1.txt"
@@ -151,6 +201,31 @@ check "the same run seed gives the same seeds" cmp -s "$seeds" "$TEST_TMP/seeds-
 run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/seeds.yaml" --set run.name=seeds3 --set run.seed=2
 other=$(awk '$1 == 1 {print $2; exit}' "$seeds")
 check "another run seed gives another seed ($slot_seed, $other)" test "$other" != None -a "$other" != "$slot_seed"
+
+# Evaluation makes one Python instance per slot and keeps it across
+# episodes and evaluations (a constructor may be costly): a run's
+# constructions do not grow with its evaluations, and `gorila eval` of more
+# episodes than slots (128) makes 128 (the fixture's "made" file gets a
+# line per construction).
+made="$TEST_TMP/made.txt"
+for n in few many; do
+    : >"$made"
+    every=100000
+    [ $n = many ] && every=20
+    train "made-$n" "python:cartpole:make" "{\"max_steps\": 5, \"made\": \"$made\"}" 900 \
+        --set eval.every_updates=$every --set eval.test_episodes=2
+    expect_rc "a run evaluating every $every updates exits 0" 0
+    evals[$n]=$(($(wc -l <"$out_dir/made-$n/eval.csv") - 1))
+    made_n[$n]=$(wc -l <"$made")
+done
+check "the many-evaluations run evaluated more often (${evals[few]}, ${evals[many]})" test "${evals[many]}" -ge 5
+expect_eq "constructions: the probe, 1 training slot, 2 evaluation slots, 2 held-out slots" "${made_n[few]}" 6
+expect_eq "... and as many with ${evals[many]} evaluations as with ${evals[few]}" "${made_n[many]}" 6
+: >"$made"
+run_cmd timeout 120 "$GORILA" eval "$out_dir/made-many" --episodes 200
+expect_rc "gorila eval of 200 episodes exits 0" 0
+expect_contains "every episode ran (5 steps each)" "$out" "200 greedy episodes (eval seed 12345): mean 5.00, std 0.00"
+expect_eq "gorila eval of 200 episodes makes the probe and 128 slots" "$(wc -l <"$made")" 129
 
 # Resume: the network, optimizer and counters continue; each slot starts
 # afresh, with a seeded reset from the checkpoint's generator (not the

@@ -23,7 +23,8 @@ class Box:
 class CartPole:
     """record: a file to which every reset appends "INSTANCE SEED" (SEED
     None when reset was given none; INSTANCE counts the instances made in
-    this process from 0, the bridge's probe first). step_cost_us: each step
+    this process from 0, the bridge's probe first). made: a file to which
+    every construction appends "INSTANCE". step_cost_us: each step
     first spins until this thread has used that many microseconds of CPU
     time in it (time.thread_time: CPU, not wall time, so a step preempted on
     a loaded machine still costs its CPU), an environment of a known cost
@@ -32,7 +33,7 @@ class CartPole:
 
     made = 0
 
-    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None, step_cost_us=0):
+    def __init__(self, max_steps=500, fail_after=-1, nan_after=-1, record=None, made=None, step_cost_us=0):
         self.action_space = Discrete(2)
         self.observation_space = Box((4,), np.float32)
         self.max_steps, self.fail_after, self.nan_after = max_steps, fail_after, nan_after
@@ -42,6 +43,9 @@ class CartPole:
         self.record, self.instance = record, CartPole.made
         self.step_cost = float(step_cost_us) * 1e-6
         CartPole.made += 1
+        if made:
+            with open(made, "a") as f:
+                f.write("%d\n" % self.instance)
 
     def reset(self, seed=None, options=None):
         self.seeds.append(seed)
@@ -117,6 +121,56 @@ class Seeds(CartPole):
         obs, info = super().reset(seed=seed)
         obs[0] = -1.0 if seed is None else float(seed % 1000)
         return obs, info
+
+
+# Fixtures for gorila env check, each breaking one of its checks.
+class Unseeded(CartPole):
+    """Ignores reset's seed: its start states come from a generator seeded
+    by the operating system, so two instances seeded alike differ."""
+
+    def reset(self, seed=None, options=None):
+        return super().reset(seed=None, options=options)
+
+
+class FixedSeed(CartPole):
+    """Ignores reset's seed: every instance starts as if seeded with 0."""
+
+    def reset(self, seed=None, options=None):
+        return super().reset(seed=None if seed is None else 0, options=options)
+
+
+class Endless(CartPole):
+    """Never terminates or truncates."""
+
+    def step(self, action):
+        obs, reward, _, _, info = super().step(action)
+        return obs, reward, False, False, info
+
+
+class InfReward(CartPole):
+    """Its 5th step pays inf."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, (math.inf if self.steps == 5 else reward), terminated, truncated, info
+
+
+class Float64Steps(CartPole):
+    """Resets give float32 observations, as its space says; steps float64."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs.astype(np.float64), reward, terminated, truncated, info
+
+
+class Bounded(CartPole):
+    """Declares Gymnasium's CartPole bounds (low/high) but its cart velocity
+    (obs[1]) may leave [-0.5, 0.5], which its space claims."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        high = np.array([4.8, 0.5, 0.42, np.inf], dtype=np.float32)
+        self.observation_space.low, self.observation_space.high = -high, high
 
 
 # Two ids that agree in their first 31 bytes (a checkpoint header's env

@@ -30,6 +30,15 @@ int evaluator_init(Evaluator *ev, const Config *cfg, const QNet *net, int episod
     ev->slot_of_row = xmalloc(P * sizeof(int));
     ev->returns = xcalloc((size_t)ev->episodes, sizeof(double));
     qnet_work_init(&ev->work, net, ev->P);
+    if (ev->spec->ext_hooks) { /* a Python environment: one instance per slot, made here once */
+        for (int s = 0; s < ev->P; s++) {
+            if (env_init(&ev->envs[s], ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)s, err) != 0) {
+                evaluator_free(ev);
+                return -1;
+            }
+        }
+        return 0;
+    }
     /* Validate the options once (every episode's env_init repeats them). */
     Env probe;
     if (env_init(&probe, ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV, err) != 0) {
@@ -54,13 +63,21 @@ void evaluator_free(Evaluator *ev) {
     memset(ev, 0, sizeof *ev);
 }
 
-/* Start episode k in slot s; its observation goes to ev->obs row s. */
+/* Start episode k in slot s; its observation goes to ev->obs row s. Its
+ * environment starts as a new one seeded with (eval.seed,
+ * RNG_STREAM_EVAL_ENV + k) would: a registered one is made anew (cheap),
+ * a Python one's instance (made in evaluator_init; its constructor may be
+ * costly) is kept and its reset seeded again from that generator, which
+ * Gymnasium's reset(seed=...) re-seeds whenever it is given. */
 static void start(Evaluator *ev, int s, int k) {
     char err[ERR_LEN];
-    env_free(&ev->envs[s]); /* the slot's last episode's (a byte state) */
-    if (env_init(&ev->envs[s], ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)k, err) != 0)
-        DIE_CODE(NULL, ev->spec->ext_hooks ? GORILA_EXIT_ENV : GORILA_EXIT_FAILED, "evaluation environment: %s",
-                 err); /* validated in evaluator_init (a Python env's constructor may still raise) */
+    if (ev->spec->ext_hooks) {
+        env_reseed(&ev->envs[s], ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)k);
+    } else {
+        env_free(&ev->envs[s]); /* the slot's last episode's (a byte state) */
+        if (env_init(&ev->envs[s], ev->spec, &ev->opt, ev->seed, RNG_STREAM_EVAL_ENV + (uint64_t)k, err) != 0)
+            DIE_CODE(NULL, GORILA_EXIT_FAILED, "evaluation environment: %s", err); /* validated in evaluator_init */
+    }
     env_reset(&ev->envs[s], ev->obs + (size_t)s * (size_t)ev->O);
     if (ev->envs[s].failed) DIE_CODE(NULL, GORILA_EXIT_ENV, "evaluation: environment %s failed in reset (above)",
                                      ev->spec->name);

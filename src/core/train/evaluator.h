@@ -8,7 +8,9 @@
  * between evaluations come from the parameters alone. Up to
  * EVAL_MAX_PARALLEL episodes run in lockstep with one batched forward per
  * step. Used by the single-process trainer, the coordinator and
- * `gorila eval`.
+ * `gorila eval`. A Python environment (src/pyenv) gets one instance per
+ * slot, made by evaluator_init and kept across episodes and evaluations,
+ * each episode's reset seeded anew as above (env_reseed).
  */
 #ifndef GORILA_EVALUATOR_H
 #define GORILA_EVALUATOR_H
