@@ -5,6 +5,7 @@
 #include "exitcode.h"
 #include "comm.h"
 #include "doorbell.h"
+#include "env.h"
 #include "jobsummary.h"
 #include "memplan.h"
 #include "placement.h"
@@ -74,7 +75,17 @@ static void pin(const Ctx *ctx, const JobArgs *args) {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     bool free_to_move = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) == online;
     int n_cpus = CPU_COUNT(&mask);
-    if (!args->cfg->run.pin_cores || !free_to_move || n_node <= n_cpus) {
+    PinMode mode = args->cfg->run.pin_cores;
+    bool python = env_extern_kind(args->cfg->env.name) != 0;
+    if (mode == PIN_FALSE || (mode == PIN_AUTO && python) || !free_to_move || n_node <= n_cpus) {
+        /* A Python environment's actors are each a core's worth of work:
+         * pinned by role groups, two actors sat on one core with their
+         * replay shard at 0.95x one actor's env steps/s, and free to move
+         * the kernel spread them (2.05x; docs/PERFORMANCE.md, "Python
+         * actors"). */
+        if (me == 0 && mode == PIN_AUTO && python && free_to_move && n_node > n_cpus)
+            log_info(ctx, "%d ranks on %d cores, not pinned (run.pin_cores auto: a Python environment's actors "
+                     "are left to the kernel's balancing)", n_node, n_cpus);
         free(ranks);
         return;
     }

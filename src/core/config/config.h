@@ -56,6 +56,9 @@ typedef enum { EXPLORE_LINEAR = 0, EXPLORE_APEX } ExploreKind;
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_ALWAYS, PROGRESS_NEVER } ProgressMode;
 typedef enum { ALLREDUCE_RING = 0, ALLREDUCE_NAIVE, ALLREDUCE_MPI, ALLREDUCE_HIERARCHICAL } AllreduceImpl;
 typedef enum { WAIT_AUTO = 0, WAIT_POLL, WAIT_SLEEP } WaitMode;
+/* run.pin_cores: false | true | auto (pin unless the environment is a
+ * Python one, whose actors are better left to the kernel's balancing) */
+typedef enum { PIN_FALSE = 0, PIN_TRUE, PIN_AUTO } PinMode;
 typedef enum { LR_SCALING_NONE = 0, LR_SCALING_LINEAR, LR_SCALING_SQRT } LrScaling;
 typedef enum { LEARNER_BATCH_PER_LEARNER = 0, LEARNER_BATCH_GLOBAL } LearnerBatch;
 
@@ -90,8 +93,9 @@ typedef struct {
                                            OPENBLAS_CORETYPE), or a kernel every rank must run
                                            (platform.h; docs/REPRODUCIBILITY.md) */
         WaitMode wait;             /* run.wait: auto | poll | sleep (how a rank waits for messages) */
-        bool pin_cores;            /* run.pin_cores: on a node with more ranks than cores, pin the
-                                      ranks that talk most to the same core (job.c) */
+        PinMode pin_cores;         /* run.pin_cores: on a node with more ranks than cores, pin the
+                                      ranks that talk most to the same core (job.c); auto: not
+                                      for a Python environment */
     } run;
     struct {
         char name[CFG_ENV_NAME_LEN]; /* env.name: CartPole-v1, MountainCar-v0, Acrobot-v1, Pendulum-v1,

@@ -41,6 +41,7 @@ static const char *const explore_kinds[] = {"linear", "apex", NULL};
 static const char *const progress_modes[] = {"auto", "always", "never", NULL};
 static const char *const allreduce_impls[] = {"ring", "naive", "mpi", "hierarchical", NULL};
 static const char *const wait_modes[] = {"auto", "poll", "sleep", NULL};
+static const char *const pin_modes[] = {"false", "true", "auto", NULL};
 static const char *const lr_scalings[] = {"none", "linear", "sqrt", NULL};
 static const char *const learner_batches[] = {"per_learner", "global", NULL};
 
@@ -97,7 +98,7 @@ const CfgKey configkeys_table[] = {
     INT("run", "blas_threads", run.blas_threads, 1, 64, 1),
     STR("run", "blas_kernel", run.blas_kernel, rule_blas_kernel, "auto"),
     ENUM("run", "wait", run.wait, wait_modes, WAIT_AUTO),
-    BOOL("run", "pin_cores", run.pin_cores, true),
+    ENUM("run", "pin_cores", run.pin_cores, pin_modes, PIN_AUTO),
 
     STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
     STR("env", "kwargs", env.kwargs, rule_kwargs, "{}"),
