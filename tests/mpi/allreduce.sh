@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (simulated nodes: network namespaces of fixed names)
 # Ring, naive and hierarchical allreduce, and gossip's pair exchange, under mpirun -np P, P = 1..5
 # (tests/mpi/mpi_allreduce.c, found beside $GORILA: its build's own).
 source "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (a hung rank stopped before run.max_seconds: a deadline against load)
 # Faults that must not pass silently in a distributed job:
 #   - training that diverges to NaN/Inf ends the job with exit status 5
 #     (GORILA_EXIT_DIVERGED), naming the learner, and no checkpoint holds

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (an update ratio that holds only when the learners keep up with the limiter)
 # learner.batch global (docs/CONFIG.md): 2 allreduce learners split one
 # batch of 32, so each trains 16 rows per gradient, against 32 with
 # per_learner; at the same replay ratio (the limiter counts every learner's

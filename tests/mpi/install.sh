@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (an ordinary user made and removed for the test)
 # Building on a cluster without root (docs/MULTIHOST.md): an ordinary user
 # (made here with useradd, removed at the end) with libyaml and OpenBLAS in
 # a prefix of their own (copies of this machine's: shared libraries,

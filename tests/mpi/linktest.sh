@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (simulated nodes and shaped links: namespaces of fixed names, rates measured)
 # The shaped simulated network (scripts/simcluster linktest and shaped-run,
 # tests/simcluster/README.md): nodes in network namespaces of their own,
 # joined to a bridge inside a private namespace by veth pairs with tbf at

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (simulated nodes: network namespaces of fixed names)
 # Jobs across hosts (docs/MULTIHOST.md) on a cluster simulated on this
 # machine (scripts/simcluster, tests/simcluster/README.md): every sync mode
 # with scripts/launch's computed placement across 3 nodes; a node whose

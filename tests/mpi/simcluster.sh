@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (simulated nodes: network namespaces of fixed names)
 # A cluster of 3 nodes simulated on this machine (scripts/simcluster,
 # tests/simcluster/README.md): each host of tests/simcluster/hostfile-3 is
 # started in a UTS namespace of its own, so Open MPI takes it for a node of

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# run-all: alone (Slurm daemons on ports of their own, in namespaces of fixed node names)
 # scripts/launch inside a Slurm allocation (docs/MULTIHOST.md, "On a Slurm
 # cluster"):
 #  - scripts/slurm/hostfile reads node lists and tasks per node from fake
