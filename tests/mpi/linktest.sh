@@ -91,7 +91,7 @@ RUN="$RUNS/shaped"
 rm -rf "$RUN"
 t0=$(date +%s.%N)
 TMPDIR=$SCTMP run_cmd timeout --kill-after=5 120 "$SC" shaped-run --link 1gbit --nodes 2 --slots 3 -- bash -c '
-    "$1" "$2" --set run.max_env_steps=2000 --set eval.episodes=2 --set run.out_dir="$3" --set run.name=shaped \
+    "$1" "$2" --set run.max_env_steps=2000 --set run.stop_when_solved=false --set eval.episodes=2 --set run.out_dir="$3" --set run.name=shaped \
         --hostfile "$SIMCLUSTER_HOSTFILE" -- $SIMCLUSTER_MPIRUN_ARGS --display-map
     rc=$?
     for h in $SIMCLUSTER_HOSTS; do

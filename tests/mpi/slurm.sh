@@ -395,7 +395,7 @@ submit() {
     rm -rf "$RUN"
     t0=$(date +%s.%N)
     timeout -k 5 90 sbatch --wait "${sargs[@]}" -o "$o" -J "$name" "${SCRIPT:-$SB}" "$C" \
-        --set run.max_env_steps=3000 --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
+        --set run.max_env_steps=3000 --set run.stop_when_solved=false --set run.name="$name" --set run.out_dir="$RUNS" "$@" \
         >"$D/$name.sbatch" 2>&1 &
     sb_pid=$!
     if [ -n "${WHEN_STARTED:-}" ]; then
