@@ -32,7 +32,7 @@ YAML
 train nopy "python:cartpole:make" '{}'
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python: a python: env exits 2" 2
-    for t in train gymnasium errors runtime kwargs seeds resume envid trajectory envcmd envcheck evalslots; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
+    for t in train chain gymnasium errors runtime kwargs seeds resume envid trajectory envcmd envcheck evalslots; do ok "pyenv $t # SKIP built with make PYTHON=0 (no embedded Python)"; done
     done_testing
     exit
 fi
@@ -43,6 +43,13 @@ expect_contains "the summary names the Python environment" "$out" "python:cartpo
 expect_contains "env.kwargs reached the callable (its truncated 5-step episodes)" "$out" "best eval 5.0"
 check "config.yaml binds the full id" grep -qF 'name: "python:cartpole:make"' "$out_dir/local/config.yaml"
 check "config.yaml binds the kwargs" grep -qF 'kwargs: "{\"max_steps\": 5}"' "$out_dir/local/config.yaml"
+
+# Learning through the bridge: the pure-Python chain of tests/pyenv
+# (8 states, reward 1 at the right end, threshold 1 from its spec: the
+# greedy policy must cross it from every start) is solved by a local run.
+train chain "python:chain:make" '{}' 30000 --set eval.episodes=10 --set eval.every_updates=250
+expect_rc "local training on python:chain:make exits 0" 0
+expect_contains "it learns to cross the chain (solved: the spec's threshold 1)" "$out" "python:chain:make: solved at"
 
 train gym "gymnasium:StubCartPole-v1" '{}' 600
 expect_rc "gymnasium:ID through gymnasium.make exits 0" 0

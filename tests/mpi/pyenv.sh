@@ -16,7 +16,7 @@ export PYTHONPATH="$TEST_ROOT/tests/pyenv"
 job pyenv --set env.name=python:cartpole:make
 if grep -q "built without Python" <<<"$err"; then
     expect_rc "a build without Python refuses a python: env (exit 2)" 2
-    for t in job resume fail; do ok "mpi pyenv $t # SKIP built with make PYTHON=0"; done
+    for t in job resume chain fail; do ok "mpi pyenv $t # SKIP built with make PYTHON=0"; done
     done_testing
     exit
 fi
@@ -38,6 +38,13 @@ expect_contains "run.pin_cores true pins them" "$err" "5 ranks on 2 cores, pinne
 expect_contains "it says each slot starts afresh" "$out$err" \
     "python environment: resumed with a fresh reset of each slot (its state is not saved)"
 expect_eq "it ran to its new budget" "$(jget "$RUN/summary.json" env_steps)" 4000
+
+# The pure-Python chain (tests/pyenv/chain.py) is learned by a distributed
+# job too: solved, the greedy policy crossing it from every start.
+job pyenv-chain --set env.name=python:chain:make --set run.stop_when_solved=true --set run.max_env_steps=30000 \
+    --set eval.every_updates=250 --set eval.episodes=10
+expect_rc "a distributed job on python:chain:make exits 0" 0
+expect_eq "it solves the chain" "$(jget "$RUN/summary.json" stop_reason)" solved
 
 job pyenv-c --set run.max_env_steps=300
 expect_contains "run.pin_cores auto pins a C environment's ranks" "$err" "5 ranks on 2 cores, pinned (run.pin_cores):"

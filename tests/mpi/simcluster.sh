@@ -49,5 +49,14 @@ sim_job() {
 sim_job sim-ps-sync --set sync.mode=ps_sync
 sim_job sim-allreduce --set sync.mode=allreduce --set roles.param_servers=0 --set roles.learners=2
 expect_eq "sim-allreduce: both learners reported" "$(jcount "$RUN/summary.json" learner)" 2
+# A Python environment across the nodes: scripts/launch forwards PYTHONPATH
+# to every rank (the embedded interpreter finds tests/pyenv's chain there).
+if PYTHONPATH="$TEST_ROOT/tests/pyenv" "$GORILA" env rollout python:chain:make --episodes 1 2>&1 |
+    grep -q "built without Python"; then
+    ok "sim-python: a Python environment across 3 simulated nodes # SKIP built with make PYTHON=0"
+else
+    PYTHONPATH="$TEST_ROOT/tests/pyenv" sim_job sim-python --set env.name=python:chain:make
+    check "sim-python: summary.json names the Python environment" grep -q '"env": "python:chain:make"' "$RUN/summary.json"
+fi
 
 done_testing
