@@ -969,3 +969,138 @@ Test(config_conv, bad_layers_and_misplaced_keys_give_exact_errors) {
     cr_expect_eq(load_text(&c, "optimizer: {rmsprop_eps: inside}\nexplore: {kind: apex, start_step: 0}\n"
                                 "network: {conv: []}\n", err), 0, "%s", err);
 }
+
+/* ---- env.kwargs: a mapping, or its JSON text ---------------------------------- */
+
+/* Load "env: {name: python:m:f, kwargs: KWARGS}" (KWARGS may span lines,
+ * indented under kwargs:), or fail with err. */
+static int load_kwargs(Config *c, const char *kwargs, char *err) {
+    char text[4096];
+    snprintf(text, sizeof text, "run: {mode: local}\nenv:\n  name: python:m:f\n  kwargs: %s\n", kwargs);
+    return config_load_string(c, "t.yaml", text, strlen(text), err);
+}
+
+Test(config_kwargs, block_and_flow_mappings_give_the_same_compact_json) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(load_kwargs(&c, "\n    max_steps: 200\n    name: x\n", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"max_steps\":200,\"name\":\"x\"}");
+    round_trip(&c);
+    cr_assert_eq(load_kwargs(&c, "{max_steps: 200,   name: x}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"max_steps\":200,\"name\":\"x\"}");
+    cr_assert_eq(load_kwargs(&c, "{\"max_steps\": 200, 'name': \"x\"}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"max_steps\":200,\"name\":\"x\"}", "quoted keys are the same keys");
+    cr_assert_eq(load_kwargs(&c, "{}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{}");
+    /* Keys stay in the order written. */
+    cr_assert_eq(load_kwargs(&c, "{b: 1, a: 2}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"b\":1,\"a\":2}");
+}
+
+Test(config_kwargs, nested_mappings_and_lists) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(load_kwargs(&c, "\n    grid: {size: [5, 7], walls: [[0, 1], [2, 3]]}\n    layers:\n"
+                                 "      - {kind: a, opts: {}}\n      - []\n", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"grid\":{\"size\":[5,7],\"walls\":[[0,1],[2,3]]},"
+                                   "\"layers\":[{\"kind\":\"a\",\"opts\":{}},[]]}");
+    round_trip(&c);
+}
+
+/* Plain scalars as the loader types them (YAML 1.2's core schema,
+ * strictly); quoted and block scalars are strings, escaped for JSON. */
+Test(config_kwargs, scalars_numbers_booleans_null_and_strings) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(load_kwargs(&c, "{i: [0, -0, +3, 12345678901234567890123], "
+                                 "f: [1.0, -2.50, 1e3, .5, 5., 1E-3, 0.1, -0.0, 1e20],"
+                                 "b: [true, false], n: [null, ~, Null, NULL], e: , "
+                                 "s: [yes, True, 0x1F, 1_000, hello world, \"5\", 'true', \"null\"]}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"i\":[0,-0,3,12345678901234567890123],"
+                                   "\"f\":[1.0,-2.5,1000.0,0.5,5.0,0.001,0.1,-0.0,1e+20],"
+                                   "\"b\":[true,false],\"n\":[null,null,null,null],\"e\":null,"
+                                   "\"s\":[\"yes\",\"True\",\"0x1F\",\"1_000\",\"hello world\",\"5\",\"true\",\"null\"]}");
+    /* Quotes, backslashes, control characters (double-quoted escapes, NUL
+     * too), and UTF-8 as it is; a block scalar keeps its line break. */
+    cr_assert_eq(load_kwargs(&c, "\n    q: \"say \\\"hi\\\" C:\\\\dir\"\n    c: \"a\\tb\\nc\\rd\\0e\\x01f\\x1fg\"\n"
+                                 "    u: \"\\u00e9\\u2028\xe2\x82\xac\"\n    'key \"k\"': 's''q'\n"
+                                 "    blk: |\n      two\n      lines\n", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"q\":\"say \\\"hi\\\" C:\\\\dir\",\"c\":\"a\\tb\\nc\\rd\\u0000e\\u0001f\\u001fg\","
+                                   "\"u\":\"\xc3\xa9\xe2\x80\xa8\xe2\x82\xac\",\"key \\\"k\\\"\":\"s'q\","
+                                   "\"blk\":\"two\\nlines\\n\"}");
+    round_trip(&c);
+}
+
+/* The string form is stored as written, spaces and all. */
+Test(config_kwargs, the_string_form_is_unchanged) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(load_kwargs(&c, "'{\"max_steps\":  200 }'", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"max_steps\":  200 }");
+    cr_assert_eq(config_set(&c, "env.kwargs=\"{\\\"n\\\": 5}\"", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"n\": 5}");
+    cr_assert_eq(load_kwargs(&c, "'[1]'", err), -1);
+    cr_expect_str_eq(err, "t.yaml:4:11: env.kwargs: expected a JSON object of keyword arguments, e.g. "
+                          "'{\"length\": 200}', got \"[1]\"");
+}
+
+Test(config_kwargs, a_mapping_by_set) {
+    Config c;
+    char err[ERR_LEN];
+    cr_assert_eq(load_kwargs(&c, "{a: 1}", err), 0, "%s", err);
+    cr_assert_eq(config_set(&c, "env.kwargs={\"n\": 5, m: [x, 2]}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{\"n\":5,\"m\":[\"x\",2]}");
+    cr_assert_eq(config_set(&c, "env.kwargs={}", err), 0, "%s", err);
+    cr_expect_str_eq(c.env.kwargs, "{}");
+    cr_assert_eq(config_set(&c, "env.kwargs={a: .nan}", err), -1);
+    cr_expect_str_eq(err, "--set env.kwargs={a: .nan}: env.kwargs.a: expected a finite number (JSON has no infinity "
+                          "or NaN), got .nan; quote it for the string");
+    /* Still only for a Python environment. */
+    Config d;
+    const char *sets[] = {"env.kwargs={size: 5}"};
+    cr_assert_eq(config_load(&d, "configs/local/cartpole.yaml", sets, 1, err), -1);
+    cr_expect(strstr(err, "only a Python environment (python:MODULE:CALLABLE or gymnasium:ID) takes env.kwargs"),
+              "%s", err);
+}
+
+/* At most 1023 bytes of JSON text, either form; a longer string is refused
+ * before it is copied (it once overran the buffer). */
+Test(config_kwargs, too_long) {
+    Config c;
+    char err[ERR_LEN], kw[2100], xs[2001];
+    memset(xs, 'x', sizeof xs - 1);
+    xs[sizeof xs - 1] = '\0';
+    snprintf(kw, sizeof kw, "{a: %.*s}", 1015, xs); /* {"a":"x..."}: 8 + 1015 bytes */
+    cr_assert_eq(load_kwargs(&c, kw, err), 0, "%s", err);
+    cr_expect_eq(strlen(c.env.kwargs), 1023);
+    snprintf(kw, sizeof kw, "{a: %.*s}", 1016, xs);
+    cr_assert_eq(load_kwargs(&c, kw, err), -1);
+    cr_expect_str_eq(err, "t.yaml:4:11: env.kwargs: expected a mapping of at most 1023 bytes as JSON text, got 1024 "
+                          "bytes (\"{\\\"a\\\":\\\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\")");
+    snprintf(kw, sizeof kw, "'{\"a\": \"%s\"}'", xs);
+    cr_assert_eq(load_kwargs(&c, kw, err), -1);
+    cr_expect_str_eq(err, "t.yaml:4:11: env.kwargs: expected a string of at most 1023 bytes, got 2009 bytes");
+}
+
+Test(config_kwargs, bad_mappings_give_exact_errors) {
+    static const struct {
+        const char *kwargs, *want;
+    } cases[] = {
+        {"[1, 2]", "t.yaml:4:11: env.kwargs: expected a mapping or its JSON text, got a list"},
+        {"~", "t.yaml:4:11: env.kwargs: expected a mapping or its JSON text, got ~ (null)"},
+        {"{a: 1, b: {c: .inf}}", "t.yaml:4:25: env.kwargs.b.c: expected a finite number (JSON has no infinity or "
+                                 "NaN), got .inf; quote it for the string"},
+        {"{a: [1, 1e999]}", "t.yaml:4:19: env.kwargs.a[1]: expected a finite number, got 1e999 (too large for a "
+                            "double)"},
+        {"{a: 1e-999}", "t.yaml:4:15: env.kwargs.a: expected a number, got 1e-999 (too small for a double)"},
+        {"\n    a: 1\n    b: 2\n    'a': 3", "t.yaml:7:5: env.kwargs.a: duplicate key (first defined at line 5)"},
+        {"{[1]: 2}", "t.yaml:4:12: env.kwargs: expected a string key, got a list"},
+        {"{x: {~: 2}}", "t.yaml:4:16: env.kwargs.x: expected a string key, got ~ (null)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c;
+        char err[ERR_LEN] = "";
+        cr_expect_eq(load_kwargs(&c, cases[i].kwargs, err), -1, "%s", cases[i].kwargs);
+        cr_expect_str_eq(err, cases[i].want, "%s", cases[i].kwargs);
+    }
+}

@@ -101,7 +101,8 @@ const CfgKey configkeys_table[] = {
     ENUM("run", "pin_cores", run.pin_cores, pin_modes, PIN_AUTO),
 
     STR("env", "name", env.name, rule_env_name, "CartPole-v1"),
-    STR("env", "kwargs", env.kwargs, rule_kwargs, "{}"),
+    {.section = "env", .name = "kwargs", .type = CFG_T_STR, .off = CFG_OFF(env.kwargs),
+     .cap = sizeof(((Config *)0)->env.kwargs), .rule = rule_kwargs, .json_map = true, .sdef = "{}"},
     INT("env", "max_episode_steps", env.max_episode_steps, 0, 1000000, 0),
     STR("env", "reward_threshold", env.reward_threshold, rule_reward_threshold, "auto"),
     {.section = "env", .name = "torques", .type = CFG_T_F64S, .off = CFG_OFF(env.torques),
@@ -538,6 +539,157 @@ static int assign_conv(CfgLoad *L, const CfgKey *k, const YamlNode *n, const cha
     return 0;
 }
 
+/* ---- a mapping as JSON text (env.kwargs) ---------------------------------- */
+
+/* JSON text built into buf (cap bytes); len counts on past cap, so that a
+ * message can say how long the whole text would have been. */
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} JsonOut;
+
+static void put(JsonOut *o, const char *s, size_t n) {
+    if (o->len < o->cap) memcpy(o->buf + o->len, s, n < o->cap - o->len ? n : o->cap - o->len);
+    o->len += n;
+}
+
+/* s[0..len) as a JSON string. Quotes, backslashes and control characters
+ * are escaped (a double-quoted YAML scalar may hold any of them, NUL
+ * included, through its escapes); other text is UTF-8 already (the prescan
+ * and libyaml's escapes allow nothing else) and goes as it is. */
+static void put_string(JsonOut *o, const char *s, size_t len) {
+    put(o, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e[8];
+        if (c == '"' || c == '\\') put(o, c == '"' ? "\\\"" : "\\\\", 2);
+        else if (c == '\n') put(o, "\\n", 2);
+        else if (c == '\t') put(o, "\\t", 2);
+        else if (c == '\r') put(o, "\\r", 2);
+        else if (c < 0x20) put(o, e, (size_t)snprintf(e, sizeof e, "\\u%04x", c));
+        else put(o, s + i, 1);
+    }
+    put(o, "\"", 1);
+}
+
+/* A plain scalar that the loader reads as a number, as a JSON number: an
+ * integer's digits without a '+' (of any size: Python's json keeps them
+ * exact); a decimal or exponent form as the shortest text that reads back
+ * as the same double, with ".0" where it would read as an integer (1.0
+ * stays a float in Python). Returns 1 when n is not a number (nothing put),
+ * 0 when put, -1 with L->err when it is out of a double's range. */
+static int put_number(const CfgLoad *L, JsonOut *o, const YamlNode *n, const char *path) {
+    const char *s = sval(L, n);
+    bool neg, over;
+    uint64_t v;
+    char sh[CFG_SHOW_LEN], num[48];
+    if (scan_int(s, n->len, &neg, &v, &over) == 0) {
+        put(o, s + (s[0] == '+'), n->len - (s[0] == '+'));
+        return 0;
+    }
+    if (!float_syntax(s, n->len)) return 1;
+    errno = 0;
+    double d = strtod(s, NULL);
+    if (errno == ERANGE && (isinf(d) || d == 0))
+        return configyaml_fail_at(L, n->line, n->col, path, "expected a %snumber, got %s (too %s for a double)",
+                                  isinf(d) ? "finite " : "", show(s, n->len, sh), isinf(d) ? "large" : "small");
+    configtext_fmt_f64(d, num, sizeof num - 2);
+    if (!strpbrk(num, ".e")) strcat(num, ".0");
+    put(o, num, strlen(num));
+    return 0;
+}
+
+/* A scalar: quoted and block scalars are strings; plain ones are null (~,
+ * null, an empty value), true, false, a number, or else a string. YAML's
+ * .inf and .nan have no JSON form: refused. */
+static int put_scalar(const CfgLoad *L, JsonOut *o, const YamlNode *n, const char *path) {
+    const char *s = sval(L, n);
+    if (!plain(n)) {
+        put_string(o, s, n->len);
+        return 0;
+    }
+    if (configkeys_is_null(L, n)) {
+        put(o, "null", 4);
+        return 0;
+    }
+    if (!strcmp(s, "true") || !strcmp(s, "false")) {
+        put(o, s, n->len);
+        return 0;
+    }
+    if (special_float(s))
+        return configyaml_fail_at(L, n->line, n->col, path,
+                                  "expected a finite number (JSON has no infinity or NaN), got %s; quote it for "
+                                  "the string", s);
+    int rc = put_number(L, o, n, path);
+    if (rc == 1) put_string(o, s, n->len);
+    return rc < 0 ? -1 : 0;
+}
+
+static int put_node(const CfgLoad *L, JsonOut *o, size_t i, const char *path);
+
+/* The mapping at node i as a JSON object, its keys in the order written:
+ * each key a scalar, not null, and written once (JSON would keep the last
+ * of two silently). */
+static int put_map(const CfgLoad *L, JsonOut *o, size_t i, const char *path) {
+    const YamlNode *v = L->t.v;
+    char d[CFG_SHOW_LEN + 32], sh[CFG_SHOW_LEN], sub[CFG_KEY_PATH_LEN];
+    put(o, "{", 1);
+    for (size_t c = i + 1; c < v[i].end; c = v[v[c].end].end) {
+        const YamlNode *key = &v[c];
+        if (key->kind != CFG_NODE_SCALAR || configkeys_is_null(L, key))
+            return configyaml_fail_at(L, key->line, key->col, path, "expected a string key, got %s",
+                                      configkeys_describe(L, key, d));
+        snprintf(sub, sizeof sub, "%.200s.%s", path, show(sval(L, key), key->len, sh));
+        for (size_t p = i + 1; p < c; p = v[v[p].end].end)
+            if (v[p].len == key->len && !memcmp(sval(L, &v[p]), sval(L, key), key->len))
+                return configyaml_fail_at(L, key->line, key->col, sub, "duplicate key (first defined at line %d)",
+                                          v[p].line);
+        if (c > i + 1) put(o, ",", 1);
+        put_string(o, sval(L, key), key->len);
+        put(o, ":", 1);
+        if (put_node(L, o, key->end, sub)) return -1;
+    }
+    put(o, "}", 1);
+    return 0;
+}
+
+/* Node i as JSON. The recursion is as deep as the tree, which the parser
+ * bounds at CFG_MAX_DEPTH. */
+static int put_node(const CfgLoad *L, JsonOut *o, size_t i, const char *path) {
+    const YamlNode *n = &L->t.v[i];
+    if (n->kind == CFG_NODE_SCALAR) return put_scalar(L, o, n, path);
+    if (n->kind == CFG_NODE_MAP) return put_map(L, o, i, path);
+    char sub[CFG_KEY_PATH_LEN];
+    int k = 0;
+    put(o, "[", 1);
+    for (size_t c = i + 1; c < n->end; c = L->t.v[c].end, k++) {
+        snprintf(sub, sizeof sub, "%.200s[%d]", path, k);
+        if (k) put(o, ",", 1);
+        if (put_node(L, o, c, sub)) return -1;
+    }
+    put(o, "]", 1);
+    return 0;
+}
+
+/* A string key that takes a mapping too (env.kwargs): the mapping stored as
+ * compact JSON text, {"a":1,"b":[true,null,"x"]}, the same text for the
+ * same mapping however it is written (block or flow, any spacing), so that
+ * a resume compares it equal. Like the string form, it must fit the key. */
+static int assign_json_map(CfgLoad *L, const CfgKey *k, const YamlNode *n, const char *path) {
+    char text[CFG_KWARGS_LEN], msg[ERR_LEN], sh[CFG_SHOW_LEN];
+    JsonOut o = {.buf = text, .cap = k->cap < sizeof text ? k->cap : sizeof text};
+    if (put_node(L, &o, (size_t)(n - L->t.v), path)) return -1;
+    if (o.len >= o.cap)
+        return configyaml_fail_at(L, n->line, n->col, path,
+                                  "expected a mapping of at most %zu bytes as JSON text, got %zu bytes (\"%s\")",
+                                  o.cap - 1, o.len, show(text, o.cap, sh));
+    text[o.len] = '\0';
+    if (k->rule(text, o.len, msg)) return configyaml_fail_at(L, n->line, n->col, path, "%s", msg);
+    memset(at(L->cfg, k), 0, k->cap);
+    memcpy(at(L->cfg, k), text, o.len);
+    return 0;
+}
+
 /* Store one node into key id of L->cfg (type and range checked). */
 int configkeys_assign(CfgLoad *L, int id, const YamlNode *n, const char *path) {
     const CfgKey *k = &configkeys_table[id];
@@ -573,16 +725,22 @@ int configkeys_assign(CfgLoad *L, int id, const YamlNode *n, const char *path) {
         return 0;
     }
     case CFG_T_STR: {
+        if (k->json_map && n->kind == CFG_NODE_MAP) return assign_json_map(L, k, n, path);
         if (n->kind != CFG_NODE_SCALAR || configkeys_is_null(L, n))
-            return configyaml_fail_at(L, n->line, n->col, path, "expected a string, got %s",
+            return configyaml_fail_at(L, n->line, n->col, path, "expected %s, got %s",
+                                      k->json_map ? "a mapping or its JSON text" : "a string",
                                       configkeys_describe(L, n, d));
         const char *s = sval(L, n);
         if (strlen(s) != n->len)
             return configyaml_fail_at(L, n->line, n->col, path, "expected a string without NUL characters, got \"%s\"",
                                       show(s, n->len, sh));
         if (k->rule(s, n->len, msg)) return configyaml_fail_at(L, n->line, n->col, path, "%s", msg);
+        /* Not every rule bounds the length (env.kwargs's does not). */
+        if (n->len >= k->cap)
+            return configyaml_fail_at(L, n->line, n->col, path, "expected a string of at most %zu bytes, got %zu bytes",
+                                      k->cap - 1, n->len);
         memset(at(cfg, k), 0, k->cap);
-        memcpy(at(cfg, k), s, n->len); /* the rule bounds len below k->cap */
+        memcpy(at(cfg, k), s, n->len);
         return 0;
     }
     case CFG_T_ENUM:

@@ -85,6 +85,7 @@ typedef struct {
     bool lo_open, hi_open;     /* (flo and fhi) excluded */
     const char *const *names;  /* enums: the values, NULL-terminated */
     int (*rule)(const char *s, size_t len, char *msg); /* strings: validity */
+    bool json_map;             /* strings: a YAML mapping is taken too, stored as its JSON text */
     const char *what;          /* lists: what the elements are */
     const char *hint;          /* appended to range errors */
     /* The default (config_defaults): */
