@@ -44,6 +44,37 @@ expect_contains "env.kwargs reached the callable (its truncated 5-step episodes)
 check "config.yaml binds the full id" grep -qF 'name: "python:cartpole:make"' "$out_dir/local/config.yaml"
 check "config.yaml binds the kwargs" grep -qF 'kwargs: "{\"max_steps\": 5}"' "$out_dir/local/config.yaml"
 
+# env.kwargs as a YAML mapping, in the file (flow) and by --set: stored as
+# its compact JSON text, which reaches the callable and config.yaml; a
+# resume given the same mapping again compares equal (the same text), another
+# one differs (exit 4).
+rm -rf "${out_dir:?}/kwmap"
+cat >"$TEST_TMP/kwmap.yaml" <<YAML
+run: {name: kwmap, out_dir: "$out_dir", mode: local, max_env_steps: 1200}
+env:
+  name: python:cartpole:make
+  kwargs: {max_steps: 5}
+replay: {min_size: 300}
+checkpoint: {every_updates: 200}
+eval: {episodes: 2}
+YAML
+run_cmd timeout 120 "$GORILA" train --local "$TEST_TMP/kwmap.yaml"
+expect_rc "local training with env.kwargs as a YAML mapping exits 0" 0
+expect_contains "the mapping reached the callable (its truncated 5-step episodes)" "$out" "best eval 5.0"
+check "config.yaml binds it as its JSON text" grep -qF 'kwargs: "{\"max_steps\":5}"' "$out_dir/kwmap/config.yaml"
+train kwset "python:cartpole:make" '{}' 1200 --set 'env.kwargs={"max_steps": 5}'
+expect_rc "local training with --set 'env.kwargs={\"max_steps\": 5}' exits 0" 0
+expect_contains "the --set mapping reached the callable" "$out" "best eval 5.0"
+run_cmd timeout 120 "$GORILA" train --resume "$out_dir/kwmap" --set run.max_env_steps=1800 \
+    --set 'env.kwargs={"max_steps": 5}'
+expect_rc "a resume of the mapping-started run, given the mapping again, exits 0" 0
+check "it ran to its new budget" grep -q '"env_steps": 1800' "$out_dir/kwmap/summary.json"
+run_cmd timeout 60 "$GORILA" train --resume "$out_dir/kwmap" --set run.max_env_steps=2400 \
+    --set 'env.kwargs={max_steps: 6}'
+expect_rc "a resume with another mapping exits 4" 4
+expect_contains "it names both texts" "$err" \
+    "checkpoint has \"python:cartpole:make\" with env.kwargs {\"max_steps\":5}, expected \"python:cartpole:make\" with env.kwargs {\"max_steps\":6}"
+
 # Learning through the bridge: the pure-Python chain of tests/pyenv
 # (8 states, reward 1 at the right end, threshold 1 from its spec: the
 # greedy policy must cross it from every start) is solved by a local run.
