@@ -1082,6 +1082,19 @@ Test(config_kwargs, too_long) {
     cr_expect_str_eq(err, "t.yaml:4:11: env.kwargs: expected a string of at most 1023 bytes, got 2009 bytes");
 }
 
+/* config_write escapes non-ASCII text: a full env.kwargs of two-byte
+ * characters (U+0101, \u0101 in YAML: 3 bytes out per byte in) still
+ * round-trips whole. */
+Test(config_kwargs, a_full_kwargs_of_non_ascii_text_round_trips) {
+    Config c;
+    char err[ERR_LEN], kw[1100] = "{a: \"";
+    for (int i = 0; i < 505; i++) strcat(kw, "\xc4\x81");
+    strcat(kw, "\"}");
+    cr_assert_eq(load_kwargs(&c, kw, err), 0, "%s", err);
+    cr_expect_eq(strlen(c.env.kwargs), 1018);
+    round_trip(&c);
+}
+
 Test(config_kwargs, bad_mappings_give_exact_errors) {
     static const struct {
         const char *kwargs, *want;

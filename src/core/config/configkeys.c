@@ -12,6 +12,8 @@
  * (unquoted) [-+]?[0-9]+ without leading zeros; a number is a plain decimal
  * or exponent form; booleans are exactly true and false; a quoted "5" is a
  * string; ~, null and an empty value are null, which no key accepts.
+ * env.kwargs takes a mapping too (json_map), typed the same way into JSON
+ * text: null is JSON's null there.
  */
 #include "config.h"
 #include "configint.h"

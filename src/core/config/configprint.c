@@ -126,7 +126,11 @@ static bool printed(const Config *cfg, int s, int id) {
 }
 
 void config_write(const Config *cfg, FILE *f) {
-    char val[2048];
+    /* quote() writes at most 4 bytes per byte of a string (\xHH), and no
+     * string key holds more than PATH_LEN bytes (env.kwargs's 1024 among
+     * them): a value is never cut, or it would not read back. */
+    char val[4 * PATH_LEN + 16];
+    _Static_assert(CFG_KWARGS_LEN <= PATH_LEN, "config_write's buffer fits env.kwargs quoted");
     fprintf(f, "# Effective gorila config: every key, defaults included.\n");
     for (int s = 0; configkeys_sections[s]; s++) {
         fprintf(f, "%s:\n", configkeys_sections[s]);
