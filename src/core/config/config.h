@@ -102,7 +102,8 @@ typedef struct {
                                       MinAtar/<Game>-v0|-v1 (gorila env list), or a Python
                                       environment: python:MODULE:CALLABLE, gymnasium:ID */
         char kwargs[CFG_KWARGS_LEN]; /* env.kwargs: a JSON object, the keyword arguments of a
-                                      Python environment's callable; "{}" = none */
+                                      Python environment's callable; "{}" = none (a YAML
+                                      mapping is stored here as its compact JSON text) */
         int max_episode_steps;     /* env.max_episode_steps: 0 = the env's own limit (MinAtar: none) */
         char reward_threshold[CFG_NAME_LEN]; /* env.reward_threshold: "auto" (the env's registered
                                       threshold, or none), "none", or a finite number as text;
