@@ -268,10 +268,15 @@ $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 # are written. check-cycles: no cycle among the library's and the
 # binary's object files (who calls whom, from nm: a file that uses a
 # symbol another defines depends on it; tsort finds any loop).
+# LAYER_ONLY="FILE..." checks only those files (tests/cli/layers.sh, whose
+# broken copies need only the file it broke checked).
 LAYER_CC ?= gcc
+LAYER_FILES = $(LAYER_SRC) $(PYENV_SRC) src/pyenv/pyenv.h $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h)
+LAYER_PATH_FILES = $(LIB_SRC) $(CLI_SRC) $(wildcard src/*/*.h src/core/*/*.h src/core/*/private/*.h envs/*.h agents/*.h)
+layer_pick = $(if $(LAYER_ONLY),$(filter $(LAYER_ONLY),$(1)),$(1))
 check-layers:
 	@mkdir -p $(BUILD); fail=0; \
-	for f in $(LAYER_SRC) $(PYENV_SRC) src/pyenv/pyenv.h $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h); do \
+	for f in $(call layer_pick,$(LAYER_FILES)); do \
 	    case $$f in \
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
 	    agents/*) inc="$(INC_AGENTS)";; src/pyenv/*) inc="$(INC_PYENV) $(PY_CFLAGS)";; \
@@ -284,7 +289,7 @@ check-layers:
 	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
 	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \
 	done; \
-	for f in $(LIB_SRC) $(CLI_SRC) $(wildcard src/*/*.h src/core/*/*.h src/core/*/private/*.h envs/*.h agents/*.h); do \
+	for f in $(call layer_pick,$(LAYER_PATH_FILES)); do \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*/' $$f; then \
 	        echo "check-layers: $$f: a quoted include names a path; name the header alone (its folder is on the include path)"; fail=1; fi; \
 	done; \

@@ -28,23 +28,36 @@ check "found the Python scripts (scripts/compare among them)" grep -qx scripts/c
 check "found the shell scripts (tests/lib.sh among them)" grep -qx tests/lib.sh < <(printf '%s\n' "${sh[@]}")
 
 # lint TOOL FILE ARGS...: one check, the findings as TAP comments
-lint() {
-    local tool=$1 f=$2 findings
-    shift 2
-    if findings=$("$tool" "$@" "$f" 2>&1); then ok "$tool $f"; else
-        not_ok "$tool $f"
-        while IFS= read -r line; do echo "# $line"; done <<<"$findings"
-    fi
+# lint_all TOOL ARGS... -- FILE...: one run of TOOL over every FILE (one
+# process, not one per file: flake8 and shellcheck start slowly), then a
+# check per file: ok when no finding names it. Each finding starts with
+# "FILE:" (flake8's default format, shellcheck's -f gcc; a directory's
+# findings name the files under it). A run that fails
+# with no finding naming any file (the tool itself broke) fails every file.
+lint_all() {
+    local tool=$1 args=() f findings rc mine
+    shift
+    while [ "$1" != -- ]; do args+=("$1"); shift; done
+    shift
+    findings=$("$tool" "${args[@]}" "$@" 2>&1)
+    rc=$?
+    for f in "$@"; do
+        mine=$(awk -v f="$f" '{ p = index($0, ":"); if (!p) next; n = substr($0, 1, p - 1); sub(/^\.\//, "", n)
+            if (n == f || index(n, f "/") == 1) print }' <<<"$findings")
+        if [ -z "$mine" ] && { [ $rc -eq 0 ] || grep -qE '^[^ :]+:[0-9]+:' <<<"$findings"; }; then ok "$tool $f"; else
+            not_ok "$tool $f"
+            while IFS= read -r line; do echo "# $line"; done <<<"${mine:-$findings}"
+        fi
+    done
 }
 
 if command -v flake8 >/dev/null; then
-    lint flake8 tools --max-line-length=120
-    for f in "${py[@]}"; do lint flake8 "$f" --max-line-length=120; done
+    lint_all flake8 --max-line-length=120 -- tools "${py[@]}"
 else
     ok "flake8 # SKIP flake8 is not installed (Debian: apt-get install flake8; scripts/install-deps.sh)"
 fi
 if command -v shellcheck >/dev/null; then
-    for f in "${sh[@]}"; do lint shellcheck "$f"; done
+    lint_all shellcheck -f gcc -- "${sh[@]}"
 else
     ok "shellcheck # SKIP shellcheck is not installed (Debian: apt-get install shellcheck; scripts/install-deps.sh)"
 fi
