@@ -269,14 +269,16 @@ $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/bench/mpi_%.o $(LIBA)
 # binary's object files (who calls whom, from nm: a file that uses a
 # symbol another defines depends on it; tsort finds any loop).
 # LAYER_ONLY="FILE..." checks only those files (tests/cli/layers.sh, whose
-# broken copies need only the file it broke checked).
+# broken copies need only the file it broke checked). The compiles run in
+# two workers (every other file each), one per core here.
 LAYER_CC ?= gcc
 LAYER_FILES = $(LAYER_SRC) $(PYENV_SRC) src/pyenv/pyenv.h $(wildcard src/base/*.h envs/*.h $(if $(MINATAR_SRC),envs/minatar/*.h) agents/*.h src/core/*/*.h src/core/*/private/*.h)
 LAYER_PATH_FILES = $(LIB_SRC) $(CLI_SRC) $(wildcard src/*/*.h src/core/*/*.h src/core/*/private/*.h envs/*.h agents/*.h)
 layer_pick = $(if $(LAYER_ONLY),$(filter $(LAYER_ONLY),$(1)),$(1))
 check-layers:
-	@mkdir -p $(BUILD); fail=0; \
-	for f in $(call layer_pick,$(LAYER_FILES)); do \
+	@mkdir -p $(BUILD); rm -f $(BUILD)/check-layers.fail; \
+	for w in 0 1; do ( i=0; for f in $(call layer_pick,$(LAYER_FILES)); do \
+	    i=$$((i + 1)); [ $$((i % 2)) -eq $$w ] || continue; \
 	    case $$f in \
 	    src/base/*) inc="$(INC_BASE)";; envs/*) inc="$(INC_ENVS)";; \
 	    agents/*) inc="$(INC_AGENTS)";; src/pyenv/*) inc="$(INC_PYENV) $(PY_CFLAGS)";; \
@@ -284,11 +286,12 @@ check-layers:
 	        if [ -d "$$room/private" ]; then inc="$$inc -I$$room/private"; fi;; \
 	    *) inc="$(INC_CORE)";; esac; \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]mpi\.h[">]' $$f; then \
-	        echo "check-layers: $$f includes mpi.h: only src/mpi may use MPI"; fail=1; continue; fi; \
+	        echo "check-layers: $$f includes mpi.h: only src/mpi may use MPI"; touch $(BUILD)/check-layers.fail; continue; fi; \
 	    $(LAYER_CC) -std=c11 -D_GNU_SOURCE $$inc $(LIB_CFLAGS) -fsyntax-only \
-	        -x c $$f 2>$(BUILD)/check-layers.err || { sed -n 1,3p $(BUILD)/check-layers.err; \
-	        echo "check-layers: $$f does not compile with the include paths of its layer"; fail=1; }; \
-	done; \
+	        -x c $$f 2>$(BUILD)/check-layers.$$w.err || { sed -n 1,3p $(BUILD)/check-layers.$$w.err; \
+	        echo "check-layers: $$f does not compile with the include paths of its layer"; touch $(BUILD)/check-layers.fail; }; \
+	done ) & done; wait; \
+	fail=0; [ ! -e $(BUILD)/check-layers.fail ] || fail=1; \
 	for f in $(call layer_pick,$(LAYER_PATH_FILES)); do \
 	    if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*/' $$f; then \
 	        echo "check-layers: $$f: a quoted include names a path; name the header alone (its folder is on the include path)"; fail=1; fi; \
@@ -298,9 +301,9 @@ check-layers:
 
 check-cycles: $(LIB_OBJ) $(CLI_OBJ)
 	@mkdir -p $(BUILD); fail=0; \
-	for o in $(LIB_OBJ) $(CLI_OBJ); do nm --defined-only -g $$o | awk -v o=$$o 'NF == 3 { print $$3, o }'; done \
+	nm -A --defined-only -g $(LIB_OBJ) $(CLI_OBJ) | awk 'NF == 3 { print $$3, substr($$1, 1, index($$1, ":") - 1) }' \
 	    | sort -k1,1 >$(BUILD)/check-cycles.defs; \
-	for o in $(LIB_OBJ) $(CLI_OBJ); do nm -u $$o | awk -v o=$$o '{ print $$2, o }'; done | sort -k1,1 \
+	nm -A -u $(LIB_OBJ) $(CLI_OBJ) | awk '{ print $$NF, substr($$1, 1, index($$1, ":") - 1) }' | sort -k1,1 \
 	    | join - $(BUILD)/check-cycles.defs | awk '$$2 != $$3 { print $$2, $$3 }' | sort -u >$(BUILD)/check-cycles.edges; \
 	if ! tsort $(BUILD)/check-cycles.edges >/dev/null 2>$(BUILD)/check-cycles.err; then \
 	    sed -e 's|^tsort: $(BUILD)/check-cycles.edges: input contains a loop:|check-cycles: a cycle between object files:|' \
