@@ -39,6 +39,7 @@ Usage:
 
 import argparse
 import ast
+import importlib.util
 import math
 import struct
 import sys
@@ -47,15 +48,29 @@ import zipfile
 FORMAT_VERSION = 1       # an MLP
 FORMAT_VERSION_CONV = 2  # with convolution layers first
 
-try:
-    import numpy as np
-except ImportError:
-    np = None
+# numpy and torch are imported only for the backend that uses them (import_backend):
+# importing torch takes over a second, which the standard-library backend should not pay.
+np = None
+torch = None
 
-try:
-    import torch
-except ImportError:
-    torch = None
+
+def available(module):
+    """Whether module can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def import_backend(backend):
+    """Import what backend needs into the module's np and torch."""
+    global np, torch
+    if backend in ("torch", "numpy"):
+        import numpy
+        np = numpy
+    if backend == "torch":
+        import torch as torch_module
+        torch = torch_module
 
 
 # ------------------------------------------------------------- loading
@@ -439,11 +454,12 @@ def main():
     args = ap.parse_args()
 
     backend = args.backend
+    have_np, have_torch = available("numpy"), available("torch")
     if backend == "auto":
-        backend = "torch" if torch is not None and np is not None else "numpy" if np is not None else "stdlib"
-    if backend in ("torch", "numpy") and np is None:
+        backend = "torch" if have_torch and have_np else "numpy" if have_np else "stdlib"
+    if backend in ("torch", "numpy") and not have_np:
         sys.exit("npz_policy: --backend %s needs numpy (not installed); --backend stdlib works without" % backend)
-    if backend == "torch" and torch is None:
+    if backend == "torch" and not have_torch:
         sys.exit("npz_policy: --backend torch needs torch (not installed)")
 
     try:
@@ -453,6 +469,7 @@ def main():
             if head == b"PK\x03\x04":
                 raise ValueError("a damaged or truncated .npz (a zip archive without its directory at the end)")
             raise ValueError("not an .npz (a zip archive); a .bin export holds the raw parameters only")
+        import_backend(backend)  # after the cheap refusals: importing torch takes over a second
         if backend == "stdlib":
             arrays = load_stdlib(args.model)
             model = Model(arrays)
