@@ -474,10 +474,12 @@ rm -rf "$memruns"
 # layer by layer; the conv keys' refusals, one line and exit 2, from config
 # check and from train. A build without MinAtar (make MINATAR=0) skips them.
 if "$GORILA" env list | grep -q '^MinAtar/'; then
-    for f in configs/minatar/*.yaml configs/minatar/local/*.yaml configs/minatar/apex/*.yaml; do
+    for f in configs/minatar/*.yaml configs/minatar/local/*.yaml configs/minatar/apex/*.yaml \
+        configs/minatar/layouts/*.yaml; do
         run_cmd "$GORILA" config check "$f"
         expect_rc "$f: valid" 0
         game=$(basename "$f" .yaml)
+        game=${game%%-*}  # layouts/<game>-<layout>.yaml
         expect_eq "$f: the game's -v0 id" "$(effective env name)" \
             "\"MinAtar/$(sed -E 's/(^|_)([a-z])/\U\2/g' <<<"$game")-v0\""
         expect_eq "$f: dqn.py's network, batch, replay, target period" \
@@ -500,11 +502,17 @@ if "$GORILA" env list | grep -q '^MinAtar/'; then
                 "1 false 1 1 1 0.1 5000 100000"
             case $f in
             */local/*) want="local" ;;
+            */layouts/*-in-learner.yaml) want="distributed 1 1 1 0 ps_sync" ;;
+            */layouts/*-split-batch.yaml) want="distributed 1 1 2 0 allreduce" ;;
             *) want="distributed 1 1 1 1 ps_sync" ;;
             esac
             expect_eq "$f: run mode (and the default Gorila layout)" \
                 "$(effective run mode)$([ "$want" = local ] || echo " $(effective roles actors) $(effective roles replay_shards) $(effective roles learners) $(effective roles param_servers) $(effective sync mode)")" \
-                "$want" ;;
+                "$want"
+            case $f in */layouts/*-split-batch.yaml)
+                expect_eq "$f: the batch of 32 split, summed in shared memory" \
+                    "$(effective learner batch) $(effective sync allreduce_impl)" "global hierarchical" ;;
+            esac ;;
         esac
     done
     # The network, layer by layer: Breakout's C = 4: conv 16*4*9 + 16 = 592,
