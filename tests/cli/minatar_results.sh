@@ -5,8 +5,11 @@
 # is refused); the curves average the training episodes that ended in
 # each window per run (an episode ending on a window's last frame belongs
 # to it), then over runs, and say whether ours is inside, above or below
-# the reference's interval. Every expected value is worked out by hand in
-# the comments.
+# the reference's interval; a resumed run's rolled-back rows and a run's
+# partial last window are left out; --group, --plot's data file and
+# legend; evals' first frames at a threshold, group medians and band.
+# Every expected value is worked out by hand in the comments. The PNG
+# checks are a counted SKIP only where gnuplot is not installed.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
 R="$TEST_ROOT/scripts/minatar-results"
@@ -79,4 +82,154 @@ run_cmd "$R" curves --window 100
 expect_rc "curves without runs: exit 2" 2
 run_cmd "$R" curves --ours "$W"/nothing --window 100
 expect_rc "curves with a missing run: exit 2" 2
+
+# is_png FILE: FILE starts with PNG's 8-byte signature
+is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
+# blocks DATA_FILE: "block:start-end:mean ..." of a curves --plot data file
+blocks() { awk '/^# group/ { b = $3 + 0 } !/^#/ && NF { printf "%s%d:%s-%s:%s", sep, b, $1, $2, $3; sep = " " }' "$1"; }
+has_gnuplot=0
+command -v gnuplot >/dev/null && has_gnuplot=1
+
+# curves --plot: the legend names the group, its runs and their seeds
+# (run.seed of config.yaml; env.seed is not it)
+printf 'run:\n  name: "o1"\n  seed: 3\n' >"$W/o1/config.yaml"
+printf 'env:\n  seed: 12345\nrun:\n  seed: 4\n' >"$W/o2/config.yaml"
+run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --ref "$W"/r1 "$W"/r2 --window 100 --frames 300 \
+    --ours-label "gorila local" --plot "$W/curves.png"
+if [ $has_gnuplot = 1 ]; then
+    expect_rc "curves --plot: exit 0" 0
+    check "curves --plot: the file is a PNG" is_png "$W/curves.png"
+    # the numbers worked out above: ours 3.5, 8.5, 1; the reference 2, 1, 2
+    expect_eq "curves --plot: the data file holds each group's window means" "$(blocks "$W/curves.dat")" \
+        "0:0-100:3.5 0:100-200:8.5 0:200-300:1 1:0-100:2 1:100-200:1 1:200-300:2"
+    expect_contains "curves --plot: the legend names the label, the runs and their seeds" \
+        "$(cat "$W/curves.gp")" "title 'gorila local, 2 runs (seeds 3-4)'"
+    expect_contains "curves --plot: the reference's default label" "$(cat "$W/curves.gp")" "title 'dqn.py, 2 runs'"
+else
+    ok "curves --plot # SKIP gnuplot is not installed"
+fi
+# --group mixes run directories and reference prefixes:
+# "two" = o1 and r1: (2 + 1) / 2 = 1.5, (10 + 1) / 2 = 5.5, (0 + 1) / 2 = 0.5
+# "other" = o2 and r2: (5 + 3) / 2 = 4, (7 + 1) / 2 = 4, (2 + 3) / 2 = 2.5
+run_cmd "$R" curves --group two "$W"/o1 "$W"/r1 --group other "$W"/o2 "$W"/r2 --window 100 --frames 300 --json
+got=$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(" ".join("%g/%g" % (w["two"]["mean"], w["other"]["mean"]) for w in d["windows"]))' <<<"$out")
+expect_eq "curves --group: a run directory and a reference prefix in one group" "$got" "1.5/4 5.5/4 0.5/2.5"
+# a run that stopped part-way has no value in a window it did not finish:
+# o4 says it ended at 220 frames (metrics.csv), so its episode at 210 is
+# of a partial window; r3 at 160 (its last progress.csv row), r4 at 200
+# (meta.json's frames_done)
+mkours o4 50 2 150 4 210 8
+printf 'wall_seconds,env_steps\n1,100\n2,220\n' >"$W/o4/metrics.csv"
+printf 'frame,return\n40,1\n150,5\n' >"$W/r3.episodes.csv"
+printf 'frame,wall_seconds\n100,1\n160,2\n' >"$W/r3.progress.csv"
+printf 'frame,return\n40,3\n190,7\n' >"$W/r4.episodes.csv"
+printf '{"frames_done": 200}\n' >"$W/r4.meta.json"
+# "part" = o1 and o4: (2 + 2) / 2 = 2, (10 + 4) / 2 = 7, o1's 0 alone
+# "refs" = r3 and r4: (1 + 3) / 2 = 2, r4's 7 alone, none
+run_cmd "$R" curves --group part "$W"/o1 "$W"/o4 --group refs "$W"/r3 "$W"/r4 --window 100 --frames 300 --json
+got=$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+f = lambda c: "%g/%d" % (c["mean"], c["n"]) if c else "-"
+print(" ".join("%s,%s" % (f(w["part"]), f(w["refs"])) for w in d["windows"]))' <<<"$out")
+expect_eq "curves: a window past a run's end has no value of it" "$got" "2/2,2/2 7/2,7/1 0/1,-"
+run_cmd "$R" curves --group lonely --window 100
+expect_rc "curves --group without runs: exit 2" 2
+expect_eq "curves --group without runs: one line" "$err" \
+    "minatar-results: --group lonely: no run directories or reference prefixes after its label"
+# a resumed run: its second segment starts from a checkpoint at about 120
+# frames (wall time and env steps both go back), so the episodes ending at
+# 150 and 250 were rolled back: windows 1 | (4 + 6) / 2 = 5 | 2
+mkdir -p "$W/o3"
+printf 'wall_seconds,env_steps,actor,episode,return,length\n1,50,0,0,1,1\n2,150,0,1,100,1\n3,250,0,2,100,1\n1.5,120,0,0,4,1\n2.5,180,0,1,6,1\n3.5,260,0,2,2,1\n' \
+    >"$W/o3/episodes.csv"
+run_cmd "$R" curves --ours "$W"/o3 --window 100 --frames 300 --json
+got=$(python3 -c '
+import json, sys
+print(" ".join("%g" % w["ours"]["mean"] for w in json.loads(sys.stdin.read())["windows"]))' <<<"$out")
+expect_eq "curves: a resumed run's rolled-back episodes are left out" "$got" "1 5 2"
+
+# evals: runs A, B, C evaluated at 100, 200, 300 env steps
+# mkeval NAME "WALL STEPS UPDATES RETURN"...
+mkeval() {
+    local name=$1
+    shift
+    mkdir -p "$W/$name"
+    printf 'wall_seconds,env_steps,updates,episodes,mean_return,std_return,min_return,max_return,solved\n' >"$W/$name/eval.csv"
+    for row in "$@"; do
+        # shellcheck disable=SC2086 # the row's four fields
+        set -- $row
+        printf '%s,%s,%s,20,%s,0,0,0,0\n' "$1" "$2" "$3" "$4" >>"$W/$name/eval.csv"
+    done
+}
+mkeval A "10 100 95 1" "20 200 195 2" "30 300 295 3"
+mkeval B "11 100 95 3" "25.5 200 195 4" "31 300 295 5"
+mkeval C "12 100 95 5" "22 200 195 6" "33 300 295 9"
+# D resumed from a checkpoint at 120 updates: its rows at 195 and 295
+# updates (returns 9) were rolled back; the new segment's are 2 and 3
+mkeval D "10 100 95 1" "20 200 195 9" "30 300 295 9" "21 205 195 2" "31 305 295 3"
+# threshold 4: A never (best 3); B at 200 frames, 25.5 s (4 reaches 4); C at 100, 12 s
+# group median: sorted 100, 200, not reached -> 200 frames; 12, 25.5, not reached -> 25.5 s
+run_cmd "$R" evals --group abc "$W"/A "$W"/B "$W"/C --group resumed "$W"/D --threshold 4
+expect_rc "evals: exit 0" 0
+expect_contains "evals: a run that never reached the threshold" "$out" "| abc | A | 3 (300) | 3.00 (300) | not reached | not reached |"
+expect_contains "evals: the first evaluation at the threshold counts" "$out" "| abc | B | 3 (300) | 5.00 (300) | 200 | 25.5 |"
+expect_contains "evals: the first that reached it" "$out" "| abc | C | 3 (300) | 9.00 (300) | 100 | 12.0 |"
+expect_contains "evals: the group's median, a run not reaching it counted last" "$out" \
+    "| abc | median (2 of 3 reached) | | | 200 | 25.5 |"
+expect_contains "evals: a resumed run's rolled-back evaluations do not reach it" "$out" \
+    "| resumed | median (0 of 1 reached) | | | not reached | not reached |"
+expect_contains "evals: says which evaluations a resume rolled back" "$out" \
+    "D: left out 2 evaluation(s) that a resume rolled back (at env steps 200, 300)"
+run_cmd "$R" evals --group abc "$W"/A "$W"/B "$W"/C --threshold 4 --json
+got=$(python3 -c '
+import json, sys
+g = json.loads(sys.stdin.read())["groups"][0]
+print(" ".join(str(r["reached_env_steps"]) for r in g["runs"]), g["median_env_steps"], g["median_seconds"])' <<<"$out")
+expect_eq "evals --json: each run's first frames at the threshold and the medians" "$got" "None 200 100 200 25.5"
+run_cmd "$R" evals --group abc "$W"/A "$W"/B "$W"/C --threshold 4 --plot "$W/evals.png"
+if [ $has_gnuplot = 1 ]; then
+    expect_rc "evals --plot: exit 0" 0
+    check "evals --plot: the file is a PNG" is_png "$W/evals.png"
+    # at 100 frames the runs' returns are 1, 3, 5: median 3, quartiles 2 and 4;
+    # at 300: 3, 5, 9: median 5, quartiles 4 and 7 (type 7: 3 + 0.5 * 2, 5 + 0.5 * 4)
+    expect_eq "evals --plot: the band's first and last points" \
+        "$(grep -v '^#' "$W/evals.dat" | grep . | sed -n '1p;$p' | tr '\n' '|')" "100 3 2 4 3|300 5 4 7 3|"
+    expect_contains "evals --plot: the threshold drawn" "$(cat "$W/evals.gp")" "title 'threshold 4'"
+    run_cmd "$R" evals --group abc "$W"/A "$W"/B "$W"/C --axis seconds --plot "$W/evals-s.png"
+    # against wall seconds the last point is C's end, 33 s: 3, 5, 9 again
+    expect_eq "evals --axis seconds: the band ends at the longest run's wall time" \
+        "$(grep -v '^#' "$W/evals-s.dat" | grep . | tail -1)" "33 5 4 7 3"
+else
+    ok "evals --plot # SKIP gnuplot is not installed"
+fi
+
+# bad input: one line on stderr, exit 2
+run_cmd "$R" evals --group abc "$W"/A "$W"/o1 --threshold 4
+expect_rc "evals: a run without eval.csv: exit 2" 2
+expect_eq "evals: a run without eval.csv: one line naming it" "$err" "minatar-results: $W/o1: no eval.csv (not a gorila run directory?)"
+for bad in abc nan; do
+    run_cmd "$R" evals --group abc "$W"/A --threshold $bad
+    expect_rc "evals --threshold $bad: exit 2" 2
+    expect_eq "evals --threshold $bad: one line" "$err" "minatar-results: --threshold: not a number: '$bad'"
+done
+run_cmd "$R" evals --group abc
+expect_rc "evals --group without runs: exit 2" 2
+expect_eq "evals --group without runs: one line" "$(wc -l <<<"$err")" 1
+run_cmd "$R" evals --group abc "$W"/A --plot "$W/evals.svg"
+expect_rc "evals --plot other than .png: exit 2" 2
+expect_contains "evals --plot other than .png: says why" "$err" "--plot $W/evals.svg: name a .png file"
+# without gnuplot (a PATH that has python3 only, the interpreter itself,
+# not a version manager's shim): the comparison tool's words, no PNG
+mkdir -p "$W/nognuplot"
+ln -sf "$(python3 -c 'import sys; print(sys.executable)')" "$W/nognuplot/python3"
+rm -f "$W/none.png"
+run_cmd env PATH="$W/nognuplot" "$R" evals --group abc "$W"/A --plot "$W/none.png"
+expect_rc "evals --plot without gnuplot: exit 2" 2
+expect_eq "evals --plot without gnuplot: says so in one line" "$err" \
+    "minatar-results: gnuplot is not installed: no plots (scripts/install-deps.sh installs gnuplot-nox)"
+check "evals --plot without gnuplot: no PNG" test ! -e "$W/none.png"
 done_testing
