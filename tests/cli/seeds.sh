@@ -10,7 +10,10 @@
 # columns and --solved-on (the stand-in adds the test keys), --compare and
 # --sweep interleaved with P(X > Y) checked against the runs, SIGINT,
 # SIGTERM and SIGKILL to scripts/seeds stopping its run (never left running
-# unattended), and bad input refused with one line and exit 2 before any
+# unattended), --resume of a --compare stopped by SIGTERM (finished runs
+# read, not run again; the interrupted one continued with `train --resume`;
+# one killed before its first checkpoint run again beside it; the rest run;
+# refusals), and bad input refused with one line and exit 2 before any
 # run starts.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../comparelib.sh"

@@ -77,7 +77,7 @@ the configs as given (with their absolute paths and SHA-256), --set, -n,
 --first, --sweep, --compare, written (atomically) before the first run
 starts, then after every run its exit status and the re-evaluations of
 its saved checkpoints. While an invocation runs, its folder is locked
-(flock): a second one on it is refused.
+(flock): a --resume of it meanwhile is refused (exit 2).
 --resume DIR: continue the invocation that made DIR (runs/seeds-.../),
 interrupted or not: the same configs, --set, seeds and interleaved order,
 from DIR/seeds.json (DIR with none, a config gone or changed since: one
