@@ -10,7 +10,10 @@
 # columns and --solved-on (the stand-in adds the test keys), --compare and
 # --sweep interleaved with P(X > Y) checked against the runs, SIGINT,
 # SIGTERM and SIGKILL to scripts/seeds stopping its run (never left running
-# unattended), and bad input refused with one line and exit 2 before any
+# unattended), --resume of a --compare stopped by SIGTERM (finished runs
+# read, not run again; the interrupted one continued with `train --resume`;
+# one killed before its first checkpoint run again beside it; the rest run;
+# refusals), and bad input refused with one line and exit 2 before any
 # run starts.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../comparelib.sh"
@@ -34,12 +37,14 @@ while IFS= read -r line; do
     esac
 done < <(python3 "$TEST_ROOT/tests/cli/seeds_stats.py" 2>&1 || echo "FAIL tests/cli/seeds_stats.py exited non-zero")
 
-# A stand-in for gorila ($GORILA of scripts/seeds): logs every `train`,
+# A stand-in for gorila ($GORILA of scripts/seeds): logs every `train` (and
+# `eval`, to $SEEDS_W/evals),
 # fails the seed $FAIL_SEED (exit 5, no run), and with $INJECT_TEST adds the
 # held-out test keys to summary.json: seed 6 solved on the test (best
 # 480.5, no final), every other seed not (100.25, 90.0).
 cat >"$W/bin/gorila" <<'EOF'
 #!/usr/bin/env bash
+[ "$1" = eval ] && echo "$*" >>"$SEEDS_W/evals"
 [ "$1" = train ] || exec "$REAL_GORILA" "$@"
 echo "$*" >>"$SEEDS_W/trains"
 case " $* " in *" run.seed=${FAIL_SEED:-none} "*)
@@ -149,8 +154,8 @@ expect_eq "again: env steps to solve, the same line (bootstrap seeded)" \
     "$(metric "$out" "env steps to solve")" "$(metric "$first" "env steps to solve")"
 expect_eq "again: best eval, the same line" "$(metric "$out" "best eval")" "$(metric "$first" "best eval")"
 check "again: a new folder for the invocation, -2" [ -f "$R/seeds-cartpole-2/cartpole-s6/summary.json" ]
-expect_eq "again: its run directories named as the first's" "$(cd "$R/seeds-cartpole-2" && echo *)" \
-    "cartpole-s6 cartpole-s7 cartpole-s8"
+expect_eq "again: its run directories named as the first's, and its record" "$(cd "$R/seeds-cartpole-2" && echo *)" \
+    "cartpole-s6 cartpole-s7 cartpole-s8 seeds.json"
 
 # ---- --markdown, the test columns and the default --solved-on test --------------
 R="$W/md"
@@ -215,9 +220,9 @@ expect_eq "compare: interleaved, seed by seed" "$(rows "$out" | awk '{ print $1 
     "local/cartpole/6 slow/cartpole/6 local/cartpole/7 slow/cartpole/7"
 expect_eq "compare: the trains in that order" "$(grep -o 'run.name=[^ ]*' "$W/trains" | tail -4 | paste -sd' ')" \
     "run.name=local-cartpole-s6 run.name=slow-cartpole-s6 run.name=local-cartpole-s7 run.name=slow-cartpole-s7"
-expect_eq "compare: one folder, a run directory per config and seed, none with -2" \
+expect_eq "compare: one folder, a run directory per config and seed, none with -2, the record" \
     "$(cd "$R" && echo *)/$(cd "$R/seeds-compare-cartpole-cartpole" && echo *)" \
-    "seeds-compare-cartpole-cartpole/local-cartpole-s6 local-cartpole-s7 slow-cartpole-s6 slow-cartpole-s7"
+    "seeds-compare-cartpole-cartpole/local-cartpole-s6 local-cartpole-s7 seeds.json slow-cartpole-s6 slow-cartpole-s7"
 expect_contains "compare: a solved row per config" "$out" "config          solved  rate  Wilson 95% CI"
 expect_contains "compare: the P(X > Y) table" "$out" "P(X > Y)"
 # P(local/cartpole > slow/cartpole) from the four summary.json: fewer env steps to
@@ -285,6 +290,109 @@ signal_run TERM 143
 expect_contains "TERM: scripts/seeds says so" "$(cat "$R.err")" "seeds: interrupted"
 signal_run KILL 137
 
+# ---- --resume: an interrupted --compare continued -----------------------------------
+# fast: 3000 env steps; long: no env-step limit, stops at run.max_seconds 4
+# (stop_when_solved off), so that its run is the one SIGTERM interrupts.
+# Order: fast-s6, long-s6 (interrupted), fast-s7 (made here as a run killed
+# before its first checkpoint: a config.yaml alone), long-s7 (not started).
+Q="$W/rs"
+mkdir -p "$Q"
+sed 's/^  max_env_steps: 50000 /  max_env_steps: 3000 /' $C >"$Q/fast.yaml"
+sed 's/^  max_env_steps: 50000 /  max_env_steps: 0 /; s/^  max_seconds: 0 /  max_seconds: 4 /
+    s/^  stop_when_solved: true /  stop_when_solved: false /' $C >"$Q/long.yaml"
+check "resume: the configs as meant" bash -c 'grep -q "^  max_env_steps: 3000 " "$1/fast.yaml" &&
+    grep -q "^  max_seconds: 4 " "$1/long.yaml" && grep -q "^  stop_when_solved: false " "$1/long.yaml"' _ "$Q"
+R="$W/resume"
+D="$R/seeds-compare-fast-long"
+# (the real gorila: the stand-in, a shell, would not pass the signal on)
+(trap - INT; exec "$S" --compare "$Q/fast.yaml" "$Q/long.yaml" -n 2 --first 6 \
+    --set run.out_dir="$R" >"$R.out" 2>"$R.err") &
+spid=$!
+check "resume: the second run started" wait_for "long-s6's config.yaml" test -s "$D/long-s6/config.yaml"
+kill -TERM "$spid"
+check "resume: scripts/seeds ends" wait_for "scripts/seeds to end" gone "$spid"
+alive "$spid" && kill -KILL "$spid"
+{ wait "$spid"; } 2>/dev/null
+expect_eq "resume: the first invocation ended by SIGTERM" "$?" 143
+check "resume: seeds.json was written" test -s "$D/seeds.json"
+expect_contains "resume: the interrupted invocation says how to continue" "$(cat "$R.err")" \
+    "scripts/seeds --resume $D continues"
+expect_eq "resume: before: long-s6 stopped by the signal, fast-s7 and long-s7 not started" \
+    "$(jget "$D/long-s6/summary.json" stop_reason)/$(cd "$D" && echo *)" "signal/fast-s6 long-s6 seeds.json"
+mkdir "$D/fast-s7"
+cp "$D/fast-s6/config.yaml" "$D/fast-s7/config.yaml"
+sum6=$(sha256sum <"$D/fast-s6/summary.json")
+rm -f "$W/trains" "$W/evals"
+run_cmd stand_in "$S" --resume "$D"
+expect_rc "resume: exit status 0" 0
+expect_contains "resume: says what it found" "$out" "resuming: 1 finished earlier (read, not run again), 1 \
+interrupted (continued from its checkpoint), 1 killed before its first checkpoint (run again beside it), 1 not started"
+expect_eq "resume: three trains: long-s6 resumed, fast-s7 and long-s7 new; fast-s6 not run again" \
+    "$(sed -E 's/.*--resume ([^ ]*).*/resume \1/; s/^train .*run\.name=([^ ]*).*/new \1/' "$W/trains" | paste -sd' ')" \
+    "resume $D/long-s6 new fast-s7 new long-s7"
+expect_eq "resume: fast-s6's summary.json untouched" "$(sha256sum <"$D/fast-s6/summary.json")" "$sum6"
+expect_eq "resume: saved checkpoints of the three runs evaluated, fast-s6's taken from seeds.json" \
+    "$(grep -oE -- "$D/[^ ]+ --checkpoint [a-z]+" "$W/evals" | sed "s|^$D/||; s/ --checkpoint / /" | paste -sd' ')" \
+    "long-s6 best long-s6 final fast-s7-2 best fast-s7-2 final long-s7 best long-s7 final"
+expect_eq "resume: long-s6 resumed to its end (summary.json resumed, stop_reason)" \
+    "$(jget "$D/long-s6/summary.json" resumed) $(jget "$D/long-s6/summary.json" stop_reason)" "true time"
+check "resume: fast-s7 run again as fast-s7-2, the old directory kept" \
+    test -f "$D/fast-s7-2/summary.json" -a -f "$D/fast-s7/config.yaml" -a ! -e "$D/fast-s7/summary.json"
+expect_contains "resume: says fast-s7 is run again, nothing removed" "$err" \
+    "fast seed 7: $D/fast-s7 has no checkpoint (killed before its first): run again from the start beside it"
+check "resume: long-s7 run" test -f "$D/long-s7/summary.json"
+expect_eq "resume: the rows in order, marked" "$(rows "$out" | awk '{ print $1 "/" $2 "/" ($NF ~ /^\(/ ? $NF : "-") }' |
+    paste -sd' ')" "fast/6/(earlier) long/6/(resumed) fast/7/- long/7/-"
+expect_eq "resume: the earlier row as summary.json says (env steps, best eval)" \
+    "$(rows "$out" | awk '$1 == "fast" && $2 == 6 { print $7, $9 }')" \
+    "$(jget "$D/fast-s6/summary.json" env_steps) $(printf '%.1f' "$(jget "$D/fast-s6/summary.json" best_eval_mean_return)")"
+check "resume: the statistics over 2 runs of each config" \
+    bash -c 'grep -qE "^fast +[0-2]/2 " <<<"$1" && grep -qE "^long +[0-2]/2 " <<<"$1"' _ "$out"
+expect_eq "resume: env steps to solve over 2 + 2 runs" \
+    "$(grep -A1 '^env steps to solve' <<<"$out" | awk '{ print $(NF - 7) }' | paste -sd' ')" "2 2"
+expect_contains "resume: a note names the resumed run" "$out" \
+    "resumed from a checkpoint (summary.json resumed), so their wall seconds include a restart"
+expect_contains "resume: ... long seed 6" "$(grep '^resumed from a checkpoint' <<<"$out")" ": long seed 6"
+expect_contains "resume: a note counts the earlier runs" "$out" "1 of 4 runs finished in an earlier invocation"
+
+# Again, in Markdown: every run finished, none runs; the marks in the seed cells
+rm -f "$W/trains" "$W/evals"
+run_cmd stand_in "$S" --resume "$D" --markdown
+expect_rc "resume again: exit status 0" 0
+expect_eq "resume again: nothing trained, nothing evaluated (seeds.json has the saved checkpoints' returns)" \
+    "$(trains)/$([ -e "$W/evals" ] && cat "$W/evals")" 0/
+expect_eq "resume again: four rows, each marked earlier in its seed cell" \
+    "$(grep -cE '^\| (fast|long) \| [67] \(earlier\) \|' <<<"$out")" 4
+expect_eq "resume again: every row has the header's cells" \
+    "$(grep -E '^\| (config|fast|long) \|' <<<"$out" | head -5 | awk -F'|' '{ print NF }' | sort -u)" 16
+expect_eq "resume again: fast seed 7 is fast-s7-2's run" \
+    "$(grep -E '^\| fast \| 7 ' <<<"$out" | awk -F'|' '{ gsub(/ /, "", $8); print $8 }')" \
+    "$(jget "$D/fast-s7-2/summary.json" env_steps)"
+
+# refused: one line, exit 2, nothing run
+resume_bad() {
+    local name=$1 want=$2
+    shift 2
+    rm -f "$W/trains"
+    run_cmd stand_in "$@"
+    expect_rc "resume refused: $name: exit status 2" 2
+    expect_eq "resume refused: $name: one line on stderr, nothing on stdout, nothing run" \
+        "$(wc -l <<<"$err")/$out/$(trains)" "1//0"
+    expect_contains "resume refused: $name: the line says why" "$err" "$want"
+}
+resume_bad "a folder that does not exist" "--resume $W/no-such: no such folder" "$S" --resume "$W/no-such"
+resume_bad "a folder with no record" "--resume $W/plain: no seeds.json in it: not a folder scripts/seeds made" \
+    "$S" --resume "$W/plain"
+resume_bad "a run directory" "no seeds.json in it" "$S" --resume "$D/fast-s6"
+resume_bad "with -n" "--resume DIR takes only --markdown and --solved-on" "$S" --resume "$D" -n 3
+resume_bad "while another scripts/seeds holds the folder" "is in use by another scripts/seeds" \
+    flock "$D" "$S" --resume "$D"
+echo "# edited" >>"$Q/long.yaml"
+resume_bad "a config changed since" "the config $Q/long.yaml has changed since the runs began" \
+    "$S" --resume "$D"
+rm "$Q/long.yaml"
+resume_bad "a config gone" "the config $Q/long.yaml is gone" "$S" --resume "$D"
+
 # ---- bad input: one line on stderr, exit 2, nothing run ---------------------------
 rm -f "$W/trains"
 bad() {
@@ -317,4 +425,6 @@ expect_rc "--help: exit status 0" 0
 expect_contains "--help: --compare" "$out" "--compare A.yaml B.yaml"
 expect_contains "--help: --sweep" "$out" "--sweep key=v1,v2"
 expect_contains "--help: --solved-on" "$out" "--solved-on test (default)"
+expect_contains "--help: --resume" "$out" "scripts/seeds --resume DIR [--markdown]"
+expect_contains "--help: the record" "$out" "seeds.json, the record of the invocation"
 done_testing

@@ -15,12 +15,13 @@ import time
 from ..compare import facts, job
 from ..compare.errors import InputError
 from ..compare.stats import DASH, num
-from . import stats
+from . import record, stats
 
 USAGE = """\
 scripts/seeds CONFIG [-n N] [--first S] [--set key=value]... [--markdown] [--solved-on test|selection]
 scripts/seeds --compare A.yaml B.yaml [C.yaml...] [same options]
 scripts/seeds CONFIG --sweep key=v1,v2[,...] [same options]
+scripts/seeds --resume DIR [--markdown] [--solved-on test|selection]
 
 Trains CONFIG once per seed (seeds S .. S+N-1, default 1..5), one run
 after the other (never in parallel: the runs are timed), in the local
@@ -71,12 +72,43 @@ taken): runs/seeds-<config name>[-k]/ (--compare: seeds-compare-<config
 names>, --sweep: seeds-sweep-<config name>-<key>; run.out_dir moves it),
 printed first, and in it a run directory per config and seed:
 <config>-s<seed> (<config> as labelled in the table, / as -; --sweep:
-<key>_<value>-s<seed>).
+<key>_<value>-s<seed>), and seeds.json, the record of the invocation:
+the configs as given (with their absolute paths and SHA-256), --set, -n,
+--first, --sweep, --compare, written (atomically) before the first run
+starts, then after every run its exit status and the re-evaluations of
+its saved checkpoints. While an invocation runs, its folder is locked
+(flock): a --resume of it meanwhile is refused (exit 2).
+--resume DIR: continue the invocation that made DIR (runs/seeds-.../),
+interrupted or not: the same configs, --set, seeds and interleaved order,
+from DIR/seeds.json (DIR with none, a config gone or changed since: one
+line, exit 2, nothing runs; only --markdown and --solved-on may be given
+again). For each config and seed, in order, its run directory in DIR:
+  finished (summary.json with a stop_reason other than signal, no
+    held-out test owed): not run again; its row as summary.json says, with
+    the exit status seeds.json recorded (0 when none), marked "(earlier)"
+    (after the row; in a Markdown table, in its seed cell), saved_best and
+    saved_final as seeds.json recorded them for that summary.json (else
+    evaluated again, the same way);
+  interrupted (stopped by a signal, killed, or its held-out test owed)
+    with a checkpoint: continued, `gorila train --resume RUN_DIR` (a
+    distributed config: `scripts/launch --resume RUN_DIR`), which trains
+    on from its newest complete checkpoint with its own config.yaml (no
+    --set: the run's keys, logging.progress=never among them, are in it),
+    marked "(resumed)";
+  with no checkpoint (killed before its first): nothing is removed; run again
+    from the start as a new run beside it (gorila names it <name>-2, -3,
+    ...; the newest of those names is the run's from then on);
+  none: run, as a new invocation would.
+Then the statistics over all runs. A resumed run's summary.json has
+"resumed": true and cumulative wall_seconds and solved_at_seconds (the
+checkpoint carries them), so seconds to solve stay counted from its start;
+a line under the statistics names the runs resumed, whose wall time
+includes a restart. --resume may be given again after another interruption.
 SIGINT or SIGTERM to this script is passed on to the running run, which
 stops cleanly with a final checkpoint (the same signal again: it is
 killed); the run runs in a process group of its own and gets SIGTERM from
 the kernel when this script dies (kill -9 too), so it never runs on
-unattended.
+unattended. scripts/seeds --resume DIR then continues.
 Exit status: 0 every run finished (exit 0), 1 some run failed, 2 bad input,
 130 interrupted by SIGINT, 143 by SIGTERM (the statistics of the finished
 runs are printed)."""
@@ -102,7 +134,8 @@ class Arm:
 
     def __init__(self, label, config, sets, name_base):
         self.label = label
-        self.config = config
+        self.config = config  # as given (as shown)
+        self.path = config  # the file trained (--resume: its absolute path, as recorded)
         self.sets = list(sets)
         self.name_base = name_base
         self.out_dir = None  # the invocation's folder (make_parent)
@@ -136,6 +169,8 @@ class Options:
         self.compare = False
         self.sweep = None
         self.configs = []
+        self.resume = None  # --resume DIR
+        self.given = []  # the options given, for --resume's check
 
 
 def parse_int(text, option, lo, hi):
@@ -163,7 +198,14 @@ def parse_args(argv):
         a = args[i]
         if a in ("-h", "--help"):
             return None
-        if a == "-n":
+        if a.startswith("-") and a != "-":
+            o.given.append(a)
+        if a == "--resume":
+            if o.resume is not None:
+                raise InputError("--resume given twice")
+            o.resume = value(a)
+            i += 2
+        elif a == "-n":
             o.n = parse_int(value(a), "-n", 1, 100000)
             i += 2
         elif a == "--first":
@@ -193,6 +235,12 @@ def parse_args(argv):
         else:
             o.configs.append(a)
             i += 1
+    if o.resume is not None:
+        other = [g for g in o.given if g not in ("--resume", "--markdown", "--solved-on")] + o.configs
+        if other:
+            raise InputError("--resume DIR takes only --markdown and --solved-on (the configs, seeds and --set are "
+                             "DIR/seeds.json's), got %s" % other[0])
+        return o
     if o.first + o.n - 1 > MAX_SEED:
         raise InputError("--first %d -n %d: the last seed is past 2^64-1" % (o.first, o.n))
     if not o.configs:
@@ -315,9 +363,9 @@ def check_arms(o, arms):
     environments differ."""
     last = o.first + o.n - 1
     if o.sweep is not None:
-        config_check(o.configs[0], o.sets)  # first alone, so that a fault of --set is not blamed on --sweep
+        config_check(arms[0].path, o.sets)  # first alone, so that a fault of --set is not blamed on --sweep
     for a in arms:
-        a.cfg = config_check(a.config, a.sets + a.run_sets(last),
+        a.cfg = config_check(a.path, a.sets + a.run_sets(last),
                              "--sweep " + a.label if o.sweep is not None else "")
     envs = {}
     for a in arms:
@@ -342,6 +390,8 @@ class Run:
         self.seconds = None  # the process's wall time, for a run with no summary
         self.saved_best = None
         self.saved_final = None
+        self.summary_sha = None  # of summary.json as read
+        self.origin = None  # --resume: "earlier" (not run again) or "resumed" (continued from its checkpoint)
 
     @property
     def failed(self):
@@ -367,12 +417,61 @@ def saved_eval(run_dir, which):
         return None
 
 
-def run_one(arm, seed):
-    args = [arm.config]
-    for s in arm.sets + arm.run_sets(seed) + ["logging.progress=never"]:
-        args += ["--set", s]
-    cmd = [facts.GORILA, "train"] + args if arm.cfg["ranks"] == 1 else [facts.LAUNCH] + args
+def read_summary(r):
+    """r.summary and r.summary_sha from r.dir's summary.json ({} and None
+    when it has none)."""
+    r.summary, r.summary_sha = {}, None
+    if not r.dir:
+        return
+    path = os.path.join(r.dir, "summary.json")
+    try:
+        with open(path) as f:
+            r.summary = json.load(f)
+        r.summary_sha = record.sha256_file(path)
+    except (OSError, ValueError):
+        r.summary = {}
+
+
+def evaluate_saved(r, rec):
+    """saved_best and saved_final: from seeds.json when it has them for this
+    summary.json, else `gorila eval` of the checkpoints (then recorded)."""
+    if not r.summary:
+        return
+    cached = rec.cached_evals(r.dir, r.summary_sha) if rec else None
+    if cached is not None:
+        r.saved_best, r.saved_final = cached
+    if r.saved_best is None:
+        r.saved_best = saved_eval(r.dir, "best")
+    if r.saved_final is None:
+        r.saved_final = saved_eval(r.dir, "final")
+
+
+def read_earlier(seed, run_dir, rec):
+    """A run an earlier invocation finished: read, not run again."""
     r = Run(seed)
+    r.dir = run_dir
+    r.origin = "earlier"
+    read_summary(r)
+    rc = rec.recorded_rc(r.dir, r.summary_sha)
+    r.rc = 0 if rc is None else rc
+    evaluate_saved(r, rec)
+    remember(r, rec)
+    return r
+
+
+def run_one(arm, seed, rec=None, resume_dir=None):
+    """Train seed of arm (resume_dir: continue that run directory from its
+    checkpoint, with its own config.yaml); its Run, recorded in rec."""
+    if resume_dir is not None:
+        cmd = [facts.GORILA, "train", "--resume", resume_dir] if arm.cfg["ranks"] == 1 \
+            else [facts.LAUNCH, "--resume", resume_dir]
+    else:
+        args = [arm.path]
+        for s in arm.sets + arm.run_sets(seed) + ["logging.progress=never"]:
+            args += ["--set", s]
+        cmd = [facts.GORILA, "train"] + args if arm.cfg["ranks"] == 1 else [facts.LAUNCH] + args
+    r = Run(seed)
+    r.origin = "resumed" if resume_dir is not None else None
     t0 = time.monotonic()
     # in a process group of its own, SIGTERM when this script dies (tools/compare/job.py); its output to a
     # file, not a pipe, so that a run outliving this script by its clean stop is not killed writing to it
@@ -397,23 +496,28 @@ def run_one(arm, seed):
     r.seconds = time.monotonic() - t0
     r.rc = p.returncode
     dirs = re.findall(r"^run directory: (.*)$", log, re.M)
-    r.dir = dirs[-1] if dirs else None
-    if r.dir:
-        try:
-            with open(os.path.join(r.dir, "summary.json")) as f:
-                r.summary = json.load(f)
-        except (OSError, ValueError):
-            r.summary = {}
+    r.dir = dirs[-1] if dirs else resume_dir
+    read_summary(r)
     if r.failed:
         why = "exit %d" % r.rc if r.rc != 0 else "no summary.json"
         print("seeds: %s seed %d failed (%s); the last lines of its output:" % (arm.label, seed, why),
               file=sys.stderr)
         for line in log.splitlines()[-5:]:
             print("  " + line, file=sys.stderr)
-    if r.summary:
-        r.saved_best = saved_eval(r.dir, "best")
-        r.saved_final = saved_eval(r.dir, "final")
+    evaluate_saved(r, rec)
+    remember(r, rec)
     return r
+
+
+def remember(r, rec):
+    """The run's exit status and re-evaluations into seeds.json."""
+    if rec is None:
+        return
+    try:
+        rec.note(r.dir, r.rc, r.summary_sha, r.saved_best, r.saved_final)
+    except OSError as e:
+        print("seeds: warning: cannot update %s: %s (a --resume will evaluate this run's checkpoints again)"
+              % (rec.path, e.strerror or e), file=sys.stderr)
 
 
 def mismatches(r):
@@ -523,17 +627,25 @@ class RowPrinter:
             self.line([c[0] for c in ROW_COLS], None)
         sys.stdout.flush()
 
-    def line(self, cells, label):
+    def line(self, cells, label, after=""):
         if self.md:
             print("| " + " | ".join(([label] if self.lw else []) + cells) + " |")
             return
         parts = ["%-*s" % (self.lw, "config" if label is None else label)] if self.lw else []
         for (key, _, align, width), c in zip(ROW_COLS, cells):
             parts.append(c.ljust(width) if align == "<" else c.rjust(width))
-        print(" ".join(parts).rstrip())
+        print(" ".join(parts).rstrip() + after)
 
     def row(self, arm, r):
-        self.line(row_cells(r), arm.label)
+        """The run's row; one --resume did not run from the start is marked
+        "(earlier)" or "(resumed)": in the seed cell of a Markdown table,
+        after the last column of a plain one (the columns stay in place)."""
+        cells = row_cells(r)
+        mark = " (%s)" % r.origin if r.origin else ""
+        if self.md:
+            cells[0] += mark
+            mark = ""
+        self.line(cells, arm.label, mark)
         sys.stdout.flush()
 
 
@@ -690,6 +802,14 @@ def notes(o, arms, figs):
     if cut:
         out.append("stopped before their env-step budget (counted at it all the same when unsolved): "
                    + "; ".join(cut))
+    earlier = sum(1 for a in arms for r in a.runs if r.origin == "earlier")
+    if earlier:
+        out.append("%d of %d runs finished in an earlier invocation (rows marked (earlier)): read from their "
+                   "summary.json, not run again." % (earlier, sum(len(a.runs) for a in arms)))
+    resumed = ["%s seed %d" % (a.label, r.seed) for a in arms for r in a.runs if r.summary.get("resumed") is True]
+    if resumed:
+        out.append("resumed from a checkpoint (summary.json resumed), so their wall seconds include a restart (the "
+                   "start-up again, the replay buffer refilled unless checkpoint.save_replay): " + "; ".join(resumed))
     mism = sum(mismatches(r) for a in arms for r in a.runs)
     out.append("saved checkpoints that do not evaluate as logged: %d" % mism)
     kernels = set()
@@ -711,15 +831,75 @@ def main(argv):
         if o is None:
             print(USAGE)
             return 0
-        arms = make_arms(o)
-        check_arms(o, arms)
-        parent = make_parent(o, arms)
+        arms, parent, rec, plan, lock = prepare(o, argv)
     except InputError as e:
         err(one_line(str(e)))
         return 2
     except KeyboardInterrupt as e:
         print("seeds: interrupted before any run", file=sys.stderr)
         return 128 + job.signum_of(e)
+    try:
+        return run_all(o, arms, parent, rec, plan)
+    finally:
+        os.close(lock)
+
+
+def prepare(o, argv):
+    """(arms, the invocation's folder, its Record, the plan of --resume
+    (None for a new invocation), the folder's lock): a new folder with its
+    record, or the folder --resume names with the arms rebuilt from its
+    record; InputError on bad input."""
+    if o.resume is None:
+        arms = make_arms(o)
+        check_arms(o, arms)
+        parent = make_parent(o, arms)
+        lock = record.lock_folder(parent)
+        try:
+            return arms, parent, record.create(parent, o, arms, argv[1:]), None, lock
+        except BaseException:
+            os.close(lock)
+            raise
+    parent = o.resume
+    rec = record.load(parent)
+    lock = record.lock_folder(parent)
+    try:
+        arms = resumed_arms(o, rec)
+        plan = {(a.name_base, seed): record.state(parent, a.run_name(seed))
+                for seed in range(o.first, o.first + o.n) for a in arms}
+    except BaseException:
+        os.close(lock)
+        raise
+    return arms, parent, rec, plan, lock
+
+
+def resumed_arms(o, rec):
+    """o (parsed with --resume) completed from rec's invocation; its arms,
+    checked as a new invocation's are and pointed into the folder."""
+    inv = rec.invocation
+    o.configs, o.sets, o.n, o.first, o.compare = inv["configs"], inv["sets"], inv["n"], inv["first"], inv["compare"]
+    o.sweep = None if inv["sweep"] is None else (inv["sweep"]["key"], inv["sweep"]["values"])
+    arms = make_arms(o)
+    names = [(a.label, a.name_base) for a in arms]
+    if names != [(x.get("label"), x.get("name_base")) for x in inv["arms"]]:
+        raise InputError("--resume %s: %s names its runs otherwise than this scripts/seeds does (%s); made by "
+                         "another version?" % (rec.folder, record.NAME, ", ".join(x[1] for x in names)))
+    paths = dict(zip(inv["configs"], inv["config_paths"]))
+    for a in arms:
+        a.path = paths[a.config]
+    check_arms(o, arms)
+    for a in arms:
+        a.out_dir = rec.folder
+    return arms
+
+
+RESUME_WHAT = {record.DONE: "finished earlier (read, not run again)",
+               record.RESUME: "interrupted (continued from its checkpoint)",
+               record.RESTART: "killed before its first checkpoint (run again beside it)",
+               record.NEW: "not started (run now)"}
+
+
+def run_all(o, arms, parent, rec, plan):
+    """Every run in order, a row each, the statistics; the exit status."""
     seeds = list(range(o.first, o.first + o.n))
     several = len(arms) > 1
     printer = RowPrinter(o.markdown, max(len("config"), max(len(a.label) for a in arms)) if several else 0)
@@ -728,25 +908,43 @@ def main(argv):
     else:
         print("%s: %s, seeds %s" % (arms[0].config, arms[0].env, seed_range(seeds)))
     print("run directories: %s/<config>-s<seed>" % parent)
+    if plan is not None:
+        kinds = [k for k, _ in plan.values()]
+        print("resuming: " + ", ".join("%d %s" % (kinds.count(k), what) for k, what in RESUME_WHAT.items()
+                                       if kinds.count(k)))
     print()
     printer.header()
     interrupted = 0
     try:
         for seed in seeds:
             for a in arms:
-                r = run_one(a, seed)
+                r = one_of_plan(a, seed, rec, plan)
                 a.runs.append(r)
                 printer.row(a, r)
     except KeyboardInterrupt as e:
         interrupted = job.signum_of(e)
         print("seeds: interrupted; the statistics of the finished runs follow (the interrupted run is not among "
-              "them)", file=sys.stderr)
+              "them); scripts/seeds --resume %s continues" % parent, file=sys.stderr)
     if any(a.runs for a in arms):
         for line in summary(o, arms):
             print(line)
     if interrupted:
         return 128 + interrupted
     return 1 if any(r.failed for a in arms for r in a.runs) else 0
+
+
+def one_of_plan(a, seed, rec, plan):
+    """Seed of arm a: run, or as --resume's plan says, read or resumed."""
+    what, run_dir = plan[(a.name_base, seed)] if plan is not None else (record.NEW, None)
+    if what == record.DONE:
+        return read_earlier(seed, run_dir, rec)
+    if what == record.RESUME:
+        return run_one(a, seed, rec, resume_dir=run_dir)
+    if what == record.RESTART:
+        print("seeds: %s seed %d: %s has no checkpoint (killed before its first): run again from the start beside "
+              "it (gorila names the new run directory -2, -3, ...); nothing removed" % (a.label, seed, run_dir),
+              file=sys.stderr)
+    return run_one(a, seed, rec)
 
 
 def seed_range(seeds):
