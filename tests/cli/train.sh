@@ -110,12 +110,18 @@ done
 # has a row after its newest checkpoint (else it goes on); no clock rows
 # (interval_seconds), no repeated env steps but the end's.
 K="$RUNS/kill"
-"$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=kill --set run.max_env_steps=0 \
+# (In a subshell that waits for it, whose stderr takes the shell's "Killed".)
+rm -f "$TEST_TMP/kill.pid"
+("$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=kill --set run.max_env_steps=0 \
     --set run.max_seconds=120 --set run.stop_when_solved=false --set network.hidden=[16] --set replay.min_size=200 \
     --set eval.episodes=3 --set eval.every_updates=50 --set checkpoint.every_updates=400 \
     --set checkpoint.every_seconds=0 --set logging.interval_seconds=86400 --set logging.progress=never \
     >/dev/null 2>&1 &
-victim=$!
+echo $! >"$TEST_TMP/kill.pid"
+wait) 2>/dev/null &
+waiter=$!
+for _ in $(seq 100); do [ -s "$TEST_TMP/kill.pid" ] && break; sleep 0.02; done
+victim=$(cat "$TEST_TMP/kill.pid")
 ck_field() { sed -n "s/^$1 //p" "$K/checkpoints/$(cat "$K/checkpoints/latest")/MANIFEST"; }
 # The complete lines of a file (a kill may leave a row torn, which the
 # resume cuts first).
@@ -137,7 +143,7 @@ for _ in $(seq 600); do
     fi
     kill -CONT "$victim"
 done
-wait "$victim" 2>/dev/null
+wait "$waiter"
 check "kill: every CSV has a row after the newest checkpoint when the run is killed" [ -n "$past" ]
 x=$(ck_field env_steps)
 ck=$(cat "$K/checkpoints/latest")
