@@ -103,8 +103,8 @@ done
 # continues from that checkpoint, so the rows logged after it are of a
 # stretch of training that was thrown away. Before appending it cuts them
 # from every CSV (one line each on stderr); the rows up to the checkpoint
-# keep their bytes, and each file then covers every env step once:
-# eval.csv's updates rise
+# keep their bytes, and each file then covers every env step once: the
+# episode numbers run 0, 1, 2, ... across the seam, eval.csv's updates rise
 # (each evaluation of newer parameters), the env steps never go back. The
 # run is stopped (SIGSTOP) to look at its files, and killed once every CSV
 # has a row after its newest checkpoint (else it goes on); no clock rows
@@ -164,6 +164,8 @@ for f in metrics episodes eval; do
     check "kill: $f.csv has rows of the resumed segment" \
         [ "$(awk -F, -v x="$x" 'NR > 1 && $2 > x' "$K/$f.csv" | wc -l)" -gt 0 ]
 done
+expect_eq "kill: episodes.csv numbers every episode once, 0, 1, 2, ... across the seam" \
+    "$(awk -F, 'NR > 1 && $4 != NR - 2 { print NR ": episode " $4; exit }' "$K/episodes.csv")" ""
 expect_eq "kill: episodes.csv has the run's episodes" "$(($(wc -l <"$K/episodes.csv") - 1))" \
     "$(jget "$K/summary.json" episodes)"
 expect_eq "kill: eval.csv's updates rise (every evaluation once)" \

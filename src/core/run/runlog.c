@@ -479,6 +479,9 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, Resum
         /* The checkpoint the trainer or the job resumes from: the same
          * choice (runckpt_latest), past a damaged one as there. */
         at->env_steps = m.env_steps;
+        /* episodes.csv numbers the run's episodes: on from the checkpoint's
+         * count, as the rows cut back to it leave them. */
+        rl->n_episodes = m.episodes;
         snprintf(at->name, sizeof at->name, "ckpt-%06" PRIu64, m.seq);
         runckpt_drop_above(rl->dir, m.seq, cfg->checkpoint.keep_abandoned); /* the line a fallback abandons */
         /* A run made before run_id files: it takes its checkpoint's id. */

@@ -82,7 +82,7 @@ typedef struct {
     TbEvents tb;
     int n_extra;
     char extra[RUNLOG_MAX_EXTRA][48];
-    uint64_t n_episodes;          /* episodes logged so far (ids) */
+    uint64_t n_episodes;          /* episodes logged so far (ids; resumed: from the checkpoint's count) */
     /* progress line */
     bool progress_tty, progress_on;
     double progress_every, progress_last;
