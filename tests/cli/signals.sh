@@ -60,9 +60,15 @@ check "test: test-pending stays" [ -e "$RUN/test-pending" ]
 expect_contains "test: the final line says --resume runs it" "$(cat "$TEST_TMP/test-int.out")" "--resume runs it"
 
 # --resume: only the test (2 episodes here, to be short), then nothing left.
+# Nothing was logged after the final checkpoint but at its env steps (the
+# last metrics row, its evaluation), so no CSV row is cut.
 rows=$(wc -l <"$RUN/metrics.csv")
+csvs=$(cat "$RUN/metrics.csv" "$RUN/episodes.csv" "$RUN/eval.csv" | cksum)
 run_cmd timeout --kill-after=5 90 "$GORILA" train --resume "$RUN" --set eval.test_episodes=2 --set logging.progress=never
 expect_rc "resume: exit status 0" 0
+expect_eq "resume: no CSV row cut (the rows at the final checkpoint's step stay)" \
+    "$(cat "$RUN/metrics.csv" "$RUN/episodes.csv" "$RUN/eval.csv" | cksum) $(grep -c '^gorila: resume:' <<<"$err")" \
+    "$csvs 0"
 expect_contains "resume: runs only the test" "$out" "training is complete (budget) but its held-out test was not written"
 expect_contains "resume: the final line has the test" "$out" "held-out test (2 episodes, seed 54321): best "
 expect_contains "resume: the final checkpoint's test score" "$out" "final -1000000.0"

@@ -4,6 +4,7 @@
 # checkpoint, and every bad argument.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
+source "$TEST_ROOT/scripts/summary.sh"
 RUNS="$TEST_TMP/cli-runs"
 rm -rf "$RUNS"
 small=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.max_env_steps=3000
@@ -98,6 +99,81 @@ for f in episodes metrics eval; do
     expect_eq "resume: $f.csv ends with a whole row" "$(tail -c 1 "$R/$f.csv" | od -An -c | tr -d ' ')" '\n'
 done
 
+# A run killed (SIGKILL) after a checkpoint and some more rows: the resume
+# continues from that checkpoint, so the rows logged after it are of a
+# stretch of training that was thrown away. Before appending it cuts them
+# from every CSV (one line each on stderr); the rows up to the checkpoint
+# keep their bytes, and each file then covers every env step once: the
+# episode numbers run 0, 1, 2, ... across the seam, eval.csv's updates rise
+# (each evaluation of newer parameters), the env steps never go back. The
+# run is stopped (SIGSTOP) to look at its files, and killed once every CSV
+# has a row after its newest checkpoint (else it goes on); no clock rows
+# (interval_seconds), no repeated env steps but the end's.
+K="$RUNS/kill"
+# (In a subshell that waits for it, whose stderr takes the shell's "Killed".)
+rm -f "$TEST_TMP/kill.pid"
+("$GORILA" train configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.name=kill --set run.max_env_steps=0 \
+    --set run.max_seconds=120 --set run.stop_when_solved=false --set network.hidden=[16] --set replay.min_size=200 \
+    --set eval.episodes=3 --set eval.every_updates=50 --set checkpoint.every_updates=400 \
+    --set checkpoint.every_seconds=0 --set logging.interval_seconds=86400 --set logging.progress=never \
+    >/dev/null 2>&1 &
+echo $! >"$TEST_TMP/kill.pid"
+wait) 2>/dev/null &
+waiter=$!
+for _ in $(seq 100); do [ -s "$TEST_TMP/kill.pid" ] && break; sleep 0.02; done
+victim=$(cat "$TEST_TMP/kill.pid")
+ck_field() { sed -n "s/^$1 //p" "$K/checkpoints/$(cat "$K/checkpoints/latest")/MANIFEST"; }
+# The complete lines of a file (a kill may leave a row torn, which the
+# resume cuts first).
+whole() { if [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; then cat "$1"; else sed '$d' "$1"; fi; }
+past=""
+for _ in $(seq 600); do
+    sleep 0.05
+    kill -STOP "$victim" 2>/dev/null || break
+    if [ -s "$K/checkpoints/latest" ]; then
+        x=$(ck_field env_steps)
+        past=y
+        for f in metrics episodes eval; do
+            [ -n "$(whole "$K/$f.csv" | awk -F, -v x="$x" 'NR > 1 && $2 > x')" ] || past=""
+        done
+        if [ -n "$past" ]; then
+            kill -KILL "$victim"
+            break
+        fi
+    fi
+    kill -CONT "$victim"
+done
+wait "$waiter"
+check "kill: every CSV has a row after the newest checkpoint when the run is killed" [ -n "$past" ]
+x=$(ck_field env_steps)
+ck=$(cat "$K/checkpoints/latest")
+for f in metrics episodes eval; do whole "$K/$f.csv" >"$TEST_TMP/kill-$f.csv"; done
+run_cmd "$GORILA" train --resume "$K" --set run.max_env_steps=$(((x / 100 + 10) * 100 + 50)) --set run.max_seconds=0
+expect_rc "kill: resume exit status 0" 0
+for f in metrics episodes eval; do
+    n=$(awk -F, -v x="$x" 'NR > 1 && $2 > x' "$TEST_TMP/kill-$f.csv" | wc -l)
+    rows=rows
+    [ "$n" = 1 ] && rows=row
+    expect_contains "kill: the resume says it dropped $f.csv's $n $rows after $ck" "$err" \
+        "gorila: resume: $K/$f.csv: dropped $n $rows logged after checkpoint $ck (env steps > $x)"
+    kept=$(awk -F, -v x="$x" 'NR == 1 || $2 <= x' "$TEST_TMP/kill-$f.csv")
+    expect_eq "kill: $f.csv's rows up to the checkpoint are the killed run's, as they were" \
+        "$(head -n "$(wc -l <<<"$kept")" "$K/$f.csv")" "$kept"
+    expect_eq "kill: $f.csv's env steps never go back" \
+        "$(awk -F, 'NR > 2 && $2 < p { print NR ": " $2 " after " p } { p = $2 }' "$K/$f.csv")" ""
+    check "kill: $f.csv has rows of the resumed segment" \
+        [ "$(awk -F, -v x="$x" 'NR > 1 && $2 > x' "$K/$f.csv" | wc -l)" -gt 0 ]
+done
+expect_eq "kill: episodes.csv numbers every episode once, 0, 1, 2, ... across the seam" \
+    "$(awk -F, 'NR > 1 && $4 != NR - 2 { print NR ": episode " $4; exit }' "$K/episodes.csv")" ""
+expect_eq "kill: episodes.csv has the run's episodes" "$(($(wc -l <"$K/episodes.csv") - 1))" \
+    "$(jget "$K/summary.json" episodes)"
+expect_eq "kill: eval.csv's updates rise (every evaluation once)" \
+    "$(awk -F, 'NR > 2 && $3 <= p { print NR ": " $3 " after " p } { p = $3 }' "$K/eval.csv")" ""
+expect_eq "kill: metrics.csv has every env step once (the end row may repeat the last)" \
+    "$(awk -F, -v n="$(wc -l <"$K/metrics.csv")" 'NR > 2 && NR < n && $2 <= p { print NR ": " $2 } { p = $2 }' \
+        "$K/metrics.csv")" ""
+
 # Prioritized replay (local): trains, reports its stale priority updates
 # (null with uniform replay), and with checkpoint.save_replay resumes with
 # the replay and its priorities.
@@ -143,7 +219,6 @@ check "eval --export writes n_params floats (16-unit net: 4*16+16+16*2+2 = 114)"
 
 # Bad arguments: a clear message and exit status 2.
 # --- what a run reports is what it saves ----------------------------------
-source "$TEST_ROOT/scripts/summary.sh"
 # A run that solves and stops: seed 7 of configs/local/cartpole.yaml solves
 # at its second evaluation (docs/RESULTS.md).
 solve=(configs/local/cartpole.yaml --set run.out_dir="$RUNS" --set run.seed=7 --set logging.progress=never)

@@ -3,7 +3,9 @@
 #  - a killed actor ends the job with a non-zero status (never a hang) and
 #    a restart resumes from the last checkpoint with its counters, even with
 #    another number of actors and replay shards;
-#  - scripts/launch --max-restarts restarts a failed job by itself;
+#  - scripts/launch --max-restarts restarts a failed job by itself (its
+#    coordinator killed), and the resume cuts the rows its CSVs got after
+#    the checkpoint;
 #  - resume equality: the parameters, target and optimizer state after a
 #    resume that applies no update are those saved, bit for bit, also when
 #    re-sharded over another number of parameter servers;
@@ -32,10 +34,36 @@ rc=$?
 check "killed: launcher exits non-zero ($rc)" [ "$rc" -ne 0 ]
 steps=$(manifest env_steps)
 updates=$(manifest updates)
+ck=$(cat "$RUN/checkpoints/latest")
 check "killed: the checkpoint has counters ($steps env steps, $updates updates)" [ "${updates:-0}" -gt 0 ]
+# The complete rows the killed job left (a torn last one the resume cuts).
+whole() { if [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; then cat "$1"; else sed '$d' "$1"; fi; }
+for f in metrics episodes eval; do whole "$RUN/$f.csv" >"$TEST_TMP/killed-$f.csv"; done
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" \
     --set run.max_env_steps=$((steps + 2000)) --set roles.actors=2 --set roles.replay_shards=2
 expect_rc "killed: resumed with 2 actors and 2 replay shards" 0
+# The coordinator cuts the rows logged after the checkpoint from every CSV
+# (saying so), keeps the rows up to it as they were, and appends after
+# them: the env steps never go back (the resumed job counts on from the
+# checkpoint's; rows at exactly its step may follow it). The job usually
+# goes on checkpointing at the env steps its dead actor left, so every row
+# is at or below them and nothing is cut (rows at the step stay).
+for f in metrics episodes eval; do
+    n=$(awk -F, -v x="$steps" 'NR > 1 && $2 > x' "$TEST_TMP/killed-$f.csv" | wc -l)
+    rows=rows
+    [ "$n" = 1 ] && rows=row
+    if [ "$n" -gt 0 ]; then
+        expect_contains "killed: the resume says it dropped $f.csv's $n $rows after $ck" "$err" \
+            "gorila: resume: $RUN/$f.csv: dropped $n $rows logged after checkpoint $ck (env steps > $steps)"
+    else
+        expect_eq "killed: nothing said of $f.csv (no row after the checkpoint)" "$(grep -c "resume: $RUN/$f.csv" <<<"$err")" 0
+    fi
+    kept=$(awk -F, -v x="$steps" 'NR == 1 || $2 <= x' "$TEST_TMP/killed-$f.csv")
+    expect_eq "killed: $f.csv's rows up to the checkpoint are the killed job's, as they were" \
+        "$(head -n "$(wc -l <<<"$kept")" "$RUN/$f.csv")" "$kept"
+    expect_eq "killed: $f.csv's env steps never go back" \
+        "$(awk -F, 'NR > 2 && $2 < p { print NR ": " $2 " after " p } { p = $2 }' "$RUN/$f.csv")" ""
+done
 expect_contains "killed: resumes with the checkpoint's counters" "$out" \
     "$steps env steps, $updates updates"
 expect_eq "killed: summary says resumed" "$(jget "$RUN/summary.json" resumed)" true
@@ -45,15 +73,35 @@ check "killed: updates continue from the checkpoint ($updates -> $u2)" [ "$u2" -
 
 # --- --max-restarts ---------------------------------------------------------
 # A time budget, not a step budget: the job must still be running when the
-# actor is killed, however fast the machine is (run.max_seconds counts the
-# run's whole time, across restarts).
+# rank is killed, however fast the machine is (run.max_seconds counts the
+# run's whole time, across restarts). The coordinator is the rank killed, once metrics.csv has rows after the
+# newest checkpoint (looked at while it is stopped, so that no checkpoint
+# is committed meanwhile): the restart resumes from that checkpoint, cuts
+# those rows, and the env steps of every CSV never go back.
 start_bg restarts --set run.max_env_steps=0 --set run.max_seconds=3 --set checkpoint.every_seconds=0.3 --max-restarts 1
 wait_for 60 have_ckpt
-kill -9 "$(rank_pid restarts 1)" 2>/dev/null
+coord=$(rank_pid restarts 0)
+rows_past() { awk -F, -v x="$(manifest env_steps)" 'NR > 1 && $2 > x { n++ } END { exit !n }' "$RUN/metrics.csv"; }
+for _ in $(seq 300); do
+    kill -STOP "$coord" 2>/dev/null || break
+    if rows_past; then
+        kill -KILL "$coord"
+        break
+    fi
+    kill -CONT "$coord"
+    sleep 0.02
+done
 wait_for 120 finished || kill -9 "$BG"
 wait "$BG"
 expect_eq "max-restarts: the job completes after one restart (exit status)" "$?" 0
 expect_contains "max-restarts: launcher restarted it" "$(cat "$TEST_TMP/restarts.err")" "restart 1 of 1 from"
+check "max-restarts: the restart cut metrics.csv's rows logged after its checkpoint" \
+    grep -Eq "^gorila: resume: $RUN/metrics.csv: dropped [1-9][0-9]* rows? logged after checkpoint ckpt-[0-9]{6} \(env steps > [0-9]+\)\$" \
+    "$TEST_TMP/restarts.err"
+for f in metrics episodes eval; do
+    expect_eq "max-restarts: $f.csv's env steps never go back" \
+        "$(awk -F, 'NR > 2 && $2 < p { print NR ": " $2 " after " p } { p = $2 }' "$RUN/$f.csv")" ""
+done
 expect_eq "max-restarts: ran to its time limit" "$(jget "$RUN/summary.json" stop_reason)" time
 expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resumed)" true
 

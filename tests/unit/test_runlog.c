@@ -32,8 +32,9 @@ static void setup(Config *cfg, const char *name) {
     cfg->logging.progress = PROGRESS_NEVER;
 }
 
-/* A one-shard checkpoint of the run in rl, bound to its run id. */
-static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) {
+/* A one-shard checkpoint of the run in rl, bound to its run id, taken at
+ * env_steps. */
+static void checkpoint_at(const Config *cfg, const RunLog *rl, uint64_t seq, uint64_t env_steps) {
     char err[ERR_LEN], dir[PATH_LEN];
     QNet net;
     cr_assert_eq(agentcfg_qnet(cfg, &net, err), 0, "%s", err);
@@ -42,12 +43,15 @@ static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) {
     RunCkptShard sh = {.index = 0, .off = 0, .len = net.n_params, .params = p, .target = t, .run_id = rl->run_id,
                        .seq = seq, .n_shards = 1};
     cr_assert_eq(runckpt_write_shard(cfg, &net, dir, &sh, err), 0, "%s", err);
-    RunCkptManifest m = {.seq = seq, .n_shards = 1, .run_id = rl->run_id};
+    RunCkptManifest m = {.seq = seq, .n_shards = 1, .run_id = rl->run_id, .env_steps = env_steps};
     snprintf(m.mode, sizeof m.mode, "local");
     cr_assert_eq(runckpt_commit(rl->dir, dir, &m, 2, err), 0, "%s", err);
     free(p);
     free(t);
 }
+
+/* One at env step 0: a run that logged nothing after it. */
+static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) { checkpoint_at(cfg, rl, seq, 0); }
 
 Test(runlog, second_open_of_a_run_directory_is_refused_while_the_first_holds_it) {
     Config cfg;
@@ -284,7 +288,7 @@ Test(runlog, resume_cuts_rows_torn_by_a_failed_write, .init = cr_redirect_stderr
     cr_assert_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), 0);
     cr_assert_eq(runlog_episode(&rl, 2, 20, 0, 8.5, 10), 0);
     cr_assert_eq(runlog_eval(&rl, &ev), 0);
-    checkpoint(&cfg, &rl, 1);
+    checkpoint_at(&cfg, &rl, 1, 20); /* after every row above: none is cut for being later */
     char dir[PATH_LEN], path[PATH_LEN];
     snprintf(dir, sizeof dir, "%s", rl.dir);
     runlog_free(&rl);
@@ -381,4 +385,167 @@ Test(runlog, resume_rewrites_a_torn_header_and_keeps_foreign_complete_lines, .in
     t = slurp(path);
     cr_expect_str_eq(t, "a,b\n1,2,3\n");
     free(t);
+}
+
+/* text into path (replacing it). */
+static void put_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* runlog_cut_after on a file holding text, cut at upto: the file after it
+ * must hold want and dropped rows be reported; in_place: the file is the
+ * same inode afterwards (cut with ftruncate, not rewritten). */
+static void expect_cut(const char *text, uint64_t upto, const char *want, uint64_t dropped, bool in_place) {
+    char path[PATH_LEN], tmp[PATH_LEN + 16], err[ERR_LEN] = "";
+    snprintf(path, sizeof path, "build/test-tmp/runlog-cut-%d.csv", (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s.cut.tmp", path);
+    put_text(path, text);
+    struct stat before, after;
+    cr_assert_eq(stat(path, &before), 0);
+    uint64_t n = 99;
+    cr_assert_eq(runlog_cut_after(path, upto, &n, err), 0, "%s", err);
+    char *got = slurp(path);
+    cr_expect_str_eq(got, want, "cut at %llu of:\n%s", (unsigned long long)upto, text);
+    cr_expect_eq(n, dropped, "rows dropped: %llu, want %llu", (unsigned long long)n, (unsigned long long)dropped);
+    cr_assert_eq(stat(path, &after), 0);
+    if (in_place) cr_expect_eq(after.st_ino, before.st_ino, "cut in place");
+    cr_expect_neq(access(tmp, F_OK), 0, "no temporary left behind");
+    free(got);
+    unlink(path);
+}
+
+/* The cut keeps every row logged at or before the point, whatever the
+ * order of the rows, and only those; the rows it keeps keep their bytes. */
+Test(runlog, cut_after_keeps_the_rows_up_to_the_point_in_their_order) {
+    mkdir("build", 0777);
+    mkdir("build/test-tmp", 0777);
+    const char *h = "wall_seconds,env_steps,updates\n";
+    char text[1024], want[1024];
+    /* The rows after the point at the end (a killed run): cut in place;
+     * a row exactly at the point stays. */
+    snprintf(text, sizeof text, "%s1.0,10,1\n2.0,20,2\n3.0,30,3\n4.0,40,4\n", h);
+    snprintf(want, sizeof want, "%s1.0,10,1\n2.0,20,2\n", h);
+    expect_cut(text, 20, want, 2, true);
+    expect_cut(text, 19, (snprintf(want, sizeof want, "%s1.0,10,1\n", h), want), 3, true);
+    expect_cut(text, 0, h, 4, true);
+    expect_cut(text, 40, text, 0, true);
+    /* Out of order (episodes several actors reported late, or a file an
+     * older resume left with two overlapping stretches): by content, the
+     * order kept; rewritten whole. */
+    snprintf(text, sizeof text, "%s1,10,0\n2,50,0\n3,30,0\n4,20,0\n5,60,0\n6,5,0\n", h);
+    snprintf(want, sizeof want, "%s1,10,0\n3,30,0\n4,20,0\n6,5,0\n", h);
+    expect_cut(text, 30, want, 2, false);
+    /* env_steps where the header puts it; a cell that is no count (empty,
+     * not a number, missing, negative) is no row of a point: kept; one
+     * beyond 2^64 is above any point. */
+    expect_cut("env_steps,x\n5,a\n6,b\n", 5, "env_steps,x\n5,a\n", 1, true);
+    expect_cut("a,b,env_steps\n1,2,3\n1,2\n1,2,\n1,2,x7\n1,2,-9\n1,2,99999999999999999999999\n1,2,4\n", 3,
+               "a,b,env_steps\n1,2,3\n1,2\n1,2,\n1,2,x7\n1,2,-9\n", 2, true);
+    /* No env_steps column (another file, another build): left alone. */
+    expect_cut("a,b\n1,99\n", 3, "a,b\n1,99\n", 0, true);
+    /* An unterminated last row (no trim before): judged like any other. */
+    expect_cut("x,env_steps\n1,2\n1,9", 5, "x,env_steps\n1,2\n", 1, true);
+    expect_cut("x,env_steps\n1,9\n1,2", 5, "x,env_steps\n1,2", 1, false);
+    /* A header only, an empty file, a missing file: nothing to cut. */
+    expect_cut(h, 0, h, 0, true);
+    expect_cut("", 0, "", 0, true);
+    char err[ERR_LEN];
+    uint64_t n = 7;
+    cr_expect_eq(runlog_cut_after("build/test-tmp/runlog-no-such.csv", 1, &n, err), 0);
+    cr_expect_eq(n, 0);
+}
+
+/* A CSV that is a link is refused, and the file it points to left alone. */
+Test(runlog, cut_after_refuses_a_link) {
+    mkdir("build", 0777);
+    mkdir("build/test-tmp", 0777);
+    char target[PATH_LEN], link[PATH_LEN], err[ERR_LEN] = "";
+    snprintf(target, sizeof target, "build/test-tmp/runlog-cut-target-%d.csv", (int)getpid());
+    snprintf(link, sizeof link, "build/test-tmp/runlog-cut-link-%d.csv", (int)getpid());
+    put_text(target, "env_steps\n1\n9\n");
+    unlink(link);
+    cr_assert_eq(symlink(target + strlen("build/test-tmp/"), link), 0);
+    uint64_t n = 0;
+    cr_expect_eq(runlog_cut_after(link, 5, &n, err), -1);
+    cr_expect(strstr(err, "symbolic link") != NULL, "%s", err);
+    char *t = slurp(target);
+    cr_expect_str_eq(t, "env_steps\n1\n9\n");
+    free(t);
+    unlink(link);
+    unlink(target);
+}
+
+/* What the run's stderr said (cr_redirect_stderr); the caller frees it. */
+static char *stderr_text(void) {
+    fflush(stderr);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *w = open_memstream(&text, &len);
+    FILE *r = cr_get_redirected_stderr();
+    int c;
+    while ((c = getc(r)) != EOF) putc(c, w);
+    fclose(w);
+    return text;
+}
+
+/* A resume continues from its checkpoint: the rows its earlier segment
+ * logged after it are cut from every CSV (one line each on stderr), and
+ * the rows up to it keep their bytes. A resume that falls back past a
+ * damaged checkpoint cuts back to the one it resumes from. */
+Test(runlog, resume_cuts_the_rows_logged_after_its_checkpoint, .init = cr_redirect_stderr) {
+    Config cfg;
+    setup(&cfg, "cut");
+    RunLog rl;
+    char err[ERR_LEN], dir[PATH_LEN], path[PATH_LEN];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    char *upto[3][4];
+    const char *names[3] = {"metrics.csv", "episodes.csv", "eval.csv"};
+    for (uint64_t s = 1; s <= 4; s++) {
+        MetricsRow row = {.wall_seconds = (double)s, .env_steps = 100 * s, .updates = 10 * s};
+        EvalRow ev = {.wall_seconds = (double)s, .env_steps = 100 * s, .updates = 10 * s, .episodes = 5, .mean = 9};
+        cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
+        cr_assert_eq(runlog_episode(&rl, (double)s, 100 * s, 0, 9.5, 10), 0);
+        cr_assert_eq(runlog_eval(&rl, &ev), 0);
+        if (s <= 2) checkpoint_at(&cfg, &rl, s, 100 * s); /* checkpoints at 100 and 200 env steps */
+        for (int i = 0; i < 3; i++) {
+            runlog_path(&rl, names[i], path);
+            upto[i][s - 1] = slurp(path);
+        }
+    }
+    snprintf(dir, sizeof dir, "%s", rl.dir);
+    runlog_free(&rl);
+    /* Resumed from ckpt-000002 (200 env steps): the rows at 300 and 400 go. */
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    runlog_free(&rl);
+    char *warn = stderr_text();
+    for (int i = 0; i < 3; i++) {
+        runlog_path(&rl, names[i], path);
+        char *t = slurp(path), want[PATH_LEN + 128];
+        cr_expect_str_eq(t, upto[i][1], "%s: the rows up to the checkpoint, as they were", names[i]);
+        snprintf(want, sizeof want, "gorila: resume: %s: dropped 2 rows logged after checkpoint ckpt-000002 (env "
+                 "steps > 200)\n", path);
+        cr_expect(strstr(warn, want) != NULL, "stderr says %s; it is:\n%s", want, warn);
+        free(t);
+    }
+    free(warn);
+    /* ckpt-000002 damaged: the resume falls back to ckpt-000001 (100). */
+    runlog_path(&rl, "checkpoints/ckpt-000002/ps-0.ckpt", path);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 300, SEEK_SET);
+    fputs("GARBAGE!", f);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    runlog_free(&rl);
+    for (int i = 0; i < 3; i++) {
+        runlog_path(&rl, names[i], path);
+        char *t = slurp(path);
+        cr_expect_str_eq(t, upto[i][0], "%s: back to the checkpoint it fell back to", names[i]);
+        free(t);
+    }
+    for (int i = 0; i < 3; i++)
+        for (int s = 0; s < 4; s++) free(upto[i][s]);
 }

@@ -145,13 +145,205 @@ done:
     return rc;
 }
 
-/* Open <dir>/name for writing, appending (a resume) or new, never through a
+/* Where the env_steps cell of line (len bytes, no newline) starts: its
+ * field number col (0-based). NULL when the line has fewer fields. */
+static const char *field_at(const char *line, size_t len, int col, size_t *flen) {
+    const char *p = line, *end = line + len;
+    for (int i = 0; i < col; i++) {
+        const char *c = memchr(p, ',', (size_t)(end - p));
+        if (!c) return NULL;
+        p = c + 1;
+    }
+    const char *c = memchr(p, ',', (size_t)(end - p));
+    *flen = (size_t)((c ? c : end) - p);
+    return p;
+}
+
+/* The field number of env_steps in a header line, or -1. */
+static int steps_column(const char *line, size_t len) {
+    for (int col = 0;; col++) {
+        size_t n;
+        const char *f = field_at(line, len, col, &n);
+        if (!f) return -1;
+        if (n > 0 && f[n - 1] == '\r') n--;
+        if (n == 9 && memcmp(f, "env_steps", 9) == 0) return col;
+    }
+}
+
+/* Whether a row (len bytes, no newline) was logged after env step upto: its
+ * env_steps cell (field col) is a whole number above it. A row whose cell
+ * is missing or not a number is no row of this build: it is kept. */
+static bool logged_after(const char *line, size_t len, int col, uint64_t upto) {
+    size_t n;
+    const char *f = field_at(line, len, col, &n);
+    if (!f || n == 0) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (f[i] < '0' || f[i] > '9') return false;
+        uint64_t d = (uint64_t)(f[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return true; /* above any step */
+        v = v * 10 + d;
+    }
+    return v > upto;
+}
+
+/* What one pass over a CSV found (cut_scan). */
+typedef struct {
+    int col;                 /* env_steps' field number; -1: no such column */
+    uint64_t dropped;        /* rows logged after the point */
+    off_t keep_end;          /* the end of the last row kept (or of the header) */
+    bool interleaved;        /* a row kept follows a row dropped */
+} CutScan;
+
+/* Read f from its start and fill s for the point upto. 0, or -1 (errno). */
+static int cut_scan(FILE *f, uint64_t upto, CutScan *s) {
+    *s = (CutScan){.col = -1};
+    char *line = NULL;
+    size_t cap = 0;
+    off_t at = 0;
+    errno = 0;
+    ssize_t n = getline(&line, &cap, f);
+    if (n > 0) {
+        s->col = steps_column(line, (size_t)n - (line[n - 1] == '\n'));
+        at = s->keep_end = (off_t)n;
+    }
+    while (s->col >= 0 && (n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)n - (line[n - 1] == '\n');
+        if (logged_after(line, len, s->col, upto)) {
+            s->dropped++;
+        } else {
+            s->interleaved |= s->dropped > 0;
+            s->keep_end = at + (off_t)n;
+        }
+        at += (off_t)n;
+    }
+    free(line);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Write the header and the rows kept of f (read from its start) into
+ * path's temporary file, sync it, and rename it over path. The file is
+ * replaced whole, never half-cut: a crash leaves the old one or the new
+ * one. 0, or -1 (errno). */
+static int cut_rewrite(FILE *f, const char *path, int col, uint64_t upto) {
+    char tmp[PATH_LEN + 16];
+    if (snprintf(tmp, sizeof tmp, "%s.cut.tmp", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open_tmp_exclusive(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!out) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    rewind(f);
+    char *line = NULL;
+    size_t cap = 0;
+    bool header = true;
+    ssize_t n;
+    errno = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (header || !logged_after(line, (size_t)n - (line[n - 1] == '\n'), col, upto))
+            fwrite(line, 1, (size_t)n, out);
+        header = false;
+    }
+    free(line);
+    int e = 0;
+    if (ferror(f) || fflush(out) != 0 || ferror(out) || fsync(fileno(out)) != 0) e = errno ? errno : EIO;
+    if (fclose(out) != 0 && !e) e = errno;
+    if (!e && rename(tmp, path) != 0) e = errno;
+    if (e) {
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    /* The rename itself is made durable with its directory. */
+    char dir[PATH_LEN + 16];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+int runlog_cut_after(const char *path, uint64_t upto, uint64_t *dropped, char *err) {
+    *dropped = 0;
+    int fd = open_nofollow(path, O_RDWR | O_NONBLOCK | O_NOCTTY, 0, err);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* as trim_csv: only a regular file is cut */
+        close(fd);
+        return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return errf(err, "cannot read %s: %s", path, strerror(errno));
+    }
+    CutScan s;
+    int rc = cut_scan(f, upto, &s);
+    if (rc == 0 && s.dropped > 0) {
+        /* The common case, every row after the point at the end: cut the
+         * tail in place, as trim_csv does. Rows of several actors or of an
+         * older overlapping resume can interleave: then rewrite the file. */
+        errno = 0;
+        rc = s.interleaved ? cut_rewrite(f, path, s.col, upto) : ftruncate(fd, s.keep_end);
+    }
+    int e = errno;
+    fclose(f);
+    if (rc != 0)
+        return errf(err, "cannot cut %s back to its checkpoint (rows logged after env step %" PRIu64 "): %s", path,
+                    upto, strerror(e ? e : EIO));
+    *dropped = s.dropped;
+    return 0;
+}
+
+/* The checkpoint a resume continues from (open_dir): its env steps and its
+ * directory's name, "ckpt-000004". */
+typedef struct {
+    uint64_t env_steps;
+    char name[64];
+} ResumePoint;
+
+/* A resume continues from its checkpoint, so the rows the earlier segment
+ * logged after it are of a stretch of training that was thrown away, and
+ * the resumed segment logs that range of env steps again: they are cut,
+ * with a line on stderr. The point is the checkpoint's env_steps, the one
+ * column every CSV has that is exactly comparable with what its manifest
+ * records: a row's env_steps and the manifest's are the same counter (the
+ * local trainer's, or the coordinator's job total, read when the
+ * checkpoint was requested), and the resumed segment counts on from it.
+ * Not updates: a distributed checkpoint records the version source 0
+ * wrote, taken after the request, while metrics rows carry the version as
+ * last reported (and episodes.csv has none). Not wall_seconds: the
+ * manifest's is taken at the commit, and the CSVs print it rounded. Rows
+ * at exactly the checkpoint's step were logged before it (the final
+ * evaluation of a final checkpoint, the last metrics row) and stay, so a
+ * resume that only runs the owed held-out test (test-pending) cuts
+ * nothing. 0, or -1 with err. */
+static int cut_to_checkpoint(const char *path, const ResumePoint *at, char *err) {
+    uint64_t dropped;
+    if (runlog_cut_after(path, at->env_steps, &dropped, err) != 0) return -1;
+    if (dropped > 0)
+        fprintf(stderr, "gorila: resume: %s: dropped %" PRIu64 " row%s logged after checkpoint %s (env steps > %" PRIu64
+                ")\n", path, dropped, dropped == 1 ? "" : "s", at->name, at->env_steps);
+    return 0;
+}
+
+/* Open <dir>/name for writing, appending (a resume from the checkpoint at:
+ * after trim_csv and cut_to_checkpoint) or new (at NULL), never through a
  * link (open_nofollow): a CSV replaced by a link to another file is
  * refused, not appended to, cut or replaced. */
-static FILE *open_csv(RunLog *rl, const char *name, bool append, const char *header, char *err) {
+static FILE *open_csv(RunLog *rl, const char *name, const ResumePoint *at, const char *header, char *err) {
     char path[PATH_LEN];
     runlog_path(rl, name, path);
-    if (append && trim_csv(path, header, err) != 0) return NULL;
+    bool append = at != NULL;
+    if (append && (trim_csv(path, header, err) != 0 || cut_to_checkpoint(path, at, err) != 0)) return NULL;
     int fd = open_nofollow(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0666, err);
     struct stat st;
     bool has_rows = fd >= 0 && append && fstat(fd, &st) == 0 && st.st_size > 0;
@@ -257,8 +449,9 @@ static int take_lock(RunLog *rl, char *err) {
 }
 
 /* The run directory and its lock (the part of runlog_init before any file
- * is written). 0 or an exit status with err. */
-static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char *err) {
+ * is written); resumed, the checkpoint it continues from in at. 0 or an
+ * exit status with err. */
+static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, ResumePoint *at, char *err) {
     if (resume_dir) {
         if (snprintf(rl->dir, sizeof rl->dir, "%s", resume_dir) >= (int)sizeof rl->dir - 64) {
             errf(err, "run directory path too long");
@@ -283,6 +476,13 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, char 
             return GORILA_EXIT_CKPT_READ;
         }
         rl->run_id = m.run_id;
+        /* The checkpoint the trainer or the job resumes from: the same
+         * choice (runckpt_latest), past a damaged one as there. */
+        at->env_steps = m.env_steps;
+        /* episodes.csv numbers the run's episodes: on from the checkpoint's
+         * count, as the rows cut back to it leave them. */
+        rl->n_episodes = m.episodes;
+        snprintf(at->name, sizeof at->name, "ckpt-%06" PRIu64, m.seq);
         runckpt_drop_above(rl->dir, m.seq, cfg->checkpoint.keep_abandoned); /* the line a fallback abandons */
         /* A run made before run_id files: it takes its checkpoint's id. */
         uint64_t own;
@@ -336,7 +536,8 @@ int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const cha
     rl->n_extra = n_extra;
     for (int i = 0; i < n_extra; i++) snprintf(rl->extra[i], sizeof rl->extra[i], "%s", extra_names[i]);
     bool resume = resume_dir != NULL;
-    int rc = open_dir(rl, cfg, resume_dir, err);
+    ResumePoint at = {0};
+    int rc = open_dir(rl, cfg, resume_dir, &at, err);
     if (rc) goto fail;
     rc = GORILA_EXIT_LOG_WRITE;
     char path[PATH_LEN];
@@ -371,11 +572,12 @@ int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const cha
     for (int i = 0; i < n_extra && n < (int)sizeof header - 64; i++)
         n += snprintf(header + n, sizeof header - (size_t)n, ",%s", rl->extra[i]);
     snprintf(header + n, sizeof header - (size_t)n, "\n");
-    rl->metrics = open_csv(rl, "metrics.csv", resume, header, err);
+    const ResumePoint *from = resume ? &at : NULL;
+    rl->metrics = open_csv(rl, "metrics.csv", from, header, err);
     if (!rl->metrics) goto fail;
-    rl->episodes = open_csv(rl, "episodes.csv", resume, "wall_seconds,env_steps,actor,episode,return,length\n", err);
+    rl->episodes = open_csv(rl, "episodes.csv", from, "wall_seconds,env_steps,actor,episode,return,length\n", err);
     if (!rl->episodes) goto fail;
-    rl->eval = open_csv(rl, "eval.csv", resume,
+    rl->eval = open_csv(rl, "eval.csv", from,
                         "wall_seconds,env_steps,updates,episodes,mean_return,std_return,min_return,max_return,"
                         "solved\n",
                         err);

@@ -82,7 +82,7 @@ typedef struct {
     TbEvents tb;
     int n_extra;
     char extra[RUNLOG_MAX_EXTRA][48];
-    uint64_t n_episodes;          /* episodes logged so far (ids) */
+    uint64_t n_episodes;          /* episodes logged so far (ids; resumed: from the checkpoint's count) */
     /* progress line */
     bool progress_tty, progress_on;
     double progress_every, progress_last;
@@ -154,8 +154,13 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * are appended to, after each is cut back to its last complete row (a row
  * torn by a failed write: the bytes after the last newline, and, under
  * this run's own header, last lines of another field count), with a
- * "gorila: warning: FILE: cut N bytes ..." line on stderr per file cut
- * (docs/OUTPUTS.md). extra_names: additional metrics columns (copied).
+ * "gorila: warning: FILE: cut N bytes ..." line on stderr per file cut,
+ * and then back to the rows logged at or before the checkpoint the resume
+ * continues from (the newest intact one, as runckpt_latest chooses; rows
+ * at its env steps stay): runlog_cut_after, with a "gorila: resume: FILE:
+ * dropped N rows logged after checkpoint ckpt-NNNNNN (env steps > S)" line
+ * per file cut (docs/OUTPUTS.md). extra_names: additional metrics columns
+ * (copied).
  * Takes the run directory's lock, sets rl->run_id, writes config.yaml.
  * Returns 0, or an exit status of exitcode.h with a message in err:
  *   GORILA_EXIT_LOCKED     another process holds the lock: "run directory X
@@ -173,6 +178,19 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * On failure nothing is held (rl is as after runlog_free). */
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
                 int n_extra, char *err);
+/* Cut the CSV at path back to the rows logged at or before env step upto:
+ * the column named env_steps in its header (its first line) says when a
+ * row was logged, and every row whose cell there is a whole number above
+ * upto goes, wherever it stands (rows need not be in order: a file an
+ * older build's resume left with two overlapping stretches); the header
+ * and every other row keep their bytes and order, a row without such a
+ * cell included. A file without that column, a missing file and anything
+ * but a regular file are left alone. Rows only at the end are cut in
+ * place (ftruncate); otherwise the file is rewritten through a temporary
+ * (<path>.cut.tmp) renamed over it. A link at path is refused
+ * (open_nofollow). *dropped: the rows cut. 0, or -1 with err. */
+int runlog_cut_after(const char *path, uint64_t upto, uint64_t *dropped, char *err);
+
 /* Close the CSVs and the events file (a failing close is recorded as a
  * write failure: check runlog_failed afterwards when it matters) and
  * release the lock. Safe on a zeroed or already freed RunLog. */
