@@ -345,3 +345,15 @@ int read_small_file(const char *path, const char *what, char *text, size_t cap, 
     text[n] = '\0';
     return 0;
 }
+
+void fsync_parent_dir(const char *path) {
+    char dir[PATH_LEN + 16];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+}

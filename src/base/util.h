@@ -81,6 +81,11 @@ int err_prefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2,
  * Returns the descriptor, or -1 with errno set. */
 int open_tmp_exclusive(const char *tmp_path);
 
+/* Make a rename into path's directory durable: fsync that directory (the
+ * current one when path has no '/'). Best effort: the renamed file itself
+ * is complete either way, so a failure is ignored. */
+void fsync_parent_dir(const char *path);
+
 /* Open path (flags, mode as open(2)) without following a link in its last
  * component (O_NOFOLLOW is added): for the files a run writes inside its
  * directory, which must never land outside it. The directories above may

@@ -258,16 +258,7 @@ static int cut_rewrite(FILE *f, const char *path, int col, uint64_t upto) {
         errno = e;
         return -1;
     }
-    /* The rename itself is made durable with its directory. */
-    char dir[PATH_LEN + 16];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    fsync_parent_dir(path); /* the rename itself made durable */
     return 0;
 }
 

@@ -176,16 +176,6 @@ int trace_write_file(const char *path, TraceTrack *tracks, size_t n, size_t even
         unlink(tmp);
         return errf(err, "cannot rename %s to %s: %s", tmp, path, strerror(e));
     }
-    /* The rename is durable once the directory is synced (best effort:
-     * the file itself is complete either way). */
-    char dir[PATH_LEN];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    fsync_parent_dir(path); /* the rename itself made durable */
     return 0;
 }
