@@ -263,6 +263,10 @@ kill -TERM -- "-$BG"
 wait_for 60 finished || kill -9 "$BG"
 wait "$BG"
 expect_eq "SIGTERM to the launcher's process group: clean exit" "$?" 0
+# The launcher's tees share its process group: killed by the same SIGTERM,
+# they lost the job's last lines and at times mpirun died of SIGPIPE (141).
+check "SIGTERM: the job's own stop report reached the launcher's stderr" \
+    grep -q "stopping: signal" "$TEST_TMP/signals.err"
 expect_eq "SIGTERM: stop reason" "$(jget "$RUN/summary.json" stop_reason)" signal
 # shellcheck disable=SC2012 # gorila's own checkpoint names: plain words
 n=$(ls -d "$RUN"/checkpoints/ckpt-* | wc -l)
