@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,10 @@ static void setup(Config *cfg, const char *name) {
 }
 
 /* A one-shard checkpoint of the run in rl, bound to its run id, taken at
- * env_steps. */
-static void checkpoint_at(const Config *cfg, const RunLog *rl, uint64_t seq, uint64_t env_steps) {
+ * env_steps with parameters of version updates; eval_episodes > 0: an
+ * evaluation of exactly them is recorded (a distributed job's snapshot). */
+static void checkpoint_of(const Config *cfg, const RunLog *rl, uint64_t seq, uint64_t env_steps, uint64_t updates,
+                          int eval_episodes) {
     char err[ERR_LEN], dir[PATH_LEN];
     QNet net;
     cr_assert_eq(agentcfg_qnet(cfg, &net, err), 0, "%s", err);
@@ -43,15 +46,22 @@ static void checkpoint_at(const Config *cfg, const RunLog *rl, uint64_t seq, uin
     RunCkptShard sh = {.index = 0, .off = 0, .len = net.n_params, .params = p, .target = t, .run_id = rl->run_id,
                        .seq = seq, .n_shards = 1};
     cr_assert_eq(runckpt_write_shard(cfg, &net, dir, &sh, err), 0, "%s", err);
-    RunCkptManifest m = {.seq = seq, .n_shards = 1, .run_id = rl->run_id, .env_steps = env_steps};
+    RunCkptManifest m = {.seq = seq, .n_shards = 1, .run_id = rl->run_id, .env_steps = env_steps,
+                         .updates = updates, .params_version = updates, .eval_episodes = eval_episodes,
+                         .eval_mean = eval_episodes ? 9 : NAN};
     snprintf(m.mode, sizeof m.mode, "local");
     cr_assert_eq(runckpt_commit(rl->dir, dir, &m, 2, err), 0, "%s", err);
     free(p);
     free(t);
 }
 
+/* Of the live parameters (no evaluation of exactly them recorded). */
+static void checkpoint_at(const Config *cfg, const RunLog *rl, uint64_t seq, uint64_t env_steps, uint64_t updates) {
+    checkpoint_of(cfg, rl, seq, env_steps, updates, 0);
+}
+
 /* One at env step 0: a run that logged nothing after it. */
-static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) { checkpoint_at(cfg, rl, seq, 0); }
+static void checkpoint(const Config *cfg, const RunLog *rl, uint64_t seq) { checkpoint_at(cfg, rl, seq, 0, 0); }
 
 Test(runlog, second_open_of_a_run_directory_is_refused_while_the_first_holds_it) {
     Config cfg;
@@ -288,7 +298,7 @@ Test(runlog, resume_cuts_rows_torn_by_a_failed_write, .init = cr_redirect_stderr
     cr_assert_eq(runlog_episode(&rl, 1, 10, 0, 9.5, 10), 0);
     cr_assert_eq(runlog_episode(&rl, 2, 20, 0, 8.5, 10), 0);
     cr_assert_eq(runlog_eval(&rl, &ev), 0);
-    checkpoint_at(&cfg, &rl, 1, 20); /* after every row above: none is cut for being later */
+    checkpoint_at(&cfg, &rl, 1, 20, 4); /* after every row above: none is cut for being later */
     char dir[PATH_LEN], path[PATH_LEN];
     snprintf(dir, sizeof dir, "%s", rl.dir);
     runlog_free(&rl);
@@ -398,23 +408,32 @@ static void put_text(const char *path, const char *text) {
 /* runlog_cut_after on a file holding text, cut at upto: the file after it
  * must hold want and dropped rows be reported; in_place: the file is the
  * same inode afterwards (cut with ftruncate, not rewritten). */
-static void expect_cut(const char *text, uint64_t upto, const char *want, uint64_t dropped, bool in_place) {
+static void expect_cut_at(const char *text, RunlogCutPoint at, const char *want, uint64_t dropped, uint64_t by_updates,
+                          bool in_place) {
     char path[PATH_LEN], tmp[PATH_LEN + 16], err[ERR_LEN] = "";
     snprintf(path, sizeof path, "build/test-tmp/runlog-cut-%d.csv", (int)getpid());
     snprintf(tmp, sizeof tmp, "%s.cut.tmp", path);
     put_text(path, text);
     struct stat before, after;
     cr_assert_eq(stat(path, &before), 0);
-    uint64_t n = 99;
-    cr_assert_eq(runlog_cut_after(path, upto, &n, err), 0, "%s", err);
+    uint64_t n = 99, nu = 99;
+    cr_assert_eq(runlog_cut_after(path, &at, &n, &nu, err), 0, "%s", err);
     char *got = slurp(path);
-    cr_expect_str_eq(got, want, "cut at %llu of:\n%s", (unsigned long long)upto, text);
+    cr_expect_str_eq(got, want, "cut at %llu env steps, %llu updates, of:\n%s", (unsigned long long)at.env_steps,
+                     (unsigned long long)at.updates, text);
     cr_expect_eq(n, dropped, "rows dropped: %llu, want %llu", (unsigned long long)n, (unsigned long long)dropped);
+    cr_expect_eq(nu, by_updates, "rows dropped for their updates: %llu, want %llu", (unsigned long long)nu,
+                 (unsigned long long)by_updates);
     cr_assert_eq(stat(path, &after), 0);
     if (in_place) cr_expect_eq(after.st_ino, before.st_ino, "cut in place");
     cr_expect_neq(access(tmp, F_OK), 0, "no temporary left behind");
     free(got);
     unlink(path);
+}
+
+/* The same, cut by env steps alone (a point that does not bound updates). */
+static void expect_cut(const char *text, uint64_t upto, const char *want, uint64_t dropped, bool in_place) {
+    expect_cut_at(text, (RunlogCutPoint){upto, UINT64_MAX}, want, dropped, 0, in_place);
 }
 
 /* The cut keeps every row logged at or before the point, whatever the
@@ -453,9 +472,41 @@ Test(runlog, cut_after_keeps_the_rows_up_to_the_point_in_their_order) {
     expect_cut(h, 0, h, 0, true);
     expect_cut("", 0, "", 0, true);
     char err[ERR_LEN];
-    uint64_t n = 7;
-    cr_expect_eq(runlog_cut_after("build/test-tmp/runlog-no-such.csv", 1, &n, err), 0);
+    uint64_t n = 7, nu = 7;
+    RunlogCutPoint one = {1, UINT64_MAX};
+    cr_expect_eq(runlog_cut_after("build/test-tmp/runlog-no-such.csv", &one, &n, &nu, err), 0);
     cr_expect_eq(n, 0);
+    cr_expect_eq(nu, 0);
+}
+
+/* A point that bounds the updates: a row above it in either counter goes
+ * (a distributed job logs rows at the checkpoint's env steps after its
+ * request, of newer parameters); a file without an updates column is cut
+ * by env steps alone; cells that are no count are judged by the other. */
+Test(runlog, cut_after_drops_the_rows_past_the_checkpoints_updates) {
+    mkdir("build", 0777);
+    mkdir("build/test-tmp", 0777);
+    const char *h = "wall_seconds,env_steps,updates\n";
+    char text[1024], want[1024];
+    RunlogCutPoint at = {200, 25};
+    /* At the point's env steps: updates 25 stays, 26 and 40 go. */
+    snprintf(text, sizeof text, "%s1,100,10\n2,200,20\n3,200,25\n4,200,26\n5,200,40\n", h);
+    snprintf(want, sizeof want, "%s1,100,10\n2,200,20\n3,200,25\n", h);
+    expect_cut_at(text, at, want, 2, 2, true);
+    /* Both kinds, out of order: rewritten, by_updates counts only the rows
+     * at or below the env steps. */
+    snprintf(text, sizeof text, "%s1,100,30\n2,150,20\n3,300,20\n4,200,25\n5,300,50\n", h);
+    snprintf(want, sizeof want, "%s2,150,20\n4,200,25\n", h);
+    expect_cut_at(text, at, want, 3, 1, false);
+    /* updates where the header puts it; no updates column: env steps alone. */
+    expect_cut_at("updates,env_steps\n30,100\n20,200\n", at, "updates,env_steps\n20,200\n", 1, 1, false);
+    expect_cut_at("x,env_steps\n30,100\n20,300\n", at, "x,env_steps\n30,100\n", 1, 0, true);
+    /* An updates cell that is no count: the env steps judge the row. */
+    expect_cut_at("env_steps,updates\n100,\n100,x\n300,\n", at, "env_steps,updates\n100,\n100,x\n", 1, 0, true);
+    /* UINT64_MAX: the updates do not bound the cut, however large a cell. */
+    RunlogCutPoint steps_only = {200, UINT64_MAX};
+    expect_cut_at("env_steps,updates\n100,99999999999999999999999\n", steps_only,
+                  "env_steps,updates\n100,99999999999999999999999\n", 0, 0, true);
 }
 
 /* A CSV that is a link is refused, and the file it points to left alone. */
@@ -468,8 +519,9 @@ Test(runlog, cut_after_refuses_a_link) {
     put_text(target, "env_steps\n1\n9\n");
     unlink(link);
     cr_assert_eq(symlink(target + strlen("build/test-tmp/"), link), 0);
-    uint64_t n = 0;
-    cr_expect_eq(runlog_cut_after(link, 5, &n, err), -1);
+    uint64_t n = 0, nu = 0;
+    RunlogCutPoint five = {5, 5};
+    cr_expect_eq(runlog_cut_after(link, &five, &n, &nu, err), -1);
     cr_expect(strstr(err, "symbolic link") != NULL, "%s", err);
     char *t = slurp(target);
     cr_expect_str_eq(t, "env_steps\n1\n9\n");
@@ -509,7 +561,7 @@ Test(runlog, resume_cuts_the_rows_logged_after_its_checkpoint, .init = cr_redire
         cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
         cr_assert_eq(runlog_episode(&rl, (double)s, 100 * s, 0, 9.5, 10), 0);
         cr_assert_eq(runlog_eval(&rl, &ev), 0);
-        if (s <= 2) checkpoint_at(&cfg, &rl, s, 100 * s); /* checkpoints at 100 and 200 env steps */
+        if (s <= 2) checkpoint_at(&cfg, &rl, s, 100 * s, 10 * s); /* checkpoints at 100 and 200 env steps */
         for (int i = 0; i < 3; i++) {
             runlog_path(&rl, names[i], path);
             upto[i][s - 1] = slurp(path);
@@ -548,4 +600,69 @@ Test(runlog, resume_cuts_the_rows_logged_after_its_checkpoint, .init = cr_redire
     }
     for (int i = 0; i < 3; i++)
         for (int s = 0; s < 4; s++) free(upto[i][s]);
+}
+
+/* A distributed job logs rows at a checkpoint's env steps after its
+ * request (the actors report every 20 ms, and not at all once one has
+ * died), of parameters newer than those saved: a resume from it cuts them
+ * from metrics.csv and eval.csv by their updates, so neither column goes
+ * back when the resumed segment counts on from the checkpoint's version;
+ * episodes.csv (no updates) keeps its rows at the step. A checkpoint of
+ * evaluated parameters (older than rows logged before it) is cut by env
+ * steps alone. */
+Test(runlog, resume_cuts_the_rows_of_parameters_newer_than_its_checkpoint, .init = cr_redirect_stderr) {
+    Config cfg;
+    setup(&cfg, "cutv");
+    RunLog rl;
+    char err[ERR_LEN], dir[PATH_LEN], path[PATH_LEN];
+    const char *names[3] = {"metrics.csv", "episodes.csv", "eval.csv"};
+    char *before[3], *after[3];
+    cr_assert_eq(runlog_init(&rl, &cfg, NULL, NULL, 0, err), 0, "%s", err);
+    /* (env steps, updates): two rows before the request, then the
+     * checkpoint saves version 25 at 200 env steps, then two rows at 200
+     * of versions 25 (reported late) and 30 (newer), and one at 300. */
+    const uint64_t rows[5][2] = {{100, 10}, {200, 20}, {200, 25}, {200, 30}, {300, 40}};
+    for (int k = 0; k < 5; k++) {
+        MetricsRow row = {.wall_seconds = k, .env_steps = rows[k][0], .updates = rows[k][1]};
+        EvalRow ev = {.wall_seconds = k, .env_steps = rows[k][0], .updates = rows[k][1], .episodes = 5, .mean = 9};
+        cr_assert_eq(runlog_metrics(&rl, &row, NULL), 0);
+        cr_assert_eq(runlog_episode(&rl, k, rows[k][0], 0, 9.5, 10), 0);
+        cr_assert_eq(runlog_eval(&rl, &ev), 0);
+        for (int i = 0; k >= 2 && k <= 3 && i < 3; i++) {
+            runlog_path(&rl, names[i], path);
+            (k == 2 ? before : after)[i] = slurp(path);
+        }
+    }
+    checkpoint_at(&cfg, &rl, 1, 200, 25);
+    snprintf(dir, sizeof dir, "%s", rl.dir);
+    runlog_free(&rl);
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    runlog_free(&rl);
+    char *warn = stderr_text(), want[PATH_LEN + 160];
+    for (int i = 0; i < 3; i++) {
+        runlog_path(&rl, names[i], path);
+        char *t = slurp(path);
+        bool episodes = i == 1;
+        cr_expect_str_eq(t, episodes ? after[i] : before[i], "%s: the rows of the checkpoint's parameters or older",
+                         names[i]);
+        snprintf(want, sizeof want, "gorila: resume: %s: dropped %s logged after checkpoint ckpt-000001 (env "
+                 "steps > 200%s)\n", path, episodes ? "1 row" : "2 rows", episodes ? "" : ", or updates > 25");
+        cr_expect(strstr(warn, want) != NULL, "stderr says %s; it is:\n%s", want, warn);
+        free(t);
+    }
+    free(warn);
+    /* The snapshot of an evaluation at version 20, committed at 200 env
+     * steps (a final checkpoint of a solved run): rows at 200 of newer
+     * versions were logged before it, and stay. */
+    checkpoint_of(&cfg, &rl, 2, 200, 20, 5);
+    cr_assert_eq(runlog_init(&rl, &cfg, dir, NULL, 0, err), 0, "%s", err);
+    runlog_free(&rl);
+    for (int i = 0; i < 3; i++) {
+        runlog_path(&rl, names[i], path);
+        char *t = slurp(path);
+        cr_expect_str_eq(t, i == 1 ? after[i] : before[i], "%s: nothing more cut", names[i]);
+        free(t);
+        free(before[i]);
+        free(after[i]);
+    }
 }

@@ -159,21 +159,21 @@ static const char *field_at(const char *line, size_t len, int col, size_t *flen)
     return p;
 }
 
-/* The field number of env_steps in a header line, or -1. */
-static int steps_column(const char *line, size_t len) {
+/* The field number of the column called name in a header line, or -1. */
+static int header_column(const char *line, size_t len, const char *name) {
+    size_t want = strlen(name);
     for (int col = 0;; col++) {
         size_t n;
         const char *f = field_at(line, len, col, &n);
         if (!f) return -1;
         if (n > 0 && f[n - 1] == '\r') n--;
-        if (n == 9 && memcmp(f, "env_steps", 9) == 0) return col;
+        if (n == want && memcmp(f, name, want) == 0) return col;
     }
 }
 
-/* Whether a row (len bytes, no newline) was logged after env step upto: its
- * env_steps cell (field col) is a whole number above it. A row whose cell
- * is missing or not a number is no row of this build: it is kept. */
-static bool logged_after(const char *line, size_t len, int col, uint64_t upto) {
+/* Whether field col of a row (len bytes, no newline) is a whole number
+ * above bound. A cell that is missing or not a number is no count: false. */
+static bool cell_above(const char *line, size_t len, int col, uint64_t bound) {
     size_t n;
     const char *f = field_at(line, len, col, &n);
     if (!f || n == 0) return false;
@@ -181,41 +181,60 @@ static bool logged_after(const char *line, size_t len, int col, uint64_t upto) {
     for (size_t i = 0; i < n; i++) {
         if (f[i] < '0' || f[i] > '9') return false;
         uint64_t d = (uint64_t)(f[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return true; /* above any step */
+        if (v > (UINT64_MAX - d) / 10) return true; /* above any count */
         v = v * 10 + d;
     }
-    return v > upto;
+    return v > bound;
+}
+
+/* The columns a cut reads (cut_scan): env_steps' and, when the point
+ * bounds the updates and the file has the column, updates' (else -1). */
+typedef struct {
+    int steps, updates;
+} CutCols;
+
+/* Whether a row was logged after the point: its env_steps above
+ * at->env_steps, or its updates above at->updates (parameters newer than
+ * the checkpoint's). A row without a count in a cell is judged by the
+ * other: a row of no count at all is no row of this build and is kept. */
+static bool logged_after(const char *line, size_t len, CutCols c, const RunlogCutPoint *at) {
+    return cell_above(line, len, c.steps, at->env_steps) ||
+           (c.updates >= 0 && cell_above(line, len, c.updates, at->updates));
 }
 
 /* What one pass over a CSV found (cut_scan). */
 typedef struct {
-    int col;                 /* env_steps' field number; -1: no such column */
+    CutCols col;             /* col.steps -1: no env_steps column */
     uint64_t dropped;        /* rows logged after the point */
+    uint64_t by_updates;     /* of those, rows at or below its env steps (updates above its) */
     off_t keep_end;          /* the end of the last row kept (or of the header) */
     bool interleaved;        /* a row kept follows a row dropped */
 } CutScan;
 
-/* Read f from its start and fill s for the point upto. 0, or -1 (errno). */
-static int cut_scan(FILE *f, uint64_t upto, CutScan *s) {
-    *s = (CutScan){.col = -1};
+/* Read f from its start and fill s for the point at. 0, or -1 (errno). */
+static int cut_scan(FILE *f, const RunlogCutPoint *at, CutScan *s) {
+    *s = (CutScan){.col = {-1, -1}};
     char *line = NULL;
     size_t cap = 0;
-    off_t at = 0;
+    off_t pos = 0;
     errno = 0;
     ssize_t n = getline(&line, &cap, f);
     if (n > 0) {
-        s->col = steps_column(line, (size_t)n - (line[n - 1] == '\n'));
-        at = s->keep_end = (off_t)n;
-    }
-    while (s->col >= 0 && (n = getline(&line, &cap, f)) > 0) {
         size_t len = (size_t)n - (line[n - 1] == '\n');
-        if (logged_after(line, len, s->col, upto)) {
+        s->col.steps = header_column(line, len, "env_steps");
+        s->col.updates = at->updates == UINT64_MAX ? -1 : header_column(line, len, "updates");
+        pos = s->keep_end = (off_t)n;
+    }
+    while (s->col.steps >= 0 && (n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)n - (line[n - 1] == '\n');
+        if (logged_after(line, len, s->col, at)) {
             s->dropped++;
+            s->by_updates += !cell_above(line, len, s->col.steps, at->env_steps);
         } else {
             s->interleaved |= s->dropped > 0;
-            s->keep_end = at + (off_t)n;
+            s->keep_end = pos + (off_t)n;
         }
-        at += (off_t)n;
+        pos += (off_t)n;
     }
     free(line);
     return ferror(f) ? -1 : 0;
@@ -225,7 +244,7 @@ static int cut_scan(FILE *f, uint64_t upto, CutScan *s) {
  * path's temporary file, sync it, and rename it over path. The file is
  * replaced whole, never half-cut: a crash leaves the old one or the new
  * one. 0, or -1 (errno). */
-static int cut_rewrite(FILE *f, const char *path, int col, uint64_t upto) {
+static int cut_rewrite(FILE *f, const char *path, CutCols col, const RunlogCutPoint *at) {
     char tmp[PATH_LEN + 16];
     if (snprintf(tmp, sizeof tmp, "%s.cut.tmp", path) >= (int)sizeof tmp) {
         errno = ENAMETOOLONG;
@@ -244,7 +263,7 @@ static int cut_rewrite(FILE *f, const char *path, int col, uint64_t upto) {
     ssize_t n;
     errno = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
-        if (header || !logged_after(line, (size_t)n - (line[n - 1] == '\n'), col, upto))
+        if (header || !logged_after(line, (size_t)n - (line[n - 1] == '\n'), col, at))
             fwrite(line, 1, (size_t)n, out);
         header = false;
     }
@@ -262,8 +281,9 @@ static int cut_rewrite(FILE *f, const char *path, int col, uint64_t upto) {
     return 0;
 }
 
-int runlog_cut_after(const char *path, uint64_t upto, uint64_t *dropped, char *err) {
-    *dropped = 0;
+int runlog_cut_after(const char *path, const RunlogCutPoint *at, uint64_t *dropped, uint64_t *by_updates,
+                     char *err) {
+    *dropped = *by_updates = 0;
     int fd = open_nofollow(path, O_RDWR | O_NONBLOCK | O_NOCTTY, 0, err);
     if (fd < 0) return errno == ENOENT ? 0 : -1;
     struct stat st;
@@ -277,52 +297,59 @@ int runlog_cut_after(const char *path, uint64_t upto, uint64_t *dropped, char *e
         return errf(err, "cannot read %s: %s", path, strerror(errno));
     }
     CutScan s;
-    int rc = cut_scan(f, upto, &s);
+    int rc = cut_scan(f, at, &s);
     if (rc == 0 && s.dropped > 0) {
         /* The common case, every row after the point at the end: cut the
          * tail in place, as trim_csv does. Rows of several actors or of an
          * older overlapping resume can interleave: then rewrite the file. */
         errno = 0;
-        rc = s.interleaved ? cut_rewrite(f, path, s.col, upto) : ftruncate(fd, s.keep_end);
+        rc = s.interleaved ? cut_rewrite(f, path, s.col, at) : ftruncate(fd, s.keep_end);
     }
     int e = errno;
     fclose(f);
     if (rc != 0)
         return errf(err, "cannot cut %s back to its checkpoint (rows logged after env step %" PRIu64 "): %s", path,
-                    upto, strerror(e ? e : EIO));
+                    at->env_steps, strerror(e ? e : EIO));
     *dropped = s.dropped;
+    *by_updates = s.by_updates;
     return 0;
 }
 
-/* The checkpoint a resume continues from (open_dir): its env steps and its
+/* The checkpoint a resume continues from (open_dir): its counters and its
  * directory's name, "ckpt-000004". */
 typedef struct {
-    uint64_t env_steps;
+    RunlogCutPoint point;
     char name[64];
 } ResumePoint;
 
 /* A resume continues from its checkpoint, so the rows the earlier segment
  * logged after it are of a stretch of training that was thrown away, and
- * the resumed segment logs that range of env steps again: they are cut,
- * with a line on stderr. The point is the checkpoint's env_steps, the one
- * column every CSV has that is exactly comparable with what its manifest
- * records: a row's env_steps and the manifest's are the same counter (the
- * local trainer's, or the coordinator's job total, read when the
- * checkpoint was requested), and the resumed segment counts on from it.
- * Not updates: a distributed checkpoint records the version source 0
- * wrote, taken after the request, while metrics rows carry the version as
- * last reported (and episodes.csv has none). Not wall_seconds: the
- * manifest's is taken at the commit, and the CSVs print it rounded. Rows
- * at exactly the checkpoint's step were logged before it (the final
- * evaluation of a final checkpoint, the last metrics row) and stay, so a
- * resume that only runs the owed held-out test (test-pending) cuts
- * nothing. 0, or -1 with err. */
+ * the resumed segment logs that range again: they are cut, with a line on
+ * stderr. A row goes when either counter the resumed segment counts on
+ * from is past the checkpoint's. Its env_steps: a row's and the
+ * manifest's are the same counter (the local trainer's, or the
+ * coordinator's job total read when the checkpoint was requested). Its
+ * updates (metrics.csv, eval.csv), when the checkpoint holds the live
+ * parameters: a row logged before the request carries a version at most
+ * the one the checkpoint saved (source 0 writes after the request; metrics
+ * rows carry its version as last reported), so one above it was logged
+ * after the request, of parameters the resume throws away, however its
+ * env steps stand (they stop between two actor reports, and for good when
+ * an actor dies; an evaluation can follow the request within one). A
+ * checkpoint of evaluated parameters (eval_episodes > 0: a distributed
+ * snapshot, legitimately older than rows before it; or a local one, whose
+ * version is the live one) is cut by env steps alone. Not wall_seconds:
+ * the manifest's is taken at the commit, and the CSVs print it rounded.
+ * Rows at or below both stay, so a resume that only runs the owed
+ * held-out test (test-pending) cuts nothing. 0, or -1 with err. */
 static int cut_to_checkpoint(const char *path, const ResumePoint *at, char *err) {
-    uint64_t dropped;
-    if (runlog_cut_after(path, at->env_steps, &dropped, err) != 0) return -1;
-    if (dropped > 0)
-        fprintf(stderr, "gorila: resume: %s: dropped %" PRIu64 " row%s logged after checkpoint %s (env steps > %" PRIu64
-                ")\n", path, dropped, dropped == 1 ? "" : "s", at->name, at->env_steps);
+    uint64_t dropped, by_updates;
+    if (runlog_cut_after(path, &at->point, &dropped, &by_updates, err) != 0) return -1;
+    if (dropped == 0) return 0;
+    char also[64] = "";
+    if (by_updates > 0) snprintf(also, sizeof also, ", or updates > %" PRIu64, at->point.updates);
+    fprintf(stderr, "gorila: resume: %s: dropped %" PRIu64 " row%s logged after checkpoint %s (env steps > %" PRIu64
+            "%s)\n", path, dropped, dropped == 1 ? "" : "s", at->name, at->point.env_steps, also);
     return 0;
 }
 
@@ -469,7 +496,8 @@ static int open_dir(RunLog *rl, const Config *cfg, const char *resume_dir, Resum
         rl->run_id = m.run_id;
         /* The checkpoint the trainer or the job resumes from: the same
          * choice (runckpt_latest), past a damaged one as there. */
-        at->env_steps = m.env_steps;
+        at->point.env_steps = m.env_steps;
+        at->point.updates = m.eval_episodes > 0 ? UINT64_MAX : m.updates; /* cut_to_checkpoint */
         /* episodes.csv numbers the run's episodes: on from the checkpoint's
          * count, as the rows cut back to it leave them. */
         rl->n_episodes = m.episodes;

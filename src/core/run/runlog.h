@@ -157,9 +157,10 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * "gorila: warning: FILE: cut N bytes ..." line on stderr per file cut,
  * and then back to the rows logged at or before the checkpoint the resume
  * continues from (the newest intact one, as runckpt_latest chooses; rows
- * at its env steps stay): runlog_cut_after, with a "gorila: resume: FILE:
- * dropped N rows logged after checkpoint ckpt-NNNNNN (env steps > S)" line
- * per file cut (docs/OUTPUTS.md). extra_names: additional metrics columns
+ * at its env steps stay unless their updates are above a live
+ * checkpoint's): runlog_cut_after, with a "gorila: resume: FILE: dropped N
+ * rows logged after checkpoint ckpt-NNNNNN (env steps > S)" line per file
+ * cut, ", or updates > U)" when rows at or below S went (docs/OUTPUTS.md). extra_names: additional metrics columns
  * (copied).
  * Takes the run directory's lock, sets rl->run_id, writes config.yaml.
  * Returns 0, or an exit status of exitcode.h with a message in err:
@@ -178,18 +179,28 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * On failure nothing is held (rl is as after runlog_free). */
 int runlog_init(RunLog *rl, const Config *cfg, const char *resume_dir, const char *const *extra_names,
                 int n_extra, char *err);
-/* Cut the CSV at path back to the rows logged at or before env step upto:
- * the column named env_steps in its header (its first line) says when a
- * row was logged, and every row whose cell there is a whole number above
- * upto goes, wherever it stands (rows need not be in order: a file an
- * older build's resume left with two overlapping stretches); the header
- * and every other row keep their bytes and order, a row without such a
- * cell included. A file without that column, a missing file and anything
- * but a regular file are left alone. Rows only at the end are cut in
- * place (ftruncate); otherwise the file is rewritten through a temporary
- * (<path>.cut.tmp) renamed over it. A link at path is refused
- * (open_nofollow). *dropped: the rows cut. 0, or -1 with err. */
-int runlog_cut_after(const char *path, uint64_t upto, uint64_t *dropped, char *err);
+/* The point a CSV is cut back to (runlog_cut_after): a checkpoint's env
+ * steps and updates (UINT64_MAX: the updates do not bound the cut). */
+typedef struct {
+    uint64_t env_steps, updates;
+} RunlogCutPoint;
+
+/* Cut the CSV at path back to the rows logged at or before the point at:
+ * the columns named env_steps and updates in its header (its first line)
+ * say when a row was logged, and every row whose env_steps cell is a whole
+ * number above at->env_steps, or whose updates cell is one above
+ * at->updates, goes, wherever it stands (rows need not be in order: a file
+ * an older build's resume left with two overlapping stretches); the header
+ * and every other row keep their bytes and order, a row without such
+ * cells included. A file without an env_steps column, a missing file and
+ * anything but a regular file are left alone; one without an updates
+ * column (episodes.csv) is cut by env steps alone. Rows only at the end
+ * are cut in place (ftruncate); otherwise the file is rewritten through a
+ * temporary (<path>.cut.tmp) renamed over it. A link at path is refused
+ * (open_nofollow). *dropped: the rows cut; *by_updates: of those, the ones
+ * at or below at->env_steps (cut for their updates). 0, or -1 with err. */
+int runlog_cut_after(const char *path, const RunlogCutPoint *at, uint64_t *dropped, uint64_t *by_updates,
+                     char *err);
 
 /* Close the CSVs and the events file (a failing close is recorded as a
  * write failure: check runlog_failed afterwards when it matters) and
