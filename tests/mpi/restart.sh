@@ -36,33 +36,58 @@ steps=$(manifest env_steps)
 updates=$(manifest updates)
 ck=$(cat "$RUN/checkpoints/latest")
 check "killed: the checkpoint has counters ($steps env steps, $updates updates)" [ "${updates:-0}" -gt 0 ]
+# What the checkpoint records is what its files hold: parameter source 0's
+# shard header (param_version, u64 at offset 168: docs/CHECKPOINT.md) has
+# the manifest's params_version, and its updates are that version.
+hdr=$(od -An -t u8 -j 168 -N 8 "$RUN/checkpoints/$ck/ps-0.ckpt" | tr -d ' ')
+expect_eq "killed: ps-0.ckpt holds parameters of the manifest's version" "$hdr" "$(manifest params_version)"
+expect_eq "killed: the manifest's updates are its params_version" "$updates" "$(manifest params_version)"
 # The complete rows the killed job left (a torn last one the resume cuts).
 whole() { if [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; then cat "$1"; else sed '$d' "$1"; fi; }
 for f in metrics episodes eval; do whole "$RUN/$f.csv" >"$TEST_TMP/killed-$f.csv"; done
+# A row below the checkpoint's env steps was logged before it was
+# requested, so of parameters no newer than the ones it saved (source 0
+# writes after the request). Rows at or above them may be newer.
+for f in metrics eval; do
+    expect_eq "killed: $f.csv's rows before the checkpoint are of its version or older" \
+        "$(awk -F, -v x="$steps" -v u="$updates" 'NR > 1 && $2 < x && $3 > u { print NR ": " $2 " env steps, " $3 " updates" }' \
+            "$TEST_TMP/killed-$f.csv")" ""
+done
 run_cmd timeout --kill-after=5 120 "$TEST_ROOT/scripts/launch" --resume "$RUN" \
     --set run.max_env_steps=$((steps + 2000)) --set roles.actors=2 --set roles.replay_shards=2
 expect_rc "killed: resumed with 2 actors and 2 replay shards" 0
 # The coordinator cuts the rows logged after the checkpoint from every CSV
 # (saying so), keeps the rows up to it as they were, and appends after
-# them: the env steps never go back (the resumed job counts on from the
-# checkpoint's; rows at exactly its step may follow it). The job usually
-# goes on checkpointing at the env steps its dead actor left, so every row
-# is at or below them and nothing is cut (rows at the step stay).
+# them: neither the env steps nor the updates go back (the resumed job
+# counts on from the checkpoint's). Rows after it are those above its env
+# steps and, in metrics.csv and eval.csv, those above its updates: the job
+# usually goes on checkpointing at the env steps its dead actor left, and
+# logs rows at them, of newer parameters, between the checkpoint's request
+# and its end (rows at the step of its version or older stay).
 for f in metrics episodes eval; do
-    n=$(awk -F, -v x="$steps" 'NR > 1 && $2 > x' "$TEST_TMP/killed-$f.csv" | wc -l)
+    u=$updates
+    [ "$f" = episodes ] && u=-1 # no updates column
+    after() { awk -F, -v x="$steps" -v u="$u" 'NR > 1 && ($2 > x || (u >= 0 && $3 > u))' "$TEST_TMP/killed-$f.csv"; }
+    n=$(after | wc -l)
+    nu=$(after | awk -F, -v x="$steps" '$2 <= x' | wc -l)
     rows=rows
     [ "$n" = 1 ] && rows=row
+    also=
+    [ "$nu" -gt 0 ] && also=", or updates > $updates"
     if [ "$n" -gt 0 ]; then
-        expect_contains "killed: the resume says it dropped $f.csv's $n $rows after $ck" "$err" \
-            "gorila: resume: $RUN/$f.csv: dropped $n $rows logged after checkpoint $ck (env steps > $steps)"
+        expect_contains "killed: the resume says it dropped $f.csv's $n $rows after $ck ($nu for their updates)" "$err" \
+            "gorila: resume: $RUN/$f.csv: dropped $n $rows logged after checkpoint $ck (env steps > $steps$also)"
     else
         expect_eq "killed: nothing said of $f.csv (no row after the checkpoint)" "$(grep -c "resume: $RUN/$f.csv" <<<"$err")" 0
     fi
-    kept=$(awk -F, -v x="$steps" 'NR == 1 || $2 <= x' "$TEST_TMP/killed-$f.csv")
+    kept=$(awk -F, -v x="$steps" -v u="$u" 'NR == 1 || ($2 <= x && (u < 0 || $3 <= u))' "$TEST_TMP/killed-$f.csv")
     expect_eq "killed: $f.csv's rows up to the checkpoint are the killed job's, as they were" \
         "$(head -n "$(wc -l <<<"$kept")" "$RUN/$f.csv")" "$kept"
     expect_eq "killed: $f.csv's env steps never go back" \
         "$(awk -F, 'NR > 2 && $2 < p { print NR ": " $2 " after " p } { p = $2 }' "$RUN/$f.csv")" ""
+    [ "$f" = episodes ] && continue
+    expect_eq "killed: $f.csv's updates never go back" \
+        "$(awk -F, 'NR > 2 && $3 < p { print NR ": " $3 " after " p } { p = $3 }' "$RUN/$f.csv")" ""
 done
 expect_contains "killed: resumes with the checkpoint's counters" "$out" \
     "$steps env steps, $updates updates"
@@ -96,11 +121,15 @@ wait "$BG"
 expect_eq "max-restarts: the job completes after one restart (exit status)" "$?" 0
 expect_contains "max-restarts: launcher restarted it" "$(cat "$TEST_TMP/restarts.err")" "restart 1 of 1 from"
 check "max-restarts: the restart cut metrics.csv's rows logged after its checkpoint" \
-    grep -Eq "^gorila: resume: $RUN/metrics.csv: dropped [1-9][0-9]* rows? logged after checkpoint ckpt-[0-9]{6} \(env steps > [0-9]+\)\$" \
+    grep -Eq "^gorila: resume: $RUN/metrics.csv: dropped [1-9][0-9]* rows? logged after checkpoint ckpt-[0-9]{6} \(env steps > [0-9]+(, or updates > [0-9]+)?\)\$" \
     "$TEST_TMP/restarts.err"
 for f in metrics episodes eval; do
     expect_eq "max-restarts: $f.csv's env steps never go back" \
         "$(awk -F, 'NR > 2 && $2 < p { print NR ": " $2 " after " p } { p = $2 }' "$RUN/$f.csv")" ""
+done
+for f in metrics eval; do
+    expect_eq "max-restarts: $f.csv's updates never go back" \
+        "$(awk -F, 'NR > 2 && $3 < p { print NR ": " $3 " after " p } { p = $3 }' "$RUN/$f.csv")" ""
 done
 expect_eq "max-restarts: ran to its time limit" "$(jget "$RUN/summary.json" stop_reason)" time
 expect_eq "max-restarts: summary says resumed" "$(jget "$RUN/summary.json" resumed)" true
