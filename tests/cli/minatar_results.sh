@@ -151,6 +151,31 @@ got=$(python3 -c '
 import json, sys
 print(" ".join("%g" % w["ours"]["mean"] for w in json.loads(sys.stdin.read())["windows"]))' <<<"$out")
 expect_eq "curves: a resumed run's rolled-back episodes are left out" "$got" "1 5 2"
+# a run still going: the last line of each CSV without its newline is
+# the row being written. o5 ended episodes at 50 (return 2) and 150 (4),
+# and is writing one at 190 (its return cut at "10"); its metrics.csv's
+# complete rows end at 220, its torn row at "29". Were the torn rows read,
+# window 2 would be (4 + 10) / 2 = 7, and the run's end 190 would leave
+# window 2 unfinished (no value)
+mkdir -p "$W/o5"
+printf 'wall_seconds,env_steps,actor,episode,return,length\n1,50,0,0,2,1\n2,150,0,1,4,1\n3,190,0,2,10' \
+    >"$W/o5/episodes.csv"
+printf 'wall_seconds,env_steps\n1,100\n2,220\n3,29' >"$W/o5/metrics.csv"
+run_cmd "$R" curves --ours "$W"/o5 --window 100 --frames 300 --json
+expect_rc "curves: a run whose CSVs end in a row being written: exit 0" 0
+got=$(python3 -c '
+import json, sys
+f = lambda c: "%g" % c["mean"] if c else "-"
+print(" ".join(f(w["ours"]) for w in json.loads(sys.stdin.read())["windows"]))' <<<"$out")
+# windows 1 and 2: 2 and 4; window 3 (201-300) is past the run's end, 220
+expect_eq "curves: the row being written is left out, and the run ends at its last complete row" "$got" "2 4 -"
+# a complete row that is not a number: one line naming the file and line
+mkdir -p "$W/o6"
+printf 'wall_seconds,env_steps,actor,episode,return,length\n1,50,0,0,2,1\n2,x,0,1,4,1\n' >"$W/o6/episodes.csv"
+run_cmd "$R" curves --ours "$W"/o6 --window 100
+expect_rc "curves: a bad episodes row: exit 2" 2
+expect_eq "curves: a bad episodes row: one line naming the file and line" "$err" \
+    "minatar-results: $W/o6/episodes.csv:3: not an episodes row (env_steps, return)"
 
 # evals: runs A, B, C evaluated at 100, 200, 300 env steps
 # mkeval NAME "WALL STEPS UPDATES RETURN"...

@@ -54,6 +54,11 @@ the row before it, and the earlier rows at its env steps or more go (an
 episode of the old segment that ended between the checkpoint and the
 new segment's first episode stays).
 
+The runs may still be going: a CSV's last line without its newline (the
+row being written) is left out, and a run's end is its last complete
+row. A row that is not a number where one belongs is an error naming
+the file and line.
+
 --plot writes OUT.png with gnuplot, the numbers it draws in OUT.dat (a
 block per group, its comment line says the columns) and the gnuplot
 script in OUT.gp. Errors (a missing file, a bad number, no gnuplot) are
@@ -61,6 +66,7 @@ one line on stderr and exit status 2.
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -86,6 +92,17 @@ def number(text, what):
     return v
 
 
+def csv_rows(path):
+    """csv.DictReader of the file at path, less a last line without its
+    newline: the row a run still going is writing (or the torn row a
+    killed one left, which a resume trims)."""
+    with open(path) as f:
+        text = f.read()
+    if not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    return csv.DictReader(io.StringIO(text))
+
+
 def eval_rows(run, dropped=None):
     """[(wall_seconds, env_steps, mean_return, updates)] of RUN/eval.csv in
     the order the run made them, less the rows a resume rolled back (the
@@ -94,19 +111,18 @@ def eval_rows(run, dropped=None):
     if not os.path.isfile(path):
         raise Fail("%s: no eval.csv (not a gorila run directory?)" % run)
     rows = []
-    with open(path) as f:
-        for line, row in enumerate(csv.DictReader(f), 2):
-            try:
-                r = (float(row["wall_seconds"]), int(row["env_steps"]), float(row["mean_return"]),
-                     int(row["updates"]))
-            except (KeyError, TypeError, ValueError):
-                raise Fail("%s:%d: not an eval.csv row (wall_seconds, env_steps, updates, mean_return)"
-                           % (path, line))
-            if rows and r[3] <= rows[-1][3]:
-                if dropped is not None:
-                    dropped.extend(x for x in rows if x[3] >= r[3])
-                rows = [x for x in rows if x[3] < r[3]]
-            rows.append(r)
+    for line, row in enumerate(csv_rows(path), 2):
+        try:
+            r = (float(row["wall_seconds"]), int(row["env_steps"]), float(row["mean_return"]),
+                 int(row["updates"]))
+        except (KeyError, TypeError, ValueError):
+            raise Fail("%s:%d: not an eval.csv row (wall_seconds, env_steps, updates, mean_return)"
+                       % (path, line))
+        if rows and r[3] <= rows[-1][3]:
+            if dropped is not None:
+                dropped.extend(x for x in rows if x[3] >= r[3])
+            rows = [x for x in rows if x[3] < r[3]]
+        rows.append(r)
     return rows
 
 
@@ -132,14 +148,16 @@ def episodes(path, frame_col):
     time and are not resumed that way)."""
     out = []
     last_wall = None
-    with open(path) as f:
-        for row in csv.DictReader(f):
+    for line, row in enumerate(csv_rows(path), 2):
+        try:
             frame, ret = int(row[frame_col]), float(row["return"])
             wall = float(row["wall_seconds"]) if "wall_seconds" in row else None
-            if out and wall is not None and frame < out[-1][0] and wall < last_wall:
-                out = [e for e in out if e[0] < frame]
-            out.append((frame, ret))
-            last_wall = wall
+        except (KeyError, TypeError, ValueError):
+            raise Fail("%s:%d: not an episodes row (%s, return)" % (path, line, frame_col))
+        if out and wall is not None and frame < out[-1][0] and wall < last_wall:
+            out = [e for e in out if e[0] < frame]
+        out.append((frame, ret))
+        last_wall = wall
     if not out:
         raise Fail("%s: no episodes" % path)
     return out
@@ -148,8 +166,7 @@ def episodes(path, frame_col):
 def last_csv_value(path, col):
     """col of a CSV file's last row, or None."""
     try:
-        with open(path) as f:
-            rows = list(csv.DictReader(f))
+        rows = list(csv_rows(path))
         return float(rows[-1][col]) if rows else None
     except (OSError, KeyError, TypeError, ValueError):
         return None
