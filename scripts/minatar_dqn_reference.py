@@ -26,7 +26,8 @@ What this wrapper changes, and nothing else:
   PREFIX_checkpoint (network, optimizer, replay buffer, frame). When that
   file exists, the wrapper continues the run from it with dqn.py's own
   --loadfile and appends to the CSVs (episodes logged after the
-  checkpoint are dropped: dqn.py plays them again). Writing the checkpoint
+  checkpoint are dropped: dqn.py plays them again; PREFIX.meta.json's
+  resumed_at_frames lists every frame the run was continued from). Writing the checkpoint
   (about 300 MB with a full buffer) takes seconds: time per frame is
   measured on a separate short run with --no-save
   (scripts/bench-minatar-dqn).
@@ -68,6 +69,22 @@ def last_wall(path, start):
                 if int(frame) <= start:
                     wall = float(w)
     return wall
+
+
+def resumes(meta_path, start):
+    """The frames of every resume of this run so far, this one (start) last:
+    the list the previous segment's meta.json kept, or its single
+    resumed_at_frame; [] for a run from frame 0."""
+    if not start:
+        return []
+    try:
+        with open(meta_path) as f:
+            old = json.load(f)
+        done = old.get("resumed_at_frames", [old.get("resumed_at_frame", 0)])
+        done = [int(x) for x in done if x]
+    except (OSError, ValueError, TypeError, AttributeError):
+        done = []
+    return done + [start]
 
 
 def main():
@@ -129,6 +146,7 @@ def main():
         "changed_by_wrapper": ["NUM_FRAMES", "torch.set_num_threads(1)", "Environment.act logged"],
         "seeded": False,
         "resumed_at_frame": start,
+        "resumed_at_frames": resumes(a.out + ".meta.json", start),
         "game": a.game,
         "frames": a.frames,
         "torch": torch.__version__,
