@@ -160,8 +160,8 @@ void runlog_summary_fields(JsonW *j, const RunSummary *s);
  * at its env steps stay unless their updates are above a live
  * checkpoint's): runlog_cut_after, with a "gorila: resume: FILE: dropped N
  * rows logged after checkpoint ckpt-NNNNNN (env steps > S)" line per file
- * cut, ", or updates > U)" when rows at or below S went (docs/OUTPUTS.md). extra_names: additional metrics columns
- * (copied).
+ * cut, ", or updates > U)" when rows at or below S went
+ * (docs/OUTPUTS.md). extra_names: additional metrics columns (copied).
  * Takes the run directory's lock, sets rl->run_id, writes config.yaml.
  * Returns 0, or an exit status of exitcode.h with a message in err:
  *   GORILA_EXIT_LOCKED     another process holds the lock: "run directory X
