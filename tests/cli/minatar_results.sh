@@ -224,6 +224,8 @@ if [ $has_gnuplot = 1 ]; then
     expect_eq "evals --plot: the band's first and last points" \
         "$(grep -v '^#' "$W/evals.dat" | grep . | sed -n '1p;$p' | tr '\n' '|')" "100 3 2 4 3|300 5 4 7 3|"
     expect_contains "evals --plot: the threshold drawn" "$(cat "$W/evals.gp")" "title 'threshold 4'"
+    # returns and evaluations rise: the key sits bottom right, away from the curves' ends
+    expect_contains "evals --plot: the key bottom right" "$(cat "$W/evals.gp")" "set key bottom right"
     run_cmd "$R" evals --group abc "$W"/A "$W"/B "$W"/C --axis seconds --plot "$W/evals-s.png"
     # against wall seconds the last point is C's end, 33 s: 3, 5, 9 again
     expect_eq "evals --axis seconds: the band ends at the longest run's wall time" \

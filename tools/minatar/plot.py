@@ -37,7 +37,7 @@ def terminal():
 def header(term, out, title, xlabel, ylabel):
     font = "set termoption font 'Sans,10'\n" if term == "pngcairo" else ""
     return ("set terminal %s size 800,500 noenhanced\n%sset output %s\nset title %s\n"
-            "set xlabel %s\nset ylabel %s\nset grid\nset key top left Left reverse opaque box\n"
+            "set xlabel %s\nset ylabel %s\nset grid\nset key bottom right Left reverse opaque box\n"
             % (term, font, gp_quote(out), gp_quote(title), gp_quote(xlabel), gp_quote(ylabel)))
 
 
