@@ -76,6 +76,33 @@ import json, sys
 d = json.loads(sys.stdin.read())
 print(" ".join("%g-%g" % tuple(w["reference"]["ci95"]) for w in d["windows"]))' <<<"$out")
 expect_eq "curves: the reference's intervals span its runs' window means" "$got" "1-3 1-1 1-3"
+# --permutation: per window the pooled runs' window means split every way
+# into groups of 2 and 2 (C(4,2) = 6 splits):
+# window 1: ours {2, 5}, ref {1, 3}, observed 3.5 - 2 = 1.5; the six splits'
+#   differences are 1.5, -2.5, -0.5, 0.5, 2.5, -1.5 -> 4 of 6 at |d| >= 1.5
+# window 2: ours {10, 7}, ref {1, 1}, observed 7.5; splits 7.5, 1.5, 1.5,
+#   -1.5, -1.5, -7.5 -> 2 of 6
+# window 3: ours {0, 2}, ref {1, 3}, observed -1; splits -1, -2, 0, 0, 2, 1 -> 4 of 6
+run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --ref "$W"/r1 "$W"/r2 --window 100 --frames 300 --permutation --json
+expect_rc "curves --permutation: exit 0" 0
+got=$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(" ".join("%g/%.4f/%d" % (w["permutation"]["difference"], w["permutation"]["p"], w["permutation"]["splits"])
+               for w in d["windows"]))' <<<"$out")
+expect_eq "curves --permutation: the difference and the exact p per window" "$got" \
+    "1.5/0.6667/6 7.5/0.3333/6 -1/0.6667/6"
+run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --ref "$W"/r1 "$W"/r2 --window 100 --frames 300 --permutation
+expect_contains "curves --permutation: a column of the markdown table" "$out" "| inside | -1.00, p 0.667 |"
+run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --window 100 --permutation
+expect_rc "curves --permutation without --ref: exit 2" 2
+expect_contains "curves --permutation without --ref: says what is missing" "$err" "--permutation: give both --ours and --ref"
+# 13 and 13 runs: C(26, 13) = 10,400,600 splits, above the 2,000,000 counted
+thirteen() { for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13; do printf '%s ' "$1"; done; }
+# shellcheck disable=SC2046 # one word per run
+run_cmd "$R" curves --ours $(thirteen "$W"/o1) --ref $(thirteen "$W"/r1) --window 100 --permutation
+expect_rc "curves --permutation with too many splits: exit 2" 2
+expect_contains "curves --permutation with too many splits: says so" "$err" "13 and 13 runs make 10400600 splits"
 run_cmd "$R" curves --ours "$W"/o1 --ref "$W"/r1 --window 100
 expect_contains "curves: a markdown table" "$out" "| 100 | 2.00 [2.00, 2.00] (n=1) | 1.00 [1.00, 1.00] (n=1) | above |"
 run_cmd "$R" curves --window 100

@@ -9,7 +9,7 @@ threshold RUN_DIR... [--at FRAMES] [--json]
     A run without that row is an error (it did not reach FRAMES).
 
 curves [--ours RUN_DIR...] [--ref PREFIX...] [--group LABEL RUN...]...
-       [--window W] [--frames N] [--json] [--plot OUT.png]
+       [--window W] [--frames N] [--permutation] [--json] [--plot OUT.png]
        [--ours-label L] [--ref-label L] [--title T]
     MinAtar's own statistic: per run, the mean return of the training
     episodes that ended in each window of W frames (default 250,000) up
@@ -19,7 +19,14 @@ curves [--ours RUN_DIR...] [--ref PREFIX...] [--group LABEL RUN...]...
     run's episodes.csv (env_steps at the episode's end, return); --ref the
     PREFIX.episodes.csv that scripts/minatar_dqn_reference.py writes (frame,
     return). With both, each window says whether ours is inside the
-    reference's interval or above it (the goal), or below. --group LABEL
+    reference's interval or above it (the goal), or below; with
+    --permutation also how far the two differ beyond run-to-run spread:
+    gorila's mean of the runs' window means minus the reference's, and the
+    exact two-sided permutation p: the share of all ways to split the
+    pooled runs' window means into two groups of the two sizes whose
+    difference of means is at least as large in absolute value (every
+    split counted, none sampled; refused above 2,000,000 splits; no test
+    correction). --group LABEL
     RUN... (repeatable) adds a group of its own, each RUN a gorila run
     directory or a reference PREFIX. --plot draws each group's mean per
     window (a point at the window's middle) and its 95% band; the legend
@@ -67,6 +74,7 @@ one line on stderr and exit status 2.
 import argparse
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -291,22 +299,52 @@ def curve_groups(a):
     return sets
 
 
-def curves(sets, window, frames):
+def curves(sets, window, frames, permute=False):
     ends = [max(f for f, _ in eps) for _, _, runs in sets for eps, _ in runs]
     n = (frames if frames else min(ends)) // window
     if n < 1:
         raise Fail("curves: the shortest run ends at %d frames, less than one window of %d" % (min(ends), window))
     rows = []
+    means = {name: [window_means(e, window, n) for e in runs] for name, _, runs in sets}
     for i in range(n):
         row = {"window_end": (i + 1) * window}
-        for name, _, runs in sets:
-            row[name] = summarize([window_means(e, window, n) for e in runs], i)
+        for name, _, _ in sets:
+            row[name] = summarize(means[name], i)
+        if permute:
+            t = permutation(*[[m[i] for m in means[k] if m[i] is not None] for k in ("ours", "reference")])
+            row["permutation"] = t and {"difference": t[0], "p": t[1], "splits": t[2]}
         if "ours" in row and "reference" in row and row["ours"] and row["reference"]:
             row["ours_vs_reference"] = ("below" if row["ours"]["mean"] < row["reference"]["ci95"][0] else
                                         "above" if row["ours"]["mean"] > row["reference"]["ci95"][1] else "inside")
         rows.append(row)
     return {"window": window, "runs": {k: len(v) for k, _, v in sets},
             "legends": {k: lg for k, lg, _ in sets}, "windows": rows}
+
+
+MAX_SPLITS = 2000000
+
+
+def permutation(xs, ys):
+    """(mean(xs) - mean(ys), exact two-sided p, splits) over every split of
+    xs + ys into groups of len(xs) and len(ys); None if either is empty."""
+    nx, n = len(xs), len(xs) + len(ys)
+    if not xs or not ys:
+        return None
+    splits = math.comb(n, nx)
+    if splits > MAX_SPLITS:
+        raise Fail("--permutation: %d and %d runs make %d splits, more than %d to count"
+                   % (nx, len(ys), splits, MAX_SPLITS))
+    pooled = xs + ys
+    total = math.fsum(pooled)
+    observed = math.fsum(xs) / nx - math.fsum(ys) / (n - nx)
+    # a split as large as the observed one up to float rounding of the sums counts
+    bar = abs(observed) - 1e-9 * max(1.0, abs(observed))
+    hits = 0
+    for idx in itertools.combinations(range(n), nx):
+        sx = math.fsum(pooled[i] for i in idx)
+        if abs(sx / nx - (total - sx) / (n - nx)) >= bar:
+            hits += 1
+    return observed, hits / splits, splits
 
 
 def fmt(cell):
@@ -320,11 +358,17 @@ def print_curves(res):
     vs = "ours" in cols and "reference" in cols
     print("mean training return per %d-frame window, 95%% bootstrap interval over runs (%s)"
           % (res["window"], "; ".join("%s: %s" % (k, res["legends"][k]) for k in cols)))
-    print("| frames | " + " | ".join(cols) + (" | ours vs reference |" if vs else " |"))
-    print("|---|" + "---|" * len(cols) + ("---|" if vs else ""))
+    pt = any("permutation" in row for row in res["windows"])
+    print("| frames | " + " | ".join(cols) + (" | ours vs reference |" if vs else " |")
+          + (" ours - reference, permutation p |" if pt else ""))
+    print("|---|" + "---|" * len(cols) + ("---|" if vs else "") + ("---|" if pt else ""))
     for row in res["windows"]:
         line = "| %d | " % row["window_end"] + " | ".join(fmt(row[k]) for k in cols)
-        print(line + (" | %s |" % row.get("ours_vs_reference", "-") if vs else " |"))
+        line += " | %s |" % row.get("ours_vs_reference", "-") if vs else " |"
+        if pt:
+            t = row["permutation"]
+            line += " %s |" % ("%+.2f, p %.3f" % (t["difference"], t["p"]) if t else "-")
+        print(line)
 
 
 def first_reach(rows, t):
@@ -432,6 +476,8 @@ def parser():
     c.add_argument("--ref-label", default="dqn.py", help="--ref's name in the plot (default: dqn.py)")
     c.add_argument("--window", type=int, default=250000, help="frames per window (default: 250000)")
     c.add_argument("--frames", type=int, default=0, help="up to N frames (default: the shortest run's end)")
+    c.add_argument("--permutation", action="store_true",
+                   help="per window, the exact two-sided permutation test of ours against the reference")
     e = sub.add_parser("evals", help="greedy evaluations in groups, frames to --threshold, and --plot",
                        description=section("evals"), formatter_class=raw)
     e.add_argument("--group", nargs="+", action="append", metavar=("LABEL", "RUN_DIR"),
@@ -453,7 +499,9 @@ def run_curves(a):
         plot.paths(a.plot)
         plot.terminal()
     sets = curve_groups(a)
-    res = curves(sets, a.window, a.frames)
+    if a.permutation and not (a.ours and a.ref):
+        raise Fail("--permutation: give both --ours and --ref")
+    res = curves(sets, a.window, a.frames, a.permutation)
     if a.json:
         print(json.dumps(res))
     else:
