@@ -96,7 +96,30 @@ run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --ref "$W"/r1 "$W"/r2 --window 100 --
 expect_contains "curves --permutation: a column of the markdown table" "$out" "| inside | -1.00, p 0.667 |"
 run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --window 100 --permutation
 expect_rc "curves --permutation without --ref: exit 2" 2
-expect_contains "curves --permutation without --ref: says what is missing" "$err" "--permutation: give both --ours and --ref"
+expect_contains "curves --permutation without --ref: says what is missing" "$err" "--permutation: give --ours, and --ref or --ref-means"
+# --ref-means: r2's window means (3, 1, 3: above) recorded in a CSV stand in
+# for its log, so the means, intervals and p values are those of --ref r1 r2
+printf '# r2 as recorded\nrun,window_end,mean\nr2,100,3\nr2,300,3\nr2,200,1\n' >"$W/r2-means.csv"
+run_cmd "$R" curves --ours "$W"/o1 "$W"/o2 --ref "$W"/r1 --ref-means "$W/r2-means.csv" --window 100 --frames 300 \
+    --permutation --json
+expect_rc "curves --ref-means: exit 0" 0
+got=$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(d["runs"]["reference"], " ".join("%g/%g-%g/%s/%.4f" % (w["reference"]["mean"], w["reference"]["ci95"][0],
+      w["reference"]["ci95"][1], w["ours_vs_reference"], w["permutation"]["p"]) for w in d["windows"]))' <<<"$out")
+expect_eq "curves --ref-means: a recorded run counts as the run its log would" "$got" \
+    "2 2/1-3/above/0.6667 1/1-1/above/0.3333 2/1-3/inside/0.6667"
+printf 'run,window_end,mean\nx,100,3\nx,300,3\n' >"$W/gap-means.csv"
+run_cmd "$R" curves --ours "$W"/o1 --ref-means "$W/gap-means.csv" --window 100
+expect_rc "curves --ref-means with a missing window: exit 2" 2
+expect_contains "curves --ref-means with a missing window: names the run and its windows" "$err" \
+    "run x's windows end at 100,300, not at every 100 frames from 100"
+run_cmd "$R" curves --ours "$W"/o1 --ref-means "$W/r2-means.csv" --window 50
+expect_rc "curves --ref-means recorded on other windows than --window: exit 2" 2
+printf 'run,window_end,mean\nx,100,three\n' >"$W/bad-means.csv"
+run_cmd "$R" curves --ours "$W"/o1 --ref-means "$W/bad-means.csv" --window 100
+expect_contains "curves --ref-means with a bad number: names the file and row" "$err" "bad-means.csv: row 2"
 # 13 and 13 runs: C(26, 13) = 10,400,600 splits, above the 2,000,000 counted
 thirteen() { for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13; do printf '%s ' "$1"; done; }
 # shellcheck disable=SC2046 # one word per run

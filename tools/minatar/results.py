@@ -8,7 +8,7 @@ threshold RUN_DIR... [--at FRAMES] [--json]
     floor: the per-game threshold the results are measured against.
     A run without that row is an error (it did not reach FRAMES).
 
-curves [--ours RUN_DIR...] [--ref PREFIX...] [--group LABEL RUN...]...
+curves [--ours RUN_DIR...] [--ref PREFIX...] [--ref-means CSV...] [--group LABEL RUN...]...
        [--window W] [--frames N] [--permutation] [--json] [--plot OUT.png]
        [--ours-label L] [--ref-label L] [--title T]
     MinAtar's own statistic: per run, the mean return of the training
@@ -26,7 +26,11 @@ curves [--ours RUN_DIR...] [--ref PREFIX...] [--group LABEL RUN...]...
     pooled runs' window means into two groups of the two sizes whose
     difference of means is at least as large in absolute value (every
     split counted, none sampled; refused above 2,000,000 splits; no test
-    correction). --group LABEL
+    correction). --ref-means CSV adds to the reference runs whose logs
+    are gone but whose window means were recorded: CSV has the columns
+    run, window_end, mean (lines starting with # are comments), one row
+    per run and window, the windows those of --window from the first;
+    each run counts as one reference run. --group LABEL
     RUN... (repeatable) adds a group of its own, each RUN a gorila run
     directory or a reference PREFIX. --plot draws each group's mean per
     window (a point at the window's middle) and its 95% band; the legend
@@ -222,6 +226,30 @@ def ours_run(run):
     return eps, run_end(run, eps)
 
 
+def recorded_runs(path, window):
+    """The runs of a --ref-means CSV as (episodes, end): one episode per
+    window, ending on its last frame, whose return is the recorded mean,
+    so that window_means gives back exactly the recorded values."""
+    with open(path) as f:
+        text = "".join(line for line in f if not line.startswith("#"))
+    runs = {}
+    for line, row in enumerate(csv.DictReader(io.StringIO(text)), 2):
+        try:
+            end, mean = int(row["window_end"]), float(row["mean"])
+            name = row["run"].strip()
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise Fail("%s: row %d (not counting comments): not a run,window_end,mean row" % (path, line))
+        runs.setdefault(name, []).append((end, mean))
+    if not runs:
+        raise Fail("%s: no recorded window means" % path)
+    for name, eps in runs.items():
+        eps.sort()
+        if [e for e, _ in eps] != [(i + 1) * window for i in range(len(eps))]:
+            raise Fail("%s: run %s's windows end at %s, not at every %d frames from %d (--window)"
+                       % (path, name, ",".join(str(e) for e, _ in eps), window, window))
+    return [(eps, eps[-1][0]) for eps in runs.values()]
+
+
 def ref_run(prefix):
     eps = episodes(prefix + ".episodes.csv", "frame")
     return eps, run_end(prefix, eps)
@@ -240,6 +268,8 @@ def run_episodes(spec):
 
 def run_seed(run):
     """run.seed of a gorila run's config.yaml, or None."""
+    if run is None:
+        return None
     try:
         with open(os.path.join(run, "config.yaml")) as f:
             in_run = False
@@ -288,8 +318,11 @@ def curve_groups(a):
     if a.ours:
         sets.append(("ours", legend(a.ours_label, a.ours),
                      [ours_run(r) for r in a.ours]))
-    if a.ref:
-        sets.append(("reference", legend(a.ref_label, a.ref), [ref_run(p) for p in a.ref]))
+    if a.ref or a.ref_means:
+        runs = [ref_run(p) for p in a.ref]
+        for path in a.ref_means:
+            runs += recorded_runs(path, a.window)
+        sets.append(("reference", legend(a.ref_label, a.ref + [None] * (len(runs) - len(a.ref))), runs))
     for label, runs in group_args(a.group, "run directories or reference prefixes"):
         if label in ("ours", "reference"):
             raise Fail("--group %s: the label is --ours's or --ref's" % label)
@@ -470,6 +503,8 @@ def parser():
                        formatter_class=raw)
     c.add_argument("--ours", nargs="*", default=[])
     c.add_argument("--ref", nargs="*", default=[])
+    c.add_argument("--ref-means", nargs="*", default=[], metavar="CSV",
+                   help="reference runs as recorded window means (columns run, window_end, mean)")
     c.add_argument("--group", nargs="+", action="append", metavar=("LABEL", "RUN"),
                    help="a group of gorila run directories and/or reference prefixes (repeatable)")
     c.add_argument("--ours-label", default="gorila", help="--ours's name in the plot (default: gorila)")
@@ -499,8 +534,8 @@ def run_curves(a):
         plot.paths(a.plot)
         plot.terminal()
     sets = curve_groups(a)
-    if a.permutation and not (a.ours and a.ref):
-        raise Fail("--permutation: give both --ours and --ref")
+    if a.permutation and not (a.ours and (a.ref or a.ref_means)):
+        raise Fail("--permutation: give --ours, and --ref or --ref-means")
     res = curves(sets, a.window, a.frames, a.permutation)
     if a.json:
         print(json.dumps(res))
