@@ -397,7 +397,7 @@ def print_curves(res):
     print("|---|" + "---|" * len(cols) + ("---|" if vs else "") + ("---|" if pt else ""))
     for row in res["windows"]:
         line = "| %d | " % row["window_end"] + " | ".join(fmt(row[k]) for k in cols)
-        line += " | %s |" % row.get("ours_vs_reference", "-") if vs else " |"
+        line += (" | %s |" % row.get("ours_vs_reference", "-")) if vs else " |"
         if pt:
             t = row["permutation"]
             line += " %s |" % ("%+.2f, p %.3f" % (t["difference"], t["p"]) if t else "-")
